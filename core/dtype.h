@@ -1,0 +1,73 @@
+/*
+** dtype.h -- element types and every element loop of shmemlab
+** (conversions, reductions, vector ops, fill patterns, compare, checksum).
+** Plain C11; knows nothing of Lua.
+*/
+#ifndef SL_DTYPE_H
+#define SL_DTYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  SL_INT8, SL_INT16, SL_INT32, SL_INT64, SL_UINT8, SL_FP16, SL_BF16, SL_FP32,
+  SL_NDTYPES
+} sl_dtype;
+
+/* reduction / elementwise operators (atomic modes and vector ops) */
+typedef enum { SL_OP_NONE, SL_OP_ADD, SL_OP_MAX, SL_OP_MIN } sl_op;
+
+/* host-side fill patterns */
+typedef enum {
+  SL_FILL_CONST,   /* v[i] = a */
+  SL_FILL_IOTA,    /* v[i] = a + (base + i) * b */
+  SL_FILL_RANDOM   /* integer-exact pseudo random in [a, b], seeded */
+} sl_fill;
+
+size_t sl_dtype_size(sl_dtype t);
+const char *sl_dtype_name(sl_dtype t);
+int sl_dtype_find(const char *name);            /* -1 when unknown */
+int sl_dtype_isfloat(sl_dtype t);
+
+/* scalar conversions, round to nearest even (hardware behaviour) */
+float sl_f16_to_f32(uint16_t h);
+uint16_t sl_f32_to_f16(float f);
+float sl_bf16_to_f32(uint16_t h);
+uint16_t sl_f32_to_bf16(float f);
+
+/* one element as a double / int64 (ints exact), and back (saturating-free:
+** integer stores wrap modulo 2^bits, float stores round to nearest even) */
+double sl_get_num(sl_dtype t, const void *base, size_t i);
+int64_t sl_get_int(sl_dtype t, const void *base, size_t i);
+void sl_set_num(sl_dtype t, void *base, size_t i, double v);
+void sl_set_int(sl_dtype t, void *base, size_t i, int64_t v);
+
+/* dst[i] = op(dst[i], src[i]) for i < n; SL_OP_NONE is a plain copy.
+** fp16/bf16 accumulate in fp32 and round once, as the MTE atomic unit does;
+** integer add wraps. dst and src may not overlap unless equal. */
+void sl_reduce(sl_dtype t, sl_op op, void *dst, const void *src, size_t n);
+
+/* dst[i] = op(a[i], b[i]) (vector add/max/min on the V pipe) */
+void sl_binary(sl_dtype t, sl_op op, void *dst, const void *a,
+               const void *b, size_t n);
+
+/* dst[i] = a[i] * s */
+void sl_muls(sl_dtype t, void *dst, const void *a, double s, size_t n);
+
+/* dst[i] = (dt) src[i]; float->int truncates toward zero like Cast(CAST_TRUNC) */
+void sl_cast(sl_dtype dt, void *dst, sl_dtype st, const void *src, size_t n);
+
+/* fill n elements; base is the index of element 0 in the pattern
+** (so a sub-range or a per-PE offset continues the sequence) */
+void sl_fill_pattern(sl_dtype t, void *dst, size_t n, sl_fill pat,
+                     double a, double b, uint64_t seed, int64_t base);
+
+/* number of elements that differ (floats: bitwise equal, or both NaN);
+** *first gets the first differing index (unchanged when none differ) */
+size_t sl_compare(sl_dtype t, const void *expect, const void *actual,
+                  size_t n, size_t *first);
+
+/* 64-bit digest of bytes, chained through seed (0 for a fresh digest) */
+uint64_t sl_checksum(const void *p, size_t bytes, uint64_t seed);
+
+#endif

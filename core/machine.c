@@ -1,0 +1,338 @@
+/*
+** machine.c -- the machine: creation from a parameter block, topology and
+** paths, the life of a launch, cycle profiling counters.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sli.h"
+
+/* picoseconds of ns nanoseconds, rounded */
+sl_time sli_ps(double ns) { return (sl_time)llround(ns * 1000.0); }
+
+/* validate the parameter block; returns the name of a bad field or NULL */
+static const char *params_bad(const sl_params *p) {
+  if (p->n_pes < 1 || p->n_pes > 65536) return "pes";
+  if (p->cores < 1 || p->cores > 1024) return "aiv_cores";
+  if (p->ub_bytes < 1024 || p->ub_bytes > ((int64_t)1 << 30)) return "ub_bytes";
+  if (p->pes_per_server < 1) return "pes_per_server";
+  if (p->dies_per_card < 1 || p->pes_per_server % p->dies_per_card != 0)
+    return "dies_per_card";
+  if (!(p->core_ghz > 0)) return "core_ghz";
+  if (!(p->cycle2us > 0)) return "cycle2us";
+  if (!(p->mte2_bytes_per_cycle > 0)) return "mte2_bytes_per_cycle";
+  if (!(p->mte3_bytes_per_cycle > 0)) return "mte3_bytes_per_cycle";
+  if (!(p->vec_bytes_per_cycle > 0)) return "vec_bytes_per_cycle";
+  if (!(p->hbm_GBps > 0)) return "hbm_GBps";
+  if (!(p->hccs_GBps > 0)) return "hccs_GBps";
+  if (!(p->hccs_read_eff > 0) || p->hccs_read_eff > 1) return "hccs_read_eff";
+  if (!(p->hccs_write_eff > 0) || p->hccs_write_eff > 1) return "hccs_write_eff";
+  if (!(p->sio_GBps > 0)) return "sio_GBps";
+  if (!(p->rdma_GBps > 0)) return "rdma_GBps";
+  if (!(p->host_GBps > 0)) return "host_GBps";
+  if (p->sym_heap_bytes < 16) return "sym_heap_bytes";
+  if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
+  if (p->time_limit_us < 0) return "time_limit_us";
+  if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
+      p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
+      p->sio_alpha_ns < 0 || p->rdma_alpha_ns < 0 || p->signal_ns < 0 ||
+      p->poll_ns < 0 || p->pipe_barrier_ns < 0 || p->barrier_base_ns < 0 ||
+      p->sync_all_ns < 0 || p->launch_us < 0 || p->host_setup_us < 0)
+    return "a latency (negative)";
+  return NULL;
+}
+
+/* a new machine, or NULL with *status set */
+sl_machine *sl_machine_new(const sl_params *p, int *status) {
+  sl_machine *m;
+  size_t ncore, n = (size_t)p->n_pes;
+  if (params_bad(p) != NULL) { *status = SL_EARG; return NULL; }
+  m = calloc(1, sizeof(*m));
+  if (m == NULL) { *status = SL_ENOMEM; return NULL; }
+  m->p = *p;
+  m->free_ev = -1;
+  ncore = n * (size_t)p->cores;
+  m->ub = calloc(ncore, sizeof(*m->ub));
+  m->ubcap = calloc(ncore, sizeof(*m->ubcap));
+  m->nhccs = p->hccs_switch ? 2 * p->n_pes : p->n_pes * p->pes_per_server;
+  m->hbm = calloc(n, sizeof(*m->hbm));
+  m->hccs = calloc((size_t)m->nhccs, sizeof(*m->hccs));
+  m->sio = calloc(n, sizeof(*m->sio));
+  m->nic = calloc(2 * n, sizeof(*m->nic));
+  m->sync_count = calloc(n, sizeof(*m->sync_count));
+  m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
+  if (!m->ub || !m->ubcap || !m->hbm || !m->hccs || !m->sio || !m->nic ||
+      !m->sync_count || !m->sync_tmax) {
+    sl_machine_free(m);
+    *status = SL_ENOMEM;
+    return NULL;
+  }
+  *status = SL_OK;
+  return m;
+}
+
+/* release everything */
+void sl_machine_free(sl_machine *m) {
+  size_t i, ncore;
+  int j;
+  if (m == NULL) return;
+  ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
+  if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
+  for (j = 0; j < m->nbufs; j++) free(m->bufs[j].data);
+  free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
+  free(m->hbm); free(m->hccs); free(m->sio); free(m->nic);
+  free(m->evs); free(m->heap); free(m->blocks);
+  free(m->sync_count); free(m->sync_tmax);
+  free(m->prof_cycles); free(m->prof_count); free(m->shadow);
+  free(m->trace);
+  free(m);
+}
+
+/* parameters in force */
+const sl_params *sl_machine_params(const sl_machine *m) { return &m->p; }
+
+/* last error text */
+const char *sl_machine_err(const sl_machine *m) { return m->err; }
+
+/* argument position of the last error (0 = none) */
+int sl_machine_err_arg(const sl_machine *m) { return m->err_arg; }
+
+/* current virtual time */
+sl_time sl_machine_now(const sl_machine *m) { return m->now; }
+
+/* name of a path kind */
+const char *sl_path_name(int path) {
+  static const char *const names[] = { "local", "hccs", "sio", "rdma" };
+  return (path >= 0 && path < SL_NPATHS) ? names[path] : "?";
+}
+
+/* kind of path between two PEs */
+int sl_path(const sl_machine *m, int from, int to) {
+  int pps = m->p.pes_per_server, dpc = m->p.dies_per_card;
+  if (from == to) return SL_PATH_LOCAL;
+  if (from / pps != to / pps) return SL_PATH_RDMA;
+  if (dpc > 1 && from / dpc == to / dpc) return SL_PATH_SIO;
+  return SL_PATH_HCCS;
+}
+
+/* bytes that crossed each kind of path so far */
+int64_t sl_path_bytes(const sl_machine *m, int path) {
+  return (path >= 0 && path < SL_NPATHS) ? m->path_bytes[path] : 0;
+}
+
+/* start a launch of block_dim blocks on every PE */
+int sl_launch_begin(sl_machine *m, int block_dim) {
+  int i, n;
+  if (m->running) return sli_err(m, SL_ESTATE, 0, "a launch is already running");
+  if (block_dim < 1 || block_dim > m->p.cores)
+    return sli_err(m, SL_EARG, 2,
+        "block_dim must be in 1..%d (AIV cores per PE), got %d", m->p.cores,
+        block_dim);
+  n = m->p.n_pes * block_dim;
+  free(m->blocks);
+  m->blocks = calloc((size_t)n, sizeof(*m->blocks));
+  if (m->blocks == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  m->block_dim = block_dim;
+  m->nb = n;
+  m->ndone = 0;
+  m->bar_count = 0;
+  m->bar_tmax = 0;
+  memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
+  memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
+  m->gen++;
+  m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
+  for (i = 0; i < n; i++) {
+    sl_block *b = &m->blocks[i];
+    int e;
+    b->pe = i / block_dim;
+    b->b = i % block_dim;
+    b->t = m->t0;
+    for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = m->t0;
+    b->inflight = b->fence = b->end = m->t0;
+    b->wnext = -1;
+    sli_wake(m, i, m->t0);
+    if (b->state != B_READY) {
+      m->nheap = 0;
+      return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+    }
+  }
+  m->running = 1;
+  return SL_OK;
+}
+
+/* the running block finished its code */
+void sl_block_done(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  sl_time end = b->t;
+  int i;
+  for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > end) end = b->pipe[i];
+  if (b->inflight > end) end = b->inflight;
+  b->end = end;
+  b->state = B_DONE;
+  m->ndone++;
+}
+
+/* end of a launch: per-PE kernel time and the end-to-end time */
+void sl_launch_end(sl_machine *m, double *kernel_us, double *e2e_us,
+                   double *start_us) {
+  sl_time tmax = m->t0;
+  int i;
+  for (i = 0; i < m->p.n_pes; i++) kernel_us[i] = 0;
+  for (i = 0; i < m->nb; i++) {
+    const sl_block *b = &m->blocks[i];
+    double k = (double)(b->end - m->t0) / SL_PS_PER_US;
+    if (k > kernel_us[b->pe]) kernel_us[b->pe] = k;
+    if (b->end > tmax) tmax = b->end;
+  }
+  if (m->now > tmax) tmax = m->now;
+  *start_us = (double)m->t0 / SL_PS_PER_US;
+  *e2e_us = m->p.launch_us + (double)(tmax - m->t0) / SL_PS_PER_US;
+  m->now = tmax;
+  m->running = 0;
+}
+
+/* abandon a launch: pending events are dropped, waiters forgotten */
+void sl_launch_abort(sl_machine *m) {
+  int i;
+  m->nheap = 0;
+  m->nevs = 0;
+  m->free_ev = -1;
+  for (i = 0; i < m->nbufs; i++) m->bufs[i].waiters = -1;
+  m->running = 0;
+}
+
+/* 1 while a launch runs */
+int sl_running(const sl_machine *m) { return m->running; }
+
+/* blocks per PE of the launch */
+int sl_block_dim(const sl_machine *m) { return m->block_dim; }
+
+/* PE and block index of a global block number */
+void sl_block_where(const sl_machine *m, int blk, int *pe, int *block) {
+  *pe = m->blocks[blk].pe;
+  *block = m->blocks[blk].b;
+}
+
+/* block's virtual time since the kernel start */
+double sl_block_time_us(const sl_machine *m, int blk) {
+  return (double)(m->blocks[blk].t - m->t0) / SL_PS_PER_US;
+}
+
+/* innermost open profiling frame of a block (-1 when none) */
+int sl_block_frame(const sl_machine *m, int blk) {
+  const sl_block *b = &m->blocks[blk];
+  return b->fdepth > 0 ? b->fid[b->fdepth - 1] : -1;
+}
+
+/* value handed to a block as it resumes: 0 none, 1 integer, 2 number */
+int sl_block_result(sl_machine *m, int blk, int64_t *v) {
+  sl_block *b = &m->blocks[blk];
+  int k = b->retkind;
+  *v = b->ret;
+  b->retkind = 0;
+  return k;
+}
+
+/* the system counter of a block now */
+static int64_t counter(const sl_machine *m, sl_time t) {
+  return (int64_t)floor((double)t * m->p.cycle2us / SL_PS_PER_US);
+}
+
+/* system_cycle(): the counter at the block's S pipe */
+int64_t sl_system_cycle(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  b->t += sli_ps(m->p.scalar_ns);
+  return counter(m, b->t);
+}
+
+/* profiled PE (-1 = off) */
+int sl_prof_pe(const sl_machine *m) { return m->p.prof_pe; }
+
+/* choose the profiled PE (-1 = off) */
+int sl_prof_set_pe(sl_machine *m, int pe) {
+  if (pe < -1 || pe >= m->p.n_pes)
+    return sli_err(m, SL_EARG, 1, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
+  m->p.prof_pe = pe;
+  return SL_OK;
+}
+
+/* clear every profiling counter */
+void sl_prof_reset(sl_machine *m) {
+  free(m->prof_cycles); free(m->prof_count); free(m->shadow);
+  m->prof_cycles = m->prof_count = m->shadow = NULL;
+}
+
+/* SHMEMI_PROF_START (end = 0) / SHMEMI_PROF_END (end = 1) */
+int sl_prof(sl_machine *m, int blk, int frame, int end) {
+  sl_block *b = &m->blocks[blk];
+  size_t slot;
+  int64_t c, *sh;
+  if (frame < 0)
+    return sli_err(m, SL_EARG, 1, "frame must be >= 0, got %d", frame);
+  if (end) {
+    if (b->fdepth > 0 && b->fid[b->fdepth - 1] == frame) {
+      b->fdepth--;
+      sli_trace(m, b->fstart[b->fdepth], b->t, b->pe, b->b, 1, frame, 0, -1, -1);
+    }
+  } else if (b->fdepth < SL_FSTACK) {
+    b->fid[b->fdepth] = frame;
+    b->fstart[b->fdepth++] = b->t;
+  }
+  if (frame >= SL_PROF_MAX_FRAME || b->b >= SL_PROF_MAX_BLOCK) return SL_OK;
+  if (b->pe == m->p.prof_pe) {
+    int i;
+    for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > b->t) b->t = b->pipe[i];
+    b->t += sli_ps(m->p.pipe_barrier_ns);
+    if (m->prof_cycles == NULL) {
+      size_t n = (size_t)SL_PROF_MAX_BLOCK * SL_PROF_MAX_FRAME;
+      m->prof_cycles = calloc(n, sizeof(int64_t));
+      m->prof_count = calloc(n, sizeof(int64_t));
+      if (!m->prof_cycles || !m->prof_count) {
+        sl_prof_reset(m);
+        return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+      }
+    }
+    slot = (size_t)b->b * SL_PROF_MAX_FRAME + (size_t)frame;
+    c = counter(m, b->t);
+    if (end) { m->prof_cycles[slot] += c; m->prof_count[slot] += 1; }
+    else m->prof_cycles[slot] -= c;
+  }
+  if (frame >= SL_SHADOW_FRAMES) return SL_OK;
+  if (m->shadow == NULL) {
+    m->shadow = calloc((size_t)m->p.n_pes * SL_PROF_MAX_BLOCK *
+                       SL_SHADOW_FRAMES * 2, sizeof(int64_t));
+    if (m->shadow == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  }
+  sh = m->shadow + (((size_t)b->pe * SL_PROF_MAX_BLOCK + (size_t)b->b) *
+                    SL_SHADOW_FRAMES + (size_t)frame) * 2;
+  c = counter(m, b->t);
+  if (end) { sh[0] += c; sh[1] += 1; } else sh[0] -= c;
+  return SL_OK;
+}
+
+/* counters of the profiled PE */
+int sl_prof_get(const sl_machine *m, int block, int frame, int64_t *cycles,
+                int64_t *count) {
+  size_t slot;
+  if (m->prof_cycles == NULL || block < 0 || block >= SL_PROF_MAX_BLOCK ||
+      frame < 0 || frame >= SL_PROF_MAX_FRAME) return 0;
+  slot = (size_t)block * SL_PROF_MAX_FRAME + (size_t)frame;
+  *cycles = m->prof_cycles[slot];
+  *count = m->prof_count[slot];
+  return 1;
+}
+
+/* shadow counters of any PE */
+int sl_shadow_get(const sl_machine *m, int pe, int block, int frame,
+                  int64_t *cycles, int64_t *count) {
+  const int64_t *sh;
+  if (m->shadow == NULL || pe < 0 || pe >= m->p.n_pes || block < 0 ||
+      block >= SL_PROF_MAX_BLOCK || frame < 0 || frame >= SL_SHADOW_FRAMES)
+    return 0;
+  sh = m->shadow + (((size_t)pe * SL_PROF_MAX_BLOCK + (size_t)block) *
+                    SL_SHADOW_FRAMES + (size_t)frame) * 2;
+  *cycles = sh[0];
+  *count = sh[1];
+  return 1;
+}

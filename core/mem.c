@@ -1,0 +1,249 @@
+/*
+** mem.c -- GM buffers on every PE, the symmetric heap, host buffers, UB
+** storage per core, bounds checks and timed host copies.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sli.h"
+
+/* name of a memory space */
+const char *sl_space_name(int space) {
+  switch (space) {
+    case SL_SPACE_GM: return "GM";
+    case SL_SPACE_SYM: return "symmetric heap";
+    case SL_SPACE_HOST: return "host";
+    case SL_SPACE_UB: return "UB";
+    default: return "?";
+  }
+}
+
+/* find a gap of size bytes in the symmetric heap; -1 when none */
+static int64_t heap_find(sl_machine *m, int64_t size, int *at) {
+  int64_t prev_end = 0;
+  int i;
+  for (i = 0; i < m->nsegs; i++) {
+    if (m->segs[i].off - prev_end >= size) { *at = i; return prev_end; }
+    prev_end = m->segs[i].off + m->segs[i].size;
+  }
+  if (m->p.sym_heap_bytes - prev_end >= size) { *at = m->nsegs; return prev_end; }
+  return -1;
+}
+
+/* reserve size bytes of the heap; returns the offset or -1 */
+static int64_t heap_alloc(sl_machine *m, int64_t size) {
+  int at;
+  int64_t off = heap_find(m, size, &at);
+  if (off < 0) return -1;
+  if (m->nsegs == m->capsegs) {
+    int cap = m->capsegs ? m->capsegs * 2 : 16;
+    sl_seg *ns = realloc(m->segs, (size_t)cap * sizeof(*ns));
+    if (ns == NULL) return -2;
+    m->segs = ns;
+    m->capsegs = cap;
+  }
+  memmove(m->segs + at + 1, m->segs + at,
+          (size_t)(m->nsegs - at) * sizeof(*m->segs));
+  m->segs[at].off = off;
+  m->segs[at].size = size;
+  m->nsegs++;
+  m->heap_used += size;
+  return off;
+}
+
+/* give the heap segment at off back */
+static void heap_release(sl_machine *m, int64_t off) {
+  int i;
+  for (i = 0; i < m->nsegs; i++) {
+    if (m->segs[i].off == off) {
+      m->heap_used -= m->segs[i].size;
+      memmove(m->segs + i, m->segs + i + 1,
+              (size_t)(m->nsegs - i - 1) * sizeof(*m->segs));
+      m->nsegs--;
+      return;
+    }
+  }
+}
+
+/* bytes of the symmetric heap in use */
+int64_t sl_heap_used(const sl_machine *m) { return m->heap_used; }
+
+/* allocate n elements in a space; returns the buffer id or -(status) */
+int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
+  sl_buf *b;
+  int64_t bytes, copies, sym_off = 0;
+  if (dtype < 0 || dtype >= SL_NDTYPES)
+    return -sli_err(m, SL_EARG, 1, "unknown dtype");
+  if (n <= 0) return -sli_err(m, SL_EARG, 2, "size must be positive");
+  if (n > ((int64_t)1 << 40) / (int64_t)sl_dtype_size((sl_dtype)dtype))
+    return -sli_err(m, SL_EARG, 2, "size too large: %lld elements",
+                    (long long)n);
+  bytes = n * (int64_t)sl_dtype_size((sl_dtype)dtype);
+  copies = space == SL_SPACE_HOST ? 1 : m->p.n_pes;
+  if (space == SL_SPACE_SYM) {
+    int64_t rounded = (bytes + 15) & ~(int64_t)15;
+    sym_off = heap_alloc(m, rounded);
+    if (sym_off == -2) return -sli_err(m, SL_ENOMEM, 0, "not enough memory");
+    if (sym_off < 0)
+      return -sli_err(m, SL_EHEAP, 2,
+          "symmetric heap exhausted: %lld bytes asked, %lld of %lld in use "
+          "(machine option sym_heap_bytes)", (long long)rounded,
+          (long long)m->heap_used, (long long)m->p.sym_heap_bytes);
+  }
+  if (m->nbufs == m->capbufs) {
+    int cap = m->capbufs ? m->capbufs * 2 : 16;
+    sl_buf *nb = realloc(m->bufs, (size_t)cap * sizeof(*nb));
+    if (nb == NULL) goto nomem;
+    m->bufs = nb;
+    m->capbufs = cap;
+  }
+  b = &m->bufs[m->nbufs];
+  memset(b, 0, sizeof(*b));
+  b->data = calloc((size_t)copies, (size_t)bytes);
+  if (b->data == NULL) goto nomem;
+  b->space = space;
+  b->dtype = dtype;
+  b->n = n;
+  b->bytes = bytes;
+  b->stride = space == SL_SPACE_HOST ? 0 : bytes;
+  b->sym_off = sym_off;
+  b->waiters = -1;
+  if (name != NULL && name[0] != '\0')
+    snprintf(b->name, sizeof(b->name), "%s", name);
+  else
+    snprintf(b->name, sizeof(b->name), "%s#%d",
+             space == SL_SPACE_SYM ? "sym" : space == SL_SPACE_HOST ? "host"
+             : "gm", m->nbufs);
+  return m->nbufs++;
+nomem:
+  if (space == SL_SPACE_SYM) heap_release(m, sym_off);
+  return -sli_err(m, SL_ENOMEM, 0, "not enough memory for %lld bytes",
+                  (long long)(bytes * copies));
+}
+
+/* free a symmetric buffer (its id stays, marked freed) */
+int sl_free(sl_machine *m, int id) {
+  sl_buf *b;
+  if (id < 0 || id >= m->nbufs) return sli_err(m, SL_EARG, 1, "no such buffer");
+  b = &m->bufs[id];
+  if (b->freed) return sli_err(m, SL_EFREED, 1, "buffer '%s' freed twice", b->name);
+  if (m->running) return sli_err(m, SL_ESTATE, 1, "cannot free during a launch");
+  if (b->space == SL_SPACE_SYM) heap_release(m, b->sym_off);
+  free(b->data);
+  b->data = NULL;
+  b->freed = 1;
+  return SL_OK;
+}
+
+/* number of buffers ever allocated */
+int sl_nbufs(const sl_machine *m) { return m->nbufs; }
+
+/* buffer record */
+const sl_buf *sl_getbuf(const sl_machine *m, int id) {
+  return (id >= 0 && id < m->nbufs) ? &m->bufs[id] : NULL;
+}
+
+/* grow the UB storage of (pe, core) to top bytes */
+int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
+  size_t i = (size_t)pe * (size_t)m->p.cores + (size_t)core;
+  if (top > m->ubcap[i]) {
+    uint8_t *nu = realloc(m->ub[i], (size_t)top);
+    if (nu == NULL) return SL_ENOMEM;
+    memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
+    m->ub[i] = nu;
+    m->ubcap[i] = top;
+  }
+  return SL_OK;
+}
+
+/* the compact form of a location */
+void sli_addr(const sl_loc *l, sl_addr *a) {
+  a->buf = l->buf;
+  a->pe = l->pe;
+  a->core = l->core;
+  a->dtype = l->dtype;
+  a->off = l->buf < 0 ? l->base + l->off : l->off;
+}
+
+/* bytes at an address (checked beforehand) */
+uint8_t *sli_ptr(sl_machine *m, const sl_addr *a) {
+  if (a->buf < 0)
+    return m->ub[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core] + a->off;
+  return m->bufs[a->buf].data + m->bufs[a->buf].stride * a->pe + a->off;
+}
+
+/* name of the memory a location lies in */
+static void loc_name(const sl_machine *m, const sl_loc *l, char *out,
+                     size_t size) {
+  if (l->buf < 0)
+    snprintf(out, size, "UB of PE %d core %d", (int)l->pe, (int)l->core);
+  else {
+    const sl_buf *b = &m->bufs[l->buf];
+    snprintf(out, size, "%s buffer '%s' on PE %d", sl_space_name(b->space),
+             b->name, b->space == SL_SPACE_HOST ? 0 : (int)l->pe);
+  }
+}
+
+/* check that [off, off+bytes) lies inside the allocation of l */
+int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
+               const char *what, int arg, int by_pe, int by_block) {
+  char where[96];
+  if (l->buf >= 0) {
+    const sl_buf *b;
+    if (l->buf >= m->nbufs) return sli_err(m, SL_EARG, arg, "no such buffer");
+    b = &m->bufs[l->buf];
+    if (b->freed) {
+      return sli_err(m, SL_EFREED, arg,
+          "%s of freed buffer '%s' (PE %d block %d)", what, b->name, by_pe,
+          by_block);
+    }
+    if (b->space != SL_SPACE_HOST && (l->pe < 0 || l->pe >= m->p.n_pes))
+      return sli_err(m, SL_EARG, arg, "PE %d out of range", (int)l->pe);
+  }
+  if (bytes < 0 || l->off < 0 || l->off > l->cap || bytes > l->cap - l->off) {
+    loc_name(m, l, where, sizeof(where));
+    return sli_err(m, SL_EOOB, arg,
+        "out of bounds: %s %s of %lld bytes at byte offset %lld of %s "
+        "(%lld bytes) by PE %d block %d", write ? "write" : "read", what,
+        (long long)bytes, (long long)l->off, where, (long long)l->cap,
+        by_pe, by_block);
+  }
+  return SL_OK;
+}
+
+/* checked host pointer to bytes at l (NULL with m->err set when invalid) */
+uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes) {
+  sl_addr a;
+  if (l->buf < 0) {
+    sli_err(m, SL_EARG, 1, "UB is not reachable from the host");
+    return NULL;
+  }
+  if (sli_bounds(m, l, bytes, 0, "host access", 1, -1, -1) != SL_OK) return NULL;
+  sli_addr(l, &a);
+  return sli_ptr(m, &a);
+}
+
+/* public bounds check */
+int sl_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
+             int by_pe, int by_block) {
+  return sli_bounds(m, l, bytes, write, "access", 1, by_pe, by_block);
+}
+
+/* host<->device copy (aclrtMemcpy): moves bytes now, advances the clock */
+int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
+              int64_t bytes, double *cost_us) {
+  uint8_t *d, *s;
+  int st;
+  if (m->running) return sli_err(m, SL_ESTATE, 0, "memcpy during a launch");
+  if (bytes <= 0) return sli_err(m, SL_EARG, 3, "size must be positive");
+  if ((st = sli_bounds(m, dst, bytes, 1, "memcpy", 1, -1, -1)) != SL_OK) return st;
+  if ((st = sli_bounds(m, src, bytes, 0, "memcpy", 2, -1, -1)) != SL_OK) return st;
+  d = sl_host_ptr(m, dst, bytes);
+  s = sl_host_ptr(m, src, bytes);
+  if (d == NULL || s == NULL) return SL_EARG;
+  memmove(d, s, (size_t)bytes);
+  *cost_us = m->p.host_setup_us + (double)bytes / (m->p.host_GBps * 1e3);
+  m->now += sli_ps(*cost_us * 1000.0);
+  return SL_OK;
+}

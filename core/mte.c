@@ -1,0 +1,384 @@
+/*
+** mte.c -- data movement and local compute: the timing of MTE transfers
+** (pipes, HBM, links, latency), data_copy, MTE put/get through UB, vector
+** ops, scalar UB access, and the landing of copies at their completion.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "sli.h"
+
+/* picoseconds to move bytes at GBps (1 GB/s = 1 byte per ns) */
+static sl_time xfer(int64_t bytes, double GBps) {
+  return (sl_time)llround((double)bytes * 1000.0 / GBps);
+}
+
+/* latency of a path */
+sl_time sli_alpha(const sl_machine *m, int path) {
+  switch (path) {
+    case SL_PATH_HCCS: return sli_ps(m->p.hccs_alpha_ns);
+    case SL_PATH_SIO: return sli_ps(m->p.sio_alpha_ns);
+    case SL_PATH_RDMA: return sli_ps(m->p.rdma_alpha_ns);
+    default: return sli_ps(m->p.local_alpha_ns);
+  }
+}
+
+/* reserve a shared resource first come first served; returns its end */
+static sl_time reserve(sl_res *r, sl_time start, int64_t bytes, double GBps) {
+  sl_time s = r->free_at > start ? r->free_at : start;
+  r->free_at = s + xfer(bytes, GBps);
+  return r->free_at;
+}
+
+/* reserve the links from PE a to PE b; returns the latest end */
+static sl_time reserve_path(sl_machine *m, int path, int a, int b,
+                            sl_time start, int64_t bytes, double eff) {
+  const sl_params *p = &m->p;
+  sl_time e1, e2;
+  switch (path) {
+    case SL_PATH_HCCS:
+      if (p->hccs_switch) {
+        e1 = reserve(&m->hccs[2 * a], start, bytes, p->hccs_GBps * eff);
+        e2 = reserve(&m->hccs[2 * b + 1], start, bytes, p->hccs_GBps * eff);
+        return e1 > e2 ? e1 : e2;
+      }
+      return reserve(&m->hccs[(size_t)a * (size_t)p->pes_per_server +
+                              (size_t)(b % p->pes_per_server)],
+                     start, bytes, p->hccs_GBps * eff);
+    case SL_PATH_SIO:
+      return reserve(&m->sio[a], start, bytes, p->sio_GBps);
+    case SL_PATH_RDMA:
+      e1 = reserve(&m->nic[2 * a], start, bytes, p->rdma_GBps);
+      e2 = reserve(&m->nic[2 * b + 1], start, bytes, p->rdma_GBps);
+      return e1 > e2 ? e1 : e2;
+    default:
+      return start;
+  }
+}
+
+/* time one transfer of bytes on an MTE pipe of block b between its UB and
+** GM of gm_pe; returns the completion time and sets *path */
+static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
+                        int64_t bytes, int *path) {
+  const sl_params *p = &m->p;
+  sl_time start = b->t > b->pipe[pipe] ? b->t : b->pipe[pipe];
+  double core_GBps = (pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle
+                      : p->mte3_bytes_per_cycle) * p->core_ghz;
+  sl_time end = start + sli_ps(p->mte_setup_ns) + xfer(bytes, core_GBps);
+  sl_time e = reserve(&m->hbm[gm_pe], start, bytes, p->hbm_GBps);
+  int pth = sl_path(m, b->pe, gm_pe);
+  if (e > end) end = e;
+  if (pth != SL_PATH_LOCAL) {
+    e = pipe == SL_PIPE_MTE2
+        ? reserve_path(m, pth, gm_pe, b->pe, start, bytes, p->hccs_read_eff)
+        : reserve_path(m, pth, b->pe, gm_pe, start, bytes, p->hccs_write_eff);
+    if (e > end) end = e;
+  }
+  end += sli_alpha(m, pth);
+  m->path_bytes[pth] += bytes;
+  b->pipe[pipe] = end;
+  if (end > b->inflight) b->inflight = end;
+  sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, -1);
+  *path = pth;
+  return end;
+}
+
+/* schedule a copy landing at t */
+static int land_copy(sl_machine *m, int blk, sl_time t, const sl_loc *dst,
+                     const sl_loc *src, int64_t bytes, int op) {
+  sl_event e;
+  memset(&e, 0, sizeof(e));
+  e.kind = EV_COPY;
+  e.blk = blk;
+  e.op = op;
+  e.n = bytes;
+  sli_addr(dst, &e.dst);
+  sli_addr(src, &e.src);
+  if (sli_push(m, t, &e) != SL_OK)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  return SL_OK;
+}
+
+/* apply a landed event */
+void sli_apply(sl_machine *m, sl_event *e, sl_time t) {
+  uint8_t *d = sli_ptr(m, &e->dst);
+  switch (e->kind) {
+    case EV_COPY: {
+      const uint8_t *s = sli_ptr(m, &e->src);
+      if (e->op == SL_OP_NONE) memmove(d, s, (size_t)e->n);
+      else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
+                     (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
+      if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters >= 0)
+        sli_notify(m, &e->dst, e->n, t, e->blk);
+      break;
+    }
+    case EV_VEC: {
+      const uint8_t *a = sli_ptr(m, &e->src);
+      sl_dtype dt = (sl_dtype)e->dst.dtype;
+      if (e->vop == 0) sl_muls(dt, d, a, e->s, (size_t)e->n);
+      else if (e->vop < 0) sl_cast(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
+      else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
+      break;
+    }
+    case EV_SIGNAL: {
+      sl_dtype dt = (sl_dtype)e->dst.dtype;
+      int64_t v = e->op == SL_SIGNAL_ADD
+          ? (int64_t)((uint64_t)sl_get_int(dt, d, 0) + (uint64_t)e->val)
+          : e->val;
+      sl_set_int(dt, d, 0, v);
+      if (m->bufs[e->dst.buf].waiters >= 0)
+        sli_notify(m, &e->dst, (int64_t)sl_dtype_size(dt), t, e->blk);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/* the UB of the block's core: a new 32-byte aligned allocation */
+int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
+  sl_block *b = &m->blocks[blk];
+  int64_t bytes, top;
+  if (dtype < 0 || dtype >= SL_NDTYPES) return sli_err(m, SL_EARG, 1, "unknown dtype");
+  if (n <= 0) return sli_err(m, SL_EARG, 2, "size must be positive");
+  bytes = n * (int64_t)sl_dtype_size((sl_dtype)dtype);
+  top = b->ub_top + ((bytes + 31) & ~(int64_t)31);
+  if (n > m->p.ub_bytes || top > m->p.ub_bytes)
+    return sli_err(m, SL_EARG, 2,
+        "UB overflow: %lld bytes asked, %lld of %lld bytes used, %lld free",
+        (long long)bytes, (long long)b->ub_top, (long long)m->p.ub_bytes,
+        (long long)(m->p.ub_bytes - b->ub_top));
+  if (sli_ub_reserve(m, b->pe, b->b, top) != SL_OK)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for UB");
+  out->buf = -1;
+  out->pe = b->pe;
+  out->core = b->b;
+  out->dtype = dtype;
+  out->base = b->ub_top;
+  out->off = 0;
+  out->cap = bytes;
+  b->ub_top = top;
+  b->t += sli_ps(m->p.issue_ns);
+  return SL_OK;
+}
+
+/* a UB location must be this block's own */
+static int own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
+  if (l->buf >= 0) return sli_err(m, SL_EARG, arg, "UB tensor expected, got GM");
+  if (l->pe != b->pe || l->core != b->b)
+    return sli_err(m, SL_EARG, arg,
+        "UB of PE %d core %d is not reachable from PE %d block %d",
+        (int)l->pe, (int)l->core, (int)b->pe, (int)b->b);
+  return SL_OK;
+}
+
+/* DataCopy / DataCopyPad between GM and UB */
+int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
+                 int64_t elems, int pad) {
+  sl_block *b = &m->blocks[blk];
+  const char *fn = pad ? "data_copy_pad" : "data_copy";
+  int64_t esz, bytes;
+  int st, pipe, gm_pe, path, op = SL_OP_NONE;
+  sl_time end;
+  if (elems <= 0) return sli_err(m, SL_EARG, 3, "count must be positive");
+  if ((dst->buf < 0) == (src->buf < 0))
+    return sli_err(m, SL_EARG, 1, dst->buf < 0
+        ? "UB to UB copies are not supported by %s"
+        : "GM to GM copies stage through UB (%s GM->UB, then UB->GM)", fn);
+  if (dst->dtype != src->dtype)
+    return sli_err(m, SL_EARG, 2, "dtype mismatch: %s to %s",
+                   sl_dtype_name((sl_dtype)src->dtype),
+                   sl_dtype_name((sl_dtype)dst->dtype));
+  esz = (int64_t)sl_dtype_size((sl_dtype)dst->dtype);
+  bytes = elems * esz;
+  if (!pad && bytes % 32 != 0)
+    return sli_err(m, SL_EARG, 3,
+        "data_copy moves whole 32-byte blocks: %lld %s are %lld bytes "
+        "(hardware would round down to %lld); use data_copy_pad",
+        (long long)elems, sl_dtype_name((sl_dtype)dst->dtype),
+        (long long)bytes, (long long)(bytes / 32 * 32));
+  if (src->buf < 0) {                   /* UB -> GM on MTE3 */
+    if ((st = own_ub(m, b, src, 2)) != SL_OK) return st;
+    pipe = SL_PIPE_MTE3;
+    gm_pe = dst->pe;
+    op = b->atomic;
+  } else {                              /* GM -> UB on MTE2 */
+    if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+    pipe = SL_PIPE_MTE2;
+    gm_pe = src->pe;
+  }
+  if ((st = sli_bounds(m, src, bytes, 0, fn, 2, b->pe, b->b)) != SL_OK) return st;
+  if ((st = sli_bounds(m, dst, bytes, 1, fn, 1, b->pe, b->b)) != SL_OK) return st;
+  if (op != SL_OP_NONE && b->atomic_dtype != dst->dtype && b->atomic_dtype >= 0)
+    return sli_err(m, SL_EARG, 1, "atomic mode set for %s, copy of %s",
+                   sl_dtype_name((sl_dtype)b->atomic_dtype),
+                   sl_dtype_name((sl_dtype)dst->dtype));
+  if (gm_pe < 0 || gm_pe >= m->p.n_pes) gm_pe = 0;   /* host: no such copy */
+  end = transfer(m, b, pipe, gm_pe, bytes, &path);
+  b->t += sli_ps(m->p.issue_ns);
+  return land_copy(m, blk, end, dst, src, bytes, op);
+}
+
+/* SetAtomicAdd/Max/Min<T> (op, dtype) or SetAtomicNone (op = SL_OP_NONE) */
+int sl_set_atomic(sl_machine *m, int blk, int op, int dtype) {
+  sl_block *b = &m->blocks[blk];
+  b->atomic = op;
+  b->atomic_dtype = dtype;
+  b->t += sli_ps(m->p.issue_ns);
+  return SL_OK;
+}
+
+/* offset view of a location, elements further */
+static sl_loc loc_at(const sl_loc *l, int64_t elems) {
+  sl_loc r = *l;
+  r.off += elems * (int64_t)sl_dtype_size((sl_dtype)l->dtype);
+  return r;
+}
+
+/* aclshmemx_mte_put_nbi / _get_nbi: through UB in chunks of ub_bytes */
+int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
+           const sl_loc *src, const sl_loc *ub, int64_t ub_bytes,
+           int64_t elems, int pe, int id) {
+  sl_block *b = &m->blocks[blk];
+  const char *fn = get ? "mte_get_nbi" : "mte_put_nbi";
+  sl_loc rdst = *dst, rsrc = *src, cub;
+  int64_t esz, chunk, done = 0;
+  int st;
+  if (pe < 0 || pe >= m->p.n_pes)
+    return sli_err(m, SL_EARG, 6, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
+  if (id < 0 || id >= SL_NEVENT_IDS)
+    return sli_err(m, SL_EARG, 7, "event id must be in 0..7, got %d", id);
+  if (elems <= 0) return sli_err(m, SL_EARG, 5, "element count must be positive");
+  if (dst->buf < 0 || src->buf < 0)
+    return sli_err(m, SL_EARG, dst->buf < 0 ? 1 : 2, "GM address expected, got UB");
+  if ((st = own_ub(m, b, ub, 3)) != SL_OK) return st;
+  if (dst->dtype != src->dtype || ub->dtype != src->dtype)
+    return sli_err(m, SL_EARG, ub->dtype != src->dtype ? 3 : 2,
+        "dtype mismatch (dst %s, src %s, ub %s)", sl_dtype_name((sl_dtype)dst->dtype),
+        sl_dtype_name((sl_dtype)src->dtype), sl_dtype_name((sl_dtype)ub->dtype));
+  esz = (int64_t)sl_dtype_size((sl_dtype)src->dtype);
+  if (ub_bytes < esz || ub_bytes > ub->cap - ub->off)
+    return sli_err(m, SL_EARG, 4,
+        "UB buffer too small: ub_bytes %lld, the UB tensor holds %lld bytes "
+        "and one %s is %lld", (long long)ub_bytes,
+        (long long)(ub->cap - ub->off), sl_dtype_name((sl_dtype)src->dtype),
+        (long long)esz);
+  if (get) {
+    if (m->bufs[src->buf].space != SL_SPACE_SYM)
+      return sli_err(m, SL_EARG, 2, "source must be a symmetric address");
+    rsrc.pe = pe;
+  } else {
+    if (m->bufs[dst->buf].space != SL_SPACE_SYM)
+      return sli_err(m, SL_EARG, 1, "destination must be a symmetric address");
+    rdst.pe = pe;
+  }
+  if ((st = sli_bounds(m, &rsrc, elems * esz, 0, fn, 2, b->pe, b->b)) != SL_OK)
+    return st;
+  if ((st = sli_bounds(m, &rdst, elems * esz, 1, fn, 1, b->pe, b->b)) != SL_OK)
+    return st;
+  chunk = ub_bytes / esz;
+  cub = *ub;
+  while (done < elems) {
+    int64_t n = elems - done < chunk ? elems - done : chunk;
+    sl_loc s = loc_at(&rsrc, done), d = loc_at(&rdst, done);
+    sl_time end;
+    int path;
+    end = transfer(m, b, SL_PIPE_MTE2, s.pe, n * esz, &path);
+    if ((st = land_copy(m, blk, end, &cub, &s, n * esz, SL_OP_NONE)) != SL_OK)
+      return st;
+    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, id)) != SL_OK) return st;
+    if ((st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, id)) != SL_OK) return st;
+    end = transfer(m, b, SL_PIPE_MTE3, d.pe, n * esz, &path);
+    if ((st = land_copy(m, blk, end, &d, &cub, n * esz, b->atomic)) != SL_OK)
+      return st;
+    done += n;
+    if (done < elems) {          /* the last MTE3 stays in flight */
+      if ((st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, id)) != SL_OK) return st;
+      if ((st = sli_flag_wait(m, b, SL_EV_MTE3_MTE2, id)) != SL_OK) return st;
+    }
+  }
+  b->t += sli_ps(m->p.issue_ns);
+  return SL_OK;
+}
+
+/* GetValue on UB (S pipe): reads what has landed by now */
+int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                 double *num, int64_t *ival) {
+  sl_block *b = &m->blocks[blk];
+  sl_loc l;
+  sl_addr a;
+  int st;
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
+  if ((st = own_ub(m, b, ub, 1)) != SL_OK) return st;
+  l = loc_at(ub, i);
+  if ((st = sli_bounds(m, &l, esz, 0, "get_value", 2, b->pe, b->b)) != SL_OK)
+    return st;
+  sli_addr(&l, &a);
+  if (sl_dtype_isfloat((sl_dtype)ub->dtype))
+    *num = sl_get_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
+  else *ival = sl_get_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
+  b->t += sli_ps(m->p.scalar_ns);
+  return SL_OK;
+}
+
+/* SetValue on UB (S pipe): writes now */
+int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                 double num, int64_t ival, int isint) {
+  sl_block *b = &m->blocks[blk];
+  sl_loc l;
+  sl_addr a;
+  int st;
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
+  if ((st = own_ub(m, b, ub, 1)) != SL_OK) return st;
+  l = loc_at(ub, i);
+  if ((st = sli_bounds(m, &l, esz, 1, "set_value", 2, b->pe, b->b)) != SL_OK)
+    return st;
+  sli_addr(&l, &a);
+  if (isint) sl_set_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, ival);
+  else sl_set_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, num);
+  b->t += sli_ps(m->p.scalar_ns);
+  return SL_OK;
+}
+
+/* vector op on UB (V pipe): op > 0 binary add/max/min, 0 muls, -1 cast */
+int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
+           const sl_loc *a, const sl_loc *bb, double s, int64_t n) {
+  sl_block *b = &m->blocks[blk];
+  sl_event e;
+  sl_time start, end;
+  int st;
+  int64_t dbytes, abytes;
+  if (n <= 0) return sli_err(m, SL_EARG, op > 0 ? 4 : 3, "count must be positive");
+  if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+  if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
+  if (op > 0 && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
+  if (op >= 0 && (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
+    return sli_err(m, SL_EARG, 2, "dtype mismatch");
+  dbytes = n * (int64_t)sl_dtype_size((sl_dtype)dst->dtype);
+  abytes = n * (int64_t)sl_dtype_size((sl_dtype)a->dtype);
+  if ((st = sli_bounds(m, dst, dbytes, 1, "vector op", 1, b->pe, b->b)) != SL_OK)
+    return st;
+  if ((st = sli_bounds(m, a, abytes, 0, "vector op", 2, b->pe, b->b)) != SL_OK)
+    return st;
+  if (op > 0 && (st = sli_bounds(m, bb, abytes, 0, "vector op", 3, b->pe, b->b)))
+    return st;
+  start = b->t > b->pipe[SL_PIPE_V] ? b->t : b->pipe[SL_PIPE_V];
+  end = start + sli_ps(m->p.vec_setup_ns) +
+        (sl_time)llround((double)(dbytes > abytes ? dbytes : abytes) * 1000.0 /
+                         (m->p.vec_bytes_per_cycle * m->p.core_ghz));
+  b->pipe[SL_PIPE_V] = end;
+  if (end > b->inflight) b->inflight = end;
+  memset(&e, 0, sizeof(e));
+  e.kind = EV_VEC;
+  e.blk = blk;
+  e.vop = op;
+  e.n = n;
+  e.s = s;
+  sli_addr(dst, &e.dst);
+  sli_addr(a, &e.src);
+  if (op > 0) sli_addr(bb, &e.src2);
+  b->t += sli_ps(m->p.issue_ns);
+  if (sli_push(m, end, &e) != SL_OK)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  return SL_OK;
+}

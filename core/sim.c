@@ -1,0 +1,268 @@
+/*
+** sim.c -- the virtual clock: event pool, (time, sequence) heap, the step
+** loop that hands the next block to resume, error text and the trace.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sli.h"
+
+/* message of a status code */
+const char *sl_strerror(int code) {
+  switch (code) {
+    case SL_OK: return "ok";
+    case SL_EARG: return "bad argument";
+    case SL_EOOB: return "out of bounds";
+    case SL_EFLAG: return "flag misuse";
+    case SL_EFREED: return "use of a freed buffer";
+    case SL_ENOMEM: return "not enough memory";
+    case SL_EHEAP: return "symmetric heap exhausted";
+    case SL_ESTATE: return "wrong state";
+    case SL_EDEADLOCK: return "deadlock";
+    case SL_ETIME: return "virtual-time limit reached";
+    default: return "unknown error";
+  }
+}
+
+/* record an error message; returns code */
+int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(m->err, sizeof(m->err), fmt, ap);
+  va_end(ap);
+  m->err_arg = arg;
+  return code;
+}
+
+/* key order: time, then sequence */
+static int ev_less(const sl_key *a, const sl_key *b) {
+  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+/* take a free event slot; NULL when out of memory */
+sl_event *sli_newev(sl_machine *m, int32_t *id) {
+  sl_event *e;
+  if (m->free_ev < 0) {
+    if (m->nevs == m->capevs) {
+      int32_t cap = m->capevs ? m->capevs * 2 : 256;
+      sl_event *ne = realloc(m->evs, (size_t)cap * sizeof(*ne));
+      if (ne == NULL) return NULL;
+      m->evs = ne;
+      m->capevs = cap;
+    }
+    m->evs[m->nevs].next_free = -1;
+    m->free_ev = m->nevs++;
+  }
+  *id = m->free_ev;
+  e = &m->evs[*id];
+  m->free_ev = e->next_free;
+  memset(e, 0, sizeof(*e));
+  return e;
+}
+
+/* give an event slot back */
+static void ev_release(sl_machine *m, int32_t id) {
+  m->evs[id].next_free = m->free_ev;
+  m->free_ev = id;
+}
+
+/* put event id on the heap at time t */
+int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
+  int32_t i;
+  sl_key k;
+  if (m->nheap == m->capheap) {
+    int32_t cap = m->capheap ? m->capheap * 2 : 256;
+    sl_key *nh = realloc(m->heap, (size_t)cap * sizeof(*nh));
+    if (nh == NULL) { ev_release(m, id); return SL_ENOMEM; }
+    m->heap = nh;
+    m->capheap = cap;
+  }
+  k.t = t; k.seq = m->seq++; k.ev = id;
+  i = m->nheap++;
+  while (i > 0) {
+    int32_t parent = (i - 1) / 2;
+    if (!ev_less(&k, &m->heap[parent])) break;
+    m->heap[i] = m->heap[parent];
+    i = parent;
+  }
+  m->heap[i] = k;
+  return SL_OK;
+}
+
+/* copy e into a new event at time t */
+int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
+  int32_t id;
+  sl_event *ne = sli_newev(m, &id);
+  if (ne == NULL) return SL_ENOMEM;
+  *ne = *e;
+  ne->next_free = -1;
+  return sli_schedule(m, t, id);
+}
+
+/* remove the earliest key */
+static sl_key heap_pop(sl_machine *m) {
+  sl_key top = m->heap[0];
+  sl_key last = m->heap[--m->nheap];
+  int32_t i = 0, n = m->nheap;
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && ev_less(&m->heap[c + 1], &m->heap[c])) c++;
+    if (!ev_less(&m->heap[c], &last)) break;
+    m->heap[i] = m->heap[c];
+    i = c;
+  }
+  if (n > 0) m->heap[i] = last;
+  return top;
+}
+
+/* time of the earliest pending event (INT64_MAX when none) */
+sl_time sli_top(const sl_machine *m) {
+  return m->nheap > 0 ? m->heap[0].t : INT64_MAX;
+}
+
+/* schedule block blk to resume at t */
+void sli_wake(sl_machine *m, int blk, sl_time t) {
+  sl_event e;
+  memset(&e, 0, sizeof(e));
+  e.kind = EV_WAKE;
+  e.blk = blk;
+  m->blocks[blk].state = B_READY;
+  if (m->blocks[blk].t < t) m->blocks[blk].t = t;
+  if (sli_push(m, t, &e) != SL_OK) m->blocks[blk].state = B_IDLE;
+}
+
+/* 1 when the running block must yield (it is parked, or ahead of the clock) */
+int sl_must_yield(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  if (b->state != B_RUN) return 1;
+  if (b->t > sli_top(m)) { sli_wake(m, blk, b->t); return 1; }
+  return 0;
+}
+
+/* handle events until a block is to be resumed, or the launch ends */
+int sl_step(sl_machine *m, int *blk) {
+  sl_time limit = m->p.time_limit_us > 0
+      ? m->t0 + (sl_time)(m->p.time_limit_us * (int64_t)1000000) : INT64_MAX;
+  while (m->nheap > 0) {
+    sl_key k = heap_pop(m);
+    sl_event *e = &m->evs[k.ev];
+    if (k.t > limit) {
+      m->now = limit;
+      sli_schedule(m, k.t, k.ev);  /* keep it for the report */
+      return SL_STEP_TIMEOUT;
+    }
+    if (k.t > m->now) m->now = k.t;
+    if (e->kind == EV_WAKE) {
+      sl_block *b = &m->blocks[e->blk];
+      *blk = e->blk;
+      ev_release(m, k.ev);
+      b->state = B_RUN;
+      if (b->t < k.t) b->t = k.t;
+      return SL_STEP_RESUME;
+    }
+    sli_apply(m, e, k.t);
+    ev_release(m, k.ev);
+  }
+  return m->ndone == m->nb ? SL_STEP_DONE : SL_STEP_DEADLOCK;
+}
+
+/* append one trace record when tracing is on */
+void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,
+               int kind, int path, int64_t bytes, int ppe, int pblock) {
+  sl_trace_rec *r;
+  if (m->maxtrace == 0 || m->ntrace >= m->maxtrace) return;
+  if (m->ntrace == m->captrace) {
+    size_t cap = m->captrace ? m->captrace * 2 : 1024;
+    sl_trace_rec *nt;
+    if (cap > m->maxtrace) cap = m->maxtrace;
+    nt = realloc(m->trace, cap * sizeof(*nt));
+    if (nt == NULL) return;
+    m->trace = nt;
+    m->captrace = cap;
+  }
+  r = &m->trace[m->ntrace++];
+  r->start = start; r->end = end; r->pe = pe; r->block = block;
+  r->kind = kind; r->path = path; r->bytes = bytes;
+  r->peer_pe = ppe; r->peer_block = pblock;
+}
+
+/* start recording up to max records (0 = off) */
+void sl_trace_enable(sl_machine *m, int64_t max_records) {
+  m->maxtrace = max_records > 0 ? (size_t)max_records : 0;
+}
+
+/* number of trace records */
+size_t sl_trace_count(const sl_machine *m) { return m->ntrace; }
+
+/* trace record i */
+const sl_trace_rec *sl_trace_get(const sl_machine *m, size_t i) {
+  return i < m->ntrace ? &m->trace[i] : NULL;
+}
+
+/* forget the recorded trace */
+void sl_trace_clear(sl_machine *m) { m->ntrace = 0; }
+
+/* name of a comparison */
+const char *sl_cmp_name(int cmp) {
+  static const char *const names[] = {
+    "CMP_EQ", "CMP_NE", "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE"
+  };
+  return (cmp >= 0 && cmp < SL_NCMP) ? names[cmp] : "CMP_?";
+}
+
+/* one line about what block blk waits for */
+static int wait_line(const sl_machine *m, int blk, char *out, size_t size) {
+  const sl_block *b = &m->blocks[blk];
+  int n = snprintf(out, size, "  PE %d block %d (at %.3f us): ", (int)b->pe,
+                   (int)b->b, (double)(b->t - m->t0) / SL_PS_PER_US);
+  if (n < 0 || (size_t)n >= size) return n;
+  out += n; size -= (size_t)n;
+  switch (b->state) {
+    case B_SIGNAL: {
+      const sl_buf *bf = &m->bufs[b->w.buf];
+      const uint8_t *p = bf->data + bf->stride * b->w.pe + b->w.off;
+      int64_t cur = sl_get_int((sl_dtype)bf->dtype, p, 0);
+      return n + snprintf(out, size,
+          "signal_wait_until(%s[%lld] on PE %d, %s, %lld): current value %lld",
+          bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
+          (int)b->w.pe, sl_cmp_name(b->wcmp), (long long)b->wval,
+          (long long)cur);
+    }
+    case B_BARRIER:
+      return n + snprintf(out, size,
+          "barrier_all (%d of %d blocks arrived)", (int)m->bar_count, m->nb);
+    case B_SYNC:
+      return n + snprintf(out, size,
+          "sync_all (%d of %d blocks of PE %d arrived)",
+          (int)m->sync_count[b->pe], m->block_dim, (int)b->pe);
+    case B_READY:
+      return n + snprintf(out, size, "ready, beyond the time limit");
+    default:
+      return n + snprintf(out, size, "not finished");
+  }
+}
+
+/* describe every unfinished block; returns the number of such blocks */
+int sl_describe_waits(const sl_machine *m, char *out, size_t size) {
+  int i, count = 0, shown = 0;
+  size_t used = 0;
+  if (size > 0) out[0] = '\0';
+  for (i = 0; i < m->nb; i++) {
+    char line[256];
+    if (m->blocks[i].state == B_DONE) continue;
+    count++;
+    if (wait_line(m, i, line, sizeof(line)) < 0) continue;
+    if (used + strlen(line) + 64 < size) {
+      used += (size_t)snprintf(out + used, size - used, "%s\n", line);
+      shown++;
+    }
+  }
+  if (shown < count && used < size)
+    snprintf(out + used, size - used,
+             "  (%d more blocks waiting; listing cut at %zu bytes)\n",
+             count - shown, size);
+  return count;
+}

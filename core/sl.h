@@ -1,0 +1,223 @@
+/*
+** sl.h -- the shmemlab engine: an emulated cluster of Ascend-class NPUs on a
+** deterministic virtual clock. Plain C11; knows nothing of Lua. The binding
+** (lshmemlab.c) drives it: it runs one coroutine per (PE, block) and calls
+** the primitives below on behalf of the block that is running.
+**
+** Time is an int64 count of picoseconds. Every change to shared state is an
+** event handled in (time, sequence) order; a copy reads its source and writes
+** its destination when it completes.
+*/
+#ifndef SL_H
+#define SL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+
+typedef int64_t sl_time;                 /* picoseconds */
+#define SL_PS_PER_US 1000000.0
+
+/* status codes; sl_machine.err holds the detailed message */
+enum {
+  SL_OK = 0,
+  SL_EARG,        /* bad argument: m->err_arg names which one */
+  SL_EOOB,        /* out-of-bounds access (nothing was touched) */
+  SL_EFLAG,       /* set_flag / wait_flag misuse */
+  SL_EFREED,      /* use of a freed symmetric buffer */
+  SL_ENOMEM,      /* host allocation failed */
+  SL_EHEAP,       /* symmetric heap exhausted */
+  SL_ESTATE,      /* call in the wrong state (e.g. outside a launch) */
+  SL_EDEADLOCK,   /* every block waits and nothing is pending */
+  SL_ETIME        /* virtual-time limit reached */
+};
+const char *sl_strerror(int code);
+
+/* pipes of an AIV core */
+enum { SL_PIPE_S, SL_PIPE_V, SL_PIPE_MTE2, SL_PIPE_MTE3, SL_NPIPES };
+
+/* the 12 legal AIV hard events, SRC_DST */
+enum {
+  SL_EV_S_V, SL_EV_S_MTE2, SL_EV_S_MTE3, SL_EV_V_S, SL_EV_V_MTE2,
+  SL_EV_V_MTE3, SL_EV_MTE2_S, SL_EV_MTE2_V, SL_EV_MTE2_MTE3, SL_EV_MTE3_S,
+  SL_EV_MTE3_V, SL_EV_MTE3_MTE2, SL_NEVENTS
+};
+#define SL_NEVENT_IDS 8
+const char *sl_event_name(int ev);
+int sl_event_find(const char *name);     /* -1 when unknown */
+const char *sl_pipe_name(int pipe);
+int sl_pipe_find(const char *name);      /* -1 unknown, SL_NPIPES = "ALL" */
+
+/* kinds of path a transfer takes */
+enum { SL_PATH_LOCAL, SL_PATH_HCCS, SL_PATH_SIO, SL_PATH_RDMA, SL_NPATHS };
+const char *sl_path_name(int path);
+
+/* signal operations and comparisons (CANN SHMEM numbering) */
+enum { SL_SIGNAL_SET = 0, SL_SIGNAL_ADD = 1 };
+enum { SL_CMP_EQ = 0, SL_CMP_NE, SL_CMP_GT, SL_CMP_GE, SL_CMP_LT, SL_CMP_LE,
+       SL_NCMP };
+const char *sl_cmp_name(int cmp);
+
+/* memory spaces */
+enum { SL_SPACE_GM, SL_SPACE_SYM, SL_SPACE_HOST, SL_SPACE_UB };
+const char *sl_space_name(int space);
+
+/* every figure of the timing model; filled from a SoC profile */
+typedef struct sl_params {
+  int n_pes;
+  int cores;                /* AIV cores per PE */
+  int64_t ub_bytes;         /* usable UB per core */
+  int pes_per_server;
+  int dies_per_card;        /* 2 on A3 (SIO between the dies), else 1 */
+  int hccs_switch;          /* 1: HCCS through a switch (ports), 0: full mesh */
+  double core_ghz;          /* AI core clock */
+  double cycle2us;          /* system counter ticks per microsecond */
+  double mte2_bytes_per_cycle, mte3_bytes_per_cycle;
+  double mte_setup_ns;      /* fixed cost of one MTE transfer */
+  double issue_ns;          /* S pipe cost to issue an instruction */
+  double scalar_ns;         /* get_value / set_value */
+  double vec_bytes_per_cycle, vec_setup_ns;
+  double hbm_GBps;          /* per PE, shared by its cores */
+  double local_alpha_ns;    /* GM access latency */
+  double hccs_GBps;         /* per link (mesh) or per port (switch), one way */
+  double hccs_alpha_ns, hccs_read_eff, hccs_write_eff;
+  double sio_GBps, sio_alpha_ns;
+  double rdma_GBps, rdma_alpha_ns;  /* per PE NIC, one way */
+  double signal_ns;         /* S pipe cost of a signal write */
+  double poll_ns;           /* wake-up delay of a satisfied wait */
+  double pipe_barrier_ns;
+  double barrier_base_ns;   /* barrier_all: base + stages * path alpha */
+  double sync_all_ns;
+  double launch_us;         /* kernel launch cost (host to device) */
+  double host_GBps, host_setup_us;  /* aclrtMemcpy host<->device */
+  int64_t sym_heap_bytes;   /* symmetric heap per PE */
+  int prof_pe;              /* cycle profiling PE, -1 = off */
+  int64_t time_limit_us;    /* 0 = none */
+} sl_params;
+
+typedef struct sl_machine sl_machine;
+
+/* a place in memory: buffer (or UB of a core) + PE + byte offset */
+typedef struct sl_loc {
+  int32_t buf;              /* buffer id, or -1 for UB */
+  int32_t pe;
+  int32_t core;             /* UB only */
+  int32_t dtype;
+  int64_t off;              /* bytes from the start of the allocation */
+  int64_t cap;              /* bytes of the allocation (bounds) */
+  int64_t base;             /* UB: byte offset of the allocation in the UB */
+} sl_loc;
+
+/* buffers */
+typedef struct sl_buf {
+  int space;
+  int dtype;
+  int freed;
+  int64_t n;                /* elements per PE */
+  int64_t bytes;            /* bytes per PE */
+  int64_t sym_off;          /* symmetric heap offset */
+  int64_t stride;           /* bytes between PE copies (0 for host) */
+  uint8_t *data;
+  char name[32];
+  int32_t waiters;          /* head of the list of blocks waiting on it */
+} sl_buf;
+
+/* machine */
+sl_machine *sl_machine_new(const sl_params *p, int *status);
+void sl_machine_free(sl_machine *m);
+const sl_params *sl_machine_params(const sl_machine *m);
+const char *sl_machine_err(const sl_machine *m);
+int sl_machine_err_arg(const sl_machine *m);
+sl_time sl_machine_now(const sl_machine *m);
+int sl_path(const sl_machine *m, int from_pe, int to_pe);
+int64_t sl_path_bytes(const sl_machine *m, int path);
+
+/* memory */
+int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name);
+int sl_free(sl_machine *m, int buf);
+int sl_nbufs(const sl_machine *m);
+const sl_buf *sl_getbuf(const sl_machine *m, int buf);
+int64_t sl_heap_used(const sl_machine *m);
+uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes);
+int sl_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
+             int by_pe, int by_block);
+int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
+              int64_t bytes, double *cost_us);
+
+/* launches */
+enum { SL_STEP_RESUME, SL_STEP_DONE, SL_STEP_DEADLOCK, SL_STEP_TIMEOUT };
+int sl_launch_begin(sl_machine *m, int block_dim);
+int sl_step(sl_machine *m, int *blk);
+void sl_block_done(sl_machine *m, int blk);
+void sl_launch_end(sl_machine *m, double *kernel_us, double *e2e_us,
+                   double *start_us);
+void sl_launch_abort(sl_machine *m);
+int sl_running(const sl_machine *m);
+int sl_block_dim(const sl_machine *m);
+void sl_block_where(const sl_machine *m, int blk, int *pe, int *block);
+double sl_block_time_us(const sl_machine *m, int blk);
+int sl_block_frame(const sl_machine *m, int blk);
+int sl_describe_waits(const sl_machine *m, char *out, size_t size);
+/* results a resumed block gets back (a value or nothing) */
+int sl_block_result(sl_machine *m, int blk, int64_t *v);
+/* 1 when the block ran ahead of the earliest event: it must yield */
+int sl_must_yield(sl_machine *m, int blk);
+
+/* primitives; blk is the running block */
+int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out);
+int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
+                 int64_t elems, int pad);
+int sl_set_flag(sl_machine *m, int blk, int ev, int id);
+int sl_wait_flag(sl_machine *m, int blk, int ev, int id);
+int sl_pipe_barrier(sl_machine *m, int blk, int pipe);
+int sl_set_atomic(sl_machine *m, int blk, int op, int dtype);
+int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                 double *num, int64_t *ival);
+int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                 double num, int64_t ival, int isint);
+int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
+           const sl_loc *a, const sl_loc *b, double s, int64_t n);
+int64_t sl_system_cycle(sl_machine *m, int blk);
+int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
+           const sl_loc *src, const sl_loc *ub, int64_t ub_bytes,
+           int64_t elems, int pe, int id);
+int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
+                 int op, int pe, int after_mte3);
+int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
+                   int64_t v, int64_t *got);
+int sl_quiet(sl_machine *m, int blk);
+int sl_fence(sl_machine *m, int blk);
+int sl_barrier_all(sl_machine *m, int blk);
+int sl_sync_all(sl_machine *m, int blk);
+
+/* cycle profiling */
+int sl_prof(sl_machine *m, int blk, int frame, int end);
+void sl_prof_reset(sl_machine *m);
+/* profiled PE's counters: returns 0 when profiling is off */
+int sl_prof_get(const sl_machine *m, int block, int frame, int64_t *cycles,
+                int64_t *count);
+int sl_prof_pe(const sl_machine *m);
+int sl_prof_set_pe(sl_machine *m, int pe);
+/* shadow frames of every PE (frames < SL_SHADOW_FRAMES, blocks < 64) */
+#define SL_PROF_MAX_FRAME 1024
+#define SL_PROF_MAX_BLOCK 64
+#define SL_SHADOW_FRAMES 16
+int sl_shadow_get(const sl_machine *m, int pe, int block, int frame,
+                  int64_t *cycles, int64_t *count);
+
+/* trace of the last launches (per transfer / frame slices), when enabled */
+typedef struct sl_trace_rec {
+  sl_time start, end;
+  int32_t pe, block;
+  int32_t kind;             /* 0 transfer, 1 frame, 2 signal, 3 wake */
+  int32_t path;             /* transfer path / frame id */
+  int64_t bytes;
+  int32_t peer_pe, peer_block;  /* signal: the waking block */
+} sl_trace_rec;
+void sl_trace_enable(sl_machine *m, int64_t max_records);
+size_t sl_trace_count(const sl_machine *m);
+const sl_trace_rec *sl_trace_get(const sl_machine *m, size_t i);
+void sl_trace_clear(sl_machine *m);
+
+#endif

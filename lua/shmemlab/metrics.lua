@@ -1,0 +1,328 @@
+-- shmemlab.metrics -- bus factors, payload bytes, peak bandwidth, bandwidths and verdict
+-- (performance guide sections 5 and 6; SPEC section 8).
+--
+-- The bus factor table below is the ONLY one in shmemlab: everything else asks
+-- metrics.bus_factor. Values are computed at full precision; rounding happens only when
+-- printing, with metrics.fmt / metrics.fmt3 (decimal round half away from zero).
+
+local M = {}
+
+M.PASS_BASELINE_FRACTION = 0.8   -- PASS: kernel bus bandwidth >= 80% of the baseline's
+M.PASS_MIN_UTILISATION_PCT = 20  -- PASS without a baseline: utilisation >= 20%
+M.OVER_100_NOTE = "utilisation above 100%: bus_factor overestimates or the link exceeds its nominal rate"
+
+local function nm1_over_n(n) return (n - 1) / n end
+
+-- the one bus factor table
+local BUS = {
+  allreduce = { formula = "2*(n_pes-1)/n_pes", f = function(n) return 2 * (n - 1) / n end },
+  reduce_scatter = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
+  allgather = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
+  alltoall = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
+  broadcast = { formula = "1", f = function() return 1 end },
+  p2p = { formula = "1", f = function() return 1 end },
+  dispatch = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
+  combine = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
+}
+
+-- canonical names, in the guide's order
+M.ops = { "allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "p2p",
+  "dispatch", "combine" }
+
+local ALIAS = { reducescatter = "reduce_scatter", shuffle = "alltoall" }
+for _, op in ipairs(M.ops) do ALIAS[op:gsub("_", "")] = op end
+
+-- metrics.canonical(op) -> canonical name or nil: case, '_', '-' and spaces are ignored
+-- ("AllReduce", "all_reduce", "Reduce-Scatter", "AllToAll", "Shuffle", "P2P", ...)
+function M.canonical(op)
+  if type(op) ~= "string" then return nil end
+  return ALIAS[op:lower():gsub("[%s_%-]", "")]
+end
+
+local function check_op(op, fname)
+  local c = M.canonical(op)
+  if not c then
+    error(string.format("bad argument #1 to '%s' (unknown operator '%s'; known: %s)",
+      fname, tostring(op), table.concat(M.ops, ", ")), 3)
+  end
+  return c
+end
+
+local function check_n(n, fname, argn)
+  if math.type(n) ~= "integer" and not (type(n) == "number" and n == math.floor(n)) then
+    error(string.format("bad argument #%d to '%s' (n_pes must be an integer, got %s)",
+      argn, fname, tostring(n)), 3)
+  end
+  if n < 1 then
+    error(string.format("bad argument #%d to '%s' (n_pes must be >= 1)", argn, fname), 3)
+  end
+  return math.tointeger(n)
+end
+
+-- metrics.bus_factor(op, n_pes) -> factor, formula ("2*(n_pes-1)/n_pes"), canonical op
+function M.bus_factor(op, n)
+  local c = check_op(op, "bus_factor")
+  n = check_n(n, "bus_factor", 2)
+  local b = BUS[c]
+  return b.f(n), b.formula, c
+end
+
+-- metrics.payload_bytes(op, p) -> logical payload bytes of one PE, formula
+-- p = {n_pes=, elems=, dtype_size=, shard_elems=, local_tokens=, hidden=}
+local PAYLOAD = {
+  alltoall = { "n_pes", "shard_elems" },
+  reduce_scatter = { "n_pes", "shard_elems" },
+  allgather = { "n_pes", "shard_elems" },
+  allreduce = { "elems" },
+  broadcast = { "elems" },
+  p2p = { "elems" },
+  dispatch = { "local_tokens", "hidden" },
+  combine = { "local_tokens", "hidden" },
+}
+
+function M.payload_bytes(op, p)
+  local c = check_op(op, "payload_bytes")
+  if type(p) ~= "table" then
+    error("bad argument #2 to 'payload_bytes' (table expected, got " .. type(p) .. ")", 2)
+  end
+  local fields = {}
+  for _, f in ipairs(PAYLOAD[c]) do fields[#fields + 1] = f end
+  fields[#fields + 1] = "dtype_size"
+  local bytes = 1
+  for _, f in ipairs(fields) do
+    local v = p[f]
+    if type(v) ~= "number" or v < 0 or v ~= math.floor(v) then
+      error(string.format("bad argument #2 to 'payload_bytes' (%s needs a non-negative integer %s, got %s)",
+        c, f, tostring(v)), 2)
+    end
+    bytes = bytes * math.tointeger(v)
+  end
+  return bytes, table.concat(fields, "*")
+end
+
+local TOPOLOGY_TEXT = { hccs_mesh = "full mesh" }
+
+-- metrics.peak(opts) -> {GBps=, source=, links=, link_GBps=, link_type=, topology=, n_pes=,
+--   soc=, rule="p2p"|"collective"}
+-- opts = {soc="Ascend910B" (or a profile table with .name), op=, n_pes=, link_GBps=28,
+--   link_type="HCCS", pes_per_server=8, topology="hccs_mesh"}
+-- p2p, dispatch, combine: one link; a collective: (min(n_pes, pes_per_server) - 1) links
+-- (the in-server full mesh; links between servers are not counted).
+function M.peak(opts)
+  if type(opts) ~= "table" then
+    error("bad argument #1 to 'peak' (table expected, got " .. type(opts) .. ")", 2)
+  end
+  local c = M.canonical(opts.op)
+  if not c then
+    error(string.format("bad argument #1 to 'peak' (unknown operator '%s')", tostring(opts.op)), 2)
+  end
+  local n = opts.n_pes
+  if math.type(n) ~= "integer" or n < 1 then
+    error("bad argument #1 to 'peak' (n_pes must be an integer >= 1)", 2)
+  end
+  local soc = opts.soc or "Ascend910B"
+  if type(soc) == "table" then soc = soc.name or "custom SoC" end
+  local link = opts.link_GBps or 28
+  local pps = opts.pes_per_server or 8
+  local link_type = opts.link_type or "HCCS"
+  local topology = opts.topology or "hccs_mesh"
+  local topo_text = TOPOLOGY_TEXT[topology] or topology
+  if type(link) ~= "number" or link <= 0 then
+    error("bad argument #1 to 'peak' (link_GBps must be > 0)", 2)
+  end
+  if math.type(pps) ~= "integer" or pps < 1 then
+    error("bad argument #1 to 'peak' (pes_per_server must be an integer >= 1)", 2)
+  end
+  local r = { soc = soc, op = c, n_pes = n, link_GBps = link, link_type = link_type,
+    topology = topology, pes_per_server = pps }
+  local gb = string.format("%g GB/s", link)
+  if c == "p2p" or c == "dispatch" or c == "combine" then
+    r.rule, r.links, r.GBps = "p2p", 1, link
+    r.source = string.format("%s %s %d-PE %s, %s peak: one link x %s one way", soc, link_type, n,
+      topo_text, c == "p2p" and "P2P" or (c .. " (P2P rule)"), gb)
+  else
+    local in_server = math.min(n, pps)
+    r.rule, r.links = "collective", in_server - 1
+    r.GBps = r.links * link
+    r.source = string.format("%s %s %d-PE %s: %d link%s x %s", soc, link_type, in_server, topo_text,
+      r.links, r.links == 1 and "" or "s", gb)
+    if n > pps then
+      r.source = r.source .. string.format(" (%d PEs on %d servers: in-server mesh only, links"
+        .. " between servers not counted)", n, (n + pps - 1) // pps)
+    elseif n == 1 then
+      r.source = r.source .. " (one PE: no link used)"
+    end
+  end
+  return r
+end
+
+-- plain(a) -> a (>= 0, < 1e15) as a plain decimal string of 15 significant digits
+local function plain(a)
+  local g = string.format("%.15g", a)
+  local m1, m2, e = g:match("^(%d)%.?(%d*)e([-+]%d+)$")
+  if not m1 then return g end
+  local digits, exp = m1 .. m2, tonumber(e)          -- value = d.ddd * 10^exp, exp < 0 here
+  return "0." .. string.rep("0", -exp - 1) .. digits
+end
+
+-- metrics.fmt(x [, decimals=3]) -> x rounded half away from zero in decimal, as the number
+-- was meant: fmt(0.3625) is "0.363" although the double is 0.36249999999999999.
+-- (string.format("%.3f") rounds the binary value and would give "0.362".)
+function M.fmt(x, decimals)
+  decimals = decimals or 3
+  if type(x) ~= "number" then
+    error("bad argument #1 to 'fmt' (number expected, got " .. type(x) .. ")", 2)
+  end
+  if math.type(decimals) ~= "integer" or decimals < 0 or decimals > 9 then
+    error("bad argument #2 to 'fmt' (decimals must be an integer in 0..9)", 2)
+  end
+  if x ~= x then return "nan" end
+  if x == math.huge then return "inf" end
+  if x == -math.huge then return "-inf" end
+  local a = math.abs(x)
+  if a >= 1e15 then return string.format("%." .. decimals .. "f", x) end
+  local ip, fp = plain(a):match("^(%d+)%.?(%d*)$")
+  fp = fp .. string.rep("0", decimals + 1)
+  local n = math.tointeger(tonumber(ip .. fp:sub(1, decimals)))
+  if fp:sub(decimals + 1, decimals + 1) >= "5" then n = n + 1 end
+  local out
+  if decimals == 0 then out = string.format("%d", n)
+  else
+    local scale = math.tointeger(10 ^ decimals)
+    out = string.format("%d.%0" .. decimals .. "d", n // scale, n % scale)
+  end
+  if x < 0 and n ~= 0 then out = "-" .. out end
+  return out
+end
+
+function M.fmt3(x) return M.fmt(x, 3) end
+
+local function positive(v)
+  return type(v) == "number" and v > 0 and v < math.huge
+end
+
+local function pe_rows(per_pe, payload, bf, peak_GBps, what)
+  if type(per_pe) ~= "table" or #per_pe == 0 then
+    error("bad argument #1 to 'compute' (" .. what .. " per_pe must be a non-empty list)", 3)
+  end
+  local rows = {}
+  for i, p in ipairs(per_pe) do
+    if not positive(p.kernel_us) or not positive(p.e2e_us) then
+      error(string.format("bad argument #1 to 'compute' (%s per_pe[%d]: kernel_us and e2e_us "
+        .. "must be > 0)", what, i), 3)
+    end
+    local algo = payload / p.kernel_us / 1e3   -- bytes / (us * 1e-6) / 1e9
+    local e2e_algo = payload / p.e2e_us / 1e3
+    local kbus = algo * bf
+    rows[i] = {
+      pe = p.pe or (i - 1), kernel_us = p.kernel_us, e2e_us = p.e2e_us,
+      payload_bytes = payload, bus_factor = bf, peak_bandwidth_GBps = peak_GBps,
+      algo_bandwidth_GBps = algo, e2e_algo_bandwidth_GBps = e2e_algo,
+      kernel_bus_bandwidth_GBps = kbus, e2e_bus_bandwidth_GBps = e2e_algo * bf,
+      bandwidth_utilization_pct = peak_GBps > 0 and kbus / peak_GBps * 100 or 0,
+    }
+  end
+  return rows
+end
+
+local MEAN_FIELDS = { "algo_bandwidth_GBps", "e2e_algo_bandwidth_GBps", "kernel_bus_bandwidth_GBps",
+  "e2e_bus_bandwidth_GBps", "bandwidth_utilization_pct" }
+
+local function summarise(rows)
+  local s = { latency_us = -math.huge, e2e_latency_us = -math.huge, n_pe_rows = #rows }
+  for _, f in ipairs(MEAN_FIELDS) do s[f] = 0 end
+  for _, r in ipairs(rows) do
+    s.latency_us = math.max(s.latency_us, r.kernel_us)
+    s.e2e_latency_us = math.max(s.e2e_latency_us, r.e2e_us)
+    for _, f in ipairs(MEAN_FIELDS) do s[f] = s[f] + r[f] / #rows end
+  end
+  return s
+end
+
+-- metrics.compute(opts) -> {per_pe = {rows}, summary = {...}}
+-- opts = {op=, n_pes=, payload_bytes=, per_pe = {{pe=, kernel_us=, e2e_us=}, ...},
+--   peak = metrics.peak{...} (or a number of GB/s), baseline = nil | {name=, per_pe=...},
+--   ratio_basis = "e2e" (default, as the guide compares with HCCL) | "kernel"}
+-- Per PE: algo (kernel), e2e algo, kernel bus, e2e bus bandwidth, utilisation.
+-- Summary: latency_us = max kernel_us, e2e_latency_us = max e2e_us, bandwidths and
+-- utilisation = mean over PEs; ratio_pct = baseline latency / latency * 100.
+function M.compute(opts)
+  if type(opts) ~= "table" then
+    error("bad argument #1 to 'compute' (table expected, got " .. type(opts) .. ")", 2)
+  end
+  local c = M.canonical(opts.op)
+  if not c then
+    error(string.format("bad argument #1 to 'compute' (unknown operator '%s')", tostring(opts.op)), 2)
+  end
+  local n = opts.n_pes
+  if math.type(n) ~= "integer" or n < 1 then
+    error("bad argument #1 to 'compute' (n_pes must be an integer >= 1)", 2)
+  end
+  local payload = opts.payload_bytes
+  if type(payload) ~= "number" or payload < 0 then
+    error("bad argument #1 to 'compute' (payload_bytes must be a number >= 0)", 2)
+  end
+  local peak = opts.peak
+  if type(peak) == "number" then peak = { GBps = peak, source = "given: " .. peak .. " GB/s" } end
+  if type(peak) ~= "table" or type(peak.GBps) ~= "number" or peak.GBps < 0 then
+    error("bad argument #1 to 'compute' (peak must be a metrics.peak table or a number)", 2)
+  end
+  local basis = opts.ratio_basis or "e2e"
+  if basis ~= "e2e" and basis ~= "kernel" then
+    error("bad argument #1 to 'compute' (ratio_basis must be 'e2e' or 'kernel')", 2)
+  end
+  local bf, formula = M.bus_factor(c, n)
+
+  local rows = pe_rows(opts.per_pe, payload, bf, peak.GBps, "")
+  local s = summarise(rows)
+  s.op, s.n_pes, s.payload_bytes = c, n, payload
+  s.bus_factor, s.bus_factor_formula = bf, formula
+  s.peak_bandwidth_GBps, s.peak_source = peak.GBps, peak.source
+  s.notes = {}
+  for _, r in ipairs(rows) do
+    if r.bandwidth_utilization_pct > 100 then s.notes[#s.notes + 1] = M.OVER_100_NOTE; break end
+  end
+  if peak.GBps == 0 then
+    s.notes[#s.notes + 1] = "peak bandwidth is 0 (no link used): utilisation not defined, shown as 0"
+  end
+  for _, r in ipairs(rows) do
+    if r.e2e_us < r.kernel_us then
+      s.notes[#s.notes + 1] = string.format("PE %s: e2e_us < kernel_us (timing boundaries disagree)",
+        tostring(r.pe))
+    end
+  end
+
+  local b = opts.baseline
+  if b ~= nil then
+    if type(b) ~= "table" then
+      error("bad argument #1 to 'compute' (baseline must be a table {name=, per_pe=})", 2)
+    end
+    local bs = summarise(pe_rows(b.per_pe, payload, bf, peak.GBps, "baseline"))
+    bs.name = b.name or "baseline"
+    s.baseline = bs
+    s.ratio_basis = basis == "e2e" and "e2e_latency_us" or "latency_us"
+    s.baseline_latency_us = bs[s.ratio_basis]
+    s.ratio_pct = bs[s.ratio_basis] / s[s.ratio_basis] * 100
+    local need = M.PASS_BASELINE_FRACTION * bs.kernel_bus_bandwidth_GBps
+    local pass = s.kernel_bus_bandwidth_GBps >= need
+    s.verdict = {
+      pass = pass, text = pass and "PASS" or "FAIL",
+      rule = "kernel_bus_bandwidth >= 80% of baseline",
+      detail = string.format("%s GB/s %s %s GB/s (80%% of %s %s GB/s)",
+        M.fmt3(s.kernel_bus_bandwidth_GBps), pass and ">=" or "<", M.fmt3(need), bs.name,
+        M.fmt3(bs.kernel_bus_bandwidth_GBps)),
+    }
+  else
+    local u = s.bandwidth_utilization_pct
+    local pass = u >= M.PASS_MIN_UTILISATION_PCT
+    s.verdict = {
+      pass = pass, text = pass and "PASS" or "FAIL",
+      rule = "no baseline: utilisation >= 20%",
+      detail = string.format("utilisation %s%% %s 20%% of %s GB/s", M.fmt(u, 1), pass and ">=" or "<",
+        M.fmt3(peak.GBps)),
+    }
+  end
+  return { per_pe = rows, summary = s }
+end
+
+return M

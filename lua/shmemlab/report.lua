@@ -1,0 +1,287 @@
+-- shmemlab.report -- the printed forms of a measurement (guide section 6.3; SPEC 5 and 8):
+-- the fixed result record, [PERF] lines per PE, JSON, the formula explanation and the
+-- per-frame table built from cycle-profiling rows.
+--
+-- Numbers are printed with metrics.fmt (decimal rounding, half away from zero): times,
+-- bandwidths and percentages with 3 decimals, the record's ratio with 1 ("115.3%").
+
+local metrics = require("shmemlab.metrics")
+local frames_mod = require("shmemlab.frames")
+local json = require("shmemlab.json")
+
+local M = {}
+
+local fmt3 = metrics.fmt3
+
+M.RECORD_KEYS = { "op_name", "dtype", "shape", "n_pes", "data_bytes", "latency_us",
+  "algo_bandwidth_GBps", "kernel_bus_bandwidth_GBps", "baseline", "baseline_latency_us", "ratio" }
+
+M.TIMING_BOUNDARY = "kernel_us: first block start to last MTE completion of the kernel on that PE; "
+  .. "e2e_us: kernel launch + host copies + kernel"
+
+local function int_or_3(v)
+  local i = math.tointeger(v)
+  if i then return string.format("%d", i) end
+  return fmt3(v)
+end
+
+-- shape_text(shape): "M1024, N8" stays; {1024, 8} -> "1024x8"; {{"M", 1024}, {"N", 8}} -> "M1024, N8"
+local function shape_text(shape)
+  if type(shape) ~= "table" then return tostring(shape) end
+  local parts = {}
+  for i, d in ipairs(shape) do
+    if type(d) == "table" then parts[i] = tostring(d[1]) .. tostring(d[2])
+    else parts[i] = tostring(d) end
+  end
+  return table.concat(parts, type(shape[1]) == "table" and ", " or "x")
+end
+
+-- report.make_record(meta, summary) -> record table for report.record / report.to_json
+-- meta = {op_name=, dtype=, shape=}; summary = metrics.compute(...).summary
+function M.make_record(meta, s)
+  if type(meta) ~= "table" or type(s) ~= "table" then
+    error("bad argument #1 to 'make_record' (meta and summary tables expected)", 2)
+  end
+  return {
+    op_name = meta.op_name or s.op, dtype = meta.dtype, shape = meta.shape,
+    n_pes = s.n_pes, data_bytes = s.payload_bytes, latency_us = s.latency_us,
+    algo_bandwidth_GBps = s.algo_bandwidth_GBps, kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
+    baseline = s.baseline and s.baseline.name or nil, baseline_latency_us = s.baseline_latency_us,
+    ratio = s.ratio_pct,
+  }
+end
+
+-- report.record(r) -> the fixed "key: value" lines (RECORD_KEYS order), each ending in "\n".
+-- r.ratio is a percentage number (115.26 -> "115.3%"); without a baseline the last three
+-- lines read "baseline: none", "baseline_latency_us: -", "ratio: -".
+function M.record(r)
+  if type(r) ~= "table" then
+    error("bad argument #1 to 'record' (table expected, got " .. type(r) .. ")", 2)
+  end
+  for _, k in ipairs({ "op_name", "dtype", "shape", "n_pes", "data_bytes", "latency_us",
+    "algo_bandwidth_GBps", "kernel_bus_bandwidth_GBps" }) do
+    if r[k] == nil then error("bad argument #1 to 'record' (field " .. k .. " missing)", 2) end
+  end
+  local v = {
+    op_name = tostring(r.op_name), dtype = tostring(r.dtype), shape = shape_text(r.shape),
+    n_pes = int_or_3(r.n_pes), data_bytes = int_or_3(r.data_bytes), latency_us = fmt3(r.latency_us),
+    algo_bandwidth_GBps = fmt3(r.algo_bandwidth_GBps),
+    kernel_bus_bandwidth_GBps = fmt3(r.kernel_bus_bandwidth_GBps),
+    baseline = r.baseline and tostring(r.baseline) or "none",
+    baseline_latency_us = r.baseline_latency_us and fmt3(r.baseline_latency_us) or "-",
+    ratio = r.ratio and (metrics.fmt(r.ratio, 1) .. "%") or "-",
+  }
+  local out = {}
+  for i, k in ipairs(M.RECORD_KEYS) do out[i] = k .. ": " .. v[k] .. "\n" end
+  return table.concat(out)
+end
+
+M.PERF_FIELDS = { "e2e_us", "kernel_us", "algo_bandwidth_GBps", "e2e_bus_bandwidth_GBps",
+  "kernel_bus_bandwidth_GBps", "bandwidth_utilization_pct", "payload_bytes", "bus_factor",
+  "peak_bandwidth_GBps" }
+
+-- report.perf_lines(rows) -> text, list of lines: one "[PERF] pe=<id> key=value ..." per PE
+-- (rows = metrics.compute(...).per_pe; payload_bytes as an integer, the rest 3 decimals)
+function M.perf_lines(rows)
+  if type(rows) ~= "table" then
+    error("bad argument #1 to 'perf_lines' (list of per-PE rows expected)", 2)
+  end
+  local lines = {}
+  for i, r in ipairs(rows) do
+    local parts = { "[PERF] pe=" .. tostring(r.pe) }
+    for _, f in ipairs(M.PERF_FIELDS) do
+      local x = r[f]
+      if type(x) ~= "number" then
+        error(string.format("bad argument #1 to 'perf_lines' (rows[%d].%s missing)", i, f), 2)
+      end
+      parts[#parts + 1] = f .. "=" .. (f == "payload_bytes" and int_or_3(x) or fmt3(x))
+    end
+    lines[i] = table.concat(parts, " ")
+  end
+  return (#lines > 0 and table.concat(lines, "\n") .. "\n" or ""), lines
+end
+
+-- report.to_json(r [, opts]) -> JSON object of the record (raw numbers, sorted keys,
+-- indented by 2 unless opts.indent); a missing baseline, baseline_latency_us or ratio is null.
+-- Extra fields of r (verdict, notes, ...) are kept.
+function M.to_json(r, opts)
+  if type(r) ~= "table" then
+    error("bad argument #1 to 'to_json' (table expected, got " .. type(r) .. ")", 2)
+  end
+  local t = {}
+  for k, v in pairs(r) do t[k] = v end
+  for _, k in ipairs(M.RECORD_KEYS) do if t[k] == nil then t[k] = json.null end end
+  if type(t.shape) == "table" then t.shape = shape_text(t.shape) end
+  return json.encode(t, { indent = (opts and opts.indent) or 2 })
+end
+
+local PATHS = { "local", "hccs", "sio", "rdma" }
+
+-- report.formula_text(summary [, path_bytes]) -> text explaining every number of the summary:
+-- formulas, the bus factor used, the peak and its source, the timing boundary and, beside
+-- the logical payload, the bytes that moved on each path: path_bytes (or summary.path_bytes)
+-- = {["local"]=, hccs=, sio=, rdma=} (absent paths count 0).
+function M.formula_text(s, path_bytes)
+  if type(s) ~= "table" or s.bus_factor == nil then
+    error("bad argument #1 to 'formula_text' (metrics summary expected)", 2)
+  end
+  path_bytes = path_bytes or s.path_bytes
+  local L = {}
+  local function add(...) L[#L + 1] = string.format(...) end
+  add("op: %s on %d PEs", s.op, s.n_pes)
+  add("logical_payload_bytes = %s (single-PE semantic bytes)", int_or_3(s.payload_bytes))
+  if type(path_bytes) == "table" then
+    local parts, total = {}, 0
+    for _, p in ipairs(PATHS) do
+      local b = path_bytes[p] or 0
+      total = total + b
+      parts[#parts + 1] = p .. "=" .. int_or_3(b)
+    end
+    add("bytes per path: %s (total %s) beside logical payload %s", table.concat(parts, " "),
+      int_or_3(total), int_or_3(s.payload_bytes))
+  else
+    add("bytes per path: not measured")
+  end
+  add("latency_us = max over PEs of kernel_us = %s; e2e_latency_us = max over PEs of e2e_us = %s",
+    fmt3(s.latency_us), fmt3(s.e2e_latency_us))
+  add("timing boundary: %s", M.TIMING_BOUNDARY)
+  add("algo_bandwidth_GBps = logical_payload_bytes / kernel_s / 1e9 = %s (mean over PEs)",
+    fmt3(s.algo_bandwidth_GBps))
+  add("bus_factor = %s = %s for %s with n_pes = %d (the one table in shmemlab.metrics)",
+    s.bus_factor_formula, fmt3(s.bus_factor), s.op, s.n_pes)
+  add("kernel_bus_bandwidth_GBps = algo_bandwidth_GBps * bus_factor = %s (mean over PEs)",
+    fmt3(s.kernel_bus_bandwidth_GBps))
+  add("e2e_bus_bandwidth_GBps = logical_payload_bytes / e2e_s / 1e9 * bus_factor = %s "
+    .. "(reference only, never used for PASS/FAIL)", fmt3(s.e2e_bus_bandwidth_GBps))
+  add("peak_bandwidth_GBps = %s (%s)", fmt3(s.peak_bandwidth_GBps), tostring(s.peak_source))
+  add("bandwidth_utilization_pct = kernel_bus_bandwidth_GBps / peak_bandwidth_GBps * 100 = %s",
+    fmt3(s.bandwidth_utilization_pct))
+  if s.baseline then
+    add("baseline: %s, latency_us %s, e2e_latency_us %s, kernel_bus_bandwidth_GBps %s", s.baseline.name,
+      fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us), fmt3(s.baseline.kernel_bus_bandwidth_GBps))
+    add("ratio = baseline %s / %s * 100 = %s%% (over 100%% = faster than the baseline)",
+      s.ratio_basis, s.ratio_basis, metrics.fmt(s.ratio_pct, 1))
+  end
+  if s.verdict then
+    add("verdict: %s (rule: %s; %s)", s.verdict.text, s.verdict.rule, s.verdict.detail or "")
+  end
+  for _, n in ipairs(s.notes or {}) do add("note: %s", n) end
+  return table.concat(L, "\n") .. "\n"
+end
+
+local function check_num(v, what, positive)
+  if type(v) ~= "number" or v ~= v or (positive and v <= 0) or (not positive and v < 0) then
+    error(string.format("bad argument #1 to 'frame_report' (%s must be a number %s 0)", what,
+      positive and ">" or ">="), 3)
+  end
+end
+
+-- report.frame_report(fr) -> rows, text
+-- fr = {cycle2us=, e2e_us= (per launch), launches=N, rows = {{pe=, block=, frame=, cycles=,
+--   count=}, ...}, reasons = {[frame_id] = "why absent"}, frames = frames table (optional)}
+-- One row per frame: the five kinds in order, then custom ids found in rows (by id):
+--   {id=, key=, name=, used=, cycles=, count=, avg_us=, max_core_us=, share_pct=,
+--    tail_pe=, tail_block=, tail_over_mean=, cores=, reason=}
+-- cycles, count: sums over all (pe, block) rows of the frame; avg_us = cycles / count /
+-- cycle2us (one execution); max_core_us = max over (pe, block) of that core's cycles /
+-- cycle2us / launches (per launch, the cycles being summed over all profiled launches);
+-- share_pct = max_core_us / e2e_us * 100 (frames may nest, so shares need not add to 100);
+-- the long tail is the (pe, block) with the most cycles (ties: lowest pe, then block);
+-- tail_over_mean = its cycles / the mean over the cores that ran the frame.
+-- A standard kind with no row of count > 0 needs fr.reasons[id], else an error.
+function M.frame_report(fr)
+  if type(fr) ~= "table" or type(fr.rows) ~= "table" then
+    error("bad argument #1 to 'frame_report' (table with rows expected)", 2)
+  end
+  check_num(fr.cycle2us, "cycle2us", true)
+  check_num(fr.e2e_us, "e2e_us", true)
+  if math.type(fr.launches) ~= "integer" or fr.launches < 1 then
+    error("bad argument #1 to 'frame_report' (launches must be an integer >= 1)", 2)
+  end
+  local F = fr.frames or frames_mod
+  local reasons = fr.reasons or {}
+  local c2u, launches = fr.cycle2us, fr.launches
+
+  local by_frame, seen = {}, {}
+  for i, r in ipairs(fr.rows) do
+    if math.type(r.frame) ~= "integer" or math.type(r.block) ~= "integer" or r.pe == nil then
+      error(string.format("bad argument #1 to 'frame_report' (rows[%d] needs integer pe, block, frame)", i), 2)
+    end
+    check_num(r.cycles, "rows[" .. i .. "].cycles", false)
+    check_num(r.count, "rows[" .. i .. "].count", false)
+    local key = string.format("%s/%d/%d", tostring(r.pe), r.block, r.frame)
+    if seen[key] then
+      error(string.format("bad argument #1 to 'frame_report' (rows[%d] repeats pe %s block %d frame %d)",
+        i, tostring(r.pe), r.block, r.frame), 2)
+    end
+    seen[key] = true
+    if r.count > 0 then
+      local list = by_frame[r.frame] or {}
+      by_frame[r.frame] = list
+      list[#list + 1] = r
+    end
+  end
+
+  local order = {}
+  for _, k in ipairs(frames_mod.kinds) do order[#order + 1] = { id = k.id, key = k.key, name = k.name } end
+  local extra = {}
+  for id in pairs(by_frame) do
+    if id >= frames_mod.FIRST_CUSTOM then extra[#extra + 1] = id end
+  end
+  table.sort(extra)
+  local key_of = {}
+  for _, k in ipairs(F.custom_kinds or {}) do key_of[k.id] = k.key end
+  for _, id in ipairs(extra) do
+    order[#order + 1] = { id = id, key = key_of[id], name = frames_mod.name(id, F) }
+  end
+
+  local rows = {}
+  for _, o in ipairs(order) do
+    local list = by_frame[o.id]
+    local row = { id = o.id, key = o.key, name = o.name, used = list ~= nil }
+    if not list then
+      local why = reasons[o.id]
+      if type(why) ~= "string" or why == "" then
+        error(string.format("frame %d (%s) unused and no reason given", o.id, o.name), 2)
+      end
+      row.reason = why
+    else
+      local cycles, count, tail, sum_core = 0, 0, nil, 0
+      for _, r in ipairs(list) do
+        cycles, count = cycles + r.cycles, count + r.count
+        sum_core = sum_core + r.cycles
+        if not tail or r.cycles > tail.cycles
+          or (r.cycles == tail.cycles and (r.pe < tail.pe or (r.pe == tail.pe and r.block < tail.block))) then
+          tail = r
+        end
+      end
+      row.cycles, row.count, row.cores = cycles, count, #list
+      row.avg_us = cycles / count / c2u
+      row.max_core_us = tail.cycles / c2u / launches
+      row.share_pct = row.max_core_us / fr.e2e_us * 100
+      row.tail_pe, row.tail_block = tail.pe, tail.block
+      local mean = sum_core / #list
+      row.tail_over_mean = mean > 0 and tail.cycles / mean or 1
+    end
+    rows[#rows + 1] = row
+  end
+
+  local line = "%-8s%-24s%-15s%-10s%-13s%-13s%-11s%s"
+  local T = { string.format(line, "FrameID", "Frame", "Cycles", "Count", "avg_us", "max_core_us",
+    "share_%", "long_tail") }
+  for _, r in ipairs(rows) do
+    if r.used then
+      T[#T + 1] = string.format(line, r.id, r.name, int_or_3(r.cycles), int_or_3(r.count), fmt3(r.avg_us),
+        fmt3(r.max_core_us), fmt3(r.share_pct), string.format("pe %s block %d (x%s of mean)",
+          tostring(r.tail_pe), r.tail_block, metrics.fmt(r.tail_over_mean, 2)))
+    else
+      T[#T + 1] = string.format(line, r.id, r.name, "-", "-", "-", "-", "-", "unused: " .. r.reason)
+    end
+  end
+  T[#T + 1] = string.format("cycle2us=%s launches=%d e2e_us=%s per launch; max_core_us = max over "
+    .. "(pe, block) of cycles / cycle2us / launches; share = max_core_us / e2e_us * 100",
+    int_or_3(c2u), launches, fmt3(fr.e2e_us))
+  return rows, table.concat(T, "\n") .. "\n"
+end
+
+return M
