@@ -151,6 +151,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = m->t0;
     b->inflight = b->fence = b->end = m->t0;
     b->wnext = -1;
+    b->scratch = -1;
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
       m->nheap = 0;
@@ -205,6 +206,15 @@ void sl_launch_abort(sl_machine *m) {
 /* 1 while a launch runs */
 int sl_running(const sl_machine *m) { return m->running; }
 
+/* launch generation (UB views of older launches are stale) */
+uint32_t sl_machine_gen(const sl_machine *m) { return m->gen; }
+
+/* 1 when the block waits on a signal, a barrier or sync_all */
+int sl_block_parked(const sl_machine *m, int blk) {
+  int s = m->blocks[blk].state;
+  return s == B_SIGNAL || s == B_BARRIER || s == B_SYNC;
+}
+
 /* blocks per PE of the launch */
 int sl_block_dim(const sl_machine *m) { return m->block_dim; }
 
@@ -232,6 +242,12 @@ int sl_block_result(sl_machine *m, int blk, int64_t *v) {
   *v = b->ret;
   b->retkind = 0;
   return k;
+}
+
+/* keep a value for a block that yields before returning it */
+void sl_block_stash(sl_machine *m, int blk, int kind, int64_t v) {
+  m->blocks[blk].retkind = kind;
+  m->blocks[blk].ret = v;
 }
 
 /* the system counter of a block now */

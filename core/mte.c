@@ -162,6 +162,26 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   return SL_OK;
 }
 
+/* scratch UB for putmem/getmem/put_signal, viewed as dtype */
+int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
+  sl_block *b = &m->blocks[blk];
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)dtype);
+  if (b->scratch < 0) {
+    sl_loc l;
+    int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, &l);
+    if (st != SL_OK) return st;
+    b->scratch = l.base;
+  }
+  out->buf = -1;
+  out->pe = b->pe;
+  out->core = b->b;
+  out->dtype = dtype;
+  out->base = b->scratch;
+  out->off = 0;
+  out->cap = SL_SCRATCH_BYTES / esz * esz;
+  return SL_OK;
+}
+
 /* a UB location must be this block's own */
 static int own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
   if (l->buf >= 0) return sli_err(m, SL_EARG, arg, "UB tensor expected, got GM");

@@ -154,6 +154,8 @@ void sl_launch_end(sl_machine *m, double *kernel_us, double *e2e_us,
                    double *start_us);
 void sl_launch_abort(sl_machine *m);
 int sl_running(const sl_machine *m);
+uint32_t sl_machine_gen(const sl_machine *m);
+int sl_block_parked(const sl_machine *m, int blk);
 int sl_block_dim(const sl_machine *m);
 void sl_block_where(const sl_machine *m, int blk, int *pe, int *block);
 double sl_block_time_us(const sl_machine *m, int blk);
@@ -161,6 +163,10 @@ int sl_block_frame(const sl_machine *m, int blk);
 int sl_describe_waits(const sl_machine *m, char *out, size_t size);
 /* results a resumed block gets back (a value or nothing) */
 int sl_block_result(sl_machine *m, int blk, int64_t *v);
+void sl_block_stash(sl_machine *m, int blk, int kind, int64_t v);
+/* the block's scratch UB for blocking puts/gets (carved once per launch) */
+int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out);
+#define SL_SCRATCH_BYTES 16384
 /* 1 when the block ran ahead of the earliest event: it must yield */
 int sl_must_yield(sl_machine *m, int blk);
 

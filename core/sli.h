@@ -55,6 +55,7 @@ typedef struct sl_block {
   int32_t retkind;
   int64_t ret;
   int64_t ub_top;
+  int64_t scratch;          /* UB offset of the scratch, -1 = none */
   int32_t fdepth;
   int32_t fid[SL_FSTACK];
   sl_time fstart[SL_FSTACK];

@@ -1,0 +1,1285 @@
+/*
+** dtype.c -- element types and every element loop of shmemlab
+** (conversions, reductions, vector ops, fill patterns, compare, checksum).
+** Plain C11 + libm; knows nothing of Lua.  See dtype.h for the contract.
+**
+** Conventions shared by every loop below:
+** - one switch on dtype/op outside the element loop; the loops are
+**   simple, use restrict pointers, and are compiled at -O3 (gcc does not
+**   vectorise them at -O2) so that they vectorise;
+** - integer arithmetic is done on unsigned types (wraps modulo 2^bits,
+**   no signed-overflow UB); integer buffers are accessed through their
+**   unsigned variant, which C allows;
+** - fp16/bf16 arithmetic is done in fp32 and rounded once (nearest even)
+**   to the storage type, like the Ascend MTE atomic unit and vector unit;
+** - NaN: max/min return NaN when either operand is NaN (IEEE 754-2019
+**   maximum/minimum, with -0 < +0); any NaN that an arithmetic op
+**   (add/max/min/muls) produces on a float dtype is stored as the
+**   canonical quiet NaN (fp32 0x7fc00000, fp16 0x7e00, bf16 0x7fc0), so
+**   results (and checksums) do not depend on which operand's payload the
+**   host FPU propagates.  Conversions (sl_cast, sl_f32_to_f16, ...) keep
+**   the sign and top payload bits and set the quiet bit instead;
+** - everything assumes the default floating-point environment (round to
+**   nearest even, no flush-to-zero), as C programs start with.
+*/
+
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(SL_NO_F16C)
+#define SL_F16C 1
+#include <immintrin.h>
+#else
+#define SL_F16C 0
+#endif
+
+#define QNAN32  0x7fc00000u
+#define QNAN16  0x7e00u
+#define QNANBF  0x7fc0u
+
+#define TWO63   9223372036854775808.0
+
+/* elements staged per chunk when a kernel's operands alias (4 KiB) */
+#define STAGEW  512
+
+/* staging buffer, typed for every element type the kernels read */
+typedef union {
+  uint64_t q[STAGEW];
+  uint32_t w[STAGEW * 2];
+  uint16_t h[STAGEW * 4];
+  float f[STAGEW * 2];
+} sl_stage;
+
+
+/*
+** {======================================================
+** Type table
+** =======================================================
+*/
+
+static const struct { const char *name; unsigned char size, isfloat; }
+dt_info[SL_NDTYPES] = {
+  {"int8", 1, 0}, {"int16", 2, 0}, {"int32", 4, 0}, {"int64", 8, 0},
+  {"uint8", 1, 0}, {"fp16", 2, 1}, {"bf16", 2, 1}, {"fp32", 4, 1}
+};
+
+static const struct { const char *name; sl_dtype t; } dt_alias[] = {
+  {"float16", SL_FP16}, {"half", SL_FP16}, {"bfloat16", SL_BF16},
+  {"float32", SL_FP32}, {"float", SL_FP32}
+};
+
+
+/* 1 when t is a valid dtype */
+static int dt_ok (sl_dtype t) {
+  return (unsigned)t < (unsigned)SL_NDTYPES;
+}
+
+
+/* element size in bytes (0 for an invalid dtype) */
+size_t sl_dtype_size (sl_dtype t) {
+  return dt_ok(t) ? dt_info[t].size : 0;
+}
+
+
+/* canonical name ("?" for an invalid dtype) */
+const char *sl_dtype_name (sl_dtype t) {
+  return dt_ok(t) ? dt_info[t].name : "?";
+}
+
+
+/* dtype of a name or alias, -1 when unknown (case sensitive) */
+int sl_dtype_find (const char *name) {
+  size_t i;
+  if (name == NULL) return -1;
+  for (i = 0; i < (size_t)SL_NDTYPES; i++)
+    if (strcmp(name, dt_info[i].name) == 0) return (int)i;
+  for (i = 0; i < sizeof(dt_alias) / sizeof(dt_alias[0]); i++)
+    if (strcmp(name, dt_alias[i].name) == 0) return (int)dt_alias[i].t;
+  return -1;
+}
+
+
+/* 1 for fp16, bf16 and fp32 */
+int sl_dtype_isfloat (sl_dtype t) {
+  return dt_ok(t) ? dt_info[t].isfloat : 0;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Scalar conversions (branch-free, so the loops using them vectorise)
+** =======================================================
+*/
+
+/* bits of a float */
+static inline uint32_t f2u (float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+
+/* float of bits */
+static inline float u2f (uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+
+/* all ones when c is nonzero, else zero (branch-free select mask) */
+static inline uint32_t msk (int c) {
+  return 0u - (uint32_t)(c != 0);
+}
+
+
+/* fp16 -> fp32, exact; a signalling NaN comes back quiet (as F16C does) */
+static inline float h2f (uint16_t h) {
+  uint32_t em = h & 0x7fffu;
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t nrm = (em << 13) + (112u << 23);            /* rebias 15 -> 127 */
+  uint32_t inf = (em << 13) + (224u << 23) +           /* exponent 255 */
+                 (msk(em > 0x7c00u) & 0x00400000u);    /* quiet bit */
+  /* subnormal: 2^-14 * (1 + m/1024) - 2^-14, exact */
+  uint32_t sub = f2u(u2f(nrm + (1u << 23)) - 0x1p-14f);
+  uint32_t mi = msk(em >= 0x7c00u), ms = msk(em < 0x0400u);
+  uint32_t r = (inf & mi) | (sub & ms) | (nrm & ~(mi | ms));
+  return u2f(r | sign);
+}
+
+
+/* fp32 -> fp16, nearest even; overflow -> Inf, NaN stays NaN (quiet) */
+static inline uint16_t f2h (float f) {
+  uint32_t x = f2u(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t a = x & 0x7fffffffu;
+  /* |f| >= 65536, Inf, NaN */
+  uint32_t big = a > 0x7f800000u ? (QNAN16 | ((a >> 13) & 0x3ffu)) : 0x7c00u;
+  /* |f| < 2^-14: adding 0.5 makes the FPU round at 2^-24, the fp16 ulp */
+  uint32_t sub = f2u(u2f(a) + 0.5f) - 0x3f000000u;
+  /* normal: rebias, then add half an ulp minus one plus the lsb (ties even);
+     a carry into the exponent is right, up to 0x7c00 (Inf) */
+  uint32_t nrm = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  uint32_t mb = msk(a >= 0x47800000u), ms = msk(a < 0x38800000u);
+  uint32_t r = (big & mb) | (sub & ms) | (nrm & ~(mb | ms));
+  return (uint16_t)(r | sign);
+}
+
+
+/* bf16 -> fp32, exact (the top half of the fp32 bits) */
+static inline float b2f (uint16_t h) {
+  return u2f((uint32_t)h << 16);
+}
+
+
+/* fp32 -> bf16, nearest even; NaN stays NaN (quiet) */
+static inline uint16_t f2b (float f) {
+  uint32_t x = f2u(f);
+  uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  uint32_t n = (x >> 16) | 0x0040u;
+  return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? n : r);
+}
+
+
+/* fp32 arithmetic result with a canonical NaN */
+static inline float canf (float r) {
+  return r != r ? u2f(QNAN32) : r;
+}
+
+
+/* fp32 arithmetic result -> fp16 with a canonical NaN (tested on the
+** fp16 bits: a float test would put f2h under a branch, unvectorisable) */
+static inline uint16_t f2hc (float r) {
+  uint16_t h = f2h(r);
+  return (h & 0x7fffu) > 0x7c00u ? (uint16_t)QNAN16 : h;
+}
+
+
+/* fp32 arithmetic result -> bf16 with a canonical NaN */
+static inline uint16_t f2bc (float r) {
+  uint16_t h = f2b(r);
+  return (h & 0x7fffu) > 0x7f80u ? (uint16_t)QNANBF : h;
+}
+
+
+/* double -> fp32 rounded to odd, so one more rounding to fp16/bf16
+** (at least two bits narrower) gives the correctly rounded double */
+static float d2fodd (double d) {
+  float f = (float)d;
+  if ((double)f != d && d == d) {
+    uint32_t u = f2u(f);
+    if (fabs((double)f) > fabs(d)) u--;   /* rounded away: truncate */
+    f = u2f(u | 1u);                      /* sticky bit */
+  }
+  return f;
+}
+
+
+/* double -> fp16, nearest even, single rounding */
+static uint16_t d2h (double d) {
+  return f2h(d2fodd(d));
+}
+
+
+/* double -> bf16, nearest even, single rounding */
+static uint16_t d2b (double d) {
+  return f2b(d2fodd(d));
+}
+
+
+/* int64 -> double rounded to odd (exact below 2^53) */
+static double i2dodd (int64_t v) {
+  uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+  int sh = 0;
+  double d;
+  while ((u >> sh) >= (UINT64_C(1) << 53)) sh++;
+  if (sh > 0) {
+    uint64_t lost = u & ((UINT64_C(1) << sh) - 1u);
+    u = (u >> sh) | (lost != 0u);
+  }
+  d = ldexp((double)u, sh);
+  return v < 0 ? -d : d;
+}
+
+
+/* int64 -> bf16, nearest even, single rounding */
+static uint16_t i2b (int64_t v) {
+  return d2b(i2dodd(v));
+}
+
+
+/* int64 -> fp16: fp32 is exact below 2^24 and anything above is Inf */
+static inline uint16_t i2h (int64_t v) {
+  return f2h((float)v);
+}
+
+
+/* double -> int64: truncate toward zero, clamp to the int64 range, NaN -> 0 */
+static inline int64_t d2i (double v) {
+  if (v != v) return 0;
+  if (v >= TWO63) return INT64_MAX;
+  if (v <= -TWO63) return INT64_MIN;
+  return (int64_t)v;
+}
+
+
+/* fp32 -> int64, as d2i */
+static inline int64_t f2i (float v) {
+  return d2i((double)v);
+}
+
+
+/* uint64 bits -> int64 value (two's complement), without
+** implementation-defined conversion */
+static inline int64_t u2i (uint64_t u) {
+  return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+
+/* fp16 -> fp32 (public, portable path) */
+float sl_f16_to_f32 (uint16_t h) {
+  return h2f(h);
+}
+
+
+/* fp32 -> fp16 (public, portable path) */
+uint16_t sl_f32_to_f16 (float f) {
+  return f2h(f);
+}
+
+
+/* bf16 -> fp32 (public) */
+float sl_bf16_to_f32 (uint16_t h) {
+  return b2f(h);
+}
+
+
+/* fp32 -> bf16 (public) */
+uint16_t sl_f32_to_bf16 (float f) {
+  return f2b(f);
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Element operators: x = first operand (dst for sl_reduce), y = second.
+** Float max/min compare total-order keys of the bits (-0 < +0), which
+** is exact, so fp16/bf16 need no trip through fp32; NaN wins (canonical).
+** =======================================================
+*/
+
+#define OADD(x,y)  ((x) + (y))
+#define OMAX(x,y)  ((x) > (y) ? (x) : (y))
+#define OMIN(x,y)  ((x) < (y) ? (x) : (y))
+
+/* total-order key of fp32 bits: flip all bits of negatives, the sign of
+** positives; then unsigned order is value order */
+static inline uint32_t key32 (uint32_t u) {
+  return u ^ ((0u - (u >> 31)) | 0x80000000u);
+}
+
+
+/* total-order key of fp16/bf16 bits */
+static inline uint16_t key16 (uint16_t u) {
+  return (uint16_t)(u ^ (((0u - ((unsigned)u >> 15)) & 0xffffu) | 0x8000u));
+}
+
+
+/* fp32 add, canonical NaN */
+static inline float addf (float x, float y) {
+  return canf(x + y);
+}
+
+
+/* fp32 max: NaN if either is NaN, else the larger (+0 > -0) */
+static inline float maxf (float x, float y) {
+  uint32_t ux = f2u(x), uy = f2u(y);
+  uint32_t r = key32(ux) >= key32(uy) ? ux : uy;
+  int isn = ((ux & 0x7fffffffu) > 0x7f800000u) | ((uy & 0x7fffffffu) > 0x7f800000u);
+  return u2f(isn ? QNAN32 : r);
+}
+
+
+/* fp32 min: NaN if either is NaN, else the smaller (-0 < +0) */
+static inline float minf (float x, float y) {
+  uint32_t ux = f2u(x), uy = f2u(y);
+  uint32_t r = key32(ux) <= key32(uy) ? ux : uy;
+  int isn = ((ux & 0x7fffffffu) > 0x7f800000u) | ((uy & 0x7fffffffu) > 0x7f800000u);
+  return u2f(isn ? QNAN32 : r);
+}
+
+
+/* fp16 add in fp32, rounded once */
+static inline uint16_t addh (uint16_t x, uint16_t y) {
+  return f2hc(h2f(x) + h2f(y));
+}
+
+
+/* fp16 max (exact selection) */
+static inline uint16_t maxh (uint16_t x, uint16_t y) {
+  uint16_t r = key16(x) >= key16(y) ? x : y;
+  int isn = ((x & 0x7fffu) > 0x7c00u) | ((y & 0x7fffu) > 0x7c00u);
+  return isn ? (uint16_t)QNAN16 : r;
+}
+
+
+/* fp16 min (exact selection) */
+static inline uint16_t minh (uint16_t x, uint16_t y) {
+  uint16_t r = key16(x) <= key16(y) ? x : y;
+  int isn = ((x & 0x7fffu) > 0x7c00u) | ((y & 0x7fffu) > 0x7c00u);
+  return isn ? (uint16_t)QNAN16 : r;
+}
+
+
+/* bf16 add in fp32, rounded once */
+static inline uint16_t addb (uint16_t x, uint16_t y) {
+  return f2bc(b2f(x) + b2f(y));
+}
+
+
+/* bf16 max (exact selection) */
+static inline uint16_t maxb (uint16_t x, uint16_t y) {
+  uint16_t r = key16(x) >= key16(y) ? x : y;
+  int isn = ((x & 0x7fffu) > 0x7f80u) | ((y & 0x7fffu) > 0x7f80u);
+  return isn ? (uint16_t)QNANBF : r;
+}
+
+
+/* bf16 min (exact selection) */
+static inline uint16_t minb (uint16_t x, uint16_t y) {
+  uint16_t r = key16(x) <= key16(y) ? x : y;
+  int isn = ((x & 0x7fffu) > 0x7f80u) | ((y & 0x7fffu) > 0x7f80u);
+  return isn ? (uint16_t)QNANBF : r;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Portable kernels
+** =======================================================
+*/
+
+/* r_NAME: d[i] = OP(d[i], s[i]);  b_NAME: d[i] = OP(a[i], b[i]) */
+#define KERNELS(name, T, OP) \
+  static void r_##name (T *restrict d, const T *restrict s, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = (T)OP(d[i], s[i]); \
+  } \
+  static void b_##name (T *restrict d, const T *restrict a, \
+                        const T *restrict b, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = (T)OP(a[i], b[i]); \
+  }
+
+KERNELS(add8, uint8_t, OADD)
+KERNELS(add16, uint16_t, OADD)
+KERNELS(add32, uint32_t, OADD)
+KERNELS(add64, uint64_t, OADD)
+KERNELS(addh, uint16_t, addh)
+KERNELS(addb, uint16_t, addb)
+KERNELS(addf, float, addf)
+
+KERNELS(maxi8, int8_t, OMAX)
+KERNELS(maxi16, int16_t, OMAX)
+KERNELS(maxi32, int32_t, OMAX)
+KERNELS(maxi64, int64_t, OMAX)
+KERNELS(maxu8, uint8_t, OMAX)
+KERNELS(maxh, uint16_t, maxh)
+KERNELS(maxb, uint16_t, maxb)
+KERNELS(maxf, float, maxf)
+
+KERNELS(mini8, int8_t, OMIN)
+KERNELS(mini16, int16_t, OMIN)
+KERNELS(mini32, int32_t, OMIN)
+KERNELS(mini64, int64_t, OMIN)
+KERNELS(minu8, uint8_t, OMIN)
+KERNELS(minh, uint16_t, minh)
+KERNELS(minb, uint16_t, minb)
+KERNELS(minf, float, minf)
+
+
+/* m_NAME: d[i] = a[i] * k, wrapping (integer scalar; W is the unsigned
+** type the product is computed in, at least unsigned int) */
+#define MULSINT(name, T, W) \
+  static void m_##name (T *restrict d, const T *restrict a, W k, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = (T)((W)a[i] * k); \
+  }
+
+MULSINT(8, uint8_t, uint32_t)
+MULSINT(16, uint16_t, uint32_t)
+MULSINT(32, uint32_t, uint32_t)
+MULSINT(64, uint64_t, uint64_t)
+
+
+/* q_NAME: d[i] = trunc(a[i] * s) wrapped (non-integral scalar, via double) */
+#define MULSDBL(name, U, S) \
+  static void q_##name (U *restrict d, const S *restrict a, double s, \
+                        size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = (U)d2i((double)a[i] * s); \
+  }
+
+MULSDBL(i8, uint8_t, int8_t)
+MULSDBL(i16, uint16_t, int16_t)
+MULSDBL(i32, uint32_t, int32_t)
+MULSDBL(i64, uint64_t, int64_t)
+MULSDBL(u8, uint8_t, uint8_t)
+
+
+/* fp32 a[i] * s, canonical NaN */
+static void m_f (float *restrict d, const float *restrict a, float s,
+                 size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) d[i] = canf(a[i] * s);
+}
+
+
+/* fp16 a[i] * s in fp32, rounded once */
+static void m_h (uint16_t *restrict d, const uint16_t *restrict a, float s,
+                 size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) d[i] = f2hc(h2f(a[i]) * s);
+}
+
+
+/* bf16 a[i] * s in fp32, rounded once */
+static void m_b (uint16_t *restrict d, const uint16_t *restrict a, float s,
+                 size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) d[i] = f2bc(b2f(a[i]) * s);
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** x86-64 AVX2+F16C paths for fp16 (bit-identical to the portable ones:
+** same fp32 operations, same canonical NaN, vcvtps2ph rounds to nearest
+** even and keeps NaN payloads exactly as f2h does).  Each handles a
+** multiple of 8 elements and returns how many it did; the caller finishes
+** with the portable kernel.
+** =======================================================
+*/
+#if SL_F16C
+
+#define X86FN  __attribute__((target("avx2,f16c")))
+#define XLDH(p)  _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define XSTH(p,v)  _mm_storeu_si128((__m128i *)(p), \
+                     _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+
+/* 1 when this CPU has AVX2 and F16C (clang 14 cannot test "f16c": there
+** AVX2 stands for both, as every AVX2 CPU has F16C, which came first) */
+static int x_ok (void) {
+#if defined(__clang__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#endif
+}
+
+
+/* canonical NaN for every NaN lane */
+X86FN static inline __m256 x_can (__m256 r) {
+  __m256 q = _mm256_castsi256_ps(_mm256_set1_epi32((int)QNAN32));
+  return _mm256_blendv_ps(r, q, _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+}
+
+
+/* d[i] = fp16(d[i] + s[i]) */
+X86FN static size_t x_raddh (uint16_t *restrict d, const uint16_t *restrict s,
+                             size_t n) {
+  size_t i;
+  for (i = 0; i + 8 <= n; i += 8)
+    XSTH(d + i, x_can(_mm256_add_ps(XLDH(d + i), XLDH(s + i))));
+  return i;
+}
+
+
+/* d[i] = fp16(a[i] + b[i]) */
+X86FN static size_t x_baddh (uint16_t *restrict d, const uint16_t *restrict a,
+                             const uint16_t *restrict b, size_t n) {
+  size_t i;
+  for (i = 0; i + 8 <= n; i += 8)
+    XSTH(d + i, x_can(_mm256_add_ps(XLDH(a + i), XLDH(b + i))));
+  return i;
+}
+
+
+/* d[i] = fp16(a[i] * s) */
+X86FN static size_t x_mulsh (uint16_t *restrict d, const uint16_t *restrict a,
+                             float s, size_t n) {
+  size_t i;
+  __m256 k = _mm256_set1_ps(s);
+  for (i = 0; i + 8 <= n; i += 8)
+    XSTH(d + i, x_can(_mm256_mul_ps(XLDH(a + i), k)));
+  return i;
+}
+
+
+/* fp16 -> fp32 */
+X86FN static size_t x_h2f (float *restrict d, const uint16_t *restrict s,
+                           size_t n) {
+  size_t i;
+  for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, XLDH(s + i));
+  return i;
+}
+
+
+/* fp32 -> fp16 */
+X86FN static size_t x_f2h (uint16_t *restrict d, const float *restrict s,
+                           size_t n) {
+  size_t i;
+  for (i = 0; i + 8 <= n; i += 8) XSTH(d + i, _mm256_loadu_ps(s + i));
+  return i;
+}
+
+#define XRUN(call)  (x_ok() ? (call) : 0)
+
+#else
+
+#define XRUN(call)  0
+
+#endif
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Reductions and vector ops
+** =======================================================
+*/
+
+/* sl_reduce for valid t/op and non-aliasing dst/src */
+static void reduce (sl_dtype t, sl_op op, void *restrict dst,
+                    const void *restrict src, size_t n) {
+  size_t k;
+  switch (op) {
+    case SL_OP_NONE: memcpy(dst, src, n * dt_info[t].size); return;
+    case SL_OP_ADD:
+      switch (t) {
+        case SL_INT8: case SL_UINT8: r_add8(dst, src, n); return;
+        case SL_INT16: r_add16(dst, src, n); return;
+        case SL_INT32: r_add32(dst, src, n); return;
+        case SL_INT64: r_add64(dst, src, n); return;
+        case SL_FP16:
+          k = XRUN(x_raddh(dst, src, n));
+          r_addh((uint16_t *)dst + k, (const uint16_t *)src + k, n - k);
+          return;
+        case SL_BF16: r_addb(dst, src, n); return;
+        case SL_FP32: r_addf(dst, src, n); return;
+        default: return;
+      }
+    case SL_OP_MAX:
+      switch (t) {
+        case SL_INT8: r_maxi8(dst, src, n); return;
+        case SL_INT16: r_maxi16(dst, src, n); return;
+        case SL_INT32: r_maxi32(dst, src, n); return;
+        case SL_INT64: r_maxi64(dst, src, n); return;
+        case SL_UINT8: r_maxu8(dst, src, n); return;
+        case SL_FP16: r_maxh(dst, src, n); return;
+        case SL_BF16: r_maxb(dst, src, n); return;
+        case SL_FP32: r_maxf(dst, src, n); return;
+        default: return;
+      }
+    case SL_OP_MIN:
+      switch (t) {
+        case SL_INT8: r_mini8(dst, src, n); return;
+        case SL_INT16: r_mini16(dst, src, n); return;
+        case SL_INT32: r_mini32(dst, src, n); return;
+        case SL_INT64: r_mini64(dst, src, n); return;
+        case SL_UINT8: r_minu8(dst, src, n); return;
+        case SL_FP16: r_minh(dst, src, n); return;
+        case SL_BF16: r_minb(dst, src, n); return;
+        case SL_FP32: r_minf(dst, src, n); return;
+        default: return;
+      }
+    default: return;
+  }
+}
+
+
+/* dst[i] = op(dst[i], src[i]); dst == src is staged through a local
+** buffer so that the kernels can keep their restrict pointers */
+void sl_reduce (sl_dtype t, sl_op op, void *dst, const void *src, size_t n) {
+  if (!dt_ok(t) || (unsigned)op > (unsigned)SL_OP_MIN || n == 0) return;
+  if (dst != src)
+    reduce(t, op, dst, src, n);
+  else if (op != SL_OP_NONE) {
+    sl_stage tmp;
+    size_t sz = dt_info[t].size, m = sizeof tmp / sz, k;
+    char *d = dst;
+    for (k = 0; k < n; k += m) {
+      size_t c = n - k < m ? n - k : m;
+      memcpy(&tmp, d + k * sz, c * sz);
+      reduce(t, op, d + k * sz, &tmp, c);
+    }
+  }
+}
+
+
+/* sl_binary for valid t/op and dst aliasing neither a nor b */
+static void binary (sl_dtype t, sl_op op, void *restrict dst,
+                    const void *a, const void *b, size_t n) {
+  size_t k;
+  switch (op) {
+    case SL_OP_NONE: memmove(dst, b, n * dt_info[t].size); return;
+    case SL_OP_ADD:
+      switch (t) {
+        case SL_INT8: case SL_UINT8: b_add8(dst, a, b, n); return;
+        case SL_INT16: b_add16(dst, a, b, n); return;
+        case SL_INT32: b_add32(dst, a, b, n); return;
+        case SL_INT64: b_add64(dst, a, b, n); return;
+        case SL_FP16:
+          k = XRUN(x_baddh(dst, a, b, n));
+          b_addh((uint16_t *)dst + k, (const uint16_t *)a + k,
+                 (const uint16_t *)b + k, n - k);
+          return;
+        case SL_BF16: b_addb(dst, a, b, n); return;
+        case SL_FP32: b_addf(dst, a, b, n); return;
+        default: return;
+      }
+    case SL_OP_MAX:
+      switch (t) {
+        case SL_INT8: b_maxi8(dst, a, b, n); return;
+        case SL_INT16: b_maxi16(dst, a, b, n); return;
+        case SL_INT32: b_maxi32(dst, a, b, n); return;
+        case SL_INT64: b_maxi64(dst, a, b, n); return;
+        case SL_UINT8: b_maxu8(dst, a, b, n); return;
+        case SL_FP16: b_maxh(dst, a, b, n); return;
+        case SL_BF16: b_maxb(dst, a, b, n); return;
+        case SL_FP32: b_maxf(dst, a, b, n); return;
+        default: return;
+      }
+    case SL_OP_MIN:
+      switch (t) {
+        case SL_INT8: b_mini8(dst, a, b, n); return;
+        case SL_INT16: b_mini16(dst, a, b, n); return;
+        case SL_INT32: b_mini32(dst, a, b, n); return;
+        case SL_INT64: b_mini64(dst, a, b, n); return;
+        case SL_UINT8: b_minu8(dst, a, b, n); return;
+        case SL_FP16: b_minh(dst, a, b, n); return;
+        case SL_BF16: b_minb(dst, a, b, n); return;
+        case SL_FP32: b_minf(dst, a, b, n); return;
+        default: return;
+      }
+    default: return;
+  }
+}
+
+
+/* dst[i] = op(a[i], b[i]) (SL_OP_NONE copies b, as op(dst, src) copies src
+** in sl_reduce); dst may equal a and/or b (staged), else must not overlap */
+void sl_binary (sl_dtype t, sl_op op, void *dst, const void *a,
+                const void *b, size_t n) {
+  if (!dt_ok(t) || (unsigned)op > (unsigned)SL_OP_MIN || n == 0) return;
+  if (dst != a && dst != b)
+    binary(t, op, dst, a, b, n);
+  else {
+    sl_stage ta, tb;
+    size_t sz = dt_info[t].size, m = sizeof ta / sz, k;
+    char *d = dst;
+    const char *pa = a, *pb = b;
+    for (k = 0; k < n; k += m) {
+      size_t c = n - k < m ? n - k : m;
+      const void *xa = pa + k * sz, *xb = pb + k * sz;
+      if (xa == d + k * sz) { memcpy(&ta, xa, c * sz); xa = &ta; }
+      if (xb == d + k * sz) { memcpy(&tb, xb, c * sz); xb = &tb; }
+      binary(t, op, d + k * sz, xa, xb, c);
+    }
+  }
+}
+
+
+/* sl_muls for valid t and dst not aliasing a */
+static void muls (sl_dtype t, void *restrict dst, const void *restrict a,
+                  double s, size_t n) {
+  int integral = s > -TWO63 && s < TWO63 && (double)(int64_t)s == s;
+  uint64_t k = integral ? (uint64_t)(int64_t)s : 0u;
+  size_t j;
+  switch (t) {
+    case SL_INT8: case SL_UINT8: case SL_INT16: case SL_INT32: case SL_INT64:
+      if (integral) {
+        switch (t) {
+          case SL_INT16: m_16(dst, a, (uint32_t)(uint16_t)k, n); return;
+          case SL_INT32: m_32(dst, a, (uint32_t)k, n); return;
+          case SL_INT64: m_64(dst, a, k, n); return;
+          default: m_8(dst, a, (uint32_t)(uint8_t)k, n); return;
+        }
+      }
+      switch (t) {
+        case SL_INT8: q_i8(dst, a, s, n); return;
+        case SL_INT16: q_i16(dst, a, s, n); return;
+        case SL_INT32: q_i32(dst, a, s, n); return;
+        case SL_INT64: q_i64(dst, a, s, n); return;
+        default: q_u8(dst, a, s, n); return;
+      }
+    case SL_FP16:
+      j = XRUN(x_mulsh(dst, a, (float)s, n));
+      m_h((uint16_t *)dst + j, (const uint16_t *)a + j, (float)s, n - j);
+      return;
+    case SL_BF16: m_b(dst, a, (float)s, n); return;
+    case SL_FP32: m_f(dst, a, (float)s, n); return;
+    default: return;
+  }
+}
+
+
+/* dst[i] = a[i] * s.  Integer dtypes: an integral s multiplies modulo
+** 2^bits; another s gives trunc(a[i] * s) in double, wrapped as sl_cast
+** does.  Float dtypes: s is rounded to fp32, the product is done in fp32
+** and rounded once to the element type.  dst may equal a. */
+void sl_muls (sl_dtype t, void *dst, const void *a, double s, size_t n) {
+  if (!dt_ok(t) || n == 0) return;
+  if (dst != a)
+    muls(t, dst, a, s, n);
+  else {
+    sl_stage tmp;
+    size_t sz = dt_info[t].size, m = sizeof tmp / sz, k;
+    char *d = dst;
+    for (k = 0; k < n; k += m) {
+      size_t c = n - k < m ? n - k : m;
+      memcpy(&tmp, d + k * sz, c * sz);
+      muls(t, d + k * sz, &tmp, s, c);
+    }
+  }
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Casts
+** =======================================================
+*/
+
+/* d[i] = CONV(x) with x = s[i] of type ST; d is of type DT */
+#define CASTLOOP(DT, ST, CONV) { \
+    DT *restrict d_ = dst; const ST *restrict s_ = src; size_t i_; \
+    for (i_ = 0; i_ < n; i_++) { ST x = s_[i_]; d_[i_] = CONV; } \
+    return; }
+
+/* every source dtype into DT: CI converts an integer x, CF the exact fp32
+** value of a float x */
+#define CASTFROM(DT, CI, CF) \
+  switch (st) { \
+    case SL_INT8:  CASTLOOP(DT, int8_t, CI) \
+    case SL_INT16: CASTLOOP(DT, int16_t, CI) \
+    case SL_INT32: CASTLOOP(DT, int32_t, CI) \
+    case SL_INT64: CASTLOOP(DT, int64_t, CI) \
+    case SL_UINT8: CASTLOOP(DT, uint8_t, CI) \
+    case SL_FP16:  CASTLOOP(DT, uint16_t, CF(h2f(x))) \
+    case SL_BF16:  CASTLOOP(DT, uint16_t, CF(b2f(x))) \
+    case SL_FP32:  CASTLOOP(DT, float, CF(x)) \
+    default: return; \
+  }
+
+/* float (exact fp32 value) to each destination */
+#define TOU8(v)   ((uint8_t)f2i(v))
+#define TOU16(v)  ((uint16_t)f2i(v))
+#define TOU32(v)  ((uint32_t)f2i(v))
+#define TOU64(v)  ((uint64_t)f2i(v))
+#define TOF(v)    (v)
+
+/* sl_cast for valid, different dtypes and non-overlapping buffers */
+static void cast (sl_dtype dt, void *restrict dst, sl_dtype st,
+                  const void *restrict src, size_t n) {
+  switch (dt) {
+    case SL_INT8: case SL_UINT8: CASTFROM(uint8_t, (uint8_t)x, TOU8)
+    case SL_INT16: CASTFROM(uint16_t, (uint16_t)x, TOU16)
+    case SL_INT32: CASTFROM(uint32_t, (uint32_t)x, TOU32)
+    case SL_INT64: CASTFROM(uint64_t, (uint64_t)x, TOU64)
+    case SL_FP16: CASTFROM(uint16_t, i2h(x), f2h)
+    case SL_BF16: CASTFROM(uint16_t, i2b(x), f2b)
+    case SL_FP32: CASTFROM(float, (float)x, TOF)
+    default: return;
+  }
+}
+
+
+/* dst[i] = (dt) src[i]: float -> int truncates toward zero through int64
+** (clamped, NaN -> 0) then wraps; int -> float and float -> narrower float
+** round to nearest even once; fp32 -> fp16/bf16 keeps NaN payload tops */
+void sl_cast (sl_dtype dt, void *dst, sl_dtype st, const void *src,
+              size_t n) {
+  size_t k = 0;
+  if (!dt_ok(dt) || !dt_ok(st) || n == 0) return;
+  if (dt == st) { memmove(dst, src, n * dt_info[dt].size); return; }
+  if (dt == SL_FP16 && st == SL_FP32) k = XRUN(x_f2h(dst, src, n));
+  else if (dt == SL_FP32 && st == SL_FP16) k = XRUN(x_h2f(dst, src, n));
+  cast(dt, (char *)dst + k * dt_info[dt].size, st,
+       (const char *)src + k * dt_info[st].size, n - k);
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Element access
+** =======================================================
+*/
+
+/* n doubles into dtype t (ints: truncate, clamp, wrap; floats: round) */
+static void fromdbl (sl_dtype t, void *restrict dst, const double *restrict v,
+                     size_t n) {
+  size_t i;
+  switch (t) {
+    case SL_INT8: case SL_UINT8: {
+      uint8_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = (uint8_t)d2i(v[i]);
+      return;
+    }
+    case SL_INT16: {
+      uint16_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = (uint16_t)d2i(v[i]);
+      return;
+    }
+    case SL_INT32: {
+      uint32_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = (uint32_t)d2i(v[i]);
+      return;
+    }
+    case SL_INT64: {
+      uint64_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = (uint64_t)d2i(v[i]);
+      return;
+    }
+    case SL_FP16: {
+      uint16_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = d2h(v[i]);
+      return;
+    }
+    case SL_BF16: {
+      uint16_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = d2b(v[i]);
+      return;
+    }
+    case SL_FP32: {
+      float *d = dst;
+      for (i = 0; i < n; i++) d[i] = (float)v[i];
+      return;
+    }
+    default: return;
+  }
+}
+
+
+/* element i as a double (int64 beyond 2^53 rounds) */
+double sl_get_num (sl_dtype t, const void *base, size_t i) {
+  const char *p = base;
+  switch (t) {
+    case SL_FP16: case SL_BF16: {
+      uint16_t h;
+      memcpy(&h, p + i * 2, 2);
+      return (double)(t == SL_FP16 ? h2f(h) : b2f(h));
+    }
+    case SL_FP32: {
+      float f;
+      memcpy(&f, p + i * 4, 4);
+      return (double)f;
+    }
+    default: return (double)sl_get_int(t, base, i);
+  }
+}
+
+
+/* element i as an int64 (floats truncate toward zero, clamp, NaN -> 0) */
+int64_t sl_get_int (sl_dtype t, const void *base, size_t i) {
+  const char *p = base;
+  switch (t) {
+    case SL_INT8: { int8_t v; memcpy(&v, p + i, 1); return v; }
+    case SL_INT16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
+    case SL_INT32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    case SL_INT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    case SL_UINT8: { uint8_t v; memcpy(&v, p + i, 1); return v; }
+    case SL_FP16: case SL_BF16: case SL_FP32:
+      return d2i(sl_get_num(t, base, i));
+    default: return 0;
+  }
+}
+
+
+/* store v into element i (ints: truncate and wrap; floats: round once) */
+void sl_set_num (sl_dtype t, void *base, size_t i, double v) {
+  if (dt_ok(t)) fromdbl(t, (char *)base + i * dt_info[t].size, &v, 1);
+}
+
+
+/* store v into element i (ints wrap; floats round once) */
+void sl_set_int (sl_dtype t, void *base, size_t i, int64_t v) {
+  if (dt_ok(t)) {
+    if (t == SL_INT64) memcpy((char *)base + i * 8, &v, 8);
+    else cast(t, (char *)base + i * dt_info[t].size, SL_INT64, &v, 1);
+  }
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Fill patterns
+** =======================================================
+*/
+
+#define GAMMA  UINT64_C(0x9e3779b97f4a7c15)
+
+/* splitmix64 finaliser */
+static inline uint64_t mix64 (uint64_t z) {
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+
+/* high 64 bits of a * b */
+static inline uint64_t mulhi (uint64_t a, uint64_t b) {
+  uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+  uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+
+/* 1 when v is an integer inside the int64 range */
+static int isint64 (double v) {
+  return v > -TWO63 && v < TWO63 && (double)(int64_t)v == v;
+}
+
+
+/* replicate the element at e (already of dtype t) into n elements */
+static void fillconst (sl_dtype t, void *restrict dst, const void *e,
+                       size_t n) {
+  size_t i;
+  switch (dt_info[t].size) {
+    case 1: memset(dst, *(const unsigned char *)e, n); return;
+    case 2: {
+      uint16_t *d = dst, v;
+      memcpy(&v, e, 2);
+      for (i = 0; i < n; i++) d[i] = v;
+      return;
+    }
+    case 4: {
+      if (t == SL_FP32) {
+        float *d = dst, v;
+        memcpy(&v, e, 4);
+        for (i = 0; i < n; i++) d[i] = v;
+      }
+      else {
+        uint32_t *d = dst, v;
+        memcpy(&v, e, 4);
+        for (i = 0; i < n; i++) d[i] = v;
+      }
+      return;
+    }
+    default: {
+      uint64_t *d = dst, v;
+      memcpy(&v, e, 8);
+      for (i = 0; i < n; i++) d[i] = v;
+      return;
+    }
+  }
+}
+
+
+/* fill n elements (see dtype.h).  IOTA: integer dtypes with integral a, b
+** compute a + k*b exactly modulo 2^64 (so they wrap); otherwise in double,
+** rounded once to the dtype (ints truncate).  RANDOM: integers uniform in
+** [ceil(min(a,b)), floor(max(a,b))] (one value if that is empty) from
+** splitmix64(seed, base + i), bias below 2^-32 for spans up to 2^32,
+** stored as sl_set_int would (exact when the dtype holds the range) */
+void sl_fill_pattern (sl_dtype t, void *dst, size_t n, sl_fill pat,
+                      double a, double b, uint64_t seed, int64_t base) {
+  int64_t iv[STAGEW / 2];
+  double dv[STAGEW / 2];
+  size_t sz, m = STAGEW / 2, k, i;
+  uint64_t ub = (uint64_t)base;     /* index arithmetic modulo 2^64 */
+  char *d = dst;
+  if (!dt_ok(t) || n == 0) return;
+  sz = dt_info[t].size;
+  switch (pat) {
+    case SL_FILL_CONST: {
+      sl_stage e;
+      fromdbl(t, &e, &a, 1);
+      fillconst(t, dst, &e, n);
+      return;
+    }
+    case SL_FILL_IOTA:
+      if (!dt_info[t].isfloat && isint64(a) && isint64(b)) {
+        uint64_t ua = (uint64_t)(int64_t)a, ubb = (uint64_t)(int64_t)b;
+        for (k = 0; k < n; k += m) {
+          size_t c = n - k < m ? n - k : m;
+          for (i = 0; i < c; i++) iv[i] = u2i(ua + (ub + k + i) * ubb);
+          cast(t, d + k * sz, SL_INT64, iv, c);
+        }
+      }
+      else {
+        double db = (double)base;
+        for (k = 0; k < n; k += m) {
+          size_t c = n - k < m ? n - k : m;
+          for (i = 0; i < c; i++) dv[i] = a + (db + (double)(k + i)) * b;
+          fromdbl(t, d + k * sz, dv, c);
+        }
+      }
+      return;
+    case SL_FILL_RANDOM: {
+      double lo = ceil(a < b ? a : b), hi = floor(a < b ? b : a);
+      int64_t ilo = d2i(lo), ihi = d2i(hi);
+      uint64_t span, s0 = mix64(seed ^ UINT64_C(0x6a09e667f3bcc909));
+      if (ihi < ilo) ihi = ilo;
+      span = (uint64_t)ihi - (uint64_t)ilo + 1u;   /* 0: all of 2^64 */
+      for (k = 0; k < n; k += m) {
+        size_t c = n - k < m ? n - k : m;
+        for (i = 0; i < c; i++) {
+          uint64_t r = mix64(s0 + (ub + k + i) * GAMMA);
+          iv[i] = u2i((uint64_t)ilo + (span ? mulhi(r, span) : r));
+        }
+        if (t == SL_INT64) memcpy(d + k * sz, iv, c * sz);
+        else cast(t, d + k * sz, SL_INT64, iv, c);
+      }
+      return;
+    }
+    default: return;
+  }
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Compare
+** =======================================================
+*/
+
+/* fp32 bits equal for compare: bitwise, both NaN, or both zero */
+static inline int eq32 (uint32_t x, uint32_t y) {
+  uint32_t ax = x & 0x7fffffffu, ay = y & 0x7fffffffu;
+  return (x == y) | ((ax > 0x7f800000u) & (ay > 0x7f800000u)) | ((ax | ay) == 0);
+}
+
+
+/* fp16 bits equal for compare */
+static inline int eq16h (uint16_t x, uint16_t y) {
+  unsigned ax = x & 0x7fffu, ay = y & 0x7fffu;
+  return (x == y) | ((ax > 0x7c00u) & (ay > 0x7c00u)) | ((ax | ay) == 0);
+}
+
+
+/* bf16 bits equal for compare */
+static inline int eq16b (uint16_t x, uint16_t y) {
+  unsigned ax = x & 0x7fffu, ay = y & 0x7fffu;
+  return (x == y) | ((ax > 0x7f80u) & (ay > 0x7f80u)) | ((ax | ay) == 0);
+}
+
+#define EQI(x,y)  ((x) == (y))
+#define EQF(x,y)  eq32(f2u(x), f2u(y))
+
+/* c_NAME: how many of n differ;  f_NAME: index of the first that does */
+#define COMPARER(name, T, EQ) \
+  static size_t c_##name (const T *restrict x, const T *restrict y, \
+                          size_t n) { \
+    size_t i, c = 0; \
+    for (i = 0; i < n; i++) c += !EQ(x[i], y[i]); \
+    return c; \
+  } \
+  static size_t f_##name (const T *x, const T *y, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n && EQ(x[i], y[i]); i++) {} \
+    return i; \
+  }
+
+COMPARER(8, uint8_t, EQI)
+COMPARER(16, uint16_t, EQI)
+COMPARER(32, uint32_t, EQI)
+COMPARER(64, uint64_t, EQI)
+COMPARER(h, uint16_t, eq16h)
+COMPARER(b, uint16_t, eq16b)
+COMPARER(f, float, EQF)
+
+
+/* count over blocks; the first block with a difference is scanned for it */
+#define CMPRUN(name, T) { \
+    const T *x = expect, *y = actual; \
+    for (k = 0; k < n; k += blk) { \
+      size_t m = n - k < blk ? n - k : blk, c = c_##name(x + k, y + k, m); \
+      if (c != 0 && total == 0 && first != NULL) \
+        *first = k + f_##name(x + k, y + k, m); \
+      total += c; \
+    } \
+    return total; }
+
+/* number of differing elements; ints compare values, floats are equal when
+** bitwise equal, both NaN, or both zero (+0 == -0) */
+size_t sl_compare (sl_dtype t, const void *expect, const void *actual,
+                   size_t n, size_t *first) {
+  size_t total = 0, k, blk = 4096;
+  switch (t) {
+    case SL_INT8: case SL_UINT8: CMPRUN(8, uint8_t)
+    case SL_INT16: CMPRUN(16, uint16_t)
+    case SL_INT32: CMPRUN(32, uint32_t)
+    case SL_INT64: CMPRUN(64, uint64_t)
+    case SL_FP16: CMPRUN(h, uint16_t)
+    case SL_BF16: CMPRUN(b, uint16_t)
+    case SL_FP32: CMPRUN(f, float)
+    default: return 0;
+  }
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Checksum: XXH64 (Yann Collet's xxHash, 64-bit), bytes read little
+** endian so digests match across hosts; chained through seed.
+** =======================================================
+*/
+
+#define XP1  UINT64_C(0x9e3779b185ebca87)
+#define XP2  UINT64_C(0xc2b2ae3d27d4eb4f)
+#define XP3  UINT64_C(0x165667b19e3779f9)
+#define XP4  UINT64_C(0x85ebca77c2b2ae63)
+#define XP5  UINT64_C(0x27d4eb2f165667c5)
+
+/* rotate left (0 < r < 64) */
+static inline uint64_t rotl (uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
+
+
+/* little-endian 64-bit load */
+static inline uint64_t rd64 (const unsigned char *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+#else
+  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+         (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+         (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+#endif
+}
+
+
+/* little-endian 32-bit load */
+static inline uint64_t rd32 (const unsigned char *p) {
+  return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+         (uint64_t)p[3] << 24;
+}
+
+
+/* one lane step: multiply, rotate, multiply */
+static inline uint64_t xround (uint64_t acc, uint64_t in) {
+  acc += in * XP2;
+  return rotl(acc, 31) * XP1;
+}
+
+
+/* fold a lane into the digest */
+static inline uint64_t xmerge (uint64_t h, uint64_t v) {
+  h ^= xround(0, v);
+  return h * XP1 + XP4;
+}
+
+
+/* XXH64 of bytes with seed (chaining: pass the previous digest) */
+uint64_t sl_checksum (const void *p, size_t bytes, uint64_t seed) {
+  const unsigned char *b = p;
+  size_t i = 0;
+  uint64_t h;
+  if (bytes >= 32) {
+    uint64_t v1 = seed + XP1 + XP2, v2 = seed + XP2, v3 = seed, v4 = seed - XP1;
+    for (; bytes - i >= 32; i += 32) {
+      v1 = xround(v1, rd64(b + i));
+      v2 = xround(v2, rd64(b + i + 8));
+      v3 = xround(v3, rd64(b + i + 16));
+      v4 = xround(v4, rd64(b + i + 24));
+    }
+    h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
+    h = xmerge(h, v1);
+    h = xmerge(h, v2);
+    h = xmerge(h, v3);
+    h = xmerge(h, v4);
+  }
+  else
+    h = seed + XP5;
+  h += (uint64_t)bytes;
+  for (; bytes - i >= 8; i += 8) {
+    h ^= xround(0, rd64(b + i));
+    h = rotl(h, 27) * XP1 + XP4;
+  }
+  if (bytes - i >= 4) {
+    h ^= rd32(b + i) * XP1;
+    h = rotl(h, 23) * XP2 + XP3;
+    i += 4;
+  }
+  for (; i < bytes; i++) {
+    h ^= b[i] * XP5;
+    h = rotl(h, 11) * XP1;
+  }
+  h ^= h >> 33;
+  h *= XP2;
+  h ^= h >> 29;
+  h *= XP3;
+  h ^= h >> 32;
+  return h;
+}
+
+/* }====================================================== */

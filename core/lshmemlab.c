@@ -1,0 +1,1324 @@
+/*
+** lshmemlab.c -- the Lua binding: the module shmemlab.core.
+** Machines and views are userdata; a block's context `k` is a table whose
+** methods are the primitives. The launch runs one coroutine per (PE, block)
+** and resumes them in the order the engine's clock gives.
+** This is the only file of the core that knows Lua.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#include "sl.h"
+
+#define MACHINE_MT "shmemlab.machine"
+#define VIEW_MT "shmemlab.view"
+#define BLOCK_MT "shmemlab.block"
+
+/* a machine as Lua sees it */
+typedef struct lmach {
+  sl_machine *m;
+  int cur;                  /* running block, -1 when none */
+  int kernel_ref;           /* registry ref of the running launch's table */
+} lmach;
+
+/* a typed window on memory */
+typedef struct lview {
+  lmach *lm;
+  sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
+  int64_t n;                /* elements in the window */
+  uint32_t gen;             /* UB: launch it belongs to */
+} lview;
+
+/* ------------------------------------------------------------------ */
+/* checks                                                              */
+/* ------------------------------------------------------------------ */
+
+/* the machine at index i, not closed */
+static lmach *checkmach(lua_State *L, int i) {
+  lmach *lm = (lmach *)luaL_checkudata(L, i, MACHINE_MT);
+  if (lm->m == NULL) luaL_argerror(L, i, "machine is closed");
+  return lm;
+}
+
+/* a dtype name at index i */
+static int checkdtype(lua_State *L, int i) {
+  const char *name = luaL_checkstring(L, i);
+  int t = sl_dtype_find(name);
+  if (t < 0)
+    luaL_argerror(L, i, lua_pushfstring(L, "unknown dtype '%s' (int8 int16 "
+                  "int32 int64 uint8 fp16 bf16 fp32)", name));
+  return t;
+}
+
+/* a view at index i */
+static lview *checkview(lua_State *L, int i) {
+  lview *v = (lview *)luaL_checkudata(L, i, VIEW_MT);
+  if (v->lm->m == NULL) luaL_argerror(L, i, "machine is closed");
+  return v;
+}
+
+/* raise the engine's last error as a Lua error (arg errors Lua-style) */
+static int engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
+  if (st == SL_EARG && sl_machine_err_arg(m) > 0)
+    return luaL_argerror(L, sl_machine_err_arg(m) + argbase, sl_machine_err(m));
+  return luaL_error(L, "%s", sl_machine_err(m));
+}
+
+/* push a new view */
+static lview *newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
+                      int64_t n) {
+  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), 1);
+  v->lm = lm;
+  v->l = *l;
+  v->n = n;
+  v->gen = 0;
+  luaL_setmetatable(L, VIEW_MT);
+  lua_pushvalue(L, machine_idx < 0 ? machine_idx - 1 : machine_idx);
+  lua_setiuservalue(L, -2, 1);
+  return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* machine                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct pfield { const char *name; size_t off; char kind; } pfield;
+#define PF(n, f, k) { n, offsetof(sl_params, f), k }
+static const pfield pfields[] = {
+  PF("pes", n_pes, 'i'), PF("aiv_cores", cores, 'i'),
+  PF("ub_bytes", ub_bytes, 'l'), PF("pes_per_server", pes_per_server, 'i'),
+  PF("dies_per_card", dies_per_card, 'i'), PF("hccs_switch", hccs_switch, 'b'),
+  PF("core_ghz", core_ghz, 'd'), PF("cycle2us", cycle2us, 'd'),
+  PF("mte2_bytes_per_cycle", mte2_bytes_per_cycle, 'd'),
+  PF("mte3_bytes_per_cycle", mte3_bytes_per_cycle, 'd'),
+  PF("mte_setup_ns", mte_setup_ns, 'd'), PF("issue_ns", issue_ns, 'd'),
+  PF("scalar_ns", scalar_ns, 'd'),
+  PF("vec_bytes_per_cycle", vec_bytes_per_cycle, 'd'),
+  PF("vec_setup_ns", vec_setup_ns, 'd'), PF("hbm_GBps", hbm_GBps, 'd'),
+  PF("local_alpha_ns", local_alpha_ns, 'd'), PF("hccs_GBps", hccs_GBps, 'd'),
+  PF("hccs_alpha_ns", hccs_alpha_ns, 'd'),
+  PF("hccs_read_eff", hccs_read_eff, 'd'),
+  PF("hccs_write_eff", hccs_write_eff, 'd'), PF("sio_GBps", sio_GBps, 'd'),
+  PF("sio_alpha_ns", sio_alpha_ns, 'd'), PF("rdma_GBps", rdma_GBps, 'd'),
+  PF("rdma_alpha_ns", rdma_alpha_ns, 'd'), PF("signal_ns", signal_ns, 'd'),
+  PF("poll_ns", poll_ns, 'd'), PF("pipe_barrier_ns", pipe_barrier_ns, 'd'),
+  PF("barrier_base_ns", barrier_base_ns, 'd'),
+  PF("sync_all_ns", sync_all_ns, 'd'), PF("launch_us", launch_us, 'd'),
+  PF("host_GBps", host_GBps, 'd'), PF("host_setup_us", host_setup_us, 'd'),
+  PF("sym_heap_bytes", sym_heap_bytes, 'l'), PF("prof_pe", prof_pe, 'i'),
+  PF("time_limit_us", time_limit_us, 'l'),
+  { NULL, 0, 0 }
+};
+
+/* core.new(params): a machine from a flat table of every timing figure */
+static int l_new(lua_State *L) {
+  sl_params p;
+  const pfield *f;
+  lmach *lm;
+  int st;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  memset(&p, 0, sizeof(p));
+  for (f = pfields; f->name; f++) {
+    char *at = (char *)&p + f->off;
+    int t = lua_getfield(L, 1, f->name);
+    if (t == LUA_TNIL)
+      return luaL_error(L, "bad argument #1 to 'new' (field '%s' missing)", f->name);
+    if (f->kind == 'b') *(int *)at = lua_toboolean(L, -1);
+    else if (f->kind == 'd') {
+      int ok;
+      double d = (double)lua_tonumberx(L, -1, &ok);
+      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+                                 "must be a number)", f->name);
+      *(double *)at = d;
+    } else {
+      int ok;
+      lua_Integer n = lua_tointegerx(L, -1, &ok);
+      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+                                 "must be an integer)", f->name);
+      if (f->kind == 'i') {
+        if (n < -2147483647 || n > 2147483647)
+          return luaL_error(L, "bad argument #1 to 'new' (field '%s' out of "
+                            "range)", f->name);
+        *(int *)at = (int)n;
+      } else *(int64_t *)at = (int64_t)n;
+    }
+    lua_pop(L, 1);
+  }
+  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 1);
+  lm->m = NULL;
+  lm->cur = -1;
+  lm->kernel_ref = LUA_NOREF;
+  luaL_setmetatable(L, MACHINE_MT);
+  lm->m = sl_machine_new(&p, &st);
+  if (lm->m == NULL) {
+    if (st == SL_EARG)
+      return luaL_error(L, "bad argument #1 to 'new' (a figure of the profile "
+                        "is out of range: pes %d, aiv_cores %d, ub_bytes %d, "
+                        "prof_pe %d ...)", p.n_pes, p.cores, (int)p.ub_bytes,
+                        p.prof_pe);
+    return luaL_error(L, "not enough memory for a machine of %d PEs", p.n_pes);
+  }
+  lua_newtable(L);                       /* the facade's own fields */
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+/* __gc / __close / close: free the engine (idempotent) */
+static int m_close(lua_State *L) {
+  lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
+  if (lm->m != NULL && !sl_running(lm->m)) {
+    sl_machine_free(lm->m);
+    lm->m = NULL;
+  }
+  return 0;
+}
+
+/* m:state(): the facade's table kept with the machine */
+static int m_state(lua_State *L) {
+  luaL_checkudata(L, 1, MACHINE_MT);
+  lua_getiuservalue(L, 1, 1);
+  return 1;
+}
+
+/* allocate in a space: (dtype, n [, name]) */
+static int alloc_in(lua_State *L, int space) {
+  lmach *lm = checkmach(L, 1);
+  int dt = checkdtype(L, 2);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  const char *name = luaL_optstring(L, 4, NULL);
+  const sl_buf *b;
+  sl_loc l;
+  int id;
+  if (n <= 0) return luaL_argerror(L, 2, "size must be positive");
+  if (sl_running(lm->m)) return luaL_error(L, "cannot allocate during a launch");
+  id = sl_alloc(lm->m, space, dt, (int64_t)n, name);
+  if (id < 0) return engine_error(L, lm->m, -id, 0);
+  b = sl_getbuf(lm->m, id);
+  memset(&l, 0, sizeof(l));
+  l.buf = id;
+  l.pe = -1;
+  l.dtype = dt;
+  l.cap = b->bytes;
+  newview(L, 1, lm, &l, b->n);
+  return 1;
+}
+
+/* m:alloc(dtype, n [, name]): GM buffer on every PE */
+static int m_alloc(lua_State *L) { return alloc_in(L, SL_SPACE_GM); }
+
+/* m:malloc(dtype, n [, name]): symmetric heap buffer */
+static int m_malloc(lua_State *L) { return alloc_in(L, SL_SPACE_SYM); }
+
+/* m:host(dtype, n [, name]): host buffer */
+static int m_host(lua_State *L) { return alloc_in(L, SL_SPACE_HOST); }
+
+/* m:free(buf) */
+static int m_free(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  lview *v = checkview(L, 2);
+  const sl_buf *b;
+  int st;
+  if (v->lm != lm || v->l.buf < 0)
+    return luaL_argerror(L, 2, "not a buffer of this machine");
+  b = sl_getbuf(lm->m, v->l.buf);
+  if (b->space != SL_SPACE_SYM && b->space != SL_SPACE_GM && b->space != SL_SPACE_HOST)
+    return luaL_argerror(L, 2, "not a buffer");
+  if ((st = sl_free(lm->m, v->l.buf)) != SL_OK)
+    return engine_error(L, lm->m, st, 1);
+  return 0;
+}
+
+/* m:params(): the figures in force */
+static int m_params(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  const sl_params *p = sl_machine_params(lm->m);
+  const pfield *f;
+  lua_newtable(L);
+  for (f = pfields; f->name; f++) {
+    const char *at = (const char *)p + f->off;
+    if (f->kind == 'b') lua_pushboolean(L, *(const int *)at);
+    else if (f->kind == 'd') lua_pushnumber(L, (lua_Number)*(const double *)at);
+    else if (f->kind == 'i') lua_pushinteger(L, *(const int *)at);
+    else lua_pushinteger(L, (lua_Integer)*(const int64_t *)at);
+    lua_setfield(L, -2, f->name);
+  }
+  return 1;
+}
+
+/* m:now(): virtual time in microseconds */
+static int m_now(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  lua_pushnumber(L, (lua_Number)sl_machine_now(lm->m) / SL_PS_PER_US);
+  return 1;
+}
+
+/* m:heap_used(): bytes of the symmetric heap in use */
+static int m_heap_used(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  lua_pushinteger(L, (lua_Integer)sl_heap_used(lm->m));
+  return 1;
+}
+
+/* m:path_bytes(): bytes moved so far per kind of path */
+static int m_path_bytes(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int i;
+  lua_createtable(L, 0, SL_NPATHS);
+  for (i = 0; i < SL_NPATHS; i++) {
+    lua_pushinteger(L, (lua_Integer)sl_path_bytes(lm->m, i));
+    lua_setfield(L, -2, sl_path_name(i));
+  }
+  return 1;
+}
+
+/* m:path(a, b): kind of path between two PEs */
+static int m_path(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int n = sl_machine_params(lm->m)->n_pes;
+  lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, a >= 0 && a < n, 2, "PE out of range");
+  luaL_argcheck(L, b >= 0 && b < n, 3, "PE out of range");
+  lua_pushstring(L, sl_path_name(sl_path(lm->m, (int)a, (int)b)));
+  return 1;
+}
+
+/* m:memcpy(dst, src [, n]): aclrtMemcpy host<->device; returns its cost */
+static int m_memcpy(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  lview *d = checkview(L, 2), *s = checkview(L, 3);
+  lua_Integer n = luaL_optinteger(L, 4, d->n < s->n ? d->n : s->n);
+  sl_loc dl = d->l, sl = s->l;
+  double cost = 0;
+  int st;
+  if (d->lm != lm || s->lm != lm) return luaL_error(L, "views of another machine");
+  if (dl.buf < 0 || sl.buf < 0) return luaL_error(L, "UB is not reachable by memcpy");
+  if (dl.dtype != sl.dtype) return luaL_argerror(L, 2, "dtype mismatch");
+  if ((dl.pe < 0 && sl_getbuf(lm->m, dl.buf)->space != SL_SPACE_HOST) ||
+      (sl.pe < 0 && sl_getbuf(lm->m, sl.buf)->space != SL_SPACE_HOST))
+    return luaL_error(L, "memcpy names one PE: use buf:on(pe)");
+  if (dl.pe < 0) dl.pe = 0;
+  if (sl.pe < 0) sl.pe = 0;
+  st = sl_memcpy(lm->m, &dl, &sl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype),
+                 &cost);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  lua_pushnumber(L, cost);
+  return 1;
+}
+
+/* m:prof_pe([pe]): get, or set (-1 = off), the profiled PE */
+static int m_prof_pe(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  if (!lua_isnoneornil(L, 2)) {
+    int st = sl_prof_set_pe(lm->m, (int)luaL_checkinteger(L, 2));
+    if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  }
+  lua_pushinteger(L, sl_prof_pe(lm->m));
+  return 1;
+}
+
+/* m:reset_prof() */
+static int m_reset_prof(lua_State *L) {
+  sl_prof_reset(checkmach(L, 1)->m);
+  return 0;
+}
+
+/* one counter row {block=, frame=, cycles=, count= [, pe=]} */
+static void prof_row(lua_State *L, int pe, int b, int f, int64_t cy, int64_t ct) {
+  lua_createtable(L, 0, 5);
+  if (pe >= 0) { lua_pushinteger(L, pe); lua_setfield(L, -2, "pe"); }
+  lua_pushinteger(L, b); lua_setfield(L, -2, "block");
+  lua_pushinteger(L, f); lua_setfield(L, -2, "frame");
+  lua_pushinteger(L, (lua_Integer)cy); lua_setfield(L, -2, "cycles");
+  lua_pushinteger(L, (lua_Integer)ct); lua_setfield(L, -2, "count");
+}
+
+/* m:prof_rows(): counters of the profiled PE with a non-zero count */
+static int m_prof_rows(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int b, f, n = 0;
+  lua_newtable(L);
+  for (b = 0; b < SL_PROF_MAX_BLOCK; b++)
+    for (f = 0; f < SL_PROF_MAX_FRAME; f++) {
+      int64_t cy, ct;
+      if (!sl_prof_get(lm->m, b, f, &cy, &ct) || ct == 0) continue;
+      prof_row(L, -1, b, f, cy, ct);
+      lua_rawseti(L, -2, ++n);
+    }
+  return 1;
+}
+
+/* m:shadow_rows(): frame counters of every PE (frames < 16) */
+static int m_shadow_rows(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int pe, b, f, n = 0, npes = sl_machine_params(lm->m)->n_pes;
+  lua_newtable(L);
+  for (pe = 0; pe < npes; pe++)
+    for (b = 0; b < SL_PROF_MAX_BLOCK; b++)
+      for (f = 0; f < SL_SHADOW_FRAMES; f++) {
+        int64_t cy, ct;
+        if (!sl_shadow_get(lm->m, pe, b, f, &cy, &ct)) return 1;
+        if (ct == 0) continue;
+        prof_row(L, pe, b, f, cy, ct);
+        lua_rawseti(L, -2, ++n);
+      }
+  return 1;
+}
+
+/* m:trace(max): start recording (0 = off) */
+static int m_trace(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  sl_trace_enable(lm->m, (int64_t)luaL_optinteger(L, 2, 1000000));
+  return 0;
+}
+
+/* m:trace_records([clear]): recorded slices as tables, times in us */
+static int m_trace_records(lua_State *L) {
+  static const char *const kinds[] = { "mte", "frame", "signal", "wake" };
+  lmach *lm = checkmach(L, 1);
+  size_t i, n = sl_trace_count(lm->m);
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    const sl_trace_rec *r = sl_trace_get(lm->m, i);
+    lua_createtable(L, 0, 9);
+    lua_pushstring(L, kinds[r->kind]); lua_setfield(L, -2, "kind");
+    lua_pushnumber(L, (lua_Number)r->start / SL_PS_PER_US); lua_setfield(L, -2, "ts");
+    lua_pushnumber(L, (lua_Number)(r->end - r->start) / SL_PS_PER_US);
+    lua_setfield(L, -2, "dur");
+    lua_pushinteger(L, r->pe); lua_setfield(L, -2, "pe");
+    lua_pushinteger(L, r->block); lua_setfield(L, -2, "block");
+    if (r->kind == 1) { lua_pushinteger(L, r->path); lua_setfield(L, -2, "frame"); }
+    else if (r->kind != 3) {
+      lua_pushstring(L, sl_path_name(r->path)); lua_setfield(L, -2, "path");
+      lua_pushinteger(L, (lua_Integer)r->bytes); lua_setfield(L, -2, "bytes");
+      lua_pushinteger(L, r->peer_pe); lua_setfield(L, -2, "peer_pe");
+    } else {
+      lua_pushinteger(L, r->peer_pe); lua_setfield(L, -2, "peer_pe");
+      lua_pushinteger(L, r->peer_block); lua_setfield(L, -2, "peer_block");
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  if (lua_toboolean(L, 2)) sl_trace_clear(lm->m);
+  return 1;
+}
+
+/* __tostring of a machine */
+static int m_tostring(lua_State *L) {
+  lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
+  const sl_params *p;
+  if (lm->m == NULL) { lua_pushliteral(L, "shmemlab machine (closed)"); return 1; }
+  p = sl_machine_params(lm->m);
+  lua_getiuservalue(L, 1, 1);
+  lua_getfield(L, -1, "soc");
+  lua_pushfstring(L, "shmemlab machine %s: %d PEs (%d per server), %d AIV cores "
+                  "of %d KiB UB, heap %d of %d KiB used, t = %f us",
+                  lua_isstring(L, -1) ? lua_tostring(L, -1) : "custom", p->n_pes,
+                  p->pes_per_server, p->cores, (int)(p->ub_bytes / 1024),
+                  (int)(sl_heap_used(lm->m) / 1024),
+                  (int)(p->sym_heap_bytes / 1024),
+                  (lua_Number)sl_machine_now(lm->m) / SL_PS_PER_US);
+  return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* launch                                                              */
+/* ------------------------------------------------------------------ */
+
+/* push the context table k of block blk */
+static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
+  int pe, b;
+  sl_block_where(m, blk, &pe, &b);
+  lua_createtable(L, 2, 4);
+  lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, mi); lua_rawseti(L, -2, 2);
+  lua_pushinteger(L, pe); lua_setfield(L, -2, "pe");
+  lua_pushinteger(L, b); lua_setfield(L, -2, "block");
+  lua_pushinteger(L, sl_machine_params(m)->n_pes); lua_setfield(L, -2, "n_pes");
+  lua_pushinteger(L, sl_block_dim(m)); lua_setfield(L, -2, "block_num");
+  luaL_setmetatable(L, BLOCK_MT);
+}
+
+/* raise a launch failure after cleaning up */
+static int launch_fail(lua_State *L, lmach *lm, const char *msg) {
+  sl_launch_abort(lm->m);
+  lm->cur = -1;
+  return luaL_error(L, "%s", msg);
+}
+
+/* the text of a kernel fault: where, when, what, and the traceback */
+static const char *fault_text(lua_State *L, lua_State *co, lmach *lm, int blk) {
+  int pe, b, frame = sl_block_frame(lm->m, blk);
+  char where[160];
+  const char *msg = lua_tostring(co, -1);
+  sl_block_where(lm->m, blk, &pe, &b);
+  if (frame >= 0)
+    snprintf(where, sizeof(where), "kernel fault on PE %d block %d in frame %d "
+             "at %.3f us: ", pe, b, frame, sl_block_time_us(lm->m, blk));
+  else
+    snprintf(where, sizeof(where), "kernel fault on PE %d block %d at %.3f us: ",
+             pe, b, sl_block_time_us(lm->m, blk));
+  lua_pushfstring(L, "%s%s", where, msg ? msg : "(error object is not a string)");
+  luaL_traceback(L, co, lua_tostring(L, -1), 0);
+  return lua_tostring(L, -1);
+}
+
+/* the text of a deadlock or time-out */
+static const char *stuck_text(lua_State *L, lmach *lm, int timeout) {
+  luaL_Buffer B;
+  char *p;
+  size_t size = 16384;
+  const sl_params *pr = sl_machine_params(lm->m);
+  luaL_buffinit(L, &B);
+  if (timeout)
+    lua_pushfstring(L, "virtual-time limit of %d us reached; blocks still "
+                    "waiting:\n", (int)pr->time_limit_us);
+  else
+    lua_pushfstring(L, "deadlock at %f us: every block waits and nothing is "
+                    "pending:\n", (lua_Number)sl_machine_now(lm->m) / SL_PS_PER_US);
+  luaL_addvalue(&B);
+  p = luaL_prepbuffsize(&B, size);
+  sl_describe_waits(lm->m, p, size);
+  luaL_addsize(&B, strlen(p));
+  luaL_pushresult(&B);
+  return lua_tostring(L, -1);
+}
+
+/* m:launch(kernel, block_dim, ...): run kernel on every (PE, block) */
+static int m_launch(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  sl_machine *m = lm->m;
+  int block_dim, nargs, st, cos, i, npes;
+  double *kus, e2e, start;
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  block_dim = (int)luaL_checkinteger(L, 3);
+  nargs = lua_gettop(L) - 3;
+  if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
+  if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
+    return engine_error(L, m, st, 0);
+  lua_createtable(L, sl_block_dim(m) * sl_machine_params(m)->n_pes, 0);
+  cos = lua_gettop(L);
+  for (;;) {
+    int blk, nres, nout, r = sl_step(m, &blk);
+    lua_State *co;
+    if (r == SL_STEP_DONE) break;
+    if (r == SL_STEP_DEADLOCK || r == SL_STEP_TIMEOUT)
+      return launch_fail(L, lm, stuck_text(L, lm, r == SL_STEP_TIMEOUT));
+    if (lua_rawgeti(L, cos, blk + 1) == LUA_TNIL) {   /* first run */
+      lua_pop(L, 1);
+      co = lua_newthread(L);
+      lua_pushvalue(L, 2);
+      push_k(L, 1, blk, m);
+      for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
+      lua_xmove(L, co, 2 + nargs);
+      lua_rawseti(L, cos, blk + 1);
+      nres = 1 + nargs;
+    } else {
+      int64_t v;
+      int kind;
+      co = lua_tothread(L, -1);
+      lua_pop(L, 1);
+      kind = sl_block_result(m, blk, &v);
+      nres = 0;
+      if (kind == 3) nres = (int)v;     /* values it yielded, still on co */
+      else if (kind == 1) { lua_pushinteger(co, (lua_Integer)v); nres = 1; }
+      else if (kind == 2) {
+        double d;
+        memcpy(&d, &v, sizeof(d));
+        lua_pushnumber(co, (lua_Number)d);
+        nres = 1;
+      }
+    }
+    lm->cur = blk;
+    st = lua_resume(co, L, nres, &nout);
+    lm->cur = -1;
+    if (st == LUA_OK) {
+      sl_block_done(m, blk);
+      lua_pushnil(L);
+      lua_rawseti(L, cos, blk + 1);
+    } else if (st == LUA_YIELD) {
+      if (nout > 0) sl_block_stash(m, blk, 3, nout);
+      if (!sl_must_yield(m, blk)) {
+        lua_pushliteral(co, "coroutine.yield() inside a kernel: a block "
+                        "yields only through the engine's primitives");
+        return launch_fail(L, lm, fault_text(L, co, lm, blk));
+      }
+    } else {
+      return launch_fail(L, lm, fault_text(L, co, lm, blk));
+    }
+  }
+  npes = sl_machine_params(m)->n_pes;
+  kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
+  sl_launch_end(m, kus, &e2e, &start);
+  lua_createtable(L, 0, 4);
+  lua_createtable(L, npes, 0);
+  {
+    double mx = 0;
+    for (i = 0; i < npes; i++) {
+      lua_pushnumber(L, (lua_Number)kus[i]);
+      lua_rawseti(L, -2, i + 1);
+      if (kus[i] > mx) mx = kus[i];
+    }
+    lua_setfield(L, -2, "kernel_us");
+    lua_pushnumber(L, (lua_Number)mx);
+    lua_setfield(L, -2, "max_kernel_us");
+  }
+  lua_pushnumber(L, (lua_Number)e2e); lua_setfield(L, -2, "e2e_us");
+  lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
+  return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* views (host side)                                                   */
+/* ------------------------------------------------------------------ */
+
+/* bytes of one element of a view */
+static int64_t esize(const lview *v) { return (int64_t)sl_dtype_size(v->l.dtype); }
+
+/* number of PE copies a host-side operation on v covers, and the first PE */
+static int view_pes(const lview *v, int *first) {
+  const sl_buf *b = sl_getbuf(v->lm->m, v->l.buf);
+  if (b->space == SL_SPACE_HOST) { *first = 0; return 1; }
+  if (v->l.pe >= 0) { *first = v->l.pe; return 1; }
+  *first = 0;
+  return sl_machine_params(v->lm->m)->n_pes;
+}
+
+/* host pointer to the window of v on pe (raises on error) */
+static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems) {
+  sl_loc l = v->l;
+  uint8_t *p;
+  if (l.buf < 0) luaL_error(L, "UB is not reachable from the host");
+  if (sl_running(v->lm->m) && v->lm->cur >= 0)
+    luaL_error(L, "host-side access inside a kernel: use the block's primitives");
+  l.pe = pe;
+  p = sl_host_ptr(v->lm->m, &l, elems * esize(v));
+  if (p == NULL) luaL_error(L, "%s", sl_machine_err(v->lm->m));
+  return p;
+}
+
+/* v:sub(offset [, n]): a window offset elements further */
+static int v_sub(lua_State *L) {
+  lview *v = checkview(L, 1);
+  lua_Integer off = luaL_checkinteger(L, 2);
+  lua_Integer n = luaL_optinteger(L, 3, v->n - off);
+  lview *nv;
+  luaL_argcheck(L, off >= 0, 2, "offset must be >= 0");
+  luaL_argcheck(L, n >= 0, 3, "size must be >= 0");
+  lua_getiuservalue(L, 1, 1);
+  nv = newview(L, -1, v->lm, &v->l, (int64_t)n);
+  nv->gen = v->gen;
+  nv->l.off += (int64_t)off * esize(v);
+  return 1;
+}
+
+/* v:on(pe): the copy of a buffer on one PE (host side) */
+static int v_on(lua_State *L) {
+  lview *v = checkview(L, 1);
+  lua_Integer pe = luaL_checkinteger(L, 2);
+  int n = sl_machine_params(v->lm->m)->n_pes;
+  lview *nv;
+  luaL_argcheck(L, pe >= 0 && pe < n, 2, "PE out of range");
+  if (v->l.buf < 0) return luaL_argerror(L, 1, "UB has no per-PE copies");
+  lua_getiuservalue(L, 1, 1);
+  nv = newview(L, -1, v->lm, &v->l, v->n);
+  nv->l.pe = (int32_t)pe;
+  return 1;
+}
+
+/* v:fill(pattern [, a [, b]]): pattern "const" "iota" "iota_pe" "pe"
+** "random", a table of values, or a string of raw bytes; on every PE */
+static int v_fill(lua_State *L) {
+  lview *v = checkview(L, 1);
+  int first, npes = view_pes(v, &first), pe;
+  int64_t n = v->n, es = esize(v);
+  if (lua_type(L, 2) == LUA_TSTRING && lua_isnoneornil(L, 3) &&
+      sl_dtype_find(lua_tostring(L, 2)) < 0 && strcmp(lua_tostring(L, 2), "const") &&
+      strcmp(lua_tostring(L, 2), "iota") && strcmp(lua_tostring(L, 2), "iota_pe") &&
+      strcmp(lua_tostring(L, 2), "pe") && strcmp(lua_tostring(L, 2), "random") &&
+      strcmp(lua_tostring(L, 2), "zero")) {
+    size_t len;
+    const char *s = lua_tolstring(L, 2, &len);
+    if ((int64_t)len > n * es) return luaL_argerror(L, 2, "string longer than the view");
+    for (pe = first; pe < first + npes; pe++)
+      memcpy(view_ptr(L, v, pe, (int64_t)len / es), s, len);
+    lua_settop(L, 1);
+    return 1;
+  }
+  if (lua_istable(L, 2)) {
+    lua_Integer len = luaL_len(L, 2), i;
+    if (len > n) return luaL_argerror(L, 2, "table longer than the view");
+    for (pe = first; pe < first + npes; pe++) {
+      uint8_t *p = view_ptr(L, v, pe, len);
+      for (i = 0; i < len; i++) {
+        lua_rawgeti(L, 2, i + 1);
+        if (lua_isinteger(L, -1)) sl_set_int(v->l.dtype, p, (size_t)i, lua_tointeger(L, -1));
+        else if (lua_type(L, -1) == LUA_TNUMBER)
+          sl_set_num(v->l.dtype, p, (size_t)i, (double)lua_tonumber(L, -1));
+        else return luaL_argerror(L, 2, "table of numbers expected");
+        lua_pop(L, 1);
+      }
+    }
+    lua_settop(L, 1);
+    return 1;
+  } else {
+    static const char *const pats[] = { "const", "zero", "iota", "iota_pe", "pe",
+                                        "random", NULL };
+    int pat = luaL_checkoption(L, 2, NULL, pats);
+    double a = (double)luaL_optnumber(L, 3, pat == 5 ? 0 : pat >= 2 ? 0 : 0);
+    double b = (double)luaL_optnumber(L, 4, pat == 5 ? 100 : 1);
+    lua_Integer seed = luaL_optinteger(L, 5, 1);
+    for (pe = first; pe < first + npes; pe++) {
+      uint8_t *p = view_ptr(L, v, pe, n);
+      switch (pat) {
+        case 0: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_CONST, a, 0, 0, 0); break;
+        case 1: memset(p, 0, (size_t)(n * es)); break;
+        case 2: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_IOTA, a, b, 0, 0); break;
+        case 3: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_IOTA, a, b, 0,
+                                (int64_t)pe * n); break;
+        case 4: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_CONST, a + pe, 0, 0, 0);
+                break;
+        default: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_RANDOM, a, b,
+                                 (uint64_t)seed + (uint64_t)pe, 0); break;
+      }
+    }
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* push element i of p as a Lua number (integers exact) */
+static void push_elem(lua_State *L, int dt, const uint8_t *p, size_t i) {
+  if (sl_dtype_isfloat(dt)) lua_pushnumber(L, (lua_Number)sl_get_num(dt, p, i));
+  else lua_pushinteger(L, (lua_Integer)sl_get_int(dt, p, i));
+}
+
+/* the PE a host read of v means */
+static int read_pe(lua_State *L, lview *v) {
+  int first;
+  if (view_pes(v, &first) != 1 && sl_machine_params(v->lm->m)->n_pes > 1)
+    luaL_error(L, "buffer '%s' is on every PE: read from buf:on(pe)",
+               sl_getbuf(v->lm->m, v->l.buf)->name);
+  return first;
+}
+
+/* v:read(i): element i; v:read(i, n): a table of n elements */
+static int v_read(lua_State *L) {
+  lview *v = checkview(L, 1);
+  lua_Integer i = luaL_optinteger(L, 2, 0);
+  int single = lua_isnoneornil(L, 3);
+  lua_Integer n = luaL_optinteger(L, 3, 1), k;
+  int pe = read_pe(L, v);
+  const uint8_t *p;
+  luaL_argcheck(L, i >= 0, 2, "index must be >= 0");
+  luaL_argcheck(L, n >= 0 && n <= 100000000, 3, "count out of range");
+  if (i + n > v->n) return luaL_argerror(L, single ? 2 : 3,
+      lua_pushfstring(L, "reads past the view (%d elements)", (int)v->n));
+  p = view_ptr(L, v, pe, i + n) + i * esize(v);
+  if (single) { push_elem(L, v->l.dtype, p, 0); return 1; }
+  lua_createtable(L, (int)n, 0);
+  for (k = 0; k < n; k++) {
+    push_elem(L, v->l.dtype, p, (size_t)k);
+    lua_rawseti(L, -2, k + 1);
+  }
+  return 1;
+}
+
+/* v:bytes(): the raw bytes of the window on one PE, as a string */
+static int v_bytes(lua_State *L) {
+  lview *v = checkview(L, 1);
+  int pe = read_pe(L, v);
+  lua_pushlstring(L, (const char *)view_ptr(L, v, pe, v->n), (size_t)(v->n * esize(v)));
+  return 1;
+}
+
+/* v:checksum(): digest of the window on every PE (hex string) */
+static int v_checksum(lua_State *L) {
+  lview *v = checkview(L, 1);
+  int first, npes = view_pes(v, &first), pe;
+  uint64_t h = (uint64_t)v->l.dtype + 1;
+  char out[17];
+  for (pe = first; pe < first + npes; pe++)
+    h = sl_checksum(view_ptr(L, v, pe, v->n), (size_t)(v->n * esize(v)), h);
+  snprintf(out, sizeof(out), "%016llx", (unsigned long long)h);
+  lua_pushstring(L, out);
+  return 1;
+}
+
+/* v:compare(expected): wrong count, then first index, PE, expected, actual */
+static int v_compare(lua_State *L) {
+  lview *v = checkview(L, 1), *e = checkview(L, 2);
+  int first, npes = view_pes(v, &first), efirst, enpes = view_pes(e, &efirst), k;
+  size_t wrong = 0;
+  if (e->l.dtype != v->l.dtype) return luaL_argerror(L, 1, "dtype mismatch");
+  if (e->n != v->n) return luaL_argerror(L, 1, "size mismatch");
+  if (enpes != npes && enpes != 1)
+    return luaL_argerror(L, 1, "expected covers another set of PEs");
+  for (k = 0; k < npes; k++) {
+    const uint8_t *a = view_ptr(L, v, first + k, v->n);
+    const uint8_t *x = view_ptr(L, e, enpes == 1 ? efirst : efirst + k, e->n);
+    size_t at = 0, w = sl_compare(v->l.dtype, x, a, (size_t)v->n, &at);
+    if (w > 0 && wrong == 0) {
+      wrong = w;
+      lua_pushinteger(L, (lua_Integer)at);
+      lua_pushinteger(L, first + k);
+      push_elem(L, v->l.dtype, x, at);
+      push_elem(L, v->l.dtype, a, at);
+      continue;
+    }
+    wrong += w;
+  }
+  if (wrong == 0) { lua_pushinteger(L, 0); return 1; }
+  lua_pushinteger(L, (lua_Integer)wrong);
+  lua_insert(L, -5);
+  return 5;
+}
+
+/* v:copy(src [, op]): untimed host-side dst = src (or op-reduce into dst) */
+static int v_copy(lua_State *L) {
+  static const char *const ops[] = { "none", "add", "max", "min", NULL };
+  lview *d = checkview(L, 1), *s = checkview(L, 2);
+  int op = luaL_checkoption(L, 3, "none", ops);
+  int first, npes = view_pes(d, &first), sfirst, snpes = view_pes(s, &sfirst), k;
+  if (d->l.dtype != s->l.dtype) return luaL_argerror(L, 1, "dtype mismatch");
+  if (d->n != s->n) return luaL_argerror(L, 1, "size mismatch");
+  if (snpes != npes && snpes != 1) return luaL_argerror(L, 1, "PE sets differ");
+  for (k = 0; k < npes; k++) {
+    uint8_t *dp = view_ptr(L, d, first + k, d->n);
+    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n);
+    if (op == 0) memmove(dp, sp, (size_t)(d->n * esize(d)));
+    else sl_reduce(d->l.dtype, (sl_op)op, dp, sp, (size_t)d->n);
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* __index of a view: methods, then fields */
+static int v_index(lua_State *L) {
+  lview *v = (lview *)luaL_checkudata(L, 1, VIEW_MT);
+  const char *k = luaL_checkstring(L, 2);
+  if (lua_getfield(L, lua_upvalueindex(1), k) != LUA_TNIL) return 1;
+  if (strcmp(k, "n") == 0) lua_pushinteger(L, (lua_Integer)v->n);
+  else if (strcmp(k, "dtype") == 0) lua_pushstring(L, sl_dtype_name(v->l.dtype));
+  else if (strcmp(k, "pe") == 0) {
+    if (v->l.pe < 0) lua_pushnil(L); else lua_pushinteger(L, v->l.pe);
+  }
+  else if (strcmp(k, "offset") == 0)
+    lua_pushinteger(L, (lua_Integer)((v->l.off) / esize(v)));
+  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)(v->n * esize(v)));
+  else if (strcmp(k, "space") == 0)
+    lua_pushstring(L, v->l.buf < 0 ? "UB"
+                   : sl_space_name(sl_getbuf(v->lm->m, v->l.buf)->space));
+  else if (strcmp(k, "name") == 0)
+    lua_pushstring(L, v->l.buf < 0 ? "ub" : sl_getbuf(v->lm->m, v->l.buf)->name);
+  else lua_pushnil(L);
+  return 1;
+}
+
+/* #v: elements in the window */
+static int v_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)checkview(L, 1)->n);
+  return 1;
+}
+
+/* __tostring of a view */
+static int v_tostring(lua_State *L) {
+  lview *v = (lview *)luaL_checkudata(L, 1, VIEW_MT);
+  const char *dt = sl_dtype_name(v->l.dtype);
+  if (v->lm->m == NULL) { lua_pushliteral(L, "view (machine closed)"); return 1; }
+  if (v->l.buf < 0)
+    lua_pushfstring(L, "%s[%I] in UB of PE %d core %d (+%I bytes)", dt,
+                    (lua_Integer)v->n, v->l.pe, v->l.core,
+                    (lua_Integer)(v->l.base + v->l.off));
+  else {
+    const sl_buf *b = sl_getbuf(v->lm->m, v->l.buf);
+    lua_pushfstring(L, "%s[%I] %s%s (%s, ", dt, (lua_Integer)v->n, b->name,
+                    b->freed ? " (freed)" : "", sl_space_name(b->space));
+    if (b->space == SL_SPACE_HOST) lua_pushliteral(L, "host");
+    else if (v->l.pe < 0) lua_pushliteral(L, "every PE");
+    else lua_pushfstring(L, "PE %d", v->l.pe);
+    lua_pushfstring(L, ") +%I", (lua_Integer)(v->l.off / esize(v)));
+    lua_concat(L, 3);
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* kernel primitives                                                   */
+/* ------------------------------------------------------------------ */
+
+/* the machine and block of the context k at index 1 */
+static lmach *kcheck(lua_State *L, int *blk) {
+  lmach *lm;
+  if (!lua_istable(L, 1)) luaL_error(L, "calling a primitive without its block: "
+                                     "use k:name(...)");
+  lua_rawgeti(L, 1, 1);
+  lua_rawgeti(L, 1, 2);
+  lm = (lmach *)lua_touserdata(L, -1);
+  *blk = (int)lua_tointeger(L, -2);
+  lua_pop(L, 2);
+  if (lm == NULL || lm->m == NULL || lm->cur != *blk)
+    luaL_error(L, "primitive called outside its block's run (a stale k, or "
+               "after the launch)");
+  return lm;
+}
+
+/* location of view argument i as seen by block blk */
+static sl_loc kloc(lua_State *L, lmach *lm, int i, int blk) {
+  lview *v = (lview *)luaL_testudata(L, i, VIEW_MT);
+  sl_loc l;
+  int pe, b;
+  if (v == NULL) luaL_typeerror(L, i, "tensor view");
+  if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
+  l = v->l;
+  if (l.buf < 0) {
+    if (v->gen != sl_machine_gen(lm->m))
+      luaL_argerror(L, i, "UB tensor of an earlier launch");
+  } else if (l.pe < 0) {
+    sl_block_where(lm->m, blk, &pe, &b);
+    l.pe = sl_getbuf(lm->m, l.buf)->space == SL_SPACE_HOST ? 0 : pe;
+  }
+  return l;
+}
+
+/* finish a primitive: raise on error, yield when the block must wait */
+static int kdone(lua_State *L, lmach *lm, int blk, int st, int nret) {
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (sl_must_yield(lm->m, blk)) return lua_yield(L, nret);
+  return nret;
+}
+
+/* k:ub(dtype, n): a LocalTensor in this core's UB */
+static int k_ub(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  int dt = checkdtype(L, 2);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  sl_loc l;
+  int st;
+  lview *v;
+  if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
+  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, &l);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  lua_rawgeti(L, 1, 2);
+  v = newview(L, -1, lm, &l, (int64_t)n);
+  v->gen = sl_machine_gen(lm->m);
+  lua_remove(L, -2);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* shared body of data_copy / data_copy_pad */
+static int copy_prim(lua_State *L, int pad) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk);
+  lua_Integer n = luaL_checkinteger(L, 4);
+  return kdone(L, lm, blk, sl_data_copy(lm->m, blk, &d, &s, (int64_t)n, pad), 0);
+}
+
+/* k:data_copy(dst, src, count) */
+static int k_data_copy(lua_State *L) { return copy_prim(L, 0); }
+
+/* k:data_copy_pad(dst, src, count) */
+static int k_data_copy_pad(lua_State *L) { return copy_prim(L, 1); }
+
+/* a hard event name at index i */
+static int checkevent(lua_State *L, int i) {
+  const char *name = luaL_checkstring(L, i);
+  int ev = sl_event_find(name);
+  if (ev < 0)
+    luaL_argerror(L, i, lua_pushfstring(L, "'%s' is not an AIV hard event (S_V "
+                  "S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
+                  "MTE3_V MTE3_MTE2)", name));
+  return ev;
+}
+
+/* an event id at index i */
+static int checkid(lua_State *L, int i) {
+  lua_Integer id = luaL_optinteger(L, i, 0);
+  luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
+  return (int)id;
+}
+
+/* k:set_flag(event [, id]) */
+static int k_set_flag(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  int ev = checkevent(L, 2), id = checkid(L, 3);
+  return kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
+}
+
+/* k:wait_flag(event [, id]) */
+static int k_wait_flag(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  int ev = checkevent(L, 2), id = checkid(L, 3);
+  return kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
+}
+
+/* k:pipe_barrier([pipe]): "ALL" (default), "MTE2", "MTE3", "V" */
+static int k_pipe_barrier(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  const char *name = luaL_optstring(L, 2, "ALL");
+  int pipe = sl_pipe_find(name);
+  if (pipe < 0 || pipe == SL_PIPE_S)
+    return luaL_argerror(L, 2, "pipe must be ALL, V, MTE2 or MTE3 (PIPE_S is a "
+                         "hardware error)");
+  return kdone(L, lm, blk, sl_pipe_barrier(lm->m, blk, pipe), 0);
+}
+
+/* k:set_atomic(op [, dtype]): atomic add/max/min on UB->GM copies */
+static int k_set_atomic(lua_State *L) {
+  static const char *const ops[] = { "none", "add", "max", "min", NULL };
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  int op = luaL_checkoption(L, 2, NULL, ops);
+  int dt = lua_isnoneornil(L, 3) ? -1 : checkdtype(L, 3);
+  return kdone(L, lm, blk, sl_set_atomic(lm->m, blk, op, dt), 0);
+}
+
+/* k:set_atomic_none() */
+static int k_set_atomic_none(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_set_atomic(lm->m, blk, SL_OP_NONE, -1), 0);
+}
+
+/* k:get_value(ub, i): a UB element, read on the S pipe */
+static int k_get_value(lua_State *L) {
+  int blk, st;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc u = kloc(L, lm, 2, blk);
+  lua_Integer i = luaL_checkinteger(L, 3);
+  double num = 0;
+  int64_t iv = 0;
+  st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (sl_dtype_isfloat(u.dtype)) lua_pushnumber(L, (lua_Number)num);
+  else lua_pushinteger(L, (lua_Integer)iv);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* k:set_value(ub, i, v): write a UB element on the S pipe */
+static int k_set_value(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc u = kloc(L, lm, 2, blk);
+  lua_Integer i = luaL_checkinteger(L, 3);
+  int isint = lua_isinteger(L, 4);
+  double num = isint ? 0 : (double)luaL_checknumber(L, 4);
+  int64_t iv = isint ? (int64_t)lua_tointeger(L, 4) : 0;
+  return kdone(L, lm, blk, sl_set_value(lm->m, blk, &u, (int64_t)i, num, iv, isint), 0);
+}
+
+/* shared body of the binary vector ops */
+static int vec_binary(lua_State *L, int op) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk), b = kloc(L, lm, 4, blk);
+  lua_Integer n = luaL_checkinteger(L, 5);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, &b, 0, (int64_t)n), 0);
+}
+
+/* k:add(dst, a, b, n) */
+static int k_add(lua_State *L) { return vec_binary(L, SL_OP_ADD); }
+/* k:max(dst, a, b, n) */
+static int k_max(lua_State *L) { return vec_binary(L, SL_OP_MAX); }
+/* k:min(dst, a, b, n) */
+static int k_min(lua_State *L) { return vec_binary(L, SL_OP_MIN); }
+
+/* k:muls(dst, a, s, n) */
+static int k_muls(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk);
+  double s = (double)luaL_checknumber(L, 4);
+  lua_Integer n = luaL_checkinteger(L, 5);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, 0, &d, &a, NULL, s, (int64_t)n), 0);
+}
+
+/* k:cast(dst, src, n) */
+static int k_cast(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk);
+  lua_Integer n = luaL_checkinteger(L, 4);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, -1, &d, &a, NULL, 0, (int64_t)n), 0);
+}
+
+/* k:system_cycle(): the system counter */
+static int k_system_cycle(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  int64_t c = sl_system_cycle(lm->m, blk);
+  lua_pushinteger(L, (lua_Integer)c);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* a PE number at index i */
+static int checkpe(lua_State *L, lmach *lm, int i) {
+  lua_Integer pe = luaL_checkinteger(L, i);
+  int n = sl_machine_params(lm->m)->n_pes;
+  if (pe < 0 || pe >= n)
+    luaL_argerror(L, i, lua_pushfstring(L, "PE %d out of range 0..%d", (int)pe, n - 1));
+  return (int)pe;
+}
+
+/* shared body of mte_put_nbi / mte_get_nbi */
+static int mte_prim(lua_State *L, int get) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), u = kloc(L, lm, 4, blk);
+  lua_Integer ub_bytes = luaL_checkinteger(L, 5);
+  lua_Integer n = luaL_checkinteger(L, 6);
+  int pe = checkpe(L, lm, 7), id = checkid(L, 8);
+  return kdone(L, lm, blk, sl_mte(lm->m, blk, get, &d, &s, &u, (int64_t)ub_bytes,
+                                  (int64_t)n, pe, id), 0);
+}
+
+/* k:mte_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
+static int k_mte_put_nbi(lua_State *L) { return mte_prim(L, 0); }
+
+/* k:mte_get_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
+static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
+
+/* shared body of putmem / getmem: through the scratch UB, then quiet */
+static int blocking_prim(lua_State *L, int get) {
+  int blk, st;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), u;
+  lua_Integer n = luaL_checkinteger(L, 4);
+  int pe = checkpe(L, lm, 5);
+  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
+    return engine_error(L, lm->m, st, 1);
+  st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
+  if (st == SL_OK) st = sl_quiet(lm->m, blk);
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:putmem(dst, src, elems, pe): blocking put */
+static int k_putmem(lua_State *L) { return blocking_prim(L, 0); }
+
+/* k:getmem(dst, src, elems, pe): blocking get */
+static int k_getmem(lua_State *L) { return blocking_prim(L, 1); }
+
+/* k:put_signal(dst, src, elems, sig, value, op, pe): put, then signal */
+static int k_put_signal(lua_State *L) {
+  int blk, st;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), g = kloc(L, lm, 5, blk), u;
+  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer v = luaL_checkinteger(L, 6);
+  lua_Integer op = luaL_checkinteger(L, 7);
+  int pe = checkpe(L, lm, 8);
+  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
+    return engine_error(L, lm->m, st, 1);
+  st = sl_mte(lm->m, blk, 0, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
+  if (st == SL_OK) st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1);
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:signal_op(sig, value, op, pe) */
+static int k_signal_op(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc g = kloc(L, lm, 2, blk);
+  lua_Integer v = luaL_checkinteger(L, 3);
+  lua_Integer op = luaL_checkinteger(L, 4);
+  int pe = checkpe(L, lm, 5);
+  return kdone(L, lm, blk, sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 0), 0);
+}
+
+/* k:signal_wait_until(sig, cmp, value): the value that satisfied it */
+static int k_signal_wait_until(lua_State *L) {
+  int blk, st;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc g = kloc(L, lm, 2, blk);
+  lua_Integer cmp = luaL_checkinteger(L, 3);
+  lua_Integer v = luaL_checkinteger(L, 4);
+  int64_t got = 0;
+  if (cmp < 0 || cmp >= SL_NCMP)
+    return luaL_argerror(L, 3, lua_pushfstring(L, "comparison must be CMP_EQ..CMP_LE "
+                         "(0..5), got %d", (int)cmp));
+  st = sl_signal_wait(lm->m, blk, &g, (int)cmp, (int64_t)v, &got);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (sl_block_parked(lm->m, blk)) return lua_yield(L, 0);  /* value at wake */
+  lua_pushinteger(L, (lua_Integer)got);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* k:quiet() */
+static int k_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_quiet(lm->m, blk), 0);
+}
+
+/* k:fence() */
+static int k_fence(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_fence(lm->m, blk), 0);
+}
+
+/* k:barrier_all() */
+static int k_barrier_all(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_barrier_all(lm->m, blk), 0);
+}
+
+/* k:sync_all() */
+static int k_sync_all(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_sync_all(lm->m, blk), 0);
+}
+
+/* k:my_pe() */
+static int k_my_pe(lua_State *L) {
+  int blk, pe, b;
+  lmach *lm = kcheck(L, &blk);
+  sl_block_where(lm->m, blk, &pe, &b);
+  lua_pushinteger(L, pe);
+  return 1;
+}
+
+/* k:n_pes() */
+static int k_n_pes(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  lua_pushinteger(L, sl_machine_params(lm->m)->n_pes);
+  return 1;
+}
+
+/* k:ptr(buf, pe): the symmetric buffer's copy on PE pe */
+static int k_ptr(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  lview *v = (lview *)luaL_checkudata(L, 2, VIEW_MT), *nv;
+  int pe = checkpe(L, lm, 3);
+  if (v->lm != lm) return luaL_argerror(L, 2, "view of another machine");
+  if (v->l.buf < 0 || sl_getbuf(lm->m, v->l.buf)->space != SL_SPACE_SYM)
+    return luaL_argerror(L, 2, "not a symmetric buffer (allocate it with m:malloc)");
+  lua_getiuservalue(L, 2, 1);
+  nv = newview(L, -1, lm, &v->l, v->n);
+  nv->l.pe = pe;
+  return 1;
+}
+
+/* shared body of prof_start / prof_end */
+static int prof_prim(lua_State *L, int end) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  lua_Integer f = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, f >= 0, 2, "frame must be >= 0");
+  return kdone(L, lm, blk, sl_prof(lm->m, blk, f > 1000000 ? 1000000 : (int)f, end), 0);
+}
+
+/* k:prof_start(frame) */
+static int k_prof_start(lua_State *L) { return prof_prim(L, 0); }
+
+/* k:prof_end(frame) */
+static int k_prof_end(lua_State *L) { return prof_prim(L, 1); }
+
+/* ------------------------------------------------------------------ */
+/* module                                                              */
+/* ------------------------------------------------------------------ */
+
+static const luaL_Reg machine_methods[] = {
+  {"alloc", m_alloc}, {"malloc", m_malloc}, {"host", m_host}, {"free", m_free},
+  {"launch", m_launch}, {"memcpy", m_memcpy}, {"params", m_params},
+  {"now", m_now}, {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
+  {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
+  {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
+  {"trace", m_trace}, {"trace_records", m_trace_records},
+  {"state", m_state}, {"close", m_close},
+  {NULL, NULL}
+};
+
+static const luaL_Reg machine_meta[] = {
+  {"__gc", m_close}, {"__close", m_close}, {"__tostring", m_tostring},
+  {"__index", NULL}, {NULL, NULL}
+};
+
+static const luaL_Reg view_methods[] = {
+  {"sub", v_sub}, {"on", v_on}, {"fill", v_fill}, {"read", v_read},
+  {"bytes", v_bytes}, {"checksum", v_checksum}, {"compare", v_compare},
+  {"copy", v_copy}, {NULL, NULL}
+};
+
+static const luaL_Reg block_methods[] = {
+  {"ub", k_ub}, {"data_copy", k_data_copy}, {"data_copy_pad", k_data_copy_pad},
+  {"set_flag", k_set_flag}, {"wait_flag", k_wait_flag},
+  {"pipe_barrier", k_pipe_barrier}, {"set_atomic", k_set_atomic},
+  {"set_atomic_none", k_set_atomic_none}, {"get_value", k_get_value},
+  {"set_value", k_set_value}, {"add", k_add}, {"max", k_max}, {"min", k_min},
+  {"muls", k_muls}, {"cast", k_cast}, {"system_cycle", k_system_cycle},
+  {"mte_put_nbi", k_mte_put_nbi}, {"mte_get_nbi", k_mte_get_nbi},
+  {"putmem", k_putmem}, {"getmem", k_getmem}, {"put_signal", k_put_signal},
+  {"signal_op", k_signal_op}, {"signal_wait_until", k_signal_wait_until},
+  {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
+  {"sync_all", k_sync_all}, {"my_pe", k_my_pe}, {"n_pes", k_n_pes},
+  {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
+  {NULL, NULL}
+};
+
+/* open the module */
+int luaopen_shmemlab_core(lua_State *L);
+int luaopen_shmemlab_core(lua_State *L) {
+  int i;
+  luaL_newmetatable(L, MACHINE_MT);
+  luaL_setfuncs(L, machine_meta, 0);
+  luaL_newlib(L, machine_methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__index");
+  lua_setfield(L, -2, "methods");
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, VIEW_MT);
+  luaL_newlib(L, view_methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "methods");
+  lua_pushcclosure(L, v_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, v_len); lua_setfield(L, -2, "__len");
+  lua_pushcfunction(L, v_tostring); lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, BLOCK_MT);
+  luaL_newlib(L, block_methods);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__index");
+  lua_setfield(L, -2, "methods");
+  lua_pop(L, 1);
+
+  lua_newtable(L);
+  lua_pushcfunction(L, l_new); lua_setfield(L, -2, "new");
+  luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");
+  lua_setfield(L, -3, "machine_methods"); lua_pop(L, 1);
+  luaL_getmetatable(L, VIEW_MT); lua_getfield(L, -1, "methods");
+  lua_setfield(L, -3, "view_methods"); lua_pop(L, 1);
+  luaL_getmetatable(L, BLOCK_MT); lua_getfield(L, -1, "methods");
+  lua_setfield(L, -3, "block_methods"); lua_pop(L, 1);
+  lua_createtable(L, SL_NEVENTS, 0);
+  for (i = 0; i < SL_NEVENTS; i++) {
+    lua_pushstring(L, sl_event_name(i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "events");
+  lua_pushinteger(L, SL_SIGNAL_SET); lua_setfield(L, -2, "SIGNAL_SET");
+  lua_pushinteger(L, SL_SIGNAL_ADD); lua_setfield(L, -2, "SIGNAL_ADD");
+  for (i = 0; i < SL_NCMP; i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, sl_cmp_name(i));
+  }
+  lua_pushinteger(L, SL_PROF_MAX_FRAME); lua_setfield(L, -2, "PROF_MAX_FRAME");
+  lua_pushinteger(L, SL_PROF_MAX_BLOCK); lua_setfield(L, -2, "PROF_MAX_BLOCK");
+  lua_pushinteger(L, SL_SHADOW_FRAMES); lua_setfield(L, -2, "SHADOW_FRAMES");
+  lua_pushinteger(L, SL_SCRATCH_BYTES); lua_setfield(L, -2, "SCRATCH_BYTES");
+  return 1;
+}

@@ -1,0 +1,295 @@
+/*
+** sync.c -- synchronisation: hard-event flags between pipes, pipe barriers,
+** signals and their waiters, quiet/fence, barrier_all and sync_all.
+*/
+#include <string.h>
+
+#include "sli.h"
+
+static const char *const ev_names[SL_NEVENTS] = {
+  "S_V", "S_MTE2", "S_MTE3", "V_S", "V_MTE2", "V_MTE3", "MTE2_S", "MTE2_V",
+  "MTE2_MTE3", "MTE3_S", "MTE3_V", "MTE3_MTE2"
+};
+/* source and destination pipe of each event */
+static const int ev_src[SL_NEVENTS] = {
+  SL_PIPE_S, SL_PIPE_S, SL_PIPE_S, SL_PIPE_V, SL_PIPE_V, SL_PIPE_V,
+  SL_PIPE_MTE2, SL_PIPE_MTE2, SL_PIPE_MTE2, SL_PIPE_MTE3, SL_PIPE_MTE3,
+  SL_PIPE_MTE3
+};
+static const int ev_dst[SL_NEVENTS] = {
+  SL_PIPE_V, SL_PIPE_MTE2, SL_PIPE_MTE3, SL_PIPE_S, SL_PIPE_MTE2, SL_PIPE_MTE3,
+  SL_PIPE_S, SL_PIPE_V, SL_PIPE_MTE3, SL_PIPE_S, SL_PIPE_V, SL_PIPE_MTE2
+};
+static const char *const pipe_names[SL_NPIPES] = { "S", "V", "MTE2", "MTE3" };
+
+/* name of a hard event */
+const char *sl_event_name(int ev) {
+  return (ev >= 0 && ev < SL_NEVENTS) ? ev_names[ev] : "?";
+}
+
+/* hard event by name, -1 when not one of the 12 legal AIV events */
+int sl_event_find(const char *name) {
+  int i;
+  for (i = 0; i < SL_NEVENTS; i++) if (strcmp(name, ev_names[i]) == 0) return i;
+  return -1;
+}
+
+/* name of a pipe */
+const char *sl_pipe_name(int pipe) {
+  return (pipe >= 0 && pipe < SL_NPIPES) ? pipe_names[pipe] : "ALL";
+}
+
+/* pipe by name; SL_NPIPES for "ALL", -1 when unknown */
+int sl_pipe_find(const char *name) {
+  int i;
+  if (strncmp(name, "PIPE_", 5) == 0) name += 5;
+  if (strcmp(name, "ALL") == 0) return SL_NPIPES;
+  for (i = 0; i < SL_NPIPES; i++) if (strcmp(name, pipe_names[i]) == 0) return i;
+  return -1;
+}
+
+/* SetFlag: the flag fires when the source pipe's earlier work ends */
+int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
+  uint16_t bit = (uint16_t)(1u << id);
+  int src = ev_src[ev];
+  if (b->flagset[ev] & bit)
+    return sli_err(m, SL_EFLAG, 1,
+        "set_flag(%s, %d) on PE %d block %d: the flag is already set "
+        "(set twice without a wait_flag)", ev_names[ev], id, (int)b->pe,
+        (int)b->b);
+  b->flagset[ev] |= bit;
+  b->flag[ev][id] = src == SL_PIPE_S ? b->t : b->pipe[src];
+  return SL_OK;
+}
+
+/* WaitFlag: the destination pipe holds until the flag fired */
+int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
+  uint16_t bit = (uint16_t)(1u << id);
+  int dst = ev_dst[ev];
+  sl_time fire;
+  if (!(b->flagset[ev] & bit))
+    return sli_err(m, SL_EFLAG, 1,
+        "wait_flag(%s, %d) on PE %d block %d without a matching set_flag: "
+        "the %s pipe would wait forever", ev_names[ev], id, (int)b->pe,
+        (int)b->b, pipe_names[dst]);
+  b->flagset[ev] &= (uint16_t)~bit;
+  fire = b->flag[ev][id];
+  if (dst == SL_PIPE_S) { if (b->t < fire) b->t = fire; }
+  else if (b->pipe[dst] < fire) b->pipe[dst] = fire;
+  return SL_OK;
+}
+
+/* check an event and id given by the user */
+static int check_event(sl_machine *m, int ev, int id) {
+  if (ev < 0 || ev >= SL_NEVENTS)
+    return sli_err(m, SL_EARG, 1, "not one of the 12 AIV hard events");
+  if (id < 0 || id >= SL_NEVENT_IDS)
+    return sli_err(m, SL_EARG, 2, "event id must be in 0..7, got %d", id);
+  return SL_OK;
+}
+
+/* set_flag from kernel code */
+int sl_set_flag(sl_machine *m, int blk, int ev, int id) {
+  sl_block *b = &m->blocks[blk];
+  int st = check_event(m, ev, id);
+  if (st == SL_OK) st = sli_flag_set(m, b, ev, id);
+  b->t += sli_ps(m->p.issue_ns);
+  return st;
+}
+
+/* wait_flag from kernel code */
+int sl_wait_flag(sl_machine *m, int blk, int ev, int id) {
+  sl_block *b = &m->blocks[blk];
+  int st = check_event(m, ev, id);
+  if (st == SL_OK) st = sli_flag_wait(m, b, ev, id);
+  b->t += sli_ps(m->p.issue_ns);
+  return st;
+}
+
+/* the latest free_at of every pipe and of all in flight */
+static sl_time drained(const sl_block *b) {
+  sl_time t = b->t;
+  int i;
+  for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > t) t = b->pipe[i];
+  return b->inflight > t ? b->inflight : t;
+}
+
+/* PipeBarrier<pipe>: S waits for that pipe (SL_NPIPES = all) */
+int sl_pipe_barrier(sl_machine *m, int blk, int pipe) {
+  sl_block *b = &m->blocks[blk];
+  if (pipe < 0 || pipe > SL_NPIPES)
+    return sli_err(m, SL_EARG, 1, "unknown pipe");
+  if (pipe == SL_NPIPES) b->t = drained(b);
+  else if (b->pipe[pipe] > b->t) b->t = b->pipe[pipe];
+  b->t += sli_ps(m->p.pipe_barrier_ns);
+  return SL_OK;
+}
+
+/* quiet: every transfer this block issued has completed */
+int sl_quiet(sl_machine *m, int blk) {
+  return sl_pipe_barrier(m, blk, SL_NPIPES);
+}
+
+/* fence: same as quiet in CANN SHMEM (PipeBarrier ALL + cache flush) */
+int sl_fence(sl_machine *m, int blk) {
+  return sl_pipe_barrier(m, blk, SL_NPIPES);
+}
+
+/* is v cmp x true? */
+static int cmp_ok(int cmp, int64_t v, int64_t x) {
+  switch (cmp) {
+    case SL_CMP_EQ: return v == x;
+    case SL_CMP_NE: return v != x;
+    case SL_CMP_GT: return v > x;
+    case SL_CMP_GE: return v >= x;
+    case SL_CMP_LT: return v < x;
+    default: return v <= x;
+  }
+}
+
+/* a signal location must be an integer GM/symmetric element */
+static int check_sig(sl_machine *m, const sl_loc *sig, int arg, const sl_block *b,
+                     int write) {
+  int st;
+  if (sig->buf < 0) return sli_err(m, SL_EARG, arg, "signal must be in GM, not UB");
+  if (sl_dtype_isfloat((sl_dtype)sig->dtype))
+    return sli_err(m, SL_EARG, arg, "signal must be an integer element, got %s",
+                   sl_dtype_name((sl_dtype)sig->dtype));
+  st = sli_bounds(m, sig, (int64_t)sl_dtype_size((sl_dtype)sig->dtype), write,
+                  write ? "signal_op" : "signal_wait_until", arg, b->pe, b->b);
+  return st;
+}
+
+/* aclshmemx_signal_op: the write lands after the path latency; with
+** after_mte3 (put_signal) it is ordered after the block's transfers */
+int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
+                 int op, int pe, int after_mte3) {
+  sl_block *b = &m->blocks[blk];
+  sl_loc l = *sig;
+  sl_event e;
+  sl_time land;
+  int st;
+  if (op != SL_SIGNAL_SET && op != SL_SIGNAL_ADD)
+    return sli_err(m, SL_EARG, 3, "signal op must be SIGNAL_SET or SIGNAL_ADD");
+  if (pe < 0 || pe >= m->p.n_pes)
+    return sli_err(m, SL_EARG, 4, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
+  l.pe = pe;
+  if (m->bufs[sig->buf].space != SL_SPACE_SYM && pe != b->pe)
+    return sli_err(m, SL_EARG, 1, "a remote signal must be a symmetric address");
+  if ((st = check_sig(m, &l, 1, b, 1)) != SL_OK) return st;
+  if (after_mte3) b->t = drained(b);
+  b->t += sli_ps(m->p.signal_ns);
+  land = b->t + sli_alpha(m, sl_path(m, b->pe, pe));
+  if (land > b->inflight) b->inflight = land;
+  memset(&e, 0, sizeof(e));
+  e.kind = EV_SIGNAL;
+  e.blk = blk;
+  e.op = op;
+  e.val = v;
+  sli_addr(&l, &e.dst);
+  sli_trace(m, b->t, land, b->pe, b->b, 2, sl_path(m, b->pe, pe), 4, pe, -1);
+  if (sli_push(m, land, &e) != SL_OK)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  return SL_OK;
+}
+
+/* cost of one poll of a signal from block b */
+static sl_time poll_cost(const sl_machine *m, const sl_block *b, int pe) {
+  int path = sl_path(m, b->pe, pe);
+  return sli_ps(m->p.poll_ns) + (path == SL_PATH_LOCAL ? 0 : 2 * sli_alpha(m, path));
+}
+
+/* aclshmem_signal_wait_until: returns at once when satisfied, else parks */
+int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
+                   int64_t v, int64_t *got) {
+  sl_block *b = &m->blocks[blk];
+  sl_addr a;
+  int64_t cur;
+  int st;
+  if (cmp < 0 || cmp >= SL_NCMP)
+    return sli_err(m, SL_EARG, 2, "comparison must be one of CMP_EQ..CMP_LE (0..5), "
+                   "got %d", cmp);
+  if ((st = check_sig(m, sig, 1, b, 0)) != SL_OK) return st;
+  sli_addr(sig, &a);
+  cur = sl_get_int((sl_dtype)sig->dtype, sli_ptr(m, &a), 0);
+  b->t += poll_cost(m, b, sig->pe);
+  if (cmp_ok(cmp, cur, v)) { *got = cur; return SL_OK; }
+  b->state = B_SIGNAL;
+  b->w = a;
+  b->wcmp = cmp;
+  b->wval = v;
+  b->wnext = m->bufs[a.buf].waiters;
+  m->bufs[a.buf].waiters = blk;
+  return SL_OK;
+}
+
+/* a write landed on [a, a+bytes): wake the waiters it satisfies */
+void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
+                int from_blk) {
+  int32_t *link = &m->bufs[a->buf].waiters;
+  while (*link >= 0) {
+    int32_t i = *link;
+    sl_block *b = &m->blocks[i];
+    if (b->w.pe == a->pe && b->w.off >= a->off && b->w.off < a->off + bytes) {
+      const uint8_t *p = sli_ptr(m, &b->w);
+      int64_t cur = sl_get_int((sl_dtype)b->w.dtype, p, 0);
+      if (cmp_ok(b->wcmp, cur, b->wval)) {
+        sl_time at = t + poll_cost(m, b, b->w.pe);
+        const sl_block *f = &m->blocks[from_blk];
+        *link = b->wnext;
+        b->wnext = -1;
+        b->retkind = 1;
+        b->ret = cur;
+        sli_trace(m, t, at, f->pe, f->b, 3, 0, 0, b->pe, b->b);
+        sli_wake(m, i, at);
+        continue;
+      }
+    }
+    link = &b->wnext;
+  }
+}
+
+/* ceil(log2(n)) */
+static int log2up(int n) {
+  int k = 0;
+  while ((1 << k) < n) k++;
+  return k;
+}
+
+/* barrier_all: every block of every PE (quiet first) */
+int sl_barrier_all(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  b->t = drained(b);
+  b->state = B_BARRIER;
+  if (b->t > m->bar_tmax) m->bar_tmax = b->t;
+  if (++m->bar_count == m->nb) {
+    int path = m->p.n_pes > m->p.pes_per_server ? SL_PATH_RDMA
+             : m->p.n_pes > 1 ? SL_PATH_HCCS : SL_PATH_LOCAL;
+    sl_time at = m->bar_tmax + sli_ps(m->p.barrier_base_ns) +
+                 (sl_time)log2up(m->p.n_pes) * 2 * sli_alpha(m, path);
+    int i;
+    m->bar_count = 0;
+    m->bar_tmax = 0;
+    for (i = 0; i < m->nb; i++)
+      if (m->blocks[i].state == B_BARRIER) sli_wake(m, i, at);
+  }
+  return SL_OK;
+}
+
+/* sync_all: every block of this PE (pipes drained first) */
+int sl_sync_all(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  int pe = b->pe;
+  b->t = drained(b);
+  b->state = B_SYNC;
+  if (b->t > m->sync_tmax[pe]) m->sync_tmax[pe] = b->t;
+  if (++m->sync_count[pe] == m->block_dim) {
+    sl_time at = m->sync_tmax[pe] + sli_ps(m->p.sync_all_ns);
+    int i, first = pe * m->block_dim;
+    m->sync_count[pe] = 0;
+    m->sync_tmax[pe] = 0;
+    for (i = first; i < first + m->block_dim; i++)
+      if (m->blocks[i].state == B_SYNC) sli_wake(m, i, at);
+  }
+  return SL_OK;
+}

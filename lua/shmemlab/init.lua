@@ -1,0 +1,161 @@
+-- shmemlab: an operator lab for SHMEM-style communication operators on an
+-- emulated cluster of Ascend-class NPUs. This is the facade: require("shmemlab").
+-- The engine is C (shmemlab.core); this file builds machines from SoC profiles
+-- and keeps the per-launch task records that msprof-style output is made of.
+
+local core = require("shmemlab.core")
+
+local lab = {
+  frames = require("shmemlab.frames"),
+  core = core,
+  version = "0.1.0",
+  SIGNAL_SET = core.SIGNAL_SET,
+  SIGNAL_ADD = core.SIGNAL_ADD,
+  events = core.events,
+}
+for _, name in ipairs({ "CMP_EQ", "CMP_NE", "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE" }) do
+  lab[name] = core[name]
+end
+
+lab.socs = { "Ascend910B", "Ascend910_93", "Ascend950" }
+
+-- a fresh copy of a SoC profile (users may edit it freely)
+function lab.soc(name)
+  if type(name) ~= "string" then
+    error("bad argument #1 to 'soc' (SoC name expected, got " .. type(name) .. ")", 2)
+  end
+  local ok, prof = pcall(require, "shmemlab.socs." .. name)
+  if not ok or type(prof) ~= "table" then
+    error("bad argument #1 to 'soc' (unknown SoC '" .. name .. "'; known: "
+          .. table.concat(lab.socs, ", ") .. ")", 2)
+  end
+  local copy = {}
+  for k, v in pairs(prof) do copy[k] = v end
+  return copy
+end
+
+-- options of lab.machine that are not profile figures
+local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true }
+
+-- the profiled PE from the option or SHMEM_CYCLE_PROF_PE (option wins)
+local function prof_pe_of(opt, pes)
+  local v, from = opt, "option prof_pe"
+  if v == nil then
+    v = os.getenv("SHMEM_CYCLE_PROF_PE")
+    from = "SHMEM_CYCLE_PROF_PE"
+    if v == nil or v == "" then return -1 end
+  end
+  if v == false or v == -1 then return -1 end
+  local n = math.tointeger(tonumber(v))
+  if n == nil or n < 0 or n >= pes then
+    error(string.format("%s=%s is not a PE number of this machine (0..%d)",
+                        from, tostring(v), pes - 1), 3)
+  end
+  return n
+end
+
+-- lab.machine{soc = "Ascend910B", pes = 8, <profile field> = value, ...}
+function lab.machine(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    error("bad argument #1 to 'machine' (table expected, got " .. type(opts) .. ")", 2)
+  end
+  local prof = opts.profile or lab.soc(opts.soc or "Ascend910B")
+  local p = {}
+  for k, v in pairs(prof) do p[k] = v end
+  for k, v in pairs(opts) do
+    if not machine_opts[k] then
+      if prof[k] == nil then
+        error("bad argument #1 to 'machine' (unknown option '" .. tostring(k) .. "')", 2)
+      end
+      if type(v) ~= type(prof[k]) then
+        error(string.format("bad argument #1 to 'machine' (option '%s' must be a %s)",
+                            k, type(prof[k])), 2)
+      end
+      p[k] = v
+    end
+  end
+  local pes = opts.pes or p.pes_per_server
+  if math.type(pes) ~= "integer" or pes < 1 then
+    error("bad argument #1 to 'machine' (pes must be a positive integer)", 2)
+  end
+  p.pes = pes
+  p.prof_pe = prof_pe_of(opts.prof_pe, pes)
+  local m = core.new(p)
+  local st = m:state()
+  st.soc = p.name
+  st.profile = p
+  st.tasks = {}
+  st.task_id = 0
+  return m
+end
+
+local M = core.machine_methods
+local raw_launch = M.launch
+local raw_memcpy = M.memcpy
+
+-- append one task row to the records of PE pe
+local function add_task(st, pe, name, kind, start_us, stop_us)
+  local list = st.tasks[pe]
+  if list == nil then list = {}; st.tasks[pe] = list end
+  st.task_id = st.task_id + 1
+  list[#list + 1] = { name = name, type = kind, stream_id = 1, task_id = st.task_id,
+                      start_us = start_us, stop_us = stop_us }
+end
+
+-- m:launch(kernel, block_dim, ...): kernel is a function, or
+-- {name = "allgather", kernel = fn, type = "AIV"}; returns
+-- {kernel_us = {per PE, index pe + 1}, max_kernel_us =, e2e_us =, start_us =}
+function M.launch(m, kernel, block_dim, ...)
+  local name, kind, fn = "kernel", "AIV", kernel
+  if type(kernel) == "table" then
+    name, kind, fn = kernel.name or name, kernel.type or kind, kernel.kernel
+  end
+  local r = raw_launch(m, fn, block_dim, ...)
+  local st = m:state()
+  for pe = 0, #r.kernel_us - 1 do
+    add_task(st, pe, name, kind, r.start_us, r.start_us + r.kernel_us[pe + 1])
+  end
+  return r
+end
+
+-- m:memcpy(dst, src [, n]): host<->device copy; recorded as a task of the
+-- device side's PE; returns its cost in microseconds
+function M.memcpy(m, dst, src, n)
+  local t0 = m:now()
+  local cost = raw_memcpy(m, dst, src, n)
+  local pe = dst.pe or src.pe or 0
+  add_task(m:state(), pe, "aclrtMemcpy", "MEMCPY_ASYNC", t0, t0 + cost)
+  return cost
+end
+
+-- m:tasks(pe): the task rows of one PE in launch order
+function M.tasks(m, pe)
+  return m:state().tasks[pe] or {}
+end
+
+-- m:clear_tasks(): forget the task rows
+function M.clear_tasks(m)
+  local st = m:state()
+  st.tasks = {}
+  st.task_id = 0
+end
+
+-- m:soc(): name of the SoC profile; m:profile(): the figures in force
+function M.soc(m) return m:state().soc end
+function M.profile(m) return m:params() end
+
+-- m:get_prof(out, verbose): aclshmemx_get_prof. verbose prints the table of
+-- the profiled PE; out (a table) receives {pe =, cycle2us =, rows = {...}}
+function M.get_prof(m, out, verbose)
+  local data = out or {}
+  data.pe = m:prof_pe()
+  data.cycle2us = m:params().cycle2us
+  data.rows = m:prof_rows()
+  if verbose then
+    io.write(require("shmemlab.prof").format(data))
+  end
+  return data
+end
+
+return lab

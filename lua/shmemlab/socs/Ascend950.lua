@@ -1,0 +1,14 @@
+-- Ascend950: 56 AIV cores with 248 KiB usable UB, a 1 GHz system counter,
+-- UB links of 53 GB/s in a 4-card mesh with a 1.5 us round trip.
+-- Figures the public sources leave open (HBM, MTE rates) keep the 910B values.
+local p = {}
+for k, v in pairs(require("shmemlab.socs.Ascend910B")) do p[k] = v end
+p.name = "Ascend950"
+p.aiv_cores = 56
+p.ub_bytes = 248 * 1024
+p.core_ghz = 1.65
+p.cycle2us = 1000
+p.pes_per_server = 4
+p.hccs_GBps = 53
+p.hccs_alpha_ns = 750
+return p
