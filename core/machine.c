@@ -56,13 +56,17 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
   m->nhccs = p->hccs_switch ? 2 * p->n_pes : p->n_pes * p->pes_per_server;
-  m->hbm = calloc(n, sizeof(*m->hbm));
-  m->hccs = calloc((size_t)m->nhccs, sizeof(*m->hccs));
-  m->sio = calloc(n, sizeof(*m->sio));
-  m->nic = calloc(2 * n, sizeof(*m->nic));
+  m->nres = n + (size_t)m->nhccs + n + 2 * n;
+  m->allres = calloc(m->nres, sizeof(*m->allres));
+  if (m->allres != NULL) {
+    m->hbm = m->allres;
+    m->hccs = m->hbm + n;
+    m->sio = m->hccs + m->nhccs;
+    m->nic = m->sio + n;
+  }
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
-  if (!m->ub || !m->ubcap || !m->hbm || !m->hccs || !m->sio || !m->nic ||
+  if (!m->ub || !m->ubcap || !m->allres ||
       !m->sync_count || !m->sync_tmax) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
@@ -81,7 +85,8 @@ void sl_machine_free(sl_machine *m) {
   if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
   for (j = 0; j < m->nbufs; j++) free(m->bufs[j].data);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
-  free(m->hbm); free(m->hccs); free(m->sio); free(m->nic);
+  if (m->allres) sli_res_clear(m, 1);
+  free(m->allres);
   free(m->evs); free(m->heap); free(m->blocks);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
@@ -200,6 +205,7 @@ void sl_launch_abort(sl_machine *m) {
   m->nevs = 0;
   m->free_ev = -1;
   for (i = 0; i < m->nbufs; i++) m->bufs[i].waiters = -1;
+  sli_res_clear(m, 0);
   m->running = 0;
 }
 

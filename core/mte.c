@@ -4,6 +4,7 @@
 ** ops, scalar UB access, and the landing of copies at their completion.
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sli.h"
@@ -23,11 +24,62 @@ sl_time sli_alpha(const sl_machine *m, int path) {
   }
 }
 
-/* reserve a shared resource first come first served; returns its end */
-static sl_time reserve(sl_res *r, sl_time start, int64_t bytes, double GBps) {
-  sl_time s = r->free_at > start ? r->free_at : start;
-  r->free_at = s + xfer(bytes, GBps);
-  return r->free_at;
+/* forget every reservation (release: also free the interval arrays) */
+void sli_res_clear(sl_machine *m, int release) {
+  size_t i;
+  for (i = 0; i < m->nres; i++) {
+    m->allres[i].n = 0;
+    if (release) { free(m->allres[i].iv); m->allres[i].iv = NULL; m->allres[i].cap = 0; }
+  }
+}
+
+/* make room for k more intervals; 0 when out of memory */
+static int res_grow(sl_res *r, int32_t k) {
+  if (r->n + k > r->cap) {
+    int32_t cap = r->cap ? r->cap * 2 : 8;
+    sl_time *ni;
+    while (cap < r->n + k) cap *= 2;
+    ni = realloc(r->iv, (size_t)cap * 2 * sizeof(*ni));
+    if (ni == NULL) return 0;
+    r->iv = ni;
+    r->cap = cap;
+  }
+  return 1;
+}
+
+/* reserve bytes at GBps on a shared resource from start on, filling the
+** gaps between earlier reservations; returns when the last byte passes */
+static sl_time reserve(sl_machine *m, sl_res *r, sl_time start, int64_t bytes,
+                       double GBps) {
+  sl_time need = xfer(bytes, GBps), t = start, lo;
+  int32_t drop = 0, k = 0, i;
+  sl_time *iv;
+  while (drop < r->n && r->iv[2 * drop + 1] <= m->now) drop++;   /* past */
+  if (drop > 0) {
+    memmove(r->iv, r->iv + 2 * drop, (size_t)(r->n - drop) * 2 * sizeof(*r->iv));
+    r->n -= drop;
+  }
+  if (need <= 0) return start;
+  if (!res_grow(r, 1)) return start + need;      /* no memory: no sharing */
+  iv = r->iv;
+  while (k < r->n && iv[2 * k + 1] <= start) k++;  /* first busy after start */
+  for (i = k; ; i++) {                   /* take the free time between them */
+    sl_time gap_end = i < r->n ? iv[2 * i] : INT64_MAX;
+    if (gap_end > t) {
+      sl_time take = gap_end - t < need ? gap_end - t : need;
+      need -= take;
+      t += take;
+      if (need == 0) break;
+    }
+    if (iv[2 * i + 1] > t) t = iv[2 * i + 1];
+  }
+  /* [lo, t) is now busy throughout: it replaces intervals k..i-1 */
+  lo = (k < r->n && iv[2 * k] < start) ? iv[2 * k] : start;
+  memmove(iv + 2 * (k + 1), iv + 2 * i, (size_t)(r->n - i) * 2 * sizeof(*iv));
+  r->n = r->n - (i - k) + 1;
+  iv[2 * k] = lo;
+  iv[2 * k + 1] = t;
+  return t;
 }
 
 /* reserve the links from PE a to PE b; returns the latest end */
@@ -38,18 +90,18 @@ static sl_time reserve_path(sl_machine *m, int path, int a, int b,
   switch (path) {
     case SL_PATH_HCCS:
       if (p->hccs_switch) {
-        e1 = reserve(&m->hccs[2 * a], start, bytes, p->hccs_GBps * eff);
-        e2 = reserve(&m->hccs[2 * b + 1], start, bytes, p->hccs_GBps * eff);
+        e1 = reserve(m, &m->hccs[2 * a], start, bytes, p->hccs_GBps * eff);
+        e2 = reserve(m, &m->hccs[2 * b + 1], start, bytes, p->hccs_GBps * eff);
         return e1 > e2 ? e1 : e2;
       }
-      return reserve(&m->hccs[(size_t)a * (size_t)p->pes_per_server +
+      return reserve(m, &m->hccs[(size_t)a * (size_t)p->pes_per_server +
                               (size_t)(b % p->pes_per_server)],
                      start, bytes, p->hccs_GBps * eff);
     case SL_PATH_SIO:
-      return reserve(&m->sio[a], start, bytes, p->sio_GBps);
+      return reserve(m, &m->sio[a], start, bytes, p->sio_GBps);
     case SL_PATH_RDMA:
-      e1 = reserve(&m->nic[2 * a], start, bytes, p->rdma_GBps);
-      e2 = reserve(&m->nic[2 * b + 1], start, bytes, p->rdma_GBps);
+      e1 = reserve(m, &m->nic[2 * a], start, bytes, p->rdma_GBps);
+      e2 = reserve(m, &m->nic[2 * b + 1], start, bytes, p->rdma_GBps);
       return e1 > e2 ? e1 : e2;
     default:
       return start;
@@ -65,7 +117,7 @@ static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
   double core_GBps = (pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle
                       : p->mte3_bytes_per_cycle) * p->core_ghz;
   sl_time end = start + sli_ps(p->mte_setup_ns) + xfer(bytes, core_GBps);
-  sl_time e = reserve(&m->hbm[gm_pe], start, bytes, p->hbm_GBps);
+  sl_time e = reserve(m, &m->hbm[gm_pe], start, bytes, p->hbm_GBps);
   int pth = sl_path(m, b->pe, gm_pe);
   if (e > end) end = e;
   if (pth != SL_PATH_LOCAL) {

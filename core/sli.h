@@ -61,7 +61,12 @@ typedef struct sl_block {
   sl_time fstart[SL_FSTACK];
 } sl_block;
 
-typedef struct sl_res { sl_time free_at; } sl_res;
+/* a shared resource (HBM, link, port, NIC): its busy intervals ahead of now,
+** sorted and disjoint; a transfer fills the gaps first come first served */
+typedef struct sl_res {
+  sl_time *iv;              /* pairs start, end */
+  int32_t n, cap;
+} sl_res;
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
 
@@ -82,6 +87,8 @@ struct sl_machine {
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
   int nhccs;
+  sl_res *allres;           /* every resource, for clean-up */
+  size_t nres;
   int64_t path_bytes[SL_NPATHS];
   /* events */
   sl_event *evs;
@@ -127,6 +134,7 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
 sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
+void sli_res_clear(sl_machine *m, int release);
 
 /* sync.c */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
