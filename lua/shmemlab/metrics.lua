@@ -202,13 +202,14 @@ local function positive(v)
 end
 
 local function pe_rows(per_pe, payload, bf, peak_GBps, what)
+  what = what == "" and "" or (what .. " ")
   if type(per_pe) ~= "table" or #per_pe == 0 then
-    error("bad argument #1 to 'compute' (" .. what .. " per_pe must be a non-empty list)", 3)
+    error("bad argument #1 to 'compute' (" .. what .. "per_pe must be a non-empty list)", 3)
   end
   local rows = {}
   for i, p in ipairs(per_pe) do
     if not positive(p.kernel_us) or not positive(p.e2e_us) then
-      error(string.format("bad argument #1 to 'compute' (%s per_pe[%d]: kernel_us and e2e_us "
+      error(string.format("bad argument #1 to 'compute' (%sper_pe[%d]: kernel_us and e2e_us "
         .. "must be > 0)", what, i), 3)
     end
     local algo = payload / p.kernel_us / 1e3   -- bytes / (us * 1e-6) / 1e9

@@ -158,7 +158,8 @@ function M.formula_text(s, path_bytes)
     fmt3(s.bandwidth_utilization_pct))
   if s.baseline then
     add("baseline: %s, latency_us %s, e2e_latency_us %s, kernel_bus_bandwidth_GBps %s", s.baseline.name,
-      fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us), fmt3(s.baseline.kernel_bus_bandwidth_GBps))
+      fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us),
+      fmt3(s.baseline.kernel_bus_bandwidth_GBps))
     add("ratio = baseline %s / %s * 100 = %s%% (over 100%% = faster than the baseline)",
       s.ratio_basis, s.ratio_basis, metrics.fmt(s.ratio_pct, 1))
   end
@@ -204,12 +205,13 @@ function M.frame_report(fr)
 
   local by_frame, seen = {}, {}
   for i, r in ipairs(fr.rows) do
-    if math.type(r.frame) ~= "integer" or math.type(r.block) ~= "integer" or r.pe == nil then
-      error(string.format("bad argument #1 to 'frame_report' (rows[%d] needs integer pe, block, frame)", i), 2)
+    if math.type(r.frame) ~= "integer" or math.type(r.block) ~= "integer" or math.type(r.pe) ~= "integer" then
+      error(string.format("bad argument #1 to 'frame_report' (rows[%d] needs integer pe, block, frame)",
+        i), 2)
     end
     check_num(r.cycles, "rows[" .. i .. "].cycles", false)
     check_num(r.count, "rows[" .. i .. "].count", false)
-    local key = string.format("%s/%d/%d", tostring(r.pe), r.block, r.frame)
+    local key = string.format("%d/%d/%d", r.pe, r.block, r.frame)
     if seen[key] then
       error(string.format("bad argument #1 to 'frame_report' (rows[%d] repeats pe %s block %d frame %d)",
         i, tostring(r.pe), r.block, r.frame), 2)
