@@ -147,7 +147,7 @@ static inline float h2f (uint16_t h) {
   uint32_t em = h & 0x7fffu;
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t nrm = (em << 13) + (112u << 23);            /* rebias 15 -> 127 */
-  uint32_t inf = (em << 13) + (224u << 23) +           /* exponent 255 */
+  uint32_t inf = ((em << 13) + (224u << 23)) |         /* exponent 255 */
                  (msk(em > 0x7c00u) & 0x00400000u);    /* quiet bit */
   /* subnormal: 2^-14 * (1 + m/1024) - 2^-14, exact */
   uint32_t sub = f2u(u2f(nrm + (1u << 23)) - 0x1p-14f);

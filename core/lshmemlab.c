@@ -17,6 +17,7 @@
 #define MACHINE_MT "shmemlab.machine"
 #define VIEW_MT "shmemlab.view"
 #define BLOCK_MT "shmemlab.block"
+#define VIEW_MAGIC 0x53484d56u
 
 /* a machine as Lua sees it */
 typedef struct lmach {
@@ -27,6 +28,7 @@ typedef struct lmach {
 
 /* a typed window on memory */
 typedef struct lview {
+  uint32_t magic;           /* VIEW_MAGIC: a cheap identity check */
   lmach *lm;
   sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
   int64_t n;                /* elements in the window */
@@ -72,6 +74,7 @@ static int engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
 static lview *newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
                       int64_t n) {
   lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), 1);
+  v->magic = VIEW_MAGIC;
   v->lm = lm;
   v->l = *l;
   v->n = n;
@@ -106,6 +109,7 @@ static const pfield pfields[] = {
   PF("sio_alpha_ns", sio_alpha_ns, 'd'), PF("rdma_GBps", rdma_GBps, 'd'),
   PF("rdma_alpha_ns", rdma_alpha_ns, 'd'), PF("signal_ns", signal_ns, 'd'),
   PF("poll_ns", poll_ns, 'd'), PF("pipe_barrier_ns", pipe_barrier_ns, 'd'),
+  PF("queue_depth", queue_depth, 'i'),
   PF("barrier_base_ns", barrier_base_ns, 'd'),
   PF("sync_all_ns", sync_all_ns, 'd'), PF("launch_us", launch_us, 'd'),
   PF("host_GBps", host_GBps, 'd'), PF("host_setup_us", host_setup_us, 'd'),
@@ -156,10 +160,8 @@ static int l_new(lua_State *L) {
   lm->m = sl_machine_new(&p, &st);
   if (lm->m == NULL) {
     if (st == SL_EARG)
-      return luaL_error(L, "bad argument #1 to 'new' (a figure of the profile "
-                        "is out of range: pes %d, aiv_cores %d, ub_bytes %d, "
-                        "prof_pe %d ...)", p.n_pes, p.cores, (int)p.ub_bytes,
-                        p.prof_pe);
+      return luaL_error(L, "bad argument #1 to 'new' (profile figure '%s' is "
+                        "out of range)", sl_params_check(&p));
     return luaL_error(L, "not enough memory for a machine of %d PEs", p.n_pes);
   }
   lua_newtable(L);                       /* the facade's own fields */
@@ -867,10 +869,14 @@ static lmach *kcheck(lua_State *L, int *blk) {
 
 /* location of view argument i as seen by block blk */
 static sl_loc kloc(lua_State *L, lmach *lm, int i, int blk) {
-  lview *v = (lview *)luaL_testudata(L, i, VIEW_MT);
+  lview *v = (lview *)lua_touserdata(L, i);
   sl_loc l;
   int pe, b;
-  if (v == NULL) luaL_typeerror(L, i, "tensor view");
+  /* a full userdata of our size carrying the magic is one of our views
+  ** (the metatable check of luaL_testudata costs a registry lookup) */
+  if (v == NULL || lua_type(L, i) != LUA_TUSERDATA ||
+      lua_rawlen(L, i) != sizeof(lview) || v->magic != VIEW_MAGIC)
+    luaL_typeerror(L, i, "tensor view");
   if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
   l = v->l;
   if (l.buf < 0) {
@@ -1226,6 +1232,35 @@ static int k_prof_start(lua_State *L) { return prof_prim(L, 0); }
 static int k_prof_end(lua_State *L) { return prof_prim(L, 1); }
 
 /* ------------------------------------------------------------------ */
+/* references for bench/ (the same bytes, without the engine)          */
+/* ------------------------------------------------------------------ */
+
+/* core.bench_memcpy(dst, src): plain memcpy of two host-side windows */
+static int b_memcpy(lua_State *L) {
+  lview *d = checkview(L, 1), *s = checkview(L, 2);
+  int64_t bytes = d->n * esize(d);
+  luaL_argcheck(L, s->n * esize(s) == bytes, 2, "size mismatch");
+  memcpy(view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n),
+         view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n), (size_t)bytes);
+  return 0;
+}
+
+/* core.bench_add_i32(dst, src): a plain C loop dst[i] += src[i] */
+static int b_add_i32(lua_State *L) {
+  lview *d = checkview(L, 1), *s = checkview(L, 2);
+  int32_t *dp;
+  const int32_t *sp;
+  int64_t i;
+  luaL_argcheck(L, d->l.dtype == SL_INT32 && s->l.dtype == SL_INT32 && d->n == s->n,
+                2, "two int32 windows of one size expected");
+  dp = (int32_t *)(void *)view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n);
+  sp = (const int32_t *)(const void *)view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n);
+  for (i = 0; i < d->n; i++)
+    dp[i] = (int32_t)((uint32_t)dp[i] + (uint32_t)sp[i]);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* module                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -1298,6 +1333,8 @@ int luaopen_shmemlab_core(lua_State *L) {
 
   lua_newtable(L);
   lua_pushcfunction(L, l_new); lua_setfield(L, -2, "new");
+  lua_pushcfunction(L, b_memcpy); lua_setfield(L, -2, "bench_memcpy");
+  lua_pushcfunction(L, b_add_i32); lua_setfield(L, -2, "bench_add_i32");
   luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");
   lua_setfield(L, -3, "machine_methods"); lua_pop(L, 1);
   luaL_getmetatable(L, VIEW_MT); lua_getfield(L, -1, "methods");

@@ -12,7 +12,7 @@
 sl_time sli_ps(double ns) { return (sl_time)llround(ns * 1000.0); }
 
 /* validate the parameter block; returns the name of a bad field or NULL */
-static const char *params_bad(const sl_params *p) {
+const char *sl_params_check(const sl_params *p) {
   if (p->n_pes < 1 || p->n_pes > 65536) return "pes";
   if (p->cores < 1 || p->cores > 1024) return "aiv_cores";
   if (p->ub_bytes < 1024 || p->ub_bytes > ((int64_t)1 << 30)) return "ub_bytes";
@@ -33,6 +33,7 @@ static const char *params_bad(const sl_params *p) {
   if (!(p->host_GBps > 0)) return "host_GBps";
   if (p->sym_heap_bytes < 16) return "sym_heap_bytes";
   if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
+  if (p->queue_depth < 1 || p->queue_depth > 255) return "queue_depth";
   if (p->time_limit_us < 0) return "time_limit_us";
   if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
       p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
@@ -47,11 +48,24 @@ static const char *params_bad(const sl_params *p) {
 sl_machine *sl_machine_new(const sl_params *p, int *status) {
   sl_machine *m;
   size_t ncore, n = (size_t)p->n_pes;
-  if (params_bad(p) != NULL) { *status = SL_EARG; return NULL; }
+  if (sl_params_check(p) != NULL) { *status = SL_EARG; return NULL; }
   m = calloc(1, sizeof(*m));
   if (m == NULL) { *status = SL_ENOMEM; return NULL; }
   m->p = *p;
   m->free_ev = -1;
+  m->ps.issue = sli_ps(p->issue_ns);
+  m->ps.scalar = sli_ps(p->scalar_ns);
+  m->ps.signal = sli_ps(p->signal_ns);
+  m->ps.poll = sli_ps(p->poll_ns);
+  m->ps.pipe_barrier = sli_ps(p->pipe_barrier_ns);
+  m->ps.barrier_base = sli_ps(p->barrier_base_ns);
+  m->ps.sync_all = sli_ps(p->sync_all_ns);
+  m->ps.vec_setup = sli_ps(p->vec_setup_ns);
+  m->ps.mte_setup = sli_ps(p->mte_setup_ns);
+  m->ps.alpha[SL_PATH_LOCAL] = sli_ps(p->local_alpha_ns);
+  m->ps.alpha[SL_PATH_HCCS] = sli_ps(p->hccs_alpha_ns);
+  m->ps.alpha[SL_PATH_SIO] = sli_ps(p->sio_alpha_ns);
+  m->ps.alpha[SL_PATH_RDMA] = sli_ps(p->rdma_alpha_ns);
   ncore = n * (size_t)p->cores;
   m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
@@ -87,7 +101,7 @@ void sl_machine_free(sl_machine *m) {
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs); free(m->heap); free(m->blocks);
+  free(m->evs); free(m->heap); free(m->blocks); free(m->qring);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);
@@ -136,8 +150,14 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
         block_dim);
   n = m->p.n_pes * block_dim;
   free(m->blocks);
+  free(m->qring);
   m->blocks = calloc((size_t)n, sizeof(*m->blocks));
-  if (m->blocks == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  m->qring = malloc((size_t)n * 3 * (size_t)m->p.queue_depth * sizeof(sl_time));
+  if (m->blocks == NULL || m->qring == NULL) {
+    free(m->blocks); free(m->qring);
+    m->blocks = NULL; m->qring = NULL;
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  }
   m->block_dim = block_dim;
   m->nb = n;
   m->ndone = 0;
@@ -264,7 +284,7 @@ static int64_t counter(const sl_machine *m, sl_time t) {
 /* system_cycle(): the counter at the block's S pipe */
 int64_t sl_system_cycle(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
-  b->t += sli_ps(m->p.scalar_ns);
+  b->t += m->ps.scalar;
   return counter(m, b->t);
 }
 
@@ -305,7 +325,7 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
   if (b->pe == m->p.prof_pe) {
     int i;
     for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > b->t) b->t = b->pipe[i];
-    b->t += sli_ps(m->p.pipe_barrier_ns);
+    b->t += m->ps.pipe_barrier;
     if (m->prof_cycles == NULL) {
       size_t n = (size_t)SL_PROF_MAX_BLOCK * SL_PROF_MAX_FRAME;
       m->prof_cycles = calloc(n, sizeof(int64_t));

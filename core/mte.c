@@ -15,31 +15,27 @@ static sl_time xfer(int64_t bytes, double GBps) {
 }
 
 /* latency of a path */
-sl_time sli_alpha(const sl_machine *m, int path) {
-  switch (path) {
-    case SL_PATH_HCCS: return sli_ps(m->p.hccs_alpha_ns);
-    case SL_PATH_SIO: return sli_ps(m->p.sio_alpha_ns);
-    case SL_PATH_RDMA: return sli_ps(m->p.rdma_alpha_ns);
-    default: return sli_ps(m->p.local_alpha_ns);
-  }
-}
+sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
 /* forget every reservation (release: also free the interval arrays) */
 void sli_res_clear(sl_machine *m, int release) {
   size_t i;
   for (i = 0; i < m->nres; i++) {
-    m->allres[i].n = 0;
+    m->allres[i].n = m->allres[i].head = 0;
     if (release) { free(m->allres[i].iv); m->allres[i].iv = NULL; m->allres[i].cap = 0; }
   }
 }
 
-/* make room for k more intervals; 0 when out of memory */
-static int res_grow(sl_res *r, int32_t k) {
-  if (r->n + k > r->cap) {
+/* make room for one more interval; 0 when out of memory */
+static int res_grow(sl_res *r) {
+  if (r->head > 0 && (r->n == r->cap || r->head > r->n / 2)) {   /* compact */
+    memmove(r->iv, r->iv + 2 * r->head, (size_t)(r->n - r->head) * 2 * sizeof(*r->iv));
+    r->n -= r->head;
+    r->head = 0;
+  }
+  if (r->n == r->cap) {
     int32_t cap = r->cap ? r->cap * 2 : 8;
-    sl_time *ni;
-    while (cap < r->n + k) cap *= 2;
-    ni = realloc(r->iv, (size_t)cap * 2 * sizeof(*ni));
+    sl_time *ni = realloc(r->iv, (size_t)cap * 2 * sizeof(*ni));
     if (ni == NULL) return 0;
     r->iv = ni;
     r->cap = cap;
@@ -47,24 +43,31 @@ static int res_grow(sl_res *r, int32_t k) {
   return 1;
 }
 
+/* index (from head) of the first live interval ending after t */
+static int32_t res_after(const sl_time *iv, int32_t cnt, sl_time t) {
+  int32_t lo = 0, hi = cnt;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (iv[2 * mid + 1] <= t) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 /* reserve bytes at GBps on a shared resource from start on, filling the
 ** gaps between earlier reservations; returns when the last byte passes */
 static sl_time reserve(sl_machine *m, sl_res *r, sl_time start, int64_t bytes,
                        double GBps) {
-  sl_time need = xfer(bytes, GBps), t = start, lo;
-  int32_t drop = 0, k = 0, i;
-  sl_time *iv;
-  while (drop < r->n && r->iv[2 * drop + 1] <= m->now) drop++;   /* past */
-  if (drop > 0) {
-    memmove(r->iv, r->iv + 2 * drop, (size_t)(r->n - drop) * 2 * sizeof(*r->iv));
-    r->n -= drop;
-  }
+  sl_time need = xfer(bytes, GBps), t = start, lo, *iv;
+  int32_t cnt, k, i;
   if (need <= 0) return start;
-  if (!res_grow(r, 1)) return start + need;      /* no memory: no sharing */
-  iv = r->iv;
-  while (k < r->n && iv[2 * k + 1] <= start) k++;  /* first busy after start */
+  if (r->n > r->head)                    /* forget what ended before now */
+    r->head += res_after(r->iv + 2 * r->head, r->n - r->head, m->now);
+  if (!res_grow(r)) return start + need;   /* no memory: no sharing */
+  iv = r->iv + 2 * r->head;
+  cnt = r->n - r->head;
+  k = res_after(iv, cnt, start);         /* first busy interval after start */
   for (i = k; ; i++) {                   /* take the free time between them */
-    sl_time gap_end = i < r->n ? iv[2 * i] : INT64_MAX;
+    sl_time gap_end = i < cnt ? iv[2 * i] : INT64_MAX;
     if (gap_end > t) {
       sl_time take = gap_end - t < need ? gap_end - t : need;
       need -= take;
@@ -74,9 +77,13 @@ static sl_time reserve(sl_machine *m, sl_res *r, sl_time start, int64_t bytes,
     if (iv[2 * i + 1] > t) t = iv[2 * i + 1];
   }
   /* [lo, t) is now busy throughout: it replaces intervals k..i-1 */
-  lo = (k < r->n && iv[2 * k] < start) ? iv[2 * k] : start;
-  memmove(iv + 2 * (k + 1), iv + 2 * i, (size_t)(r->n - i) * 2 * sizeof(*iv));
-  r->n = r->n - (i - k) + 1;
+  lo = (k < cnt && iv[2 * k] < start) ? iv[2 * k] : start;
+  if (k == i && k > 0 && iv[2 * k - 1] == lo) {  /* extends the one before */
+    iv[2 * k - 1] = t;
+    return t;
+  }
+  memmove(iv + 2 * (k + 1), iv + 2 * i, (size_t)(cnt - i) * 2 * sizeof(*iv));
+  r->n += 1 - (i - k);
   iv[2 * k] = lo;
   iv[2 * k + 1] = t;
   return t;
@@ -108,17 +115,37 @@ static sl_time reserve_path(sl_machine *m, int path, int a, int b,
   }
 }
 
+/* a pipe's instruction queue: with admit, S stalls until a slot is free
+** (the oldest instruction completes); without, records a completion */
+void sli_queue(sl_machine *m, sl_block *b, int pipe, sl_time end, int admit) {
+  int q = pipe - SL_PIPE_V, depth = m->p.queue_depth;
+  sl_time *ring = m->qring + ((size_t)(b - m->blocks) * 3 + (size_t)q) * (size_t)depth;
+  if (admit) {
+    if (b->qn[q] == depth) {
+      if (b->t < ring[b->qh[q]]) b->t = ring[b->qh[q]];
+      b->qh[q] = (uint8_t)((b->qh[q] + 1) % depth);
+      b->qn[q]--;
+    }
+    return;
+  }
+  ring[(b->qh[q] + b->qn[q]) % depth] = end;
+  b->qn[q]++;
+}
+
 /* time one transfer of bytes on an MTE pipe of block b between its UB and
 ** GM of gm_pe; returns the completion time and sets *path */
 static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
                         int64_t bytes, int *path) {
   const sl_params *p = &m->p;
-  sl_time start = b->t > b->pipe[pipe] ? b->t : b->pipe[pipe];
+  sl_time start;
   double core_GBps = (pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle
                       : p->mte3_bytes_per_cycle) * p->core_ghz;
-  sl_time end = start + sli_ps(p->mte_setup_ns) + xfer(bytes, core_GBps);
-  sl_time e = reserve(m, &m->hbm[gm_pe], start, bytes, p->hbm_GBps);
+  sl_time end, e;
   int pth = sl_path(m, b->pe, gm_pe);
+  sli_queue(m, b, pipe, 0, 1);
+  start = b->t > b->pipe[pipe] ? b->t : b->pipe[pipe];
+  end = start + m->ps.mte_setup + xfer(bytes, core_GBps);
+  e = reserve(m, &m->hbm[gm_pe], start, bytes, p->hbm_GBps);
   if (e > end) end = e;
   if (pth != SL_PATH_LOCAL) {
     e = pipe == SL_PIPE_MTE2
@@ -129,8 +156,9 @@ static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
   end += sli_alpha(m, pth);
   m->path_bytes[pth] += bytes;
   b->pipe[pipe] = end;
+  sli_queue(m, b, pipe, end, 0);
   if (end > b->inflight) b->inflight = end;
-  sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, -1);
+  if (SLI_TRACING(m)) sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, -1);
   *path = pth;
   return end;
 }
@@ -138,15 +166,16 @@ static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
 /* schedule a copy landing at t */
 static int land_copy(sl_machine *m, int blk, sl_time t, const sl_loc *dst,
                      const sl_loc *src, int64_t bytes, int op) {
-  sl_event e;
-  memset(&e, 0, sizeof(e));
-  e.kind = EV_COPY;
-  e.blk = blk;
-  e.op = op;
-  e.n = bytes;
-  sli_addr(dst, &e.dst);
-  sli_addr(src, &e.src);
-  if (sli_push(m, t, &e) != SL_OK)
+  int32_t id;
+  sl_event *e = sli_newev(m, &id);
+  if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  e->kind = EV_COPY;
+  e->blk = blk;
+  e->op = op;
+  e->n = bytes;
+  sli_addr(dst, &e->dst);
+  sli_addr(src, &e->src);
+  if (sli_schedule(m, t, id) != SL_OK)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   return SL_OK;
 }
@@ -210,7 +239,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   out->off = 0;
   out->cap = bytes;
   b->ub_top = top;
-  b->t += sli_ps(m->p.issue_ns);
+  b->t += m->ps.issue;
   return SL_OK;
 }
 
@@ -287,7 +316,7 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)dst->dtype));
   if (gm_pe < 0 || gm_pe >= m->p.n_pes) gm_pe = 0;   /* host: no such copy */
   end = transfer(m, b, pipe, gm_pe, bytes, &path);
-  b->t += sli_ps(m->p.issue_ns);
+  b->t += m->ps.issue;
   return land_copy(m, blk, end, dst, src, bytes, op);
 }
 
@@ -296,7 +325,7 @@ int sl_set_atomic(sl_machine *m, int blk, int op, int dtype) {
   sl_block *b = &m->blocks[blk];
   b->atomic = op;
   b->atomic_dtype = dtype;
-  b->t += sli_ps(m->p.issue_ns);
+  b->t += m->ps.issue;
   return SL_OK;
 }
 
@@ -369,7 +398,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
       if ((st = sli_flag_wait(m, b, SL_EV_MTE3_MTE2, id)) != SL_OK) return st;
     }
   }
-  b->t += sli_ps(m->p.issue_ns);
+  b->t += m->ps.issue;
   return SL_OK;
 }
 
@@ -389,7 +418,7 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   if (sl_dtype_isfloat((sl_dtype)ub->dtype))
     *num = sl_get_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
   else *ival = sl_get_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
-  b->t += sli_ps(m->p.scalar_ns);
+  b->t += m->ps.scalar;
   return SL_OK;
 }
 
@@ -408,7 +437,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   sli_addr(&l, &a);
   if (isint) sl_set_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, ival);
   else sl_set_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, num);
-  b->t += sli_ps(m->p.scalar_ns);
+  b->t += m->ps.scalar;
   return SL_OK;
 }
 
@@ -434,11 +463,13 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
     return st;
   if (op > 0 && (st = sli_bounds(m, bb, abytes, 0, "vector op", 3, b->pe, b->b)))
     return st;
+  sli_queue(m, b, SL_PIPE_V, 0, 1);
   start = b->t > b->pipe[SL_PIPE_V] ? b->t : b->pipe[SL_PIPE_V];
-  end = start + sli_ps(m->p.vec_setup_ns) +
+  end = start + m->ps.vec_setup +
         (sl_time)llround((double)(dbytes > abytes ? dbytes : abytes) * 1000.0 /
                          (m->p.vec_bytes_per_cycle * m->p.core_ghz));
   b->pipe[SL_PIPE_V] = end;
+  sli_queue(m, b, SL_PIPE_V, end, 0);
   if (end > b->inflight) b->inflight = end;
   memset(&e, 0, sizeof(e));
   e.kind = EV_VEC;
@@ -449,7 +480,7 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   sli_addr(dst, &e.dst);
   sli_addr(a, &e.src);
   if (op > 0) sli_addr(bb, &e.src2);
-  b->t += sli_ps(m->p.issue_ns);
+  b->t += m->ps.issue;
   if (sli_push(m, end, &e) != SL_OK)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   return SL_OK;

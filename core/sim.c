@@ -58,7 +58,6 @@ sl_event *sli_newev(sl_machine *m, int32_t *id) {
   *id = m->free_ev;
   e = &m->evs[*id];
   m->free_ev = e->next_free;
-  memset(e, 0, sizeof(*e));
   return e;
 }
 
@@ -134,18 +133,35 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   if (sli_push(m, t, &e) != SL_OK) m->blocks[blk].state = B_IDLE;
 }
 
-/* 1 when the running block must yield (it is parked, or ahead of the clock) */
+/* the virtual-time limit of the running launch */
+static sl_time time_limit(const sl_machine *m) {
+  return m->p.time_limit_us > 0
+      ? m->t0 + (sl_time)(m->p.time_limit_us * (int64_t)1000000) : INT64_MAX;
+}
+
+/* 1 when the running block must yield: it is parked, or another block is due
+** before its clock. Copies and signals due before it land here without a
+** yield: the order is the one a yield and a wake-up at its clock would give */
 int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   if (b->state != B_RUN) return 1;
-  if (b->t > sli_top(m)) { sli_wake(m, blk, b->t); return 1; }
+  while (m->nheap > 0 && m->heap[0].t <= b->t) {
+    sl_key k;
+    if (m->evs[m->heap[0].ev].kind == EV_WAKE || m->heap[0].t > time_limit(m)) {
+      sli_wake(m, blk, b->t);
+      return 1;
+    }
+    k = heap_pop(m);
+    if (k.t > m->now) m->now = k.t;
+    sli_apply(m, &m->evs[k.ev], k.t);
+    ev_release(m, k.ev);
+  }
   return 0;
 }
 
 /* handle events until a block is to be resumed, or the launch ends */
 int sl_step(sl_machine *m, int *blk) {
-  sl_time limit = m->p.time_limit_us > 0
-      ? m->t0 + (sl_time)(m->p.time_limit_us * (int64_t)1000000) : INT64_MAX;
+  sl_time limit = time_limit(m);
   while (m->nheap > 0) {
     sl_key k = heap_pop(m);
     sl_event *e = &m->evs[k.ev];

@@ -87,6 +87,7 @@ typedef struct sl_params {
   double signal_ns;         /* S pipe cost of a signal write */
   double poll_ns;           /* wake-up delay of a satisfied wait */
   double pipe_barrier_ns;
+  int queue_depth;          /* instructions a pipe's queue holds before S stalls */
   double barrier_base_ns;   /* barrier_all: base + stages * path alpha */
   double sync_all_ns;
   double launch_us;         /* kernel launch cost (host to device) */
@@ -124,6 +125,7 @@ typedef struct sl_buf {
 } sl_buf;
 
 /* machine */
+const char *sl_params_check(const sl_params *p);   /* bad field or NULL */
 sl_machine *sl_machine_new(const sl_params *p, int *status);
 void sl_machine_free(sl_machine *m);
 const sl_params *sl_machine_params(const sl_machine *m);

@@ -56,6 +56,7 @@ typedef struct sl_block {
   int64_t ret;
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
+  uint8_t qn[3], qh[3];     /* queue fill and head of V, MTE2, MTE3 */
   int32_t fdepth;
   int32_t fid[SL_FSTACK];
   sl_time fstart[SL_FSTACK];
@@ -64,14 +65,22 @@ typedef struct sl_block {
 /* a shared resource (HBM, link, port, NIC): its busy intervals ahead of now,
 ** sorted and disjoint; a transfer fills the gaps first come first served */
 typedef struct sl_res {
-  sl_time *iv;              /* pairs start, end */
-  int32_t n, cap;
+  sl_time *iv;              /* pairs start, end; live from head to n */
+  int32_t head, n, cap;
 } sl_res;
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
 
+/* figures of the profile in picoseconds, computed once */
+typedef struct sl_ps {
+  sl_time issue, scalar, signal, poll, pipe_barrier, barrier_base, sync_all,
+          vec_setup, mte_setup;
+  sl_time alpha[SL_NPATHS];
+} sl_ps;
+
 struct sl_machine {
   sl_params p;
+  sl_ps ps;
   char err[512];
   int err_arg;
   sl_time now;
@@ -104,6 +113,7 @@ struct sl_machine {
   int32_t *sync_count;
   sl_time *sync_tmax;
   sl_time t0;
+  sl_time *qring;           /* [block][3][queue_depth] completion times */
   uint32_t gen;             /* launch generation (UB views expire) */
   /* profiling */
   int64_t *prof_cycles, *prof_count;       /* [64][1024] */
@@ -120,6 +130,7 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);
 int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...);
+#define SLI_TRACING(m) ((m)->maxtrace > 0)
 void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,
                int kind, int path, int64_t bytes, int ppe, int pblock);
 
@@ -135,6 +146,7 @@ void sli_apply(sl_machine *m, sl_event *e, sl_time t);
 sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
 void sli_res_clear(sl_machine *m, int release);
+void sli_queue(sl_machine *m, sl_block *b, int pipe, sl_time end, int admit);
 
 /* sync.c */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,

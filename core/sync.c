@@ -93,7 +93,7 @@ int sl_set_flag(sl_machine *m, int blk, int ev, int id) {
   sl_block *b = &m->blocks[blk];
   int st = check_event(m, ev, id);
   if (st == SL_OK) st = sli_flag_set(m, b, ev, id);
-  b->t += sli_ps(m->p.issue_ns);
+  b->t += m->ps.issue;
   return st;
 }
 
@@ -102,7 +102,7 @@ int sl_wait_flag(sl_machine *m, int blk, int ev, int id) {
   sl_block *b = &m->blocks[blk];
   int st = check_event(m, ev, id);
   if (st == SL_OK) st = sli_flag_wait(m, b, ev, id);
-  b->t += sli_ps(m->p.issue_ns);
+  b->t += m->ps.issue;
   return st;
 }
 
@@ -121,7 +121,7 @@ int sl_pipe_barrier(sl_machine *m, int blk, int pipe) {
     return sli_err(m, SL_EARG, 1, "unknown pipe");
   if (pipe == SL_NPIPES) b->t = drained(b);
   else if (b->pipe[pipe] > b->t) b->t = b->pipe[pipe];
-  b->t += sli_ps(m->p.pipe_barrier_ns);
+  b->t += m->ps.pipe_barrier;
   return SL_OK;
 }
 
@@ -166,9 +166,10 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3) {
   sl_block *b = &m->blocks[blk];
   sl_loc l = *sig;
-  sl_event e;
+  sl_event *e;
   sl_time land;
-  int st;
+  int32_t id;
+  int st, path;
   if (op != SL_SIGNAL_SET && op != SL_SIGNAL_ADD)
     return sli_err(m, SL_EARG, 3, "signal op must be SIGNAL_SET or SIGNAL_ADD");
   if (pe < 0 || pe >= m->p.n_pes)
@@ -178,17 +179,19 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
     return sli_err(m, SL_EARG, 1, "a remote signal must be a symmetric address");
   if ((st = check_sig(m, &l, 1, b, 1)) != SL_OK) return st;
   if (after_mte3) b->t = drained(b);
-  b->t += sli_ps(m->p.signal_ns);
-  land = b->t + sli_alpha(m, sl_path(m, b->pe, pe));
+  b->t += m->ps.signal;
+  path = sl_path(m, b->pe, pe);
+  land = b->t + m->ps.alpha[path];
   if (land > b->inflight) b->inflight = land;
-  memset(&e, 0, sizeof(e));
-  e.kind = EV_SIGNAL;
-  e.blk = blk;
-  e.op = op;
-  e.val = v;
-  sli_addr(&l, &e.dst);
-  sli_trace(m, b->t, land, b->pe, b->b, 2, sl_path(m, b->pe, pe), 4, pe, -1);
-  if (sli_push(m, land, &e) != SL_OK)
+  if ((e = sli_newev(m, &id)) == NULL)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  e->kind = EV_SIGNAL;
+  e->blk = blk;
+  e->op = op;
+  e->val = v;
+  sli_addr(&l, &e->dst);
+  if (SLI_TRACING(m)) sli_trace(m, b->t, land, b->pe, b->b, 2, path, 4, pe, -1);
+  if (sli_schedule(m, land, id) != SL_OK)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   return SL_OK;
 }
@@ -196,7 +199,7 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
 /* cost of one poll of a signal from block b */
 static sl_time poll_cost(const sl_machine *m, const sl_block *b, int pe) {
   int path = sl_path(m, b->pe, pe);
-  return sli_ps(m->p.poll_ns) + (path == SL_PATH_LOCAL ? 0 : 2 * sli_alpha(m, path));
+  return m->ps.poll + (path == SL_PATH_LOCAL ? 0 : 2 * sli_alpha(m, path));
 }
 
 /* aclshmem_signal_wait_until: returns at once when satisfied, else parks */
@@ -265,7 +268,7 @@ int sl_barrier_all(sl_machine *m, int blk) {
   if (++m->bar_count == m->nb) {
     int path = m->p.n_pes > m->p.pes_per_server ? SL_PATH_RDMA
              : m->p.n_pes > 1 ? SL_PATH_HCCS : SL_PATH_LOCAL;
-    sl_time at = m->bar_tmax + sli_ps(m->p.barrier_base_ns) +
+    sl_time at = m->bar_tmax + m->ps.barrier_base +
                  (sl_time)log2up(m->p.n_pes) * 2 * sli_alpha(m, path);
     int i;
     m->bar_count = 0;
@@ -284,7 +287,7 @@ int sl_sync_all(sl_machine *m, int blk) {
   b->state = B_SYNC;
   if (b->t > m->sync_tmax[pe]) m->sync_tmax[pe] = b->t;
   if (++m->sync_count[pe] == m->block_dim) {
-    sl_time at = m->sync_tmax[pe] + sli_ps(m->p.sync_all_ns);
+    sl_time at = m->sync_tmax[pe] + m->ps.sync_all;
     int i, first = pe * m->block_dim;
     m->sync_count[pe] = 0;
     m->sync_tmax[pe] = 0;

@@ -22,6 +22,7 @@ return {
   vec_bytes_per_cycle = 256,      -- vector unit throughput
   vec_setup_ns = 20,
   pipe_barrier_ns = 20,           -- PipeBarrier itself
+  queue_depth = 16,               -- instructions a pipe queues before S stalls (assumed)
   -- topology
   pes_per_server = 8,
   dies_per_card = 1,

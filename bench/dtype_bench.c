@@ -1,0 +1,153 @@
+/*
+** dtype_bench.c -- throughput of sl_reduce(ADD) against plain loops and memcpy
+** build: gcc -std=c11 -O2 -Icore bench/dtype_bench.c core/dtype.c -lm
+** GB/s counts the bytes of one buffer per call (dst += src touches three
+** times that: read dst, read src, write dst; memcpy touches twice that).
+** The plain loops are compiled here, at the flags of this file.
+*/
+
+#define _POSIX_C_SOURCE 199309L
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dtype.h"
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+typedef void (*bench_fn) (void *dst, const void *src, size_t bytes);
+
+
+/* seconds, monotonic */
+static double now (void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+
+/* the loop anyone would write: int32 */
+NOINLINE static void plain_i32 (int32_t *d, const int32_t *s, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) d[i] = (int32_t)((uint32_t)d[i] + (uint32_t)s[i]);
+}
+
+
+/* the loop anyone would write: fp32 */
+NOINLINE static void plain_f32 (float *d, const float *s, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) d[i] += s[i];
+}
+
+
+static void b_plain_i32 (void *d, const void *s, size_t b) {
+  plain_i32(d, s, b / 4);
+}
+
+static void b_plain_f32 (void *d, const void *s, size_t b) {
+  plain_f32(d, s, b / 4);
+}
+
+static void b_memcpy (void *d, const void *s, size_t b) {
+  memcpy(d, s, b);
+}
+
+static void b_red_i32 (void *d, const void *s, size_t b) {
+  sl_reduce(SL_INT32, SL_OP_ADD, d, s, b / 4);
+}
+
+static void b_red_f32 (void *d, const void *s, size_t b) {
+  sl_reduce(SL_FP32, SL_OP_ADD, d, s, b / 4);
+}
+
+static void b_red_f16 (void *d, const void *s, size_t b) {
+  sl_reduce(SL_FP16, SL_OP_ADD, d, s, b / 2);
+}
+
+static void b_red_bf16 (void *d, const void *s, size_t b) {
+  sl_reduce(SL_BF16, SL_OP_ADD, d, s, b / 2);
+}
+
+static void b_red_f16max (void *d, const void *s, size_t b) {
+  sl_reduce(SL_FP16, SL_OP_MAX, d, s, b / 2);
+}
+
+static void b_cast_f16 (void *d, const void *s, size_t b) {
+  sl_cast(SL_FP16, d, SL_FP32, s, b / 4);   /* b bytes of fp32 read */
+}
+
+static void b_checksum (void *d, const void *s, size_t b) {
+  *(volatile uint64_t *)d = sl_checksum(s, b, 0);
+}
+
+
+/* best GB/s over a few trials of about 0.15 s each */
+static double measure (bench_fn fn, void *d, const void *s, size_t bytes) {
+  double best = 0.0;
+  int trial;
+  size_t reps = 1;
+  double t0, t;
+  /* warm up and size the repeat count */
+  for (;;) {
+    size_t r;
+    t0 = now();
+    for (r = 0; r < reps; r++) fn(d, s, bytes);
+    t = now() - t0;
+    if (t > 0.05) break;
+    reps *= 2;
+  }
+  reps = (size_t)((double)reps * 0.15 / t) + 1;
+  for (trial = 0; trial < 5; trial++) {
+    size_t r;
+    double gbs;
+    t0 = now();
+    for (r = 0; r < reps; r++) fn(d, s, bytes);
+    t = now() - t0;
+    gbs = (double)bytes * (double)reps / t * 1e-9;
+    if (gbs > best) best = gbs;
+  }
+  return best;
+}
+
+
+int main (void) {
+  static const struct { const char *name; bench_fn fn; sl_dtype t; } cases[] = {
+    {"memcpy", b_memcpy, SL_INT32},
+    {"plain loop int32 +=", b_plain_i32, SL_INT32},
+    {"plain loop fp32 +=", b_plain_f32, SL_FP32},
+    {"sl_reduce ADD int32", b_red_i32, SL_INT32},
+    {"sl_reduce ADD fp32", b_red_f32, SL_FP32},
+    {"sl_reduce ADD fp16", b_red_f16, SL_FP16},
+    {"sl_reduce ADD bf16", b_red_bf16, SL_BF16},
+    {"sl_reduce MAX fp16", b_red_f16max, SL_FP16},
+    {"sl_cast fp32->fp16", b_cast_f16, SL_FP32},
+    {"sl_checksum", b_checksum, SL_UINT8}
+  };
+  static const size_t sizes[] = {192 * 1024, 16 * 1024 * 1024};
+  size_t si, ci;
+  printf("GB/s = bytes of one buffer per second (best of 5)\n");
+  printf("%-22s %12s %12s\n", "", "192 KiB", "16 MiB");
+  for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    printf("%-22s", cases[ci].name);
+    for (si = 0; si < 2; si++) {
+      size_t bytes = sizes[si], n = bytes / sl_dtype_size(cases[ci].t);
+      void *d = aligned_alloc(64, bytes), *s = aligned_alloc(64, bytes);
+      if (d == NULL || s == NULL) return 1;
+      sl_fill_pattern(cases[ci].t, d, n, SL_FILL_RANDOM, -100, 100, 1, 0);
+      sl_fill_pattern(cases[ci].t, s, n, SL_FILL_RANDOM, -100, 100, 2, 0);
+      printf(" %12.2f", measure(cases[ci].fn, d, s, bytes));
+      fflush(stdout);
+      free(d);
+      free(s);
+    }
+    printf("\n");
+  }
+  return 0;
+}
