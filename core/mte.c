@@ -9,6 +9,10 @@
 
 #include "sli.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* picoseconds to move bytes at GBps (1 GB/s = 1 byte per ns) */
 static sl_time xfer(int64_t bytes, double GBps) {
   return (sl_time)llround((double)bytes * 1000.0 / GBps);
@@ -180,13 +184,42 @@ static int land_copy(sl_machine *m, int blk, sl_time t, const sl_loc *dst,
   return SL_OK;
 }
 
+/* copy a large block into GM: streaming stores keep the destination out of
+** the cache (no read for ownership), as a DMA engine writes memory */
+static void gm_copy(uint8_t *d, const uint8_t *s, size_t n) {
+#if defined(__SSE2__)
+  if (n >= 65536 && (d + n <= s || s + n <= d)) {
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
+    memcpy(d, s, head);
+    d += head; s += head; n -= head;
+    for (i = 0; i + 64 <= n; i += 64) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 32));
+      __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 48));
+      _mm_stream_si128((__m128i *)(void *)(d + i), a);
+      _mm_stream_si128((__m128i *)(void *)(d + i + 16), b);
+      _mm_stream_si128((__m128i *)(void *)(d + i + 32), c);
+      _mm_stream_si128((__m128i *)(void *)(d + i + 48), e);
+    }
+    _mm_sfence();
+    memcpy(d + i, s + i, n - i);
+    return;
+  }
+#endif
+  memmove(d, s, n);
+}
+
 /* apply a landed event */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t) {
   uint8_t *d = sli_ptr(m, &e->dst);
   switch (e->kind) {
     case EV_COPY: {
       const uint8_t *s = sli_ptr(m, &e->src);
-      if (e->op == SL_OP_NONE) memmove(d, s, (size_t)e->n);
+      if (e->op == SL_OP_NONE) {
+        if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n);
+        else memmove(d, s, (size_t)e->n);
+      }
       else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
                      (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
       if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters >= 0)
