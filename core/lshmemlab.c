@@ -1156,6 +1156,23 @@ static int k_signal_wait_until(lua_State *L) {
   return kdone(L, lm, blk, SL_OK, 1);
 }
 
+/* k:wait_signal_value(flag, ub, count [, cmp [, value]]): hcomm's soft-sync
+** Wait; polls the GM flag into UB until flag[0] cmp value; returns flag[0] */
+static int k_wait_signal_value(lua_State *L) {
+  int blk, st;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc f = kloc(L, lm, 2, blk), u = kloc(L, lm, 3, blk);
+  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer cmp = luaL_checkinteger(L, 5);
+  lua_Integer v = luaL_checkinteger(L, 6);
+  int64_t got = 0;
+  st = sl_poll_until(lm->m, blk, &f, &u, (int64_t)n, (int)cmp, (int64_t)v, &got);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (sl_block_parked(lm->m, blk)) return lua_yield(L, 0);  /* value at wake */
+  lua_pushinteger(L, (lua_Integer)got);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
 /* k:quiet() */
 static int k_quiet(lua_State *L) {
   int blk;
@@ -1231,6 +1248,12 @@ static int k_prof_start(lua_State *L) { return prof_prim(L, 0); }
 /* k:prof_end(frame) */
 static int k_prof_end(lua_State *L) { return prof_prim(L, 1); }
 
+/* core.dtype_size(name): bytes of one element */
+static int l_dtype_size(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)sl_dtype_size(checkdtype(L, 1)));
+  return 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* references for bench/ (the same bytes, without the engine)          */
 /* ------------------------------------------------------------------ */
@@ -1296,7 +1319,7 @@ static const luaL_Reg block_methods[] = {
   {"mte_put_nbi", k_mte_put_nbi}, {"mte_get_nbi", k_mte_get_nbi},
   {"putmem", k_putmem}, {"getmem", k_getmem}, {"put_signal", k_put_signal},
   {"signal_op", k_signal_op}, {"signal_wait_until", k_signal_wait_until},
-  {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
+  {"wait_signal_value", k_wait_signal_value}, {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
   {"sync_all", k_sync_all}, {"my_pe", k_my_pe}, {"n_pes", k_n_pes},
   {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
   {NULL, NULL}
@@ -1333,6 +1356,7 @@ int luaopen_shmemlab_core(lua_State *L) {
 
   lua_newtable(L);
   lua_pushcfunction(L, l_new); lua_setfield(L, -2, "new");
+  lua_pushcfunction(L, l_dtype_size); lua_setfield(L, -2, "dtype_size");
   lua_pushcfunction(L, b_memcpy); lua_setfield(L, -2, "bench_memcpy");
   lua_pushcfunction(L, b_add_i32); lua_setfield(L, -2, "bench_add_i32");
   luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");

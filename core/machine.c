@@ -348,7 +348,12 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
   }
   sh = m->shadow + (((size_t)b->pe * SL_PROF_MAX_BLOCK + (size_t)b->b) *
                     SL_SHADOW_FRAMES + (size_t)frame) * 2;
-  c = counter(m, b->t);
+  {                     /* read where a PipeBarrier(ALL) would, without one */
+    sl_time t = b->t;
+    int i;
+    for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > t) t = b->pipe[i];
+    c = counter(m, t);
+  }
   if (end) { sh[0] += c; sh[1] += 1; } else sh[0] -= c;
   return SL_OK;
 }

@@ -242,8 +242,8 @@ static int wait_line(const sl_machine *m, int blk, char *out, size_t size) {
       const uint8_t *p = bf->data + bf->stride * b->w.pe + b->w.off;
       int64_t cur = sl_get_int((sl_dtype)bf->dtype, p, 0);
       return n + snprintf(out, size,
-          "signal_wait_until(%s[%lld] on PE %d, %s, %lld): current value %lld",
-          bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
+          "%s(%s[%lld] on PE %d, %s, %lld): current value %lld",
+          b->wperiod > 0 ? "wait_signal_value" : "signal_wait_until", bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
           (int)b->w.pe, sl_cmp_name(b->wcmp), (long long)b->wval,
           (long long)cur);
     }

@@ -194,6 +194,10 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3);
 int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
                    int64_t v, int64_t *got);
+/* hcomm's WaitSignalValue: poll a GM flag into UB (data_copy, MTE2_S,
+** GetValue, compare) until cmp holds; emulated without a Lua loop */
+int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
+                  int64_t elems, int cmp, int64_t v, int64_t *got);
 int sl_quiet(sl_machine *m, int blk);
 int sl_fence(sl_machine *m, int blk);
 int sl_barrier_all(sl_machine *m, int blk);

@@ -51,6 +51,9 @@ typedef struct sl_block {
   sl_addr w;
   int32_t wcmp, wnext;
   int64_t wval;
+  sl_addr wub;              /* polling wait: UB that receives the flag */
+  int64_t wbytes;
+  sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */
   /* value handed back when it resumes */
   int32_t retkind;
   int64_t ret;

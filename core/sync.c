@@ -2,6 +2,7 @@
 ** sync.c -- synchronisation: hard-event flags between pipes, pipe barriers,
 ** signals and their waiters, quiet/fence, barrier_all and sync_all.
 */
+#include <math.h>
 #include <string.h>
 
 #include "sli.h"
@@ -219,10 +220,61 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
   if (cmp_ok(cmp, cur, v)) { *got = cur; return SL_OK; }
   b->state = B_SIGNAL;
   b->w = a;
+  b->wperiod = 0;
   b->wcmp = cmp;
   b->wval = v;
   b->wnext = m->bufs[a.buf].waiters;
   m->bufs[a.buf].waiters = blk;
+  return SL_OK;
+}
+
+/* poll a GM flag into UB until it satisfies cmp (see sl.h) */
+int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
+                  int64_t elems, int cmp, int64_t v, int64_t *got) {
+  sl_block *b = &m->blocks[blk];
+  int64_t bytes;
+  sl_time first, period;
+  sl_addr fa, ua;
+  int st, path;
+  int64_t cur;
+  if (cmp < 0 || cmp >= SL_NCMP)
+    return sli_err(m, SL_EARG, 4, "comparison must be one of CMP_EQ..CMP_LE (0..5)");
+  if (flag->buf < 0) return sli_err(m, SL_EARG, 1, "flag must be in GM");
+  if (ub->buf >= 0 || ub->pe != b->pe || ub->core != b->b)
+    return sli_err(m, SL_EARG, 2, "UB tensor of this block expected");
+  if (flag->dtype != ub->dtype || sl_dtype_isfloat((sl_dtype)flag->dtype))
+    return sli_err(m, SL_EARG, 2, "flag and UB must be of one integer dtype");
+  if (elems <= 0) return sli_err(m, SL_EARG, 3, "count must be positive");
+  bytes = elems * (int64_t)sl_dtype_size((sl_dtype)flag->dtype);
+  if ((st = sli_bounds(m, flag, bytes, 0, "wait_signal_value", 1, b->pe, b->b)))
+    return st;
+  if ((st = sli_bounds(m, ub, bytes, 1, "wait_signal_value", 2, b->pe, b->b)))
+    return st;
+  /* one poll: issue, the MTE2 copy, the MTE2_S flag, GetValue */
+  path = sl_path(m, b->pe, flag->pe);
+  period = m->ps.issue * 3 + m->ps.mte_setup + m->ps.alpha[path] + m->ps.scalar +
+           (sl_time)llround((double)bytes * 1000.0 /
+                            (m->p.mte2_bytes_per_cycle * m->p.core_ghz));
+  first = (b->t > b->pipe[SL_PIPE_MTE2] ? b->t : b->pipe[SL_PIPE_MTE2]) + period;
+  sli_addr(flag, &fa);
+  sli_addr(ub, &ua);
+  cur = sl_get_int((sl_dtype)flag->dtype, sli_ptr(m, &fa), 0);
+  if (cmp_ok(cmp, cur, v)) {           /* the first poll sees it */
+    memcpy(sli_ptr(m, &ua), sli_ptr(m, &fa), (size_t)bytes);
+    b->t = b->pipe[SL_PIPE_MTE2] = first;
+    *got = cur;
+    return SL_OK;
+  }
+  b->state = B_SIGNAL;
+  b->w = fa;
+  b->wcmp = cmp;
+  b->wval = v;
+  b->wub = ua;
+  b->wbytes = bytes;
+  b->wfirst = first;
+  b->wperiod = period;
+  b->wnext = m->bufs[fa.buf].waiters;
+  m->bufs[fa.buf].waiters = blk;
   return SL_OK;
 }
 
@@ -238,6 +290,14 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
       int64_t cur = sl_get_int((sl_dtype)b->w.dtype, p, 0);
       if (cmp_ok(b->wcmp, cur, b->wval)) {
         sl_time at = t + poll_cost(m, b, b->w.pe);
+        if (b->wperiod > 0) {          /* the first poll completing after t */
+          sl_time k = t <= b->wfirst ? 0
+                    : (t - b->wfirst + b->wperiod - 1) / b->wperiod;
+          at = b->wfirst + k * b->wperiod;
+          memcpy(sli_ptr(m, &b->wub), p, (size_t)b->wbytes);
+          b->pipe[SL_PIPE_MTE2] = at;
+          b->wperiod = 0;
+        }
         const sl_block *f = &m->blocks[from_blk];
         *link = b->wnext;
         b->wnext = -1;

@@ -1,0 +1,57 @@
+-- shmemlab.hccl: the hcomm AIV orchestration helpers the HCCL-style baselines
+-- are written with: each rank's HCCL buffer, and soft sync through 32-byte
+-- flags written with DataCopy and polled (Record, Wait, Record1vN, WaitNv1).
+local lab = require("shmemlab")
+
+local hccl = {}
+
+hccl.FLAG = 8                           -- one flag slot: 32 bytes = 8 int32
+
+-- the buffers of one communicator: data (the HCCL buffer, capped at what the
+-- op needs) and flags (slots [notify][rank] per rank), on every rank
+function hccl.comm(m, dtype, elems, slots)
+  local cap = m:state().profile.hccl_buffer_bytes // lab.core.dtype_size(dtype)
+  local n = math.max(1, math.min(elems, cap))
+  return {
+    buffer = m:malloc(dtype, n, "hccl_buffer"),
+    elems = n,                          -- HCCL buffer capacity in elements
+    flags = m:malloc("int32", slots * hccl.FLAG, "hccl_flags"),
+  }
+end
+
+-- a block's flag UB (one slot)
+function hccl.flag_ub(k)
+  return k:ub("int32", hccl.FLAG)
+end
+
+-- Record: write tag into slot of rank peer's flags (SetValue, S_MTE3, DataCopy)
+function hccl.record(k, c, ub, peer, slot, tag)
+  k:set_value(ub, 0, tag)
+  k:set_flag("S_MTE3", 1); k:wait_flag("S_MTE3", 1)
+  k:data_copy(k:ptr(c.flags, peer):sub(slot * hccl.FLAG, hccl.FLAG), ub, hccl.FLAG)
+  k:set_flag("MTE3_S", 1); k:wait_flag("MTE3_S", 1)
+end
+
+-- Wait: poll slot of this rank's own flags until it holds tag
+function hccl.wait(k, c, ub, slot, tag)
+  return k:wait_signal_value(c.flags:sub(slot * hccl.FLAG, hccl.FLAG), ub, hccl.FLAG,
+                             lab.CMP_EQ, tag)
+end
+
+-- Record1vN: write tag into this rank's own slot, for every rank to poll
+function hccl.record_1vn(k, c, ub, slot, tag)
+  hccl.record(k, c, ub, k.pe, slot, tag)
+end
+
+-- WaitNv1: poll rank's slot (a remote read) until it holds tag
+function hccl.wait_nv1(k, c, ub, rank, slot, tag)
+  return k:wait_signal_value(k:ptr(c.flags, rank):sub(slot * hccl.FLAG, hccl.FLAG), ub,
+                             hccl.FLAG, lab.CMP_EQ, tag)
+end
+
+-- the name a report gives a baseline
+function hccl.title(op_name)
+  return "HCCL " .. op_name .. " (emulated AIV orchestration)"
+end
+
+return hccl

@@ -1,0 +1,243 @@
+-- shmemlab.runner: one measured run of an operator and of its HCCL-style
+-- baseline, as the performance guide prescribes: warm-up launches, measured
+-- launches, the output check, metrics, the frame report and the verdict.
+local lab = require("shmemlab")
+local metrics = require("shmemlab.metrics")
+local report = require("shmemlab.report")
+
+local runner = {}
+
+-- the folder the operators live in (ops/ beside lua/, or SHMEMLAB_OPS)
+local function ops_dir()
+  local env = os.getenv("SHMEMLAB_OPS")
+  if env and env ~= "" then return env end
+  local here = debug.getinfo(1, "S").source:match("^@(.*)/lua/shmemlab/[^/]*$")
+  return (here or ".") .. "/ops"
+end
+runner.ops_dir = ops_dir
+
+-- is there a file at path?
+local function exists(path)
+  local f = io.open(path, "r")
+  if f then f:close() return true end
+  return false
+end
+
+-- an operator by name (ops/<name>.lua) or by path to the user's own file
+function runner.load_op(spec)
+  if type(spec) == "table" then return spec end
+  local path = spec
+  if not spec:find("[/\\]") and not spec:find("%.lua$") then
+    path = ops_dir() .. "/" .. spec .. ".lua"
+  end
+  if not exists(path) then
+    error(string.format("unknown operator '%s' (no %s; see --list)", spec, path), 0)
+  end
+  local ok, op = pcall(dofile, path)
+  if not ok then error(string.format("cannot load operator %s: %s", path, op), 0) end
+  if type(op) ~= "table" or type(op.run) ~= "function" then
+    error(string.format("%s does not return an operator (op.define{...})", path), 0)
+  end
+  op.path = path
+  return op
+end
+
+-- the HCCL-style baseline of an operator, or nil
+function runner.load_baseline(op)
+  local path = ops_dir() .. "/hccl/" .. op.name .. ".lua"
+  if op.baseline then path = op.baseline end
+  if not exists(path) then return nil end
+  return runner.load_op(path)
+end
+
+-- names of the operators in ops/ (sorted)
+function runner.list()
+  local lfs = require("lfs")
+  local names = {}
+  for f in lfs.dir(ops_dir()) do
+    local n = f:match("^(.-)%.lua$")
+    if n then names[#names + 1] = n end
+  end
+  table.sort(names)
+  return names
+end
+
+-- the run configuration: defaults < the op's defaults < the user's options
+function runner.config(op, opts)
+  opts = opts or {}
+  local c = {
+    soc = "Ascend910B", pes = 8, warmup = 10, iters = 40, prof_pe = 0, root = 0,
+    ub_bytes = 190 * 1024, baseline = "hccl", overrides = {},
+  }
+  for k, v in pairs(op.defaults or {}) do c[k] = v end
+  for k, v in pairs(opts) do c[k] = v end
+  c.dtype = c.dtype or op.dtypes[1]
+  local supported = false
+  for _, d in ipairs(op.dtypes) do supported = supported or d == c.dtype end
+  if not supported then
+    error(string.format("operator %s does not support dtype %s (supported: %s)", op.name,
+                        c.dtype, table.concat(op.dtypes, " ")), 0)
+  end
+  if c.shape then c.count = c.shape[1] * (c.shape[2] or 1) end
+  local prof = lab.soc(c.soc)
+  for k, v in pairs(c.overrides) do prof[k] = v end
+  c.cores = prof.aiv_cores
+  c.block_dim = math.min(c.block_dim or 16, c.cores)
+  c.sym_bytes = c.sym_bytes or prof.sym_heap_bytes // 2
+  c.profile = prof
+  return c
+end
+
+-- a fresh machine for c
+local function machine(c)
+  local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe }
+  return lab.machine(o)
+end
+
+-- per-PE statistics of the measured kernel times: mean per PE, max, min, skew
+local function spread(per_pe)
+  local mx, mn, sum = -math.huge, math.huge, 0
+  for _, r in ipairs(per_pe) do
+    mx = math.max(mx, r.kernel_us); mn = math.min(mn, r.kernel_us); sum = sum + r.kernel_us
+  end
+  local mean = sum / #per_pe
+  return { max_us = mx, min_us = mn, mean_us = mean,
+           skew_pct = mean > 0 and (mx - mn) / mean * 100 or 0 }
+end
+
+-- warm up, measure and check one operator on a fresh machine
+function runner.measure(op, c)
+  local m = machine(c)
+  local s = op.setup(m, c)
+  for _ = 1, c.warmup do op.run(m, c, s) end
+  m:reset_prof()
+  local bytes0 = m:path_bytes()
+  local sum_k, sum_e, launches = {}, 0, 0
+  for pe = 1, c.pes do sum_k[pe] = 0 end
+  for _ = 1, c.iters do
+    local t = require("shmemlab.op").total(op.run(m, c, s), c.pes)
+    for pe = 1, c.pes do sum_k[pe] = sum_k[pe] + t.kernel_us[pe] end
+    sum_e = sum_e + t.e2e_us
+    launches = launches + t.launches
+  end
+  local per_pe = {}
+  for pe = 1, c.pes do
+    per_pe[pe] = { pe = pe - 1, kernel_us = sum_k[pe] / c.iters, e2e_us = sum_e / c.iters }
+  end
+  local bytes1, moved = m:path_bytes(), {}
+  for k, v in pairs(bytes1) do moved[k] = (v - bytes0[k]) // c.iters end
+  local wrong, at, pe, want, got = op.check(m, c, s)
+  return {
+    op = op, machine = m, state = s, per_pe = per_pe, spread = spread(per_pe),
+    e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
+    check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got },
+    describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
+  }
+end
+
+-- the peak bandwidth an operator is judged against on this machine
+local function peak_of(op, c)
+  local pps = c.profile.pes_per_server
+  return metrics.peak{ soc = c.profile, op = op.collective, n_pes = c.pes,
+                       link_GBps = c.profile.hccs_GBps, link_type = "HCCS",
+                       pes_per_server = pps,
+                       topology = c.profile.hccs_switch and "hccs_switch" or "hccs_mesh" }
+end
+
+-- metrics of a measured run (with an optional measured baseline)
+local function evaluate(op, c, res, base)
+  local payload = metrics.payload_bytes(op.collective, op.payload(c))
+  return metrics.compute{
+    op = op.collective, n_pes = c.pes, payload_bytes = payload, per_pe = res.per_pe,
+    peak = peak_of(op, c),
+    baseline = base and { name = base.op.title or base.op.name, per_pe = base.per_pe } or nil,
+  }
+end
+
+-- run an operator (name, path or table) with options; measures the baseline
+-- too unless opts.baseline == "none"
+function runner.run(spec, opts)
+  local op = runner.load_op(spec)
+  local c = runner.config(op, opts)
+  local res = runner.measure(op, c)
+  local base
+  if c.baseline == "hccl" then
+    local bop = runner.load_baseline(op)
+    if bop then
+      base = runner.measure(bop, c)
+      base.metrics = evaluate(bop, c, base)
+    end
+  end
+  local mt = evaluate(op, c, res, base)
+  local frames
+  local e2e = res.e2e_us / math.max(1, res.launches // c.iters)
+  local ok, rows, text = pcall(report.frame_report, {
+    cycle2us = c.profile.cycle2us, e2e_us = e2e, launches = res.launches,
+    rows = res.frames, reasons = op.unused, frames = lab.frames })
+  if ok then frames = { rows = rows, text = text } else frames = { error = rows } end
+  local record = report.make_record({ op_name = op.name, dtype = c.dtype,
+    shape = c.shape and string.format("M=%d, N=%d", c.shape[1], c.shape[2] or 1)
+            or string.format("count=%d", c.count) },
+    mt.summary)
+  return { op = op, config = c, shmem = res, baseline = base, metrics = mt,
+           record = record, frames = frames }
+end
+
+-- a short number
+local function f3(x) return metrics.fmt3(x) end
+
+-- the effective configuration, printed before results
+function runner.config_text(c, op)
+  return string.format("# shmemlab %s | op %s (%s) | %s, %d PEs (%d per server) | dtype %s | "
+    .. "count %d per PE | block_dim %d | ub %d B | warmup %d, iters %d | baseline %s | "
+    .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, c.pes,
+    c.profile.pes_per_server, c.dtype, c.count, c.block_dim, c.ub_bytes, c.warmup, c.iters,
+    c.baseline, tostring(c.prof_pe))
+end
+
+-- the check line of a measured run
+function runner.check_text(name, ch)
+  if ch.wrong == 0 then return string.format("check %s: 0 wrong elements\n", name) end
+  return string.format("check %s: %d wrong elements; first at index %d on PE %d: "
+    .. "expected %s, got %s\n", name, ch.wrong, ch.index, ch.pe, tostring(ch.expected),
+    tostring(ch.actual))
+end
+
+-- the per-PE spread and what ran
+local function run_text(name, res)
+  local d, sp = res.describe, res.spread
+  return string.format("%s: algorithm: %s; chunk %s elements, UB %s B, %s cores per PE; "
+    .. "kernel per PE max %s us, min %s us, skew %s%%; %d launches per measured iteration\n",
+    name, d.algorithm, tostring(d.chunk_elems), tostring(d.ub_bytes), tostring(d.cores),
+    f3(sp.max_us), f3(sp.min_us), f3(sp.skew_pct), res.launches // res.iters_div)
+end
+
+-- the whole text report of runner.run's result
+function runner.text(r)
+  local out = {}
+  local c = r.config
+  out[#out + 1] = runner.config_text(c, r.op)
+  r.shmem.iters_div = c.iters
+  out[#out + 1] = run_text("shmemlab " .. r.op.name, r.shmem)
+  out[#out + 1] = runner.check_text("shmemlab " .. r.op.name, r.shmem.check)
+  if r.baseline then
+    r.baseline.iters_div = c.iters
+    out[#out + 1] = run_text(r.baseline.op.title or r.baseline.op.name, r.baseline)
+    out[#out + 1] = runner.check_text(r.baseline.op.title or r.baseline.op.name, r.baseline.check)
+  end
+  out[#out + 1] = "\n" .. report.record(r.record)
+  out[#out + 1] = "\n" .. (report.perf_lines(r.metrics.per_pe))
+  out[#out + 1] = "\n" .. report.formula_text(r.metrics.summary, r.shmem.path_bytes)
+  out[#out + 1] = "\nframes (all PEs, measured launches):\n"
+    .. (r.frames.text or ("frame report: " .. tostring(r.frames.error) .. "\n"))
+  local v = r.metrics.summary.verdict
+  out[#out + 1] = string.format("\nverdict: %s (%s)\n", v.text, v.detail or v.rule)
+  return table.concat(out)
+end
+
+-- 1 when any element of the op or its baseline is wrong
+function runner.any_wrong(r)
+  return r.shmem.check.wrong > 0 or (r.baseline ~= nil and r.baseline.check.wrong > 0)
+end
+
+return runner

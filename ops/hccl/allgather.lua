@@ -1,0 +1,96 @@
+-- HCCL AllGather (emulated AIV orchestration), the hcomm seed's code shape:
+-- block b != rank waits for rank b's data (WaitNv1), copies it from rank b's
+-- HCCL buffer into output[b] (CpGM2GM), then post-syncs with rank b
+-- (Record + Wait); block == rank copies its input into its own HCCL buffer,
+-- tells every rank (Record1vN) and copies its own slice out. With more ranks
+-- than cores a block serves ranks b, b + block_dim, ... Inputs larger than the
+-- HCCL buffer take one kernel launch per chunk.
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local hccl = require("shmemlab.hccl")
+local F = lab.frames
+
+-- flag slots of a rank: 0 = "my data is staged"; 1 + r = "rank r finished reading"
+local READY = 0
+
+local function kernel(k, a)
+  local rank = k.pe
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local flag = hccl.flag_ub(k)
+  local tag = a.tag
+  for b = k.block, k.n_pes - 1, k.block_num do
+    if b ~= rank then
+      k:prof_start(F.SIGNAL_WAIT)
+      hccl.wait_nv1(k, a.comm, flag, b, READY, tag)           -- WaitNv1(tag)
+      k:prof_end(F.SIGNAL_WAIT)
+      k:pipe_barrier("ALL")
+      k:prof_start(F.REMOTE_PUT_GET)
+      op.copy_gm(k, a.output:sub(b * a.count + a.base, a.len),   -- CpGM2GM
+                 k:ptr(a.comm.buffer, b), a.len, ub)
+      k:pipe_barrier("ALL")
+      k:prof_end(F.REMOTE_PUT_GET)
+      k:prof_start(F.SIGNAL_WAIT)
+      hccl.record(k, a.comm, flag, b, 1 + rank, tag)          -- Record(b, tag)
+      hccl.wait(k, a.comm, flag, 1 + b, tag)                  -- Wait(b, tag)
+      k:prof_end(F.SIGNAL_WAIT)
+    else
+      k:prof_start(F.COPY_IN)
+      op.copy_gm(k, a.comm.buffer, a.input:sub(a.base, a.len), a.len, ub)
+      k:pipe_barrier("ALL")
+      k:prof_end(F.COPY_IN)
+      hccl.record_1vn(k, a.comm, flag, READY, tag)            -- Record1vN(tag)
+      k:prof_start(F.FINALIZE)
+      op.copy_gm(k, a.output:sub(rank * a.count + a.base, a.len), a.comm.buffer, a.len, ub)
+      k:pipe_barrier("ALL")
+      k:prof_end(F.FINALIZE)
+    end
+  end
+end
+
+return op.define {
+  name = "hccl_allgather",
+  collective = "allgather",
+  title = hccl.title("AllGather"),
+  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  unused = {
+    [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
+  },
+
+  describe = function(c, s)
+    return { algorithm = "hcomm AIV AllGather: one block per peer rank, soft sync by flags",
+             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes,
+             cores = math.min(c.pes, c.cores) }
+  end,
+
+  payload = function(c)
+    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
+  end,
+
+  setup = function(m, c)
+    local esize = lab.core.dtype_size(c.dtype)
+    local s = { dtype = c.dtype, count = c.count, tag = 0 }
+    s.comm = hccl.comm(m, c.dtype, c.count, 1 + c.pes)
+    s.ub_elems = op.fit(math.min(c.ub_bytes, 190 * 1024), esize)
+    s.ub_bytes = s.ub_elems * esize
+    s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
+    s.output = m:alloc(c.dtype, c.count * c.pes, "output")
+    s.expect = m:host(c.dtype, c.count * c.pes, "expect")
+    for p = 0, c.pes - 1 do s.expect:sub(p * c.count, c.count):copy(s.input:on(p)) end
+    return s
+  end,
+
+  run = function(m, c, s)
+    local results = {}
+    for base = 0, c.count - 1, s.comm.elems do              -- one launch per chunk
+      s.tag = s.tag + 1
+      s.base, s.len = base, math.min(s.comm.elems, c.count - base)
+      results[#results + 1] = m:launch({ name = "hccl_allgather", kernel = kernel },
+                                       math.min(c.pes, c.cores), s)
+    end
+    return results
+  end,
+
+  check = function(_, _, s)
+    return s.output:compare(s.expect)
+  end,
+}

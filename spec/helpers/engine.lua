@@ -1,0 +1,64 @@
+-- Shared helpers of the engine specs (spec/engine_*_spec.lua).
+-- require("spec.helpers.engine") from the repo root (busted keeps ./?.lua).
+
+local lab = require("shmemlab")
+
+local H = { lab = lab }
+
+-- every element type, and its size in bytes
+H.DTYPES = { "int8", "int16", "int32", "int64", "uint8", "fp16", "bf16", "fp32" }
+H.SIZE = { int8 = 1, int16 = 2, int32 = 4, int64 = 8, uint8 = 1, fp16 = 2, bf16 = 2,
+           fp32 = 4 }
+H.FLOAT = { fp16 = true, bf16 = true, fp32 = true }
+
+-- the message of the error fn(...) raises (fails the spec when it does not)
+function H.err(fn, ...)
+  local ok, e = pcall(fn, ...)
+  assert(not ok, "expected an error, got none")
+  return tostring(e)
+end
+
+-- the message without a leading "file:line: " position
+function H.strip(msg)
+  return (msg:gsub("^[^\n:]+:%d+: ", "", 1))
+end
+
+-- does msg contain plain (not a pattern)?
+function H.has(msg, plain)
+  return msg:find(plain, 1, true) ~= nil
+end
+
+-- assert that msg contains every plain string of the list
+function H.contains(msg, ...)
+  for i = 1, select("#", ...) do
+    local want = select(i, ...)
+    assert(H.has(msg, want),
+           string.format("expected the message to contain\n  %q\ngot\n  %q", want, msg))
+  end
+end
+
+-- the message of a launch that must fail
+function H.launch_err(m, kernel, block_dim, ...)
+  return H.err(m.launch, m, kernel, block_dim, ...)
+end
+
+-- one set_flag + wait_flag pair
+function H.sync(k, ev, id)
+  k:set_flag(ev, id or 0)
+  k:wait_flag(ev, id or 0)
+end
+
+-- time to move bytes at GBps, in ns (1 GB/s = 1 byte per ns)
+function H.ns(bytes, GBps) return bytes / GBps end
+
+-- the line number of the line that calls this (for file:line checks)
+function H.line()
+  return debug.getinfo(2, "l").currentline
+end
+
+-- this spec file's path as Lua reports it in messages
+function H.here()
+  return (debug.getinfo(2, "S").short_src)
+end
+
+return H
