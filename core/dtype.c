@@ -142,36 +142,54 @@ static inline uint32_t msk (int c) {
 }
 
 
-/* fp16 -> fp32, exact; a signalling NaN comes back quiet (as F16C does) */
-static inline float h2f (uint16_t h) {
+/* fp16 -> fp32, exact; a signalling NaN comes back quiet (as F16C does).
+** The w ("word") forms keep 16-bit values in 32-bit integers so that
+** vectorised code stays in 32-bit lanes; compares are signed on values
+** below 2^31, which SSE2 has. */
+static inline float h2fw (uint32_t h) {
   uint32_t em = h & 0x7fffu;
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t sign = (h & 0x8000u) << 16;
   uint32_t nrm = (em << 13) + (112u << 23);            /* rebias 15 -> 127 */
   uint32_t inf = ((em << 13) + (224u << 23)) |         /* exponent 255 */
-                 (msk(em > 0x7c00u) & 0x00400000u);    /* quiet bit */
+                 (msk((int32_t)em > 0x7c00) & 0x00400000u);   /* quiet */
   /* subnormal: 2^-14 * (1 + m/1024) - 2^-14, exact */
   uint32_t sub = f2u(u2f(nrm + (1u << 23)) - 0x1p-14f);
-  uint32_t mi = msk(em >= 0x7c00u), ms = msk(em < 0x0400u);
+  uint32_t mi = msk((int32_t)em > 0x7bff), ms = msk((int32_t)em < 0x0400);
   uint32_t r = (inf & mi) | (sub & ms) | (nrm & ~(mi | ms));
   return u2f(r | sign);
 }
 
 
-/* fp32 -> fp16, nearest even; overflow -> Inf, NaN stays NaN (quiet) */
-static inline uint16_t f2h (float f) {
+/* fp32 -> fp16 bits, nearest even; overflow -> Inf, NaN stays NaN (quiet,
+** sign and top payload bits kept, as vcvtps2ph does) */
+static inline uint32_t f2hw (float f) {
   uint32_t x = f2u(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t a = x & 0x7fffffffu;
+  int32_t sa = (int32_t)a;
   /* |f| >= 65536, Inf, NaN */
-  uint32_t big = a > 0x7f800000u ? (QNAN16 | ((a >> 13) & 0x3ffu)) : 0x7c00u;
+  uint32_t big = (msk(sa > 0x7f800000) & (QNAN16 | ((a >> 13) & 0x3ffu))) |
+                 (~msk(sa > 0x7f800000) & 0x7c00u);
   /* |f| < 2^-14: adding 0.5 makes the FPU round at 2^-24, the fp16 ulp */
   uint32_t sub = f2u(u2f(a) + 0.5f) - 0x3f000000u;
   /* normal: rebias, then add half an ulp minus one plus the lsb (ties even);
      a carry into the exponent is right, up to 0x7c00 (Inf) */
   uint32_t nrm = (a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-  uint32_t mb = msk(a >= 0x47800000u), ms = msk(a < 0x38800000u);
+  uint32_t mb = msk(sa > 0x477fffff), ms = msk(sa < 0x38800000);
   uint32_t r = (big & mb) | (sub & ms) | (nrm & ~(mb | ms));
-  return (uint16_t)(r | sign);
+  return r | sign;
+}
+
+
+/* fp16 -> fp32 */
+static inline float h2f (uint16_t h) {
+  return h2fw(h);
+}
+
+
+/* fp32 -> fp16 */
+static inline uint16_t f2h (float f) {
+  return (uint16_t)f2hw(f);
 }
 
 
@@ -196,18 +214,20 @@ static inline float canf (float r) {
 }
 
 
-/* fp32 arithmetic result -> fp16 with a canonical NaN (tested on the
-** fp16 bits: a float test would put f2h under a branch, unvectorisable) */
-static inline uint16_t f2hc (float r) {
-  uint16_t h = f2h(r);
-  return (h & 0x7fffu) > 0x7c00u ? (uint16_t)QNAN16 : h;
+/* fp32 arithmetic result -> fp16 bits with a canonical NaN (tested on
+** the fp16 bits: a float test would put f2h under a branch, which gcc
+** then does not vectorise) */
+static inline uint32_t f2hcw (float r) {
+  uint32_t h = f2hw(r);
+  return (int32_t)(h & 0x7fffu) > 0x7c00 ? QNAN16 : h;
 }
 
 
-/* fp32 arithmetic result -> bf16 with a canonical NaN */
-static inline uint16_t f2bc (float r) {
-  uint16_t h = f2b(r);
-  return (h & 0x7fffu) > 0x7f80u ? (uint16_t)QNANBF : h;
+/* fp32 arithmetic result -> bf16 bits with a canonical NaN */
+static inline uint32_t f2bcw (float r) {
+  uint32_t x = f2u(r);
+  uint32_t h = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  return (int32_t)(x & 0x7fffffffu) > 0x7f800000 ? QNANBF : h;
 }
 
 
@@ -360,9 +380,15 @@ static inline float minf (float x, float y) {
 }
 
 
+/* fp16 add in fp32, rounded once (word form, see h2fw) */
+static inline uint32_t addhw (uint32_t x, uint32_t y) {
+  return f2hcw(h2fw(x) + h2fw(y));
+}
+
+
 /* fp16 add in fp32, rounded once */
 static inline uint16_t addh (uint16_t x, uint16_t y) {
-  return f2hc(h2f(x) + h2f(y));
+  return (uint16_t)addhw(x, y);
 }
 
 
@@ -382,9 +408,15 @@ static inline uint16_t minh (uint16_t x, uint16_t y) {
 }
 
 
+/* bf16 add in fp32, rounded once (word form) */
+static inline uint32_t addbw (uint32_t x, uint32_t y) {
+  return f2bcw(u2f(x << 16) + u2f(y << 16));
+}
+
+
 /* bf16 add in fp32, rounded once */
 static inline uint16_t addb (uint16_t x, uint16_t y) {
-  return f2bc(b2f(x) + b2f(y));
+  return (uint16_t)addbw(x, y);
 }
 
 
@@ -428,8 +460,6 @@ KERNELS(add8, uint8_t, OADD)
 KERNELS(add16, uint16_t, OADD)
 KERNELS(add32, uint32_t, OADD)
 KERNELS(add64, uint64_t, OADD)
-KERNELS(addh, uint16_t, addh)
-KERNELS(addb, uint16_t, addb)
 KERNELS(addf, float, addf)
 
 KERNELS(maxi8, int8_t, OMAX)
@@ -449,6 +479,43 @@ KERNELS(minu8, uint8_t, OMIN)
 KERNELS(minh, uint16_t, minh)
 KERNELS(minb, uint16_t, minb)
 KERNELS(minf, float, minf)
+
+
+/* r_/b_ kernels for fp16/bf16 through fp32: two elements per 32-bit word
+** (each back in the half it came from, so element order is irrelevant),
+** which spares the vector code the 16 <-> 32-bit widening and narrowing
+** shuffles; an odd last element is done alone */
+#define OP2(OP, x, y)  \
+  (OP##w((x) & 0xffffu, (y) & 0xffffu) | OP##w((x) >> 16, (y) >> 16) << 16)
+
+#define PAIRKERNELS(name, OP) \
+  static void r_##name (uint16_t *restrict d, const uint16_t *restrict s, \
+                        size_t n) { \
+    size_t i, m = n / 2; \
+    for (i = 0; i < m; i++) { \
+      uint32_t x, y; \
+      memcpy(&x, d + 2 * i, 4); \
+      memcpy(&y, s + 2 * i, 4); \
+      x = OP2(OP, x, y); \
+      memcpy(d + 2 * i, &x, 4); \
+    } \
+    if (n & 1) d[n - 1] = OP(d[n - 1], s[n - 1]); \
+  } \
+  static void b_##name (uint16_t *restrict d, const uint16_t *restrict a, \
+                        const uint16_t *restrict b, size_t n) { \
+    size_t i, m = n / 2; \
+    for (i = 0; i < m; i++) { \
+      uint32_t x, y; \
+      memcpy(&x, a + 2 * i, 4); \
+      memcpy(&y, b + 2 * i, 4); \
+      x = OP2(OP, x, y); \
+      memcpy(d + 2 * i, &x, 4); \
+    } \
+    if (n & 1) d[n - 1] = OP(a[n - 1], b[n - 1]); \
+  }
+
+PAIRKERNELS(addh, addh)
+PAIRKERNELS(addb, addb)
 
 
 /* m_NAME: d[i] = a[i] * k, wrapping (integer scalar; W is the unsigned
@@ -488,20 +555,34 @@ static void m_f (float *restrict d, const float *restrict a, float s,
 }
 
 
-/* fp16 a[i] * s in fp32, rounded once */
-static void m_h (uint16_t *restrict d, const uint16_t *restrict a, float s,
-                 size_t n) {
-  size_t i;
-  for (i = 0; i < n; i++) d[i] = f2hc(h2f(a[i]) * s);
+/* fp16 x * s in fp32, rounded once (word form) */
+static inline uint32_t mulhw (uint32_t x, float s) {
+  return f2hcw(h2fw(x) * s);
 }
 
 
-/* bf16 a[i] * s in fp32, rounded once */
-static void m_b (uint16_t *restrict d, const uint16_t *restrict a, float s,
-                 size_t n) {
-  size_t i;
-  for (i = 0; i < n; i++) d[i] = f2bc(b2f(a[i]) * s);
+/* bf16 x * s in fp32, rounded once (word form) */
+static inline uint32_t mulbw (uint32_t x, float s) {
+  return f2bcw(u2f(x << 16) * s);
 }
+
+
+/* m_NAME: fp16/bf16 d[i] = a[i] * s, in pairs as PAIRKERNELS */
+#define PAIRMULS(name, OP) \
+  static void m_##name (uint16_t *restrict d, const uint16_t *restrict a, \
+                        float s, size_t n) { \
+    size_t i, m = n / 2; \
+    for (i = 0; i < m; i++) { \
+      uint32_t x; \
+      memcpy(&x, a + 2 * i, 4); \
+      x = OP((x & 0xffffu), s) | OP(x >> 16, s) << 16; \
+      memcpy(d + 2 * i, &x, 4); \
+    } \
+    if (n & 1) d[n - 1] = (uint16_t)OP(a[n - 1], s); \
+  }
+
+PAIRMULS(h, mulhw)
+PAIRMULS(b, mulbw)
 
 /* }====================================================== */
 

@@ -397,6 +397,9 @@ static int m_trace_records(lua_State *L) {
       lua_pushstring(L, sl_path_name(r->path)); lua_setfield(L, -2, "path");
       lua_pushinteger(L, (lua_Integer)r->bytes); lua_setfield(L, -2, "bytes");
       lua_pushinteger(L, r->peer_pe); lua_setfield(L, -2, "peer_pe");
+      if (r->kind == 0) {
+        lua_pushstring(L, sl_pipe_name(r->peer_block)); lua_setfield(L, -2, "pipe");
+      }
     } else {
       lua_pushinteger(L, r->peer_pe); lua_setfield(L, -2, "peer_pe");
       lua_pushinteger(L, r->peer_block); lua_setfield(L, -2, "peer_block");

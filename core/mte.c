@@ -162,7 +162,7 @@ static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
   b->pipe[pipe] = end;
   sli_queue(m, b, pipe, end, 0);
   if (end > b->inflight) b->inflight = end;
-  if (SLI_TRACING(m)) sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, -1);
+  if (SLI_TRACING(m)) sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, pipe);
   *path = pth;
   return end;
 }

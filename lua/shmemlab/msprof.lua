@@ -351,6 +351,8 @@ end
 -- Process pid = PE ("PE <n>"), thread tid = block ("block <b>"), kernel-level slices on
 -- tid KERNEL_TID ("kernel"); "M" metadata first, then "X" slices sorted by (ts, longest
 -- first, pid, tid, input order), then the "s"/"f" flow pairs (the "f" binds with bp = "e").
+M.LANE_TID = 2000   -- MTE lanes: 2000 + 2 * block (+1 for MTE3)
+
 function M.trace(events, flows)
   if type(events) ~= "table" then error("bad argument #1 to 'trace' (list of events expected)", 2) end
   if flows ~= nil and type(flows) ~= "table" then
@@ -371,6 +373,10 @@ function M.trace(events, flows)
       error("bad argument #1 to 'trace' (" .. what .. " needs name, ts and dur)", 2)
     end
     local tid, tname = track_of(e.block, "trace", what)
+    if e.lane ~= nil then          -- a pipe's own track beside the block's code
+      tid = M.LANE_TID + 2 * tid + (e.lane == "MTE3" and 1 or 0)
+      tname = tname .. " " .. tostring(e.lane)
+    end
     use(e.pe, tid, tname)
     slices[#slices + 1] = { i = i, ev = { name = e.name, cat = e.cat or "shmemlab", ph = "X",
       ts = e.ts, dur = e.dur, pid = e.pe, tid = tid, args = e.args } }

@@ -114,7 +114,8 @@ function runner.measure(op, c)
   local bytes0 = m:path_bytes()
   local sum_k, sum_e, launches = {}, 0, 0
   for pe = 1, c.pes do sum_k[pe] = 0 end
-  for _ = 1, c.iters do
+  for i = 1, c.iters do
+    if c.trace and i == c.iters then m:trace(2000000) end   -- the last launch
     local t = require("shmemlab.op").total(op.run(m, c, s), c.pes)
     for pe = 1, c.pes do sum_k[pe] = sum_k[pe] + t.kernel_us[pe] end
     sum_e = sum_e + t.e2e_us
@@ -126,13 +127,45 @@ function runner.measure(op, c)
   end
   local bytes1, moved = m:path_bytes(), {}
   for k, v in pairs(bytes1) do moved[k] = (v - bytes0[k]) // c.iters end
+  local trace
+  if c.trace then trace = m:trace_records(true); m:trace(0) end
   local wrong, at, pe, want, got = op.check(m, c, s)
   return {
     op = op, machine = m, state = s, per_pe = per_pe, spread = spread(per_pe),
     e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
     check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got },
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
+    trace = trace, iter_launches = launches // c.iters,
   }
+end
+
+-- timeline events and flows of a measured run's traced launch (msprof.trace input)
+function runner.trace_events(res)
+  local events, flows = {}, {}
+  local m = res.machine
+  for pe = 0, #res.per_pe - 1 do                      -- the kernel slices
+    local tasks = m:tasks(pe)
+    for i = #tasks - res.iter_launches + 1, #tasks do
+      local t = tasks[i]
+      events[#events + 1] = { pe = pe, name = t.name, cat = "kernel", ts = t.start_us,
+                              dur = t.stop_us - t.start_us, args = { type = t.type } }
+    end
+  end
+  for _, r in ipairs(res.trace or {}) do
+    if r.kind == "mte" then
+      events[#events + 1] = { pe = r.pe, block = r.block, lane = r.pipe, cat = "mte",
+        name = r.pipe .. " " .. r.path, ts = r.ts, dur = r.dur,
+        args = { bytes = r.bytes, path = r.path, peer_pe = r.peer_pe } }
+    elseif r.kind == "frame" then
+      events[#events + 1] = { pe = r.pe, block = r.block, cat = "frame",
+        name = lab.frames.names[r.frame] or ("frame " .. r.frame), ts = r.ts, dur = r.dur }
+    elseif r.kind == "wake" then
+      flows[#flows + 1] = { id = #flows + 1, name = "signal", cat = "signal",
+        from = { pe = r.pe, block = r.block, ts = r.ts },
+        to = { pe = r.peer_pe, block = r.peer_block, ts = r.ts + r.dur } }
+    end
+  end
+  return events, flows
 end
 
 -- the peak bandwidth an operator is judged against on this machine

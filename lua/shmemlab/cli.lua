@@ -1,0 +1,358 @@
+-- shmemlab.cli: `lua run_op.lua OP [options]`. Parses the options, runs the
+-- operator and its baseline (one size, or an nccl-tests-style sweep), prints
+-- the results and writes the msprof-style output folder.
+-- Exit status: 0 all elements right, 1 any element wrong, 2 usage error.
+local lab = require("shmemlab")
+local runner = require("shmemlab.runner")
+local metrics = require("shmemlab.metrics")
+local report = require("shmemlab.report")
+
+local cli = {}
+
+cli.usage = [[
+usage: lua run_op.lua OP [options]       OP: a name from ops/ (see --list) or a path to an op file
+  --pes N            PEs (default 8; more than pes_per_server = several servers over RDMA)
+  --soc NAME         Ascend910B (default), Ascend910_93, Ascend950
+  --dtype T          int8 int16 int32 int64 uint8 fp16 bf16 fp32 (default: the op's first)
+  --count N          elements per PE (the op's shard)      --shape M,N   count = M*N
+  -b MIN -e MAX -f F sweep sizes MIN..MAX bytes per PE, times F (sizes like 8K, 64M)
+  --block-dim N      AIV blocks per PE (default: the op's, at most the SoC's cores)
+  -w, --warmup N     warm-up launches (10)            -n, --iters N   measured launches (40)
+  --baseline B       hccl (default) | none
+  --prof-pe P        cycle profiling PE (default 0; -1 = off)
+  --root R           root PE (broadcast)              --reduce OP    sum | max | min
+  --src P --dst P    p2p PEs                          --mode M       p2p: put | get
+  --tokens N --hidden N --topk K --experts E --routing uniform|lognormal|zipf|file
+  --routes FILE      routing file (--routing file)
+  --set KEY=VALUE    override a SoC profile figure (e.g. --set hccs_GBps=14)
+  --ub-bytes N       UB bytes an op may stage through (190K)
+  --sym-bytes N      symmetric staging budget of an op (half the heap)
+  --output DIR       msprof-style PROF_* folders, result.csv, records, timelines
+  --json             print one JSON document instead of text
+  --plot FILE.svg    sweep: bus bandwidth against size, op and baseline
+  --list             list the operators        -h, --help   this text
+]]
+
+-- a size like 8K, 64M, 1G, 4096
+local function parse_size(s)
+  local n, u = tostring(s):match("^(%d+)([KkMmGg]?)[Bb]?$")
+  if not n then return nil end
+  local mult = ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3 })[u:lower()]
+  return math.tointeger(tonumber(n) * mult)
+end
+
+-- options that take a value: option -> {config key, kind}
+local valued = {
+  ["--pes"] = { "pes", "int" }, ["--soc"] = { "soc", "str" }, ["--dtype"] = { "dtype", "str" },
+  ["--count"] = { "count", "int" }, ["--shape"] = { "shape", "shape" },
+  ["-b"] = { "minbytes", "size" }, ["-e"] = { "maxbytes", "size" }, ["-f"] = { "factor", "int" },
+  ["--block-dim"] = { "block_dim", "int" }, ["-w"] = { "warmup", "int" },
+  ["--warmup"] = { "warmup", "int" }, ["-n"] = { "iters", "int" }, ["--iters"] = { "iters", "int" },
+  ["--baseline"] = { "baseline", "str" }, ["--prof-pe"] = { "prof_pe", "int" },
+  ["--root"] = { "root", "int" }, ["--reduce"] = { "reduce", "str" },
+  ["--src"] = { "src_pe", "int" }, ["--dst"] = { "dst_pe", "int" }, ["--mode"] = { "mode", "str" },
+  ["--tokens"] = { "local_tokens", "int" }, ["--hidden"] = { "hidden", "int" },
+  ["--topk"] = { "topk", "int" }, ["--experts"] = { "experts", "int" },
+  ["--routing"] = { "routing", "str" }, ["--routes"] = { "routes_file", "str" },
+  ["--set"] = { "set", "set" }, ["--ub-bytes"] = { "ub_bytes", "size" },
+  ["--sym-bytes"] = { "sym_bytes", "size" }, ["--output"] = { "output", "str" },
+  ["--plot"] = { "plot", "str" }, ["--check"] = { "check", "str" },
+}
+local flags = { ["--json"] = "json", ["--list"] = "list", ["--help"] = "help", ["-h"] = "help" }
+
+-- argv -> options table, or nil and a one-line error
+function cli.parse(argv)
+  local o = { overrides = {} }
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local key, val = a:match("^(%-%-[%w-]+)=(.*)$")
+    if key then a = key end
+    if flags[a] then
+      o[flags[a]] = true
+    elseif valued[a] then
+      if not val then i = i + 1; val = argv[i] end
+      if val == nil then return nil, "option " .. a .. " needs a value" end
+      local k, kind = valued[a][1], valued[a][2]
+      if kind == "int" then
+        local n = math.tointeger(tonumber(val))
+        if not n then return nil, string.format("option %s needs an integer, got '%s'", a, val) end
+        o[k] = n
+      elseif kind == "size" then
+        local n = parse_size(val)
+        if not n or n <= 0 then return nil, string.format("option %s needs a size like 8K or 64M, got '%s'", a, val) end
+        o[k] = n
+      elseif kind == "shape" then
+        local m, n = val:match("^(%d+),(%d+)$")
+        if not m then return nil, "option --shape needs M,N, got '" .. val .. "'" end
+        o.shape = { math.tointeger(tonumber(m)), math.tointeger(tonumber(n)) }
+      elseif kind == "set" then
+        local sk, sv = val:match("^([%w_]+)=(.+)$")
+        if not sk then return nil, "option --set needs KEY=VALUE, got '" .. val .. "'" end
+        o.overrides[sk] = tonumber(sv) or (sv == "true" and true) or (sv == "false" and false) or sv
+      else
+        o[k] = val
+      end
+    elseif a:sub(1, 1) == "-" then
+      return nil, "unknown option " .. a
+    elseif o.op == nil then
+      o.op = a
+    else
+      return nil, "unexpected argument '" .. a .. "'"
+    end
+    i = i + 1
+  end
+  if o.help or o.list then return o end
+  if o.op == nil then return nil, "no operator given" end
+  local sweep = o.minbytes or o.maxbytes
+  if sweep and not (o.minbytes and o.maxbytes) then return nil, "a sweep needs both -b and -e" end
+  if sweep and o.minbytes > o.maxbytes then return nil, "-b must not exceed -e" end
+  if o.factor and o.factor < 2 then return nil, "-f must be at least 2" end
+  if o.pes and o.pes < 1 then return nil, "--pes must be at least 1" end
+  if o.iters and o.iters < 1 then return nil, "--iters must be at least 1" end
+  if o.warmup and o.warmup < 0 then return nil, "--warmup must be >= 0" end
+  if o.baseline and o.baseline ~= "hccl" and o.baseline ~= "none" then
+    return nil, "--baseline must be hccl or none"
+  end
+  if o.dtype and lab.core.dtype_size == nil then return nil, "no engine" end
+  return o
+end
+
+-- runner options from CLI options
+local function run_opts(o)
+  local r = {}
+  for k, v in pairs(o) do
+    if k ~= "op" and k ~= "json" and k ~= "plot" and k ~= "output" and k ~= "minbytes"
+       and k ~= "maxbytes" and k ~= "factor" then
+      r[k] = v
+    end
+  end
+  r.trace = o.output ~= nil
+  return r
+end
+
+-- append a machine's task rows to tasks_by_pe
+local function collect_tasks(acc, res)
+  for pe = 0, res.config_pes - 1 do
+    acc[pe] = acc[pe] or {}
+    for _, t in ipairs(res.machine:tasks(pe)) do acc[pe][#acc[pe] + 1] = t end
+  end
+end
+
+-- the msprof-style output of a run (or a sweep's runs) under dir
+local function write_output(dir, results, cases)
+  local msprof = require("shmemlab.msprof")
+  local json = require("shmemlab.json")
+  local stamp = os.date("!%Y%m%d%H%M%S")
+  local parts = { { "", "shmem" }, { "/hccl", "baseline" } }
+  local written = {}
+  for run_id, part in ipairs(parts) do
+    local root = dir .. part[1]
+    local tasks, any = {}, false
+    for _, r in ipairs(results) do
+      local res = r[part[2]]
+      if res then any = true; res.config_pes = r.config.pes; collect_tasks(tasks, res) end
+    end
+    if any then
+      msprof.mkdir_p(root)
+      msprof.write(root, run_id, stamp, tasks)
+      msprof.write_cases(root, cases)
+      local per = results[1][part[2]].iter_launches      -- msprof rows per iteration
+      local _, info = msprof.statistics(root, { warmup = results[1].config.warmup * per,
+                                                iters = results[1].config.iters * per })
+      written[#written + 1] = info.result_csv
+      -- timelines of the last measured launch of the last run
+      local res = results[#results][part[2]]
+      if res and res.trace then
+        local events, flows = runner.trace_events(res)
+        local merged = msprof.trace(events, flows)
+        msprof.write_trace(root .. "/timeline.json", merged)
+        for pe = 0, results[#results].config.pes - 1 do
+          local mine = {}
+          for _, e in ipairs(events) do if e.pe == pe then mine[#mine + 1] = e end end
+          local path = string.format("%s/PROF_%06d_%d/mindstudio_profiler_output/msprof_%s.json",
+                                     root, run_id, pe, stamp)
+          msprof.write_trace(path, msprof.trace(mine))
+        end
+      end
+    end
+  end
+  local last = results[#results]
+  local f = assert(io.open(dir .. "/record.txt", "w"))
+  f:write(report.record(last.record), "\n", (report.perf_lines(last.metrics.per_pe)))
+  f:close()
+  f = assert(io.open(dir .. "/record.json", "w"))
+  f:write(report.to_json(last.record), "\n")
+  f:close()
+  f = assert(io.open(dir .. "/perf.json", "w"))
+  f:write(json.encode({ per_pe = last.metrics.per_pe }), "\n")
+  f:close()
+  return written
+end
+
+-- the sizes of a sweep
+local function sweep_sizes(o)
+  if not o.minbytes then return nil end
+  local sizes, s = {}, o.minbytes
+  while s <= o.maxbytes do sizes[#sizes + 1] = s; s = s * (o.factor or 2) end
+  return sizes
+end
+
+-- one JSON row of a result
+local function json_row(r)
+  local s = r.metrics.summary
+  local row = {
+    size = r.config.count * lab.core.dtype_size(r.config.dtype), count = r.config.count,
+    dtype = r.config.dtype, record = r.record,
+    shmem = { latency_us = s.latency_us, e2e_latency_us = s.e2e_latency_us,
+              algo_bandwidth_GBps = s.algo_bandwidth_GBps,
+              kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
+              wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe },
+    verdict = s.verdict.text, ratio_pct = s.ratio_pct, per_pe = r.metrics.per_pe,
+  }
+  if r.baseline then
+    local b = r.baseline.metrics.summary
+    row.baseline = { name = r.baseline.op.title, latency_us = b.latency_us,
+                     e2e_latency_us = b.e2e_latency_us,
+                     kernel_bus_bandwidth_GBps = b.kernel_bus_bandwidth_GBps,
+                     wrong = r.baseline.check.wrong, spread = r.baseline.spread }
+  end
+  return row
+end
+
+-- the nccl-tests style table of a sweep
+local function sweep_table(results)
+  local out = {}
+  local base = results[1].baseline ~= nil
+  out[#out + 1] = string.format("#%11s %12s %6s | %10s %9s %9s %7s |%s ratio", "size", "count", "type",
+    "time(us)", "algbw", "busbw", "#wrong",
+    base and string.format(" %10s %9s %9s %7s |", "hccl(us)", "algbw", "busbw", "#wrong") or "")
+  for _, r in ipairs(results) do
+    local s = r.metrics.summary
+    local line = string.format("%12d %12d %6s | %10s %9s %9s %7d |", r.config.count *
+      lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype, metrics.fmt3(s.latency_us),
+      metrics.fmt3(s.algo_bandwidth_GBps), metrics.fmt3(s.kernel_bus_bandwidth_GBps),
+      r.shmem.check.wrong)
+    if base then
+      local b = r.baseline.metrics.summary
+      line = line .. string.format(" %10s %9s %9s %7d | %s%%", metrics.fmt3(b.latency_us),
+        metrics.fmt3(b.algo_bandwidth_GBps), metrics.fmt3(b.kernel_bus_bandwidth_GBps),
+        r.baseline.check.wrong, metrics.fmt(s.ratio_pct, 1))
+    else
+      line = line .. " -"
+    end
+    out[#out + 1] = line
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- run everything the options ask for; returns the exit status
+function cli.run(o, out)
+  local sizes = sweep_sizes(o)
+  local results = {}
+  local opts = run_opts(o)
+  local op = runner.load_op(o.op)
+  if sizes then
+    local esize = lab.core.dtype_size(o.dtype or op.dtypes[1])
+    for _, bytes in ipairs(sizes) do
+      local ro = {}
+      for k, v in pairs(opts) do ro[k] = v end
+      ro.count = math.max(1, bytes // esize)
+      ro.shape = nil
+      results[#results + 1] = runner.run(op, ro)
+    end
+  else
+    results[1] = runner.run(op, opts)
+  end
+  local c = results[1].config
+  if o.json then
+    local json = require("shmemlab.json")
+    local conf = {}
+    for k, v in pairs(c) do if k ~= "profile" and k ~= "overrides" then conf[k] = v end end
+    conf.profile = c.profile
+    local rows = json.array()
+    for _, r in ipairs(results) do rows[#rows + 1] = json_row(r) end
+    out:write(json.encode({ version = lab.version, op = op.name, configuration = conf, rows = rows }), "\n")
+  elseif sizes then
+    out:write(runner.config_text(c, op))
+    out:write(sweep_table(results))
+    for _, r in ipairs(results) do
+      if r.shmem.check.wrong > 0 then out:write(runner.check_text(op.name, r.shmem.check)) end
+    end
+  else
+    out:write(runner.text(results[1]))
+  end
+  if o.plot then
+    local series = { { name = "shmemlab " .. op.name, color = "#1f77b4", points = {} } }
+    if results[1].baseline then
+      series[2] = { name = results[1].baseline.op.title, color = "#d62728", points = {} }
+    end
+    for _, r in ipairs(results) do
+      local bytes = r.config.count * lab.core.dtype_size(r.config.dtype)
+      table.insert(series[1].points, { bytes, r.metrics.summary.kernel_bus_bandwidth_GBps })
+      if series[2] then
+        table.insert(series[2].points, { bytes, r.baseline.metrics.summary.kernel_bus_bandwidth_GBps })
+      end
+    end
+    local f, err = io.open(o.plot, "w")
+    if not f then error("cannot write " .. o.plot .. ": " .. tostring(err), 0) end
+    f:write(require("shmemlab.plot").svg{
+      title = string.format("%s on %d PEs of %s (%s)", op.name, c.pes, c.soc, c.dtype),
+      series = series })
+    f:close()
+  end
+  if o.output then
+    local cases = { header = { "DataSize", "Count", "Dtype", "Npus", "Blocks" }, rows = {} }
+    for _, r in ipairs(results) do
+      cases.rows[#cases.rows + 1] = { r.config.count * lab.core.dtype_size(r.config.dtype),
+        r.config.count, r.config.dtype, r.config.pes, r.config.block_dim }
+    end
+    local files = write_output(o.output, results, cases)
+    if not o.json then
+      out:write("\noutput written under ", o.output, " (", table.concat(files, ", "), ")\n")
+    end
+  end
+  for _, r in ipairs(results) do if runner.any_wrong(r) then return 1 end end
+  return 0
+end
+
+-- the operator list
+local function list(out)
+  for _, name in ipairs(runner.list()) do
+    local ok, op = pcall(runner.load_op, name)
+    if ok then
+      local has_base = runner.load_baseline(op) and "hccl baseline" or "no baseline"
+      out:write(string.format("%-16s %-15s %-14s %s\n", name, op.collective, has_base,
+                              table.concat(op.dtypes, " ")))
+    else
+      out:write(string.format("%-16s (cannot load: %s)\n", name, tostring(op)))
+    end
+  end
+end
+
+-- main(argv) -> exit status
+function cli.main(argv, out, err)
+  out, err = out or io.stdout, err or io.stderr
+  local o, msg = cli.parse(argv or {})
+  if not o then
+    err:write("run_op.lua: ", msg, "\n", cli.usage)
+    return 2
+  end
+  if o.help then out:write(cli.usage) return 0 end
+  if o.list then list(out) return 0 end
+  local ok, status = pcall(cli.run, o, out)
+  if not ok then
+    local text = tostring(status)
+    -- a configuration error is a usage error; anything else is a failure of the run
+    if text:match("^unknown operator") or text:match("does not support dtype")
+       or text:match("bad argument") or text:match("unknown SoC") then
+      err:write("run_op.lua: ", text, "\n", cli.usage)
+      return 2
+    end
+    err:write("run_op.lua: ", text, "\n")
+    return 1
+  end
+  return status
+end
+
+return cli

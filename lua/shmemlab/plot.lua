@@ -1,0 +1,74 @@
+-- shmemlab.plot: bus bandwidth against message size as an SVG (log-scaled size
+-- axis, labelled axes, a legend), for a sweep of an operator and its baseline.
+local plot = {}
+
+-- a size in bytes as 8K / 64M
+local function size_label(b)
+  local units = { { 1 << 30, "G" }, { 1 << 20, "M" }, { 1 << 10, "K" } }
+  for _, u in ipairs(units) do
+    if b >= u[1] and b % u[1] == 0 then return string.format("%d%s", b // u[1], u[2]) end
+  end
+  return tostring(b)
+end
+plot.size_label = size_label
+
+-- escape text for XML
+local function esc(s)
+  return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
+                                        ['"'] = "&quot;" }))
+end
+
+-- plot.svg{title=, series = {{name=, color=, points = {{bytes, GBps}, ...}}, ...}}
+function plot.svg(p)
+  local W, H, L, R, T, B = 720, 420, 70, 20, 40, 60
+  local xmin, xmax, ymax = math.huge, -math.huge, 0
+  for _, s in ipairs(p.series) do
+    for _, pt in ipairs(s.points) do
+      xmin = math.min(xmin, pt[1]); xmax = math.max(xmax, pt[1]); ymax = math.max(ymax, pt[2])
+    end
+  end
+  if xmin == math.huge then error("bad argument #1 to 'svg' (no points)", 2) end
+  if xmax == xmin then xmax = xmin * 2 end
+  ymax = ymax > 0 and ymax * 1.1 or 1
+  local lx0, lx1 = math.log(xmin, 2), math.log(xmax, 2)
+  local function X(b) return L + (math.log(b, 2) - lx0) / (lx1 - lx0) * (W - L - R) end
+  local function Y(v) return H - B - v / ymax * (H - T - B) end
+  local out = {}
+  local function add(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
+  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+      .. 'font-family="sans-serif" font-size="12">', W, H)
+  add('<rect width="%d" height="%d" fill="white"/>', W, H)
+  add('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>', W // 2, esc(p.title or ""))
+  add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, H - B, W - R, H - B)
+  add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, T, L, H - B)
+  local b = xmin
+  while b <= xmax * 1.0001 do                     -- x ticks at powers of two
+    add('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ccc"/>', X(b), T, X(b), H - B)
+    add('<text x="%.1f" y="%d" text-anchor="middle">%s</text>', X(b), H - B + 16, size_label(b))
+    b = b * 2
+  end
+  for i = 0, 5 do                                 -- y ticks
+    local v = ymax * i / 5
+    add('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>', L, Y(v), W - R, Y(v))
+    add('<text x="%d" y="%.1f" text-anchor="end">%.1f</text>', L - 6, Y(v) + 4, v)
+  end
+  add('<text x="%d" y="%d" text-anchor="middle">message size (bytes per PE, log scale)</text>',
+      (L + W - R) // 2, H - 18)
+  add('<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">'
+      .. 'bus bandwidth (GB/s)</text>', (T + H - B) // 2, (T + H - B) // 2)
+  for i, s in ipairs(p.series) do
+    local pts = {}
+    for _, pt in ipairs(s.points) do pts[#pts + 1] = string.format("%.1f,%.1f", X(pt[1]), Y(pt[2])) end
+    add('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>', s.color, table.concat(pts, " "))
+    for _, pt in ipairs(s.points) do
+      add('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>', X(pt[1]), Y(pt[2]), s.color)
+    end
+    local ly = T + 10 + (i - 1) * 18                -- legend
+    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>', L + 12, ly, L + 36, ly, s.color)
+    add('<text x="%d" y="%d">%s</text>', L + 42, ly + 4, esc(s.name))
+  end
+  add("</svg>")
+  return table.concat(out, "\n") .. "\n"
+end
+
+return plot
