@@ -80,7 +80,9 @@ function cli.parse(argv)
         o[k] = n
       elseif kind == "size" then
         local n = parse_size(val)
-        if not n or n <= 0 then return nil, string.format("option %s needs a size like 8K or 64M, got '%s'", a, val) end
+        if not n or n <= 0 then
+          return nil, string.format("option %s needs a size like 8K or 64M, got '%s'", a, val)
+        end
         o[k] = n
       elseif kind == "shape" then
         local m, n = val:match("^(%d+),(%d+)$")

@@ -59,12 +59,14 @@ function plot.svg(p)
   for i, s in ipairs(p.series) do
     local pts = {}
     for _, pt in ipairs(s.points) do pts[#pts + 1] = string.format("%.1f,%.1f", X(pt[1]), Y(pt[2])) end
-    add('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>', s.color, table.concat(pts, " "))
+    add('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>', s.color,
+        table.concat(pts, " "))
     for _, pt in ipairs(s.points) do
       add('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>', X(pt[1]), Y(pt[2]), s.color)
     end
     local ly = T + 10 + (i - 1) * 18                -- legend
-    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>', L + 12, ly, L + 36, ly, s.color)
+    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>',
+        L + 12, ly, L + 36, ly, s.color)
     add('<text x="%d" y="%d">%s</text>', L + 42, ly + 4, esc(s.name))
   end
   add("</svg>")
