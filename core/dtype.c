@@ -440,57 +440,85 @@ static inline uint16_t minb (uint16_t x, uint16_t y) {
 
 /*
 ** {======================================================
-** Portable kernels
+** Kernels.  Each one is defined twice from the same source: plainly
+** (baseline ISA) and, on x86, as an AVX2 clone "x..." that gcc vectorises
+** with 256-bit vectors; the dispatcher picks the clone at run time when
+** the CPU has AVX2 (and F16C).  Both compute the same bits.
 ** =======================================================
 */
 
-/* r_NAME: d[i] = OP(d[i], s[i]);  b_NAME: d[i] = OP(a[i], b[i]) */
-#define KERNELS(name, T, OP) \
-  static void r_##name (T *restrict d, const T *restrict s, size_t n) { \
+#if SL_F16C
+
+#define X86FN  __attribute__((target("avx2,f16c")))
+
+/* 1 when this CPU has AVX2 and F16C (clang 14 cannot test "f16c": there
+** AVX2 stands for both, as every AVX2 CPU has F16C, which came first) */
+static int x_ok (void) {
+#if defined(__clang__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#endif
+}
+
+/* define a kernel plainly and as its AVX2 clone */
+#define TWICE(K, ...)  K(, , __VA_ARGS__) K(x, X86FN, __VA_ARGS__)
+
+#else
+
+#define TWICE(K, ...)  K(, , __VA_ARGS__)
+
+#endif
+
+
+/* PFX##r_NAME: d[i] = OP(d[i], s[i]);  PFX##b_NAME: d[i] = OP(a[i], b[i]) */
+#define KERNELS(PFX, ATTR, name, T, OP) \
+  ATTR static void PFX##r_##name (T *restrict d, const T *restrict s, \
+                                  size_t n) { \
     size_t i; \
     for (i = 0; i < n; i++) d[i] = (T)OP(d[i], s[i]); \
   } \
-  static void b_##name (T *restrict d, const T *restrict a, \
-                        const T *restrict b, size_t n) { \
+  ATTR static void PFX##b_##name (T *restrict d, const T *restrict a, \
+                                  const T *restrict b, size_t n) { \
     size_t i; \
     for (i = 0; i < n; i++) d[i] = (T)OP(a[i], b[i]); \
   }
 
-KERNELS(add8, uint8_t, OADD)
-KERNELS(add16, uint16_t, OADD)
-KERNELS(add32, uint32_t, OADD)
-KERNELS(add64, uint64_t, OADD)
-KERNELS(addf, float, addf)
+TWICE(KERNELS, add8, uint8_t, OADD)
+TWICE(KERNELS, add16, uint16_t, OADD)
+TWICE(KERNELS, add32, uint32_t, OADD)
+TWICE(KERNELS, add64, uint64_t, OADD)
+TWICE(KERNELS, addf, float, addf)
 
-KERNELS(maxi8, int8_t, OMAX)
-KERNELS(maxi16, int16_t, OMAX)
-KERNELS(maxi32, int32_t, OMAX)
-KERNELS(maxi64, int64_t, OMAX)
-KERNELS(maxu8, uint8_t, OMAX)
-KERNELS(maxh, uint16_t, maxh)
-KERNELS(maxb, uint16_t, maxb)
-KERNELS(maxf, float, maxf)
+TWICE(KERNELS, maxi8, int8_t, OMAX)
+TWICE(KERNELS, maxi16, int16_t, OMAX)
+TWICE(KERNELS, maxi32, int32_t, OMAX)
+TWICE(KERNELS, maxi64, int64_t, OMAX)
+TWICE(KERNELS, maxu8, uint8_t, OMAX)
+TWICE(KERNELS, maxh, uint16_t, maxh)
+TWICE(KERNELS, maxb, uint16_t, maxb)
+TWICE(KERNELS, maxf, float, maxf)
 
-KERNELS(mini8, int8_t, OMIN)
-KERNELS(mini16, int16_t, OMIN)
-KERNELS(mini32, int32_t, OMIN)
-KERNELS(mini64, int64_t, OMIN)
-KERNELS(minu8, uint8_t, OMIN)
-KERNELS(minh, uint16_t, minh)
-KERNELS(minb, uint16_t, minb)
-KERNELS(minf, float, minf)
+TWICE(KERNELS, mini8, int8_t, OMIN)
+TWICE(KERNELS, mini16, int16_t, OMIN)
+TWICE(KERNELS, mini32, int32_t, OMIN)
+TWICE(KERNELS, mini64, int64_t, OMIN)
+TWICE(KERNELS, minu8, uint8_t, OMIN)
+TWICE(KERNELS, minh, uint16_t, minh)
+TWICE(KERNELS, minb, uint16_t, minb)
+TWICE(KERNELS, minf, float, minf)
 
 
 /* r_/b_ kernels for fp16/bf16 through fp32: two elements per 32-bit word
 ** (each back in the half it came from, so element order is irrelevant),
 ** which spares the vector code the 16 <-> 32-bit widening and narrowing
-** shuffles; an odd last element is done alone */
+** shuffles; an odd last element is done alone.  OP##w is the word form. */
 #define OP2(OP, x, y)  \
   (OP##w((x) & 0xffffu, (y) & 0xffffu) | OP##w((x) >> 16, (y) >> 16) << 16)
 
-#define PAIRKERNELS(name, OP) \
-  static void r_##name (uint16_t *restrict d, const uint16_t *restrict s, \
-                        size_t n) { \
+#define PAIRKERNELS(PFX, ATTR, name, OP) \
+  ATTR static void PFX##r_##name (uint16_t *restrict d, \
+                                  const uint16_t *restrict s, size_t n) { \
     size_t i, m = n / 2; \
     for (i = 0; i < m; i++) { \
       uint32_t x, y; \
@@ -501,8 +529,9 @@ KERNELS(minf, float, minf)
     } \
     if (n & 1) d[n - 1] = OP(d[n - 1], s[n - 1]); \
   } \
-  static void b_##name (uint16_t *restrict d, const uint16_t *restrict a, \
-                        const uint16_t *restrict b, size_t n) { \
+  ATTR static void PFX##b_##name (uint16_t *restrict d, \
+                                  const uint16_t *restrict a, \
+                                  const uint16_t *restrict b, size_t n) { \
     size_t i, m = n / 2; \
     for (i = 0; i < m; i++) { \
       uint32_t x, y; \
@@ -514,25 +543,27 @@ KERNELS(minf, float, minf)
     if (n & 1) d[n - 1] = OP(a[n - 1], b[n - 1]); \
   }
 
-PAIRKERNELS(addh, addh)
-PAIRKERNELS(addb, addb)
+PAIRKERNELS(, , addh, addh)     /* fp16 add: x86 has F16C instead */
+TWICE(PAIRKERNELS, addb, addb)
 
 
-/* m_NAME: d[i] = a[i] * k, wrapping (integer scalar; W is the unsigned
-** type the product is computed in, at least unsigned int) */
-#define MULSINT(name, T, W) \
-  static void m_##name (T *restrict d, const T *restrict a, W k, size_t n) { \
+/* PFX##m_NAME: d[i] = a[i] * k, wrapping (integer scalar; W is the
+** unsigned type the product is computed in, at least unsigned int) */
+#define MULSINT(PFX, ATTR, name, T, W) \
+  ATTR static void PFX##m_##name (T *restrict d, const T *restrict a, W k, \
+                                  size_t n) { \
     size_t i; \
     for (i = 0; i < n; i++) d[i] = (T)((W)a[i] * k); \
   }
 
-MULSINT(8, uint8_t, uint32_t)
-MULSINT(16, uint16_t, uint32_t)
-MULSINT(32, uint32_t, uint32_t)
-MULSINT(64, uint64_t, uint64_t)
+TWICE(MULSINT, 8, uint8_t, uint32_t)
+TWICE(MULSINT, 16, uint16_t, uint32_t)
+TWICE(MULSINT, 32, uint32_t, uint32_t)
+TWICE(MULSINT, 64, uint64_t, uint64_t)
 
 
-/* q_NAME: d[i] = trunc(a[i] * s) wrapped (non-integral scalar, via double) */
+/* q_NAME: d[i] = trunc(a[i] * s) wrapped (non-integral scalar, via double;
+** not a hot path) */
 #define MULSDBL(name, U, S) \
   static void q_##name (U *restrict d, const S *restrict a, double s, \
                         size_t n) { \
@@ -547,11 +578,9 @@ MULSDBL(i64, uint64_t, int64_t)
 MULSDBL(u8, uint8_t, uint8_t)
 
 
-/* fp32 a[i] * s, canonical NaN */
-static void m_f (float *restrict d, const float *restrict a, float s,
-                 size_t n) {
-  size_t i;
-  for (i = 0; i < n; i++) d[i] = canf(a[i] * s);
+/* fp32 x * s, canonical NaN */
+static inline float mulf (float x, float s) {
+  return canf(x * s);
 }
 
 
@@ -567,52 +596,52 @@ static inline uint32_t mulbw (uint32_t x, float s) {
 }
 
 
-/* m_NAME: fp16/bf16 d[i] = a[i] * s, in pairs as PAIRKERNELS */
-#define PAIRMULS(name, OP) \
-  static void m_##name (uint16_t *restrict d, const uint16_t *restrict a, \
-                        float s, size_t n) { \
+/* PFX##m_f: fp32 d[i] = a[i] * s */
+#define MULSF(PFX, ATTR, name) \
+  ATTR static void PFX##m_##name (float *restrict d, const float *restrict a, \
+                                  float s, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = mulf(a[i], s); \
+  }
+
+TWICE(MULSF, f)
+
+
+/* PFX##m_NAME: fp16/bf16 d[i] = a[i] * s, in pairs as PAIRKERNELS */
+#define PAIRMULS(PFX, ATTR, name, OP) \
+  ATTR static void PFX##m_##name (uint16_t *restrict d, \
+                                  const uint16_t *restrict a, float s, \
+                                  size_t n) { \
     size_t i, m = n / 2; \
     for (i = 0; i < m; i++) { \
       uint32_t x; \
       memcpy(&x, a + 2 * i, 4); \
-      x = OP((x & 0xffffu), s) | OP(x >> 16, s) << 16; \
+      x = OP(x & 0xffffu, s) | OP(x >> 16, s) << 16; \
       memcpy(d + 2 * i, &x, 4); \
     } \
     if (n & 1) d[n - 1] = (uint16_t)OP(a[n - 1], s); \
   }
 
-PAIRMULS(h, mulhw)
-PAIRMULS(b, mulbw)
+PAIRMULS(, , h, mulhw)
+TWICE(PAIRMULS, b, mulbw)
 
 /* }====================================================== */
 
 
 /*
 ** {======================================================
-** x86-64 AVX2+F16C paths for fp16 (bit-identical to the portable ones:
-** same fp32 operations, same canonical NaN, vcvtps2ph rounds to nearest
-** even and keeps NaN payloads exactly as f2h does).  Each handles a
-** multiple of 8 elements and returns how many it did; the caller finishes
-** with the portable kernel.
+** x86-64 F16C paths for fp16 (bit-identical to the portable ones: same
+** fp32 operations, same canonical NaN; vcvtps2ph rounds to nearest even
+** and keeps NaN payloads as f2h does, vcvtph2ps quiets as h2f does).
+** Each does a multiple of 8 elements and returns how many; the caller
+** finishes with the portable kernel.
 ** =======================================================
 */
 #if SL_F16C
 
-#define X86FN  __attribute__((target("avx2,f16c")))
 #define XLDH(p)  _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
 #define XSTH(p,v)  _mm_storeu_si128((__m128i *)(p), \
                      _mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
-
-/* 1 when this CPU has AVX2 and F16C (clang 14 cannot test "f16c": there
-** AVX2 stands for both, as every AVX2 CPU has F16C, which came first) */
-static int x_ok (void) {
-#if defined(__clang__)
-  return __builtin_cpu_supports("avx2");
-#else
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-#endif
-}
-
 
 /* canonical NaN for every NaN lane */
 X86FN static inline __m256 x_can (__m256 r) {
@@ -669,11 +698,16 @@ X86FN static size_t x_f2h (uint16_t *restrict d, const float *restrict s,
   return i;
 }
 
-#define XRUN(call)  (x_ok() ? (call) : 0)
+/* VX: nonzero to use the clones; K(name): the kernel to call */
+#define VXDECL  int vx = x_ok();
+#define K(name)  (vx ? x##name : name)
+#define F16C(call)  (vx ? (call) : 0)
 
 #else
 
-#define XRUN(call)  0
+#define VXDECL
+#define K(name)  name
+#define F16C(call)  0
 
 #endif
 /* }====================================================== */
@@ -689,44 +723,45 @@ X86FN static size_t x_f2h (uint16_t *restrict d, const float *restrict s,
 static void reduce (sl_dtype t, sl_op op, void *restrict dst,
                     const void *restrict src, size_t n) {
   size_t k;
+  VXDECL
   switch (op) {
     case SL_OP_NONE: memcpy(dst, src, n * dt_info[t].size); return;
     case SL_OP_ADD:
       switch (t) {
-        case SL_INT8: case SL_UINT8: r_add8(dst, src, n); return;
-        case SL_INT16: r_add16(dst, src, n); return;
-        case SL_INT32: r_add32(dst, src, n); return;
-        case SL_INT64: r_add64(dst, src, n); return;
+        case SL_INT8: case SL_UINT8: K(r_add8)(dst, src, n); return;
+        case SL_INT16: K(r_add16)(dst, src, n); return;
+        case SL_INT32: K(r_add32)(dst, src, n); return;
+        case SL_INT64: K(r_add64)(dst, src, n); return;
         case SL_FP16:
-          k = XRUN(x_raddh(dst, src, n));
+          k = F16C(x_raddh(dst, src, n));
           r_addh((uint16_t *)dst + k, (const uint16_t *)src + k, n - k);
           return;
-        case SL_BF16: r_addb(dst, src, n); return;
-        case SL_FP32: r_addf(dst, src, n); return;
+        case SL_BF16: K(r_addb)(dst, src, n); return;
+        case SL_FP32: K(r_addf)(dst, src, n); return;
         default: return;
       }
     case SL_OP_MAX:
       switch (t) {
-        case SL_INT8: r_maxi8(dst, src, n); return;
-        case SL_INT16: r_maxi16(dst, src, n); return;
-        case SL_INT32: r_maxi32(dst, src, n); return;
-        case SL_INT64: r_maxi64(dst, src, n); return;
-        case SL_UINT8: r_maxu8(dst, src, n); return;
-        case SL_FP16: r_maxh(dst, src, n); return;
-        case SL_BF16: r_maxb(dst, src, n); return;
-        case SL_FP32: r_maxf(dst, src, n); return;
+        case SL_INT8: K(r_maxi8)(dst, src, n); return;
+        case SL_INT16: K(r_maxi16)(dst, src, n); return;
+        case SL_INT32: K(r_maxi32)(dst, src, n); return;
+        case SL_INT64: K(r_maxi64)(dst, src, n); return;
+        case SL_UINT8: K(r_maxu8)(dst, src, n); return;
+        case SL_FP16: K(r_maxh)(dst, src, n); return;
+        case SL_BF16: K(r_maxb)(dst, src, n); return;
+        case SL_FP32: K(r_maxf)(dst, src, n); return;
         default: return;
       }
     case SL_OP_MIN:
       switch (t) {
-        case SL_INT8: r_mini8(dst, src, n); return;
-        case SL_INT16: r_mini16(dst, src, n); return;
-        case SL_INT32: r_mini32(dst, src, n); return;
-        case SL_INT64: r_mini64(dst, src, n); return;
-        case SL_UINT8: r_minu8(dst, src, n); return;
-        case SL_FP16: r_minh(dst, src, n); return;
-        case SL_BF16: r_minb(dst, src, n); return;
-        case SL_FP32: r_minf(dst, src, n); return;
+        case SL_INT8: K(r_mini8)(dst, src, n); return;
+        case SL_INT16: K(r_mini16)(dst, src, n); return;
+        case SL_INT32: K(r_mini32)(dst, src, n); return;
+        case SL_INT64: K(r_mini64)(dst, src, n); return;
+        case SL_UINT8: K(r_minu8)(dst, src, n); return;
+        case SL_FP16: K(r_minh)(dst, src, n); return;
+        case SL_BF16: K(r_minb)(dst, src, n); return;
+        case SL_FP32: K(r_minf)(dst, src, n); return;
         default: return;
       }
     default: return;
@@ -757,45 +792,46 @@ void sl_reduce (sl_dtype t, sl_op op, void *dst, const void *src, size_t n) {
 static void binary (sl_dtype t, sl_op op, void *restrict dst,
                     const void *a, const void *b, size_t n) {
   size_t k;
+  VXDECL
   switch (op) {
     case SL_OP_NONE: memmove(dst, b, n * dt_info[t].size); return;
     case SL_OP_ADD:
       switch (t) {
-        case SL_INT8: case SL_UINT8: b_add8(dst, a, b, n); return;
-        case SL_INT16: b_add16(dst, a, b, n); return;
-        case SL_INT32: b_add32(dst, a, b, n); return;
-        case SL_INT64: b_add64(dst, a, b, n); return;
+        case SL_INT8: case SL_UINT8: K(b_add8)(dst, a, b, n); return;
+        case SL_INT16: K(b_add16)(dst, a, b, n); return;
+        case SL_INT32: K(b_add32)(dst, a, b, n); return;
+        case SL_INT64: K(b_add64)(dst, a, b, n); return;
         case SL_FP16:
-          k = XRUN(x_baddh(dst, a, b, n));
+          k = F16C(x_baddh(dst, a, b, n));
           b_addh((uint16_t *)dst + k, (const uint16_t *)a + k,
                  (const uint16_t *)b + k, n - k);
           return;
-        case SL_BF16: b_addb(dst, a, b, n); return;
-        case SL_FP32: b_addf(dst, a, b, n); return;
+        case SL_BF16: K(b_addb)(dst, a, b, n); return;
+        case SL_FP32: K(b_addf)(dst, a, b, n); return;
         default: return;
       }
     case SL_OP_MAX:
       switch (t) {
-        case SL_INT8: b_maxi8(dst, a, b, n); return;
-        case SL_INT16: b_maxi16(dst, a, b, n); return;
-        case SL_INT32: b_maxi32(dst, a, b, n); return;
-        case SL_INT64: b_maxi64(dst, a, b, n); return;
-        case SL_UINT8: b_maxu8(dst, a, b, n); return;
-        case SL_FP16: b_maxh(dst, a, b, n); return;
-        case SL_BF16: b_maxb(dst, a, b, n); return;
-        case SL_FP32: b_maxf(dst, a, b, n); return;
+        case SL_INT8: K(b_maxi8)(dst, a, b, n); return;
+        case SL_INT16: K(b_maxi16)(dst, a, b, n); return;
+        case SL_INT32: K(b_maxi32)(dst, a, b, n); return;
+        case SL_INT64: K(b_maxi64)(dst, a, b, n); return;
+        case SL_UINT8: K(b_maxu8)(dst, a, b, n); return;
+        case SL_FP16: K(b_maxh)(dst, a, b, n); return;
+        case SL_BF16: K(b_maxb)(dst, a, b, n); return;
+        case SL_FP32: K(b_maxf)(dst, a, b, n); return;
         default: return;
       }
     case SL_OP_MIN:
       switch (t) {
-        case SL_INT8: b_mini8(dst, a, b, n); return;
-        case SL_INT16: b_mini16(dst, a, b, n); return;
-        case SL_INT32: b_mini32(dst, a, b, n); return;
-        case SL_INT64: b_mini64(dst, a, b, n); return;
-        case SL_UINT8: b_minu8(dst, a, b, n); return;
-        case SL_FP16: b_minh(dst, a, b, n); return;
-        case SL_BF16: b_minb(dst, a, b, n); return;
-        case SL_FP32: b_minf(dst, a, b, n); return;
+        case SL_INT8: K(b_mini8)(dst, a, b, n); return;
+        case SL_INT16: K(b_mini16)(dst, a, b, n); return;
+        case SL_INT32: K(b_mini32)(dst, a, b, n); return;
+        case SL_INT64: K(b_mini64)(dst, a, b, n); return;
+        case SL_UINT8: K(b_minu8)(dst, a, b, n); return;
+        case SL_FP16: K(b_minh)(dst, a, b, n); return;
+        case SL_BF16: K(b_minb)(dst, a, b, n); return;
+        case SL_FP32: K(b_minf)(dst, a, b, n); return;
         default: return;
       }
     default: return;
@@ -832,14 +868,15 @@ static void muls (sl_dtype t, void *restrict dst, const void *restrict a,
   int integral = s > -TWO63 && s < TWO63 && (double)(int64_t)s == s;
   uint64_t k = integral ? (uint64_t)(int64_t)s : 0u;
   size_t j;
+  VXDECL
   switch (t) {
     case SL_INT8: case SL_UINT8: case SL_INT16: case SL_INT32: case SL_INT64:
       if (integral) {
         switch (t) {
-          case SL_INT16: m_16(dst, a, (uint32_t)(uint16_t)k, n); return;
-          case SL_INT32: m_32(dst, a, (uint32_t)k, n); return;
-          case SL_INT64: m_64(dst, a, k, n); return;
-          default: m_8(dst, a, (uint32_t)(uint8_t)k, n); return;
+          case SL_INT16: K(m_16)(dst, a, (uint32_t)(uint16_t)k, n); return;
+          case SL_INT32: K(m_32)(dst, a, (uint32_t)k, n); return;
+          case SL_INT64: K(m_64)(dst, a, k, n); return;
+          default: K(m_8)(dst, a, (uint32_t)(uint8_t)k, n); return;
         }
       }
       switch (t) {
@@ -850,11 +887,11 @@ static void muls (sl_dtype t, void *restrict dst, const void *restrict a,
         default: q_u8(dst, a, s, n); return;
       }
     case SL_FP16:
-      j = XRUN(x_mulsh(dst, a, (float)s, n));
+      j = F16C(x_mulsh(dst, a, (float)s, n));
       m_h((uint16_t *)dst + j, (const uint16_t *)a + j, (float)s, n - j);
       return;
-    case SL_BF16: m_b(dst, a, (float)s, n); return;
-    case SL_FP32: m_f(dst, a, (float)s, n); return;
+    case SL_BF16: K(m_b)(dst, a, (float)s, n); return;
+    case SL_FP32: K(m_f)(dst, a, (float)s, n); return;
     default: return;
   }
 }
@@ -939,10 +976,11 @@ static void cast (sl_dtype dt, void *restrict dst, sl_dtype st,
 void sl_cast (sl_dtype dt, void *dst, sl_dtype st, const void *src,
               size_t n) {
   size_t k = 0;
+  VXDECL
   if (!dt_ok(dt) || !dt_ok(st) || n == 0) return;
   if (dt == st) { memmove(dst, src, n * dt_info[dt].size); return; }
-  if (dt == SL_FP16 && st == SL_FP32) k = XRUN(x_f2h(dst, src, n));
-  else if (dt == SL_FP32 && st == SL_FP16) k = XRUN(x_h2f(dst, src, n));
+  if (dt == SL_FP16 && st == SL_FP32) k = F16C(x_f2h(dst, src, n));
+  else if (dt == SL_FP32 && st == SL_FP16) k = F16C(x_h2f(dst, src, n));
   cast(dt, (char *)dst + k * dt_info[dt].size, st,
        (const char *)src + k * dt_info[st].size, n - k);
 }

@@ -261,6 +261,11 @@ function runner.text(r)
   out[#out + 1] = "\n" .. report.record(r.record)
   out[#out + 1] = "\n" .. (report.perf_lines(r.metrics.per_pe))
   out[#out + 1] = "\n" .. report.formula_text(r.metrics.summary, r.shmem.path_bytes)
+  if r.shmem.prof.pe >= 0 and #r.shmem.prof.rows > 0 then
+    out[#out + 1] = string.format("\ncycle profiling of PE %d, measured launches "
+      .. "(aclshmemx_get_prof(nullptr, true)):\n", r.shmem.prof.pe)
+      .. require("shmemlab.prof").format(r.shmem.prof)
+  end
   out[#out + 1] = "\nframes (all PEs, measured launches):\n"
     .. (r.frames.text or ("frame report: " .. tostring(r.frames.error) .. "\n"))
   local v = r.metrics.summary.verdict
