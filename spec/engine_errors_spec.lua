@@ -60,7 +60,7 @@ describe("engine errors", function()
       local f = m:malloc("fp32", 8, "f")
       local e = errors_in_kernel(m, function(k, try)
         local u = k:ub("int32", 8)
-        try("ub_dtype", function() k:ub("half", 4) end)
+        try("ub_dtype", function() k:ub("int4", 4) end)
         try("ub_size", function() k:ub("int32", 0) end)
         try("view", function() k:data_copy(u, 5, 8) end)
         try("pipe", function() k:pipe_barrier("S") end)
@@ -85,7 +85,7 @@ describe("engine errors", function()
         try("frame", function() k:prof_start(-1) end)
       end)
       assert.same({
-        ub_dtype = "bad argument #1 to 'ub' (unknown dtype 'half' " .. DTYPES_HINT .. ")",
+        ub_dtype = "bad argument #1 to 'ub' (unknown dtype 'int4' " .. DTYPES_HINT .. ")",
         ub_size = "bad argument #2 to 'ub' (size must be positive)",
         view = "bad argument #2 to 'data_copy' (tensor view expected, got number)",
         pipe = "bad argument #1 to 'pipe_barrier' (pipe must be ALL, V, MTE2 or MTE3 "
@@ -447,12 +447,12 @@ describe("engine errors", function()
       local m = lab.machine{ pes = 2 }
       local sig = m:malloc("int32", 2, "sig")
       local e = errors_in_kernel(m, function(k, try)
-        try("op", function() k:signal_op(sig:sub(2), 1, lab.SIGNAL_SET, 1) end)
-        try("wait", function() k:signal_wait_until(sig:sub(3), lab.CMP_EQ, 1) end)
+        try("op", function() k:signal_op(sig:sub(2, 1), 1, lab.SIGNAL_SET, 1) end)
+        try("wait", function() k:signal_wait_until(sig:sub(2, 1), lab.CMP_EQ, 1) end)
       end)
       assert.equals("out of bounds: write signal_op of 4 bytes at byte offset 8 of symmetric "
                     .. "heap buffer 'sig' on PE 1 (8 bytes) by PE 0 block 0", e.op)
-      assert.equals("out of bounds: read signal_wait_until of 4 bytes at byte offset 12 of "
+      assert.equals("out of bounds: read signal_wait_until of 4 bytes at byte offset 8 of "
                     .. "symmetric heap buffer 'sig' on PE 0 (8 bytes) by PE 0 block 0", e.wait)
     end)
   end)

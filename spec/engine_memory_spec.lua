@@ -33,6 +33,14 @@ describe("engine memory", function()
       assert.equals(16 + 16 + 32 + 32 + 16 + 16, used)
     end)
 
+    it("accepts the dtype aliases half float16 bfloat16 float float32", function()
+      local m = lab.machine{ pes = 1 }
+      for alias, dt in pairs({ half = "fp16", float16 = "fp16", bfloat16 = "bf16",
+                               float = "fp32", float32 = "fp32" }) do
+        assert.equals(dt, m:alloc(alias, 2).dtype)
+      end
+    end)
+
     it("m:host gives one host copy, not one per PE", function()
       local m = lab.machine{ pes = 4 }
       local h = m:host("fp32", 3, "h"):fill({ 1.5, 2.5, 3.5 })
