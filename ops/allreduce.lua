@@ -1,0 +1,172 @@
+-- allreduce: every PE ends with the reduction (c.reduce = "sum" | "max" | "min")
+-- of the inputs of all PEs. SHMEM style, reduce-scatter then allgather over
+-- symmetric buffers: PE p owns slice p of the data. Each (owner, part) piece of
+-- the input is put to its owner's symmetric accumulation buffer with the MTE
+-- atomic unit on (set_atomic add/max/min: the reduction happens on the
+-- UB->GM copy) and announced by a SIGNAL_ADD there; once all PEs contributed a
+-- part the owner puts it to every PE's output and signals it. The accumulation
+-- buffer holds the reduction's identity (0, the lowest or the highest value)
+-- whenever no operation is running: the owner resets each part once its last
+-- reader (a put of its own) is done. Inputs beyond the symmetric budget run in
+-- rounds inside the one launch, through a staging buffer and a copy-out.
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local F = lab.frames
+
+local ATOMIC = { sum = "add", max = "max", min = "min" }
+
+-- the identity of a reduction, as a fill("const") value (fills saturate)
+local function identity(dtype, reduce)
+  if reduce == "sum" then return 0 end
+  local lo = { int8 = -128, int16 = -32768, int32 = -2 ^ 31, int64 = -2 ^ 63, uint8 = 0 }
+  local hi = { int8 = 127, int16 = 32767, int32 = 2 ^ 31 - 1, int64 = 2 ^ 63, uint8 = 255 }
+  if reduce == "max" then return lo[dtype] or -math.huge end
+  return hi[dtype] or math.huge
+end
+
+-- signal slots (32 bytes apart): contrib[j], pushed[j] per part, arrived
+local function slot(a, name, j) return a.sig:sub(8 * (a.slot[name] + (j or 0)), 1) end
+
+-- piece (owner p, part j) of a round of len elements: offset in the round, size
+local function piece(a, len, p, j)
+  local slice = op.split(len, a.n_pes, a.esize)
+  local per = op.split(slice, a.parts, a.esize)
+  local off = p * slice + j * per
+  local n = math.min(per, slice - j * per, len - off)
+  return off, math.max(0, n), j * per
+end
+
+local function kernel(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local me, n_pes = k.pe, k.n_pes
+  local items = n_pes * a.parts                     -- (owner or destination, part)
+  for round = 0, a.rounds - 1 do
+    local base = round * a.chunk
+    local len = math.min(a.chunk, a.count - base)
+    local gen = (a.epoch - 1) * a.rounds + round + 1
+    k:prof_start(F.REMOTE_PUT_GET)                  -- reduce-scatter: atomic puts
+    k:set_atomic(a.atomic, a.dtype)
+    for item = k.block, items - 1, k.block_num do
+      local p, j = item % n_pes, item // n_pes
+      local off, n, at = piece(a, len, p, j)
+      if n > 0 then
+        k:mte_put_nbi(a.acc:sub(at, n), a.input:sub(base + off, n), ub, a.ub_bytes, n, p, 0)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      k:signal_op(slot(a, "contrib", j), 1, lab.SIGNAL_ADD, p)
+    end
+    k:set_atomic_none()
+    k:prof_end(F.REMOTE_PUT_GET)
+    for item = k.block, items - 1, k.block_num do   -- allgather: owner puts
+      local q, j = item % n_pes, item // n_pes
+      local off, n, at = piece(a, len, me, j)
+      k:prof_start(F.SIGNAL_WAIT)
+      k:signal_wait_until(slot(a, "contrib", j), lab.CMP_GE, gen * n_pes)
+      k:prof_end(F.SIGNAL_WAIT)
+      k:prof_start(F.REMOTE_PUT_GET)
+      if n > 0 then
+        k:mte_put_nbi(a.dest:sub((a.staged and 0 or base) + off, n), a.acc:sub(at, n), ub,
+                      a.ub_bytes, n, q, 0)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      k:signal_op(slot(a, "arrived"), 1, lab.SIGNAL_ADD, q)
+      k:signal_op(slot(a, "pushed", j), 1, lab.SIGNAL_ADD, me)
+      k:prof_end(F.REMOTE_PUT_GET)
+    end
+    for item = k.block, items - 1, k.block_num do   -- reset what was read
+      local q, j = item % n_pes, item // n_pes
+      local _, n, at = piece(a, len, me, j)
+      if q == me and n > 0 then
+        k:prof_start(F.SIGNAL_WAIT)
+        k:signal_wait_until(slot(a, "pushed", j), lab.CMP_GE, gen * n_pes)
+        k:prof_end(F.SIGNAL_WAIT)
+        k:prof_start(F.FINALIZE)
+        op.copy_gm(k, a.acc:sub(at, n), a.identity:sub(at, n), n, ub)
+        k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)
+        k:prof_end(F.FINALIZE)
+      end
+    end
+    k:prof_start(F.SIGNAL_WAIT)
+    k:signal_wait_until(slot(a, "arrived"), lab.CMP_GE, gen * items)
+    k:prof_end(F.SIGNAL_WAIT)
+    if a.staged then
+      local first, n = op.share(k, len, a.esize)
+      k:prof_start(F.FINALIZE)
+      if n > 0 then op.copy_gm(k, a.output:sub(base + first, n), a.stage:sub(first, n), n, ub) end
+      k:prof_end(F.FINALIZE)
+      k:prof_start(F.SIGNAL_WAIT)
+      k:barrier_all()                               -- staging and accumulator reused
+      k:prof_end(F.SIGNAL_WAIT)
+    end
+  end
+end
+
+return op.define {
+  name = "allreduce",
+  collective = "allreduce",
+  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  defaults = { count = 256 * 1024, block_dim = 16, reduce = "sum" },
+  unused = {
+    [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
+    [F.LOCAL_COMPUTE] = "the reduction is done by the MTE atomic unit on the UB->GM "
+                        .. "copies (set_atomic): no vector compute",
+  },
+
+  describe = function(c, s)
+    return { algorithm = string.format("%s: atomic-%s puts to the owners' symmetric "
+                                       .. "accumulators, signal, owners put to every PE%s",
+                                       c.reduce, s.atomic, s.staged and ", copy out" or ""),
+             chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+  end,
+
+  payload = function(c)
+    return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
+  end,
+
+  setup = function(m, c)
+    local esize = lab.core.dtype_size(c.dtype)
+    local s = { dtype = c.dtype, count = c.count, esize = esize, n_pes = c.pes, epoch = 0 }
+    s.atomic = ATOMIC[c.reduce]
+    if not s.atomic then
+      error(string.format("allreduce: unknown reduce '%s' (sum, max or min)",
+                          tostring(c.reduce)), 0)
+    end
+    local slice = math.min(op.split(c.count, c.pes, esize),
+                           op.fit(c.sym_bytes // (c.pes + 1), esize))
+    s.chunk = math.min(c.count, slice * c.pes)
+    s.rounds = (c.count + s.chunk - 1) // s.chunk
+    s.staged = s.rounds > 1
+    s.parts = math.max(1, c.block_dim // c.pes)
+    s.slot = { contrib = 0, pushed = s.parts, arrived = 2 * s.parts }
+    s.ub_elems = op.fit(c.ub_bytes, esize)
+    s.ub_bytes = s.ub_elems * esize
+    s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count, "input"))
+    local ident = identity(c.dtype, c.reduce)
+    s.acc = m:malloc(c.dtype, slice, "accumulator"):fill("const", ident)
+    s.identity = m:alloc(c.dtype, slice, "identity"):fill("const", ident)
+    s.sig = m:malloc("int32", 8 * (2 * s.parts + 1), "signals")
+    if s.staged then
+      s.stage = m:malloc(c.dtype, s.chunk, "stage")
+      s.output = m:alloc(c.dtype, c.count, "output")
+      s.dest = s.stage
+    else
+      s.output = m:malloc(c.dtype, c.count, "output")
+      s.dest = s.output
+    end
+    s.expect = m:host(c.dtype, c.count, "expect")
+    if c.reduce == "sum" then s.expect:fill("zero") else s.expect:copy(s.input:on(0)) end
+    for p = c.reduce == "sum" and 0 or 1, c.pes - 1 do
+      s.expect:copy(s.input:on(p), s.atomic)
+    end
+    return s
+  end,
+
+  run = function(m, c, s)
+    s.epoch = s.epoch + 1
+    return { m:launch({ name = "allreduce", kernel = kernel }, c.block_dim, s) }
+  end,
+
+  check = function(_, _, s)
+    return s.output:compare(s.expect)
+  end,
+}

@@ -1,0 +1,127 @@
+-- reduce_scatter: PE p ends with the reduction (c.reduce = "sum" | "max" |
+-- "min") of slice p of every PE's input (input = n_pes * count elements per
+-- PE, output = count). SHMEM style: the (owner, part) pieces are spread over
+-- the blocks; each is put to its owner's symmetric accumulation buffer with
+-- the MTE atomic unit on (set_atomic add/max/min: the reduction happens on
+-- the UB->GM copy) and announced by a SIGNAL_ADD there. Once every piece has
+-- arrived the owner copies the accumulator to its output and resets it to
+-- the reduction's identity (0, the lowest or the highest value), the state
+-- it has whenever no operation is running. Outputs beyond the symmetric
+-- budget run in rounds inside the one launch.
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local F = lab.frames
+
+local ATOMIC = { sum = "add", max = "max", min = "min" }
+
+-- the identity of a reduction, as a fill("const") value (fills saturate)
+local function identity(dtype, reduce)
+  if reduce == "sum" then return 0 end
+  local lo = { int8 = -128, int16 = -32768, int32 = -2 ^ 31, int64 = -2 ^ 63, uint8 = 0 }
+  local hi = { int8 = 127, int16 = 32767, int32 = 2 ^ 31 - 1, int64 = 2 ^ 63, uint8 = 255 }
+  if reduce == "max" then return lo[dtype] or -math.huge end
+  return hi[dtype] or math.huge
+end
+
+local function kernel(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local items = k.n_pes * a.parts                   -- (owner, part) pairs
+  for round = 0, a.rounds - 1 do
+    local base = round * a.chunk
+    local len = math.min(a.chunk, a.count - base)
+    local per = op.split(len, a.parts, a.esize)
+    k:prof_start(F.REMOTE_PUT_GET)
+    k:set_atomic(a.atomic, a.dtype)
+    for item = k.block, items - 1, k.block_num do
+      local p, j = item % k.n_pes, item // k.n_pes
+      local first = j * per
+      local n = math.min(per, len - first)
+      if n > 0 then
+        k:mte_put_nbi(a.acc:sub(first, n), a.input:sub(p * a.count + base + first, n),
+                      ub, a.ub_bytes, n, p, 0)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)     -- the piece has landed
+      end
+      k:signal_op(a.arrived, 1, lab.SIGNAL_ADD, p)
+    end
+    k:set_atomic_none()
+    k:prof_end(F.REMOTE_PUT_GET)
+    k:prof_start(F.SIGNAL_WAIT)
+    k:signal_wait_until(a.arrived, lab.CMP_GE, ((a.epoch - 1) * a.rounds + round + 1) * items)
+    k:prof_end(F.SIGNAL_WAIT)
+    local first, n = op.share(k, len, a.esize)
+    k:prof_start(F.FINALIZE)
+    if n > 0 then
+      op.copy_gm(k, a.output:sub(base + first, n), a.acc:sub(first, n), n, ub)
+      k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)
+      op.copy_gm(k, a.acc:sub(first, n), a.identity:sub(first, n), n, ub)   -- reset
+    end
+    k:prof_end(F.FINALIZE)
+    if round + 1 < a.rounds then
+      k:prof_start(F.SIGNAL_WAIT)
+      k:barrier_all()                               -- the accumulator is reused
+      k:prof_end(F.SIGNAL_WAIT)
+    end
+  end
+end
+
+return op.define {
+  name = "reduce_scatter",
+  collective = "reduce_scatter",
+  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  defaults = { count = 256 * 1024, block_dim = 16, reduce = "sum" },
+  unused = {
+    [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
+    [F.LOCAL_COMPUTE] = "the reduction is done by the MTE atomic unit on the UB->GM "
+                        .. "copies (set_atomic): no vector compute",
+  },
+
+  describe = function(c, s)
+    return { algorithm = string.format("%s: atomic-%s puts to the owners' symmetric "
+                                       .. "accumulators, signal, copy out and reset",
+                                       c.reduce, s.atomic),
+             chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+  end,
+
+  payload = function(c)
+    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
+  end,
+
+  setup = function(m, c)
+    local esize = lab.core.dtype_size(c.dtype)
+    local s = { dtype = c.dtype, count = c.count, esize = esize, epoch = 0 }
+    s.atomic = ATOMIC[c.reduce]
+    if not s.atomic then
+      error(string.format("reduce_scatter: unknown reduce '%s' (sum, max or min)",
+                          tostring(c.reduce)), 0)
+    end
+    s.chunk = math.min(c.count, op.fit(c.sym_bytes, esize))
+    s.rounds = (c.count + s.chunk - 1) // s.chunk
+    s.parts = math.max(1, c.block_dim // c.pes)
+    s.ub_elems = op.fit(c.ub_bytes, esize)
+    s.ub_bytes = s.ub_elems * esize
+    s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count * c.pes, "input"))
+    s.output = m:alloc(c.dtype, c.count, "output")
+    local ident = identity(c.dtype, c.reduce)
+    s.acc = m:malloc(c.dtype, s.chunk, "accumulator"):fill("const", ident)
+    s.identity = m:alloc(c.dtype, s.chunk, "identity"):fill("const", ident)
+    s.arrived = m:malloc("int32", 8, "arrived")
+    s.expect = m:alloc(c.dtype, c.count, "expect")          -- per PE, built on the host
+    for p = 0, c.pes - 1 do
+      local want = s.expect:on(p)
+      if c.reduce == "sum" then want:fill("zero") else want:copy(s.input:on(0):sub(p * c.count, c.count)) end
+      for q = c.reduce == "sum" and 0 or 1, c.pes - 1 do
+        want:copy(s.input:on(q):sub(p * c.count, c.count), s.atomic)
+      end
+    end
+    return s
+  end,
+
+  run = function(m, c, s)
+    s.epoch = s.epoch + 1
+    return { m:launch({ name = "reduce_scatter", kernel = kernel }, c.block_dim, s) }
+  end,
+
+  check = function(_, _, s)
+    return s.output:compare(s.expect)
+  end,
+}
