@@ -5,8 +5,12 @@
 **
 ** Conventions shared by every loop below:
 ** - one switch on dtype/op outside the element loop; the loops are
-**   simple, use restrict pointers, and are compiled at -O3 (gcc does not
-**   vectorise them at -O2) so that they vectorise;
+**   simple, use restrict pointers, and this file is compiled at -O3 by
+**   the pragma below (gcc does not vectorise them at -O2);
+** - on x86 each kernel also has an AVX2 clone, and fp16 add/muls and the
+**   fp16 <-> fp32 casts have F16C versions, chosen at run time with
+**   __builtin_cpu_supports; results are bit-identical to the portable
+**   loops (tested).  -DSL_NO_F16C builds the portable loops only;
 ** - integer arithmetic is done on unsigned types (wraps modulo 2^bits,
 **   no signed-overflow UB); integer buffers are accessed through their
 **   unsigned variant, which C allows;

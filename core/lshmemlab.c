@@ -65,6 +65,7 @@ static lview *checkview(lua_State *L, int i) {
 
 /* raise the engine's last error as a Lua error (arg errors Lua-style) */
 static int engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
+  if (st == SL_ESKIP) return 0;         /* checked run: reported and skipped */
   if (st == SL_EARG && sl_machine_err_arg(m) > 0)
     return luaL_argerror(L, sl_machine_err_arg(m) + argbase, sl_machine_err(m));
   return luaL_error(L, "%s", sl_machine_err(m));
@@ -114,7 +115,7 @@ static const pfield pfields[] = {
   PF("sync_all_ns", sync_all_ns, 'd'), PF("launch_us", launch_us, 'd'),
   PF("host_GBps", host_GBps, 'd'), PF("host_setup_us", host_setup_us, 'd'),
   PF("sym_heap_bytes", sym_heap_bytes, 'l'), PF("prof_pe", prof_pe, 'i'),
-  PF("time_limit_us", time_limit_us, 'l'),
+  PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
   { NULL, 0, 0 }
 };
 
@@ -307,6 +308,7 @@ static int m_memcpy(lua_State *L) {
   st = sl_memcpy(lm->m, &dl, &sl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype),
                  &cost);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  sl_mark_init(lm->m, &dl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype));
   lua_pushnumber(L, cost);
   return 1;
 }
@@ -410,6 +412,50 @@ static int m_trace_records(lua_State *L) {
   return 1;
 }
 
+/* m:check_reports([clear]): the reports of checked runs (sites as ids) */
+static int m_check_reports(lua_State *L) {
+  static const char *const kinds[] = { "out_of_bounds", "use_after_free",
+                                       "uninitialized_read", "race", "sync" };
+  lmach *lm = checkmach(L, 1);
+  size_t i, n = sl_report_count(lm->m);
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    const sl_report *r = sl_report_get(lm->m, i);
+    lua_createtable(L, 0, 20);
+    lua_pushstring(L, kinds[r->kind]); lua_setfield(L, -2, "kind");
+    lua_pushinteger(L, (lua_Integer)r->count); lua_setfield(L, -2, "count");
+    lua_pushboolean(L, r->write); lua_setfield(L, -2, "write");
+    lua_pushinteger(L, (lua_Integer)r->bytes); lua_setfield(L, -2, "bytes");
+    if (r->space >= 0) {
+      lua_pushstring(L, sl_space_name(r->space)); lua_setfield(L, -2, "space");
+      lua_pushstring(L, r->buf < 0 ? "UB" : sl_getbuf(lm->m, r->buf)->name);
+      lua_setfield(L, -2, "buffer");
+      lua_pushinteger(L, r->pe); lua_setfield(L, -2, "pe");
+      lua_pushinteger(L, (lua_Integer)r->off); lua_setfield(L, -2, "offset");
+      lua_pushinteger(L, (lua_Integer)r->cap); lua_setfield(L, -2, "size");
+    }
+    lua_pushinteger(L, r->by_pe); lua_setfield(L, -2, "by_pe");
+    lua_pushinteger(L, r->by_block); lua_setfield(L, -2, "by_block");
+    if (r->pipe >= 0) { lua_pushstring(L, sl_pipe_name(r->pipe)); lua_setfield(L, -2, "pipe"); }
+    lua_pushinteger(L, r->frame); lua_setfield(L, -2, "frame");
+    lua_pushnumber(L, (lua_Number)r->time_us); lua_setfield(L, -2, "time_us");
+    lua_pushinteger(L, r->site); lua_setfield(L, -2, "site");
+    if (r->o_site >= 0 || r->o_pe >= 0) {
+      lua_pushinteger(L, r->o_site); lua_setfield(L, -2, "other_site");
+      lua_pushinteger(L, r->o_pe); lua_setfield(L, -2, "other_pe");
+      lua_pushinteger(L, r->o_block); lua_setfield(L, -2, "other_block");
+      if (r->o_pipe >= 0) {
+        lua_pushstring(L, sl_pipe_name(r->o_pipe)); lua_setfield(L, -2, "other_pipe");
+      }
+      lua_pushboolean(L, r->o_write); lua_setfield(L, -2, "other_write");
+    }
+    if (r->msg[0]) { lua_pushstring(L, r->msg); lua_setfield(L, -2, "what"); }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  if (lua_toboolean(L, 2)) sl_report_clear(lm->m);
+  return 1;
+}
+
 /* __tostring of a machine */
 static int m_tostring(lua_State *L) {
   lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
@@ -509,6 +555,11 @@ static int m_launch(lua_State *L) {
     int blk, nres, nout, r = sl_step(m, &blk);
     lua_State *co;
     if (r == SL_STEP_DONE) break;
+    if ((r == SL_STEP_DEADLOCK || r == SL_STEP_TIMEOUT) &&
+        (sl_machine_params(m)->check & SL_CHECK_SYNC)) {
+      sl_launch_salvage(m);               /* reported; the launch ends here */
+      break;
+    }
     if (r == SL_STEP_DEADLOCK || r == SL_STEP_TIMEOUT)
       return launch_fail(L, lm, stuck_text(L, lm, r == SL_STEP_TIMEOUT));
     if (lua_rawgeti(L, cos, blk + 1) == LUA_TNIL) {   /* first run */
@@ -592,7 +643,7 @@ static int view_pes(const lview *v, int *first) {
 }
 
 /* host pointer to the window of v on pe (raises on error) */
-static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems) {
+static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write) {
   sl_loc l = v->l;
   uint8_t *p;
   if (l.buf < 0) luaL_error(L, "UB is not reachable from the host");
@@ -601,6 +652,7 @@ static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems) {
   l.pe = pe;
   p = sl_host_ptr(v->lm->m, &l, elems * esize(v));
   if (p == NULL) luaL_error(L, "%s", sl_machine_err(v->lm->m));
+  if (write) sl_mark_init(v->lm->m, &l, elems * esize(v));
   return p;
 }
 
@@ -648,7 +700,7 @@ static int v_fill(lua_State *L) {
     const char *s = lua_tolstring(L, 2, &len);
     if ((int64_t)len > n * es) return luaL_argerror(L, 2, "string longer than the view");
     for (pe = first; pe < first + npes; pe++)
-      memcpy(view_ptr(L, v, pe, (int64_t)len / es), s, len);
+      memcpy(view_ptr(L, v, pe, (int64_t)len / es, 1), s, len);
     lua_settop(L, 1);
     return 1;
   }
@@ -656,7 +708,7 @@ static int v_fill(lua_State *L) {
     lua_Integer len = luaL_len(L, 2), i;
     if (len > n) return luaL_argerror(L, 2, "table longer than the view");
     for (pe = first; pe < first + npes; pe++) {
-      uint8_t *p = view_ptr(L, v, pe, len);
+      uint8_t *p = view_ptr(L, v, pe, len, 1);
       for (i = 0; i < len; i++) {
         lua_rawgeti(L, 2, i + 1);
         if (lua_isinteger(L, -1)) sl_set_int(v->l.dtype, p, (size_t)i, lua_tointeger(L, -1));
@@ -676,7 +728,7 @@ static int v_fill(lua_State *L) {
     double b = (double)luaL_optnumber(L, 4, pat == 5 ? 100 : 1);
     lua_Integer seed = luaL_optinteger(L, 5, 1);
     for (pe = first; pe < first + npes; pe++) {
-      uint8_t *p = view_ptr(L, v, pe, n);
+      uint8_t *p = view_ptr(L, v, pe, n, 1);
       switch (pat) {
         case 0: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_CONST, a, 0, 0, 0); break;
         case 1: memset(p, 0, (size_t)(n * es)); break;
@@ -721,7 +773,7 @@ static int v_read(lua_State *L) {
   luaL_argcheck(L, n >= 0 && n <= 100000000, 3, "count out of range");
   if (i + n > v->n) return luaL_argerror(L, single ? 2 : 3,
       lua_pushfstring(L, "reads past the view (%d elements)", (int)v->n));
-  p = view_ptr(L, v, pe, i + n) + i * esize(v);
+  p = view_ptr(L, v, pe, i + n, 0) + i * esize(v);
   if (single) { push_elem(L, v->l.dtype, p, 0); return 1; }
   lua_createtable(L, (int)n, 0);
   for (k = 0; k < n; k++) {
@@ -735,7 +787,7 @@ static int v_read(lua_State *L) {
 static int v_bytes(lua_State *L) {
   lview *v = checkview(L, 1);
   int pe = read_pe(L, v);
-  lua_pushlstring(L, (const char *)view_ptr(L, v, pe, v->n), (size_t)(v->n * esize(v)));
+  lua_pushlstring(L, (const char *)view_ptr(L, v, pe, v->n, 0), (size_t)(v->n * esize(v)));
   return 1;
 }
 
@@ -746,7 +798,7 @@ static int v_checksum(lua_State *L) {
   uint64_t h = (uint64_t)v->l.dtype + 1;
   char out[17];
   for (pe = first; pe < first + npes; pe++)
-    h = sl_checksum(view_ptr(L, v, pe, v->n), (size_t)(v->n * esize(v)), h);
+    h = sl_checksum(view_ptr(L, v, pe, v->n, 0), (size_t)(v->n * esize(v)), h);
   snprintf(out, sizeof(out), "%016llx", (unsigned long long)h);
   lua_pushstring(L, out);
   return 1;
@@ -762,8 +814,8 @@ static int v_compare(lua_State *L) {
   if (enpes != npes && enpes != 1)
     return luaL_argerror(L, 1, "expected covers another set of PEs");
   for (k = 0; k < npes; k++) {
-    const uint8_t *a = view_ptr(L, v, first + k, v->n);
-    const uint8_t *x = view_ptr(L, e, enpes == 1 ? efirst : efirst + k, e->n);
+    const uint8_t *a = view_ptr(L, v, first + k, v->n, 0);
+    const uint8_t *x = view_ptr(L, e, enpes == 1 ? efirst : efirst + k, e->n, 0);
     size_t at = 0, w = sl_compare(v->l.dtype, x, a, (size_t)v->n, &at);
     if (w > 0 && wrong == 0) {
       wrong = w;
@@ -791,8 +843,8 @@ static int v_copy(lua_State *L) {
   if (d->n != s->n) return luaL_argerror(L, 1, "size mismatch");
   if (snpes != npes && snpes != 1) return luaL_argerror(L, 1, "PE sets differ");
   for (k = 0; k < npes; k++) {
-    uint8_t *dp = view_ptr(L, d, first + k, d->n);
-    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n);
+    uint8_t *dp = view_ptr(L, d, first + k, d->n, 1);
+    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
     if (op == 0) memmove(dp, sp, (size_t)(d->n * esize(d)));
     else sl_reduce(d->l.dtype, (sl_op)op, dp, sp, (size_t)d->n);
   }
@@ -854,6 +906,37 @@ static int v_tostring(lua_State *L) {
 /* kernel primitives                                                   */
 /* ------------------------------------------------------------------ */
 
+/* checked runs: tell the engine the Lua line calling the primitive (interned
+** in the machine's state table: sites[text] = id, sites[id] = text) */
+static void set_site(lua_State *L, lmach *lm) {
+  lua_Debug ar;
+  int32_t id = -1;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+    lua_rawgeti(L, 1, 2);
+    lua_getiuservalue(L, -1, 1);
+    if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, -3, "sites");
+    }
+    lua_pushfstring(L, "%s:%d", ar.short_src, ar.currentline);
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, -3) == LUA_TNUMBER) id = (int32_t)lua_tointeger(L, -1);
+    else {
+      id = (int32_t)lua_rawlen(L, -3) + 1;
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, -3, id);                 /* sites[id] = text */
+      lua_pushinteger(L, id);
+      lua_rawset(L, -3);                      /* sites[text] = id */
+      lua_pushnil(L);
+    }
+    lua_pop(L, 4);
+  }
+  sl_set_site(lm->m, id);
+}
+
 /* the machine and block of the context k at index 1 */
 static lmach *kcheck(lua_State *L, int *blk) {
   lmach *lm;
@@ -867,6 +950,7 @@ static lmach *kcheck(lua_State *L, int *blk) {
   if (lm == NULL || lm->m == NULL || lm->cur != *blk)
     luaL_error(L, "primitive called outside its block's run (a stale k, or "
                "after the launch)");
+  if (sl_machine_params(lm->m)->check) set_site(L, lm);
   return lm;
 }
 
@@ -894,7 +978,7 @@ static sl_loc kloc(lua_State *L, lmach *lm, int i, int blk) {
 
 /* finish a primitive: raise on error, yield when the block must wait */
 static int kdone(lua_State *L, lmach *lm, int blk, int st, int nret) {
-  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (st != SL_OK && st != SL_ESKIP) return engine_error(L, lm->m, st, 1);
   if (sl_must_yield(lm->m, blk)) return lua_yield(L, nret);
   return nret;
 }
@@ -1005,7 +1089,7 @@ static int k_get_value(lua_State *L) {
   double num = 0;
   int64_t iv = 0;
   st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
-  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (st != SL_OK && st != SL_ESKIP) return engine_error(L, lm->m, st, 1);
   if (sl_dtype_isfloat(u.dtype)) lua_pushnumber(L, (lua_Number)num);
   else lua_pushinteger(L, (lua_Integer)iv);
   return kdone(L, lm, blk, SL_OK, 1);
@@ -1149,11 +1233,11 @@ static int k_signal_wait_until(lua_State *L) {
   lua_Integer cmp = luaL_checkinteger(L, 3);
   lua_Integer v = luaL_checkinteger(L, 4);
   int64_t got = 0;
-  if (cmp < 0 || cmp >= SL_NCMP)
+  if ((cmp < 0 || cmp >= SL_NCMP) && !(sl_machine_params(lm->m)->check & SL_CHECK_SYNC))
     return luaL_argerror(L, 3, lua_pushfstring(L, "comparison must be CMP_EQ..CMP_LE "
                          "(0..5), got %d", (int)cmp));
   st = sl_signal_wait(lm->m, blk, &g, (int)cmp, (int64_t)v, &got);
-  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (st != SL_OK && st != SL_ESKIP) return engine_error(L, lm->m, st, 1);
   if (sl_block_parked(lm->m, blk)) return lua_yield(L, 0);  /* value at wake */
   lua_pushinteger(L, (lua_Integer)got);
   return kdone(L, lm, blk, SL_OK, 1);
@@ -1170,7 +1254,7 @@ static int k_wait_signal_value(lua_State *L) {
   lua_Integer v = luaL_checkinteger(L, 6);
   int64_t got = 0;
   st = sl_poll_until(lm->m, blk, &f, &u, (int64_t)n, (int)cmp, (int64_t)v, &got);
-  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  if (st != SL_OK && st != SL_ESKIP) return engine_error(L, lm->m, st, 1);
   if (sl_block_parked(lm->m, blk)) return lua_yield(L, 0);  /* value at wake */
   lua_pushinteger(L, (lua_Integer)got);
   return kdone(L, lm, blk, SL_OK, 1);
@@ -1266,8 +1350,8 @@ static int b_memcpy(lua_State *L) {
   lview *d = checkview(L, 1), *s = checkview(L, 2);
   int64_t bytes = d->n * esize(d);
   luaL_argcheck(L, s->n * esize(s) == bytes, 2, "size mismatch");
-  memcpy(view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n),
-         view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n), (size_t)bytes);
+  memcpy(view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0),
+         view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0), (size_t)bytes);
   return 0;
 }
 
@@ -1279,8 +1363,8 @@ static int b_add_i32(lua_State *L) {
   int64_t i;
   luaL_argcheck(L, d->l.dtype == SL_INT32 && s->l.dtype == SL_INT32 && d->n == s->n,
                 2, "two int32 windows of one size expected");
-  dp = (int32_t *)(void *)view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n);
-  sp = (const int32_t *)(const void *)view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n);
+  dp = (int32_t *)(void *)view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0);
+  sp = (const int32_t *)(const void *)view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0);
   for (i = 0; i < d->n; i++)
     dp[i] = (int32_t)((uint32_t)dp[i] + (uint32_t)sp[i]);
   return 0;
@@ -1297,7 +1381,7 @@ static const luaL_Reg machine_methods[] = {
   {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
   {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
   {"trace", m_trace}, {"trace_records", m_trace_records},
-  {"state", m_state}, {"close", m_close},
+  {"state", m_state}, {"close", m_close}, {"check_reports", m_check_reports},
   {NULL, NULL}
 };
 

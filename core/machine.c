@@ -34,6 +34,7 @@ const char *sl_params_check(const sl_params *p) {
   if (p->sym_heap_bytes < 16) return "sym_heap_bytes";
   if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
   if (p->queue_depth < 1 || p->queue_depth > 255) return "queue_depth";
+  if (p->check < 0 || p->check > 15) return "check";
   if (p->time_limit_us < 0) return "time_limit_us";
   if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
       p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
@@ -80,7 +81,9 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   }
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
-  if (!m->ub || !m->ubcap || !m->allres ||
+  if (p->check & SL_CHECK_INIT) m->ubinit = calloc(ncore, sizeof(*m->ubinit));
+  m->site = -1;
+  if (!m->ub || !m->ubcap || !m->allres || ((p->check & SL_CHECK_INIT) && !m->ubinit) ||
       !m->sync_count || !m->sync_tmax) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
@@ -97,7 +100,9 @@ void sl_machine_free(sl_machine *m) {
   if (m == NULL) return;
   ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
   if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
-  for (j = 0; j < m->nbufs; j++) free(m->bufs[j].data);
+  for (j = 0; j < m->nbufs; j++) { free(m->bufs[j].data); free(m->bufs[j].init); }
+  if (m->ubinit) for (i = 0; i < ncore; i++) free(m->ubinit[i]);
+  free(m->ubinit); free(m->reports);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
@@ -197,6 +202,7 @@ void sl_block_done(sl_machine *m, int blk) {
   b->end = end;
   b->state = B_DONE;
   m->ndone++;
+  sli_check_block_done(m, blk);
 }
 
 /* end of a launch: per-PE kernel time and the end-to-end time */

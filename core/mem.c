@@ -102,6 +102,10 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
   memset(b, 0, sizeof(*b));
   b->data = calloc((size_t)copies, (size_t)bytes);
   if (b->data == NULL) goto nomem;
+  if ((m->p.check & SL_CHECK_INIT) && space != SL_SPACE_HOST) {
+    b->init = calloc((size_t)copies, (size_t)bytes);
+    if (b->init == NULL) { free(b->data); goto nomem; }
+  }
   b->space = space;
   b->dtype = dtype;
   b->n = n;
@@ -131,7 +135,9 @@ int sl_free(sl_machine *m, int id) {
   if (m->running) return sli_err(m, SL_ESTATE, 1, "cannot free during a launch");
   if (b->space == SL_SPACE_SYM) heap_release(m, b->sym_off);
   free(b->data);
+  free(b->init);
   b->data = NULL;
+  b->init = NULL;
   b->freed = 1;
   return SL_OK;
 }
@@ -152,6 +158,12 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
     if (nu == NULL) return SL_ENOMEM;
     memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
     m->ub[i] = nu;
+    if (m->ubinit) {
+      uint8_t *ni = realloc(m->ubinit[i], (size_t)top);
+      if (ni == NULL) return SL_ENOMEM;
+      memset(ni + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
+      m->ubinit[i] = ni;
+    }
     m->ubcap[i] = top;
   }
   return SL_OK;
@@ -194,6 +206,8 @@ int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
     if (l->buf >= m->nbufs) return sli_err(m, SL_EARG, arg, "no such buffer");
     b = &m->bufs[l->buf];
     if (b->freed) {
+      if ((m->p.check & SL_CHECK_MEM) && m->running && by_pe >= 0)
+        return sli_report(m, SL_R_FREED, l, bytes, write, m->cur, -1, what);
       return sli_err(m, SL_EFREED, arg,
           "%s of freed buffer '%s' (PE %d block %d)", what, b->name, by_pe,
           by_block);
@@ -202,6 +216,8 @@ int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
       return sli_err(m, SL_EARG, arg, "PE %d out of range", (int)l->pe);
   }
   if (bytes < 0 || l->off < 0 || l->off > l->cap || bytes > l->cap - l->off) {
+    if ((m->p.check & SL_CHECK_MEM) && m->running && by_pe >= 0 && bytes >= 0)
+      return sli_report(m, SL_R_OOB, l, bytes, write, m->cur, -1, what);
     loc_name(m, l, where, sizeof(where));
     return sli_err(m, SL_EOOB, arg,
         "out of bounds: %s %s of %lld bytes at byte offset %lld of %s "

@@ -177,6 +177,7 @@ static int land_copy(sl_machine *m, int blk, sl_time t, const sl_loc *dst,
   e->blk = blk;
   e->op = op;
   e->n = bytes;
+  e->site = m->site;
   sli_addr(dst, &e->dst);
   sli_addr(src, &e->src);
   if (sli_schedule(m, t, id) != SL_OK)
@@ -216,6 +217,11 @@ void sli_apply(sl_machine *m, sl_event *e, sl_time t) {
   switch (e->kind) {
     case EV_COPY: {
       const uint8_t *s = sli_ptr(m, &e->src);
+      if (m->p.check & SL_CHECK_INIT) {
+        sli_init_read(m, &e->src, e->n, e->blk,
+                      e->dst.buf < 0 ? SL_PIPE_MTE2 : SL_PIPE_MTE3, e->site);
+        sli_init_write(m, &e->dst, e->n);
+      }
       if (e->op == SL_OP_NONE) {
         if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n);
         else memmove(d, s, (size_t)e->n);
@@ -229,6 +235,12 @@ void sli_apply(sl_machine *m, sl_event *e, sl_time t) {
     case EV_VEC: {
       const uint8_t *a = sli_ptr(m, &e->src);
       sl_dtype dt = (sl_dtype)e->dst.dtype;
+      if (m->p.check & SL_CHECK_INIT) {
+        int64_t es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
+        sli_init_read(m, &e->src, e->n * es, e->blk, SL_PIPE_V, e->site);
+        if (e->vop > 0) sli_init_read(m, &e->src2, e->n * es, e->blk, SL_PIPE_V, e->site);
+        sli_init_write(m, &e->dst, e->n * (int64_t)sl_dtype_size(dt));
+      }
       if (e->vop == 0) sl_muls(dt, d, a, e->s, (size_t)e->n);
       else if (e->vop < 0) sl_cast(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
       else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
@@ -240,6 +252,7 @@ void sli_apply(sl_machine *m, sl_event *e, sl_time t) {
           ? (int64_t)((uint64_t)sl_get_int(dt, d, 0) + (uint64_t)e->val)
           : e->val;
       sl_set_int(dt, d, 0, v);
+      sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
       if (m->bufs[e->dst.buf].waiters >= 0)
         sli_notify(m, &e->dst, (int64_t)sl_dtype_size(dt), t, e->blk);
       break;
@@ -272,6 +285,11 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   out->off = 0;
   out->cap = bytes;
   b->ub_top = top;
+  if (m->ubinit) {                      /* a new allocation holds nothing yet */
+    sl_addr a;
+    sli_addr(out, &a);
+    memset(sli_init_ptr(m, &a), 0, (size_t)bytes);
+  }
   b->t += m->ps.issue;
   return SL_OK;
 }
@@ -448,6 +466,7 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   if ((st = sli_bounds(m, &l, esz, 0, "get_value", 2, b->pe, b->b)) != SL_OK)
     return st;
   sli_addr(&l, &a);
+  sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
   if (sl_dtype_isfloat((sl_dtype)ub->dtype))
     *num = sl_get_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
   else *ival = sl_get_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
@@ -468,6 +487,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   if ((st = sli_bounds(m, &l, esz, 1, "set_value", 2, b->pe, b->b)) != SL_OK)
     return st;
   sli_addr(&l, &a);
+  sli_init_write(m, &a, esz);
   if (isint) sl_set_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, ival);
   else sl_set_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, num);
   b->t += m->ps.scalar;
@@ -507,6 +527,7 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   memset(&e, 0, sizeof(e));
   e.kind = EV_VEC;
   e.blk = blk;
+  e.site = m->site;
   e.vop = op;
   e.n = n;
   e.s = s;

@@ -174,6 +174,7 @@ int sl_step(sl_machine *m, int *blk) {
     if (e->kind == EV_WAKE) {
       sl_block *b = &m->blocks[e->blk];
       *blk = e->blk;
+      m->cur = e->blk;
       ev_release(m, k.ev);
       b->state = B_RUN;
       if (b->t < k.t) b->t = k.t;

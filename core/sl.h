@@ -30,7 +30,8 @@ enum {
   SL_EHEAP,       /* symmetric heap exhausted */
   SL_ESTATE,      /* call in the wrong state (e.g. outside a launch) */
   SL_EDEADLOCK,   /* every block waits and nothing is pending */
-  SL_ETIME        /* virtual-time limit reached */
+  SL_ETIME,       /* virtual-time limit reached */
+  SL_ESKIP        /* checked run: the access was reported and skipped */
 };
 const char *sl_strerror(int code);
 
@@ -95,9 +96,36 @@ typedef struct sl_params {
   int64_t sym_heap_bytes;   /* symmetric heap per PE */
   int prof_pe;              /* cycle profiling PE, -1 = off */
   int64_t time_limit_us;    /* 0 = none */
+  int check;                /* SL_CHECK_* bits: a checked run records, skips, goes on */
 } sl_params;
 
+/* check modes (mssanitizer / compute-sanitizer tools) */
+enum { SL_CHECK_MEM = 1, SL_CHECK_RACE = 2, SL_CHECK_SYNC = 4, SL_CHECK_INIT = 8 };
+
+/* kinds of report of a checked run */
+enum { SL_R_OOB, SL_R_FREED, SL_R_UNINIT, SL_R_RACE, SL_R_SYNC, SL_NREPORTS };
+
+/* one (deduplicated) report */
+typedef struct sl_report {
+  int32_t kind, write, space, buf, pe;      /* what was touched, on which PE */
+  int64_t off, bytes, cap;
+  int32_t by_pe, by_block, pipe, frame, site;
+  double time_us;
+  int32_t o_pe, o_block, o_pipe, o_site, o_write;   /* race: the other side */
+  char msg[200];                             /* synccheck: what went wrong */
+  int64_t count;
+} sl_report;
+
+
 typedef struct sl_machine sl_machine;
+
+size_t sl_report_count(const sl_machine *m);
+const sl_report *sl_report_get(const sl_machine *m, size_t i);
+void sl_report_clear(sl_machine *m);
+/* the Lua source line (an id the binding interns) of the primitive running */
+void sl_set_site(sl_machine *m, int32_t site);
+/* a stuck checked launch: report every waiting block, then end it cleanly */
+void sl_launch_salvage(sl_machine *m);
 
 /* a place in memory: buffer (or UB of a core) + PE + byte offset */
 typedef struct sl_loc {
@@ -122,6 +150,7 @@ typedef struct sl_buf {
   uint8_t *data;
   char name[32];
   int32_t waiters;          /* head of the list of blocks waiting on it */
+  uint8_t *init;            /* initcheck: 1 per byte written since allocation */
 } sl_buf;
 
 /* machine */
@@ -142,6 +171,8 @@ int sl_nbufs(const sl_machine *m);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
 uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes);
+/* the host wrote bytes at l (initcheck) */
+void sl_mark_init(sl_machine *m, const sl_loc *l, int64_t bytes);
 int sl_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
              int by_pe, int by_block);
 int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,

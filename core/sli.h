@@ -26,6 +26,7 @@ typedef struct sl_event {
   int64_t n;                /* bytes (copy) or elements (vector) */
   int64_t val;              /* signal value */
   double s;                 /* vector scalar */
+  int32_t site;             /* checked runs: the issuing Lua line */
   int32_t next_free;
 } sl_event;
 
@@ -110,6 +111,7 @@ struct sl_machine {
   uint64_t seq;
   /* the launch */
   int running, block_dim, nb, ndone;
+  int cur;                  /* the block resumed last */
   sl_block *blocks;
   int32_t bar_count;
   sl_time bar_tmax;
@@ -121,6 +123,11 @@ struct sl_machine {
   /* profiling */
   int64_t *prof_cycles, *prof_count;       /* [64][1024] */
   int64_t *shadow;                          /* [pe][64][16][2] */
+  /* checked runs */
+  int32_t site;             /* Lua line of the primitive being run */
+  sl_report *reports;
+  size_t nreports, capreports;
+  uint8_t **ubinit;         /* initcheck: initialised bytes of each UB */
   /* trace */
   sl_trace_rec *trace;
   size_t ntrace, captrace, maxtrace;
@@ -150,6 +157,15 @@ sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
 void sli_res_clear(sl_machine *m, int release);
 void sli_queue(sl_machine *m, sl_block *b, int pipe, sl_time end, int admit);
+
+/* check.c */
+int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int write,
+               int blk, int pipe, const char *msg);
+void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes);
+int sli_init_read(sl_machine *m, const sl_addr *a, int64_t bytes, int blk, int pipe,
+                  int32_t site);
+void sli_check_block_done(sl_machine *m, int blk);
+uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a);
 
 /* sync.c */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,

@@ -3,6 +3,7 @@
 ** signals and their waiters, quiet/fence, barrier_all and sync_all.
 */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sli.h"
@@ -53,6 +54,12 @@ int sl_pipe_find(const char *name) {
 int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
   uint16_t bit = (uint16_t)(1u << id);
   int src = ev_src[ev];
+  if ((b->flagset[ev] & bit) && (m->p.check & SL_CHECK_SYNC)) {
+    char msg[96];
+    snprintf(msg, sizeof(msg), "set_flag(%s, %d): the flag is already set (set twice "
+             "without a wait_flag)", ev_names[ev], id);
+    return sli_report(m, SL_R_SYNC, NULL, 0, 0, (int)(b - m->blocks), src, msg);
+  }
   if (b->flagset[ev] & bit)
     return sli_err(m, SL_EFLAG, 1,
         "set_flag(%s, %d) on PE %d block %d: the flag is already set "
@@ -68,6 +75,12 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
   uint16_t bit = (uint16_t)(1u << id);
   int dst = ev_dst[ev];
   sl_time fire;
+  if (!(b->flagset[ev] & bit) && (m->p.check & SL_CHECK_SYNC)) {
+    char msg[120];
+    snprintf(msg, sizeof(msg), "wait_flag(%s, %d) without a matching set_flag: the %s "
+             "pipe would wait forever", ev_names[ev], id, pipe_names[dst]);
+    return sli_report(m, SL_R_SYNC, NULL, 0, 0, (int)(b - m->blocks), dst, msg);
+  }
   if (!(b->flagset[ev] & bit))
     return sli_err(m, SL_EFLAG, 1,
         "wait_flag(%s, %d) on PE %d block %d without a matching set_flag: "
@@ -190,6 +203,7 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   e->blk = blk;
   e->op = op;
   e->val = v;
+  e->site = m->site;
   sli_addr(&l, &e->dst);
   if (SLI_TRACING(m)) sli_trace(m, b->t, land, b->pe, b->b, 2, path, 4, pe, -1);
   if (sli_schedule(m, land, id) != SL_OK)
@@ -210,6 +224,13 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
   sl_addr a;
   int64_t cur;
   int st;
+  if ((cmp < 0 || cmp >= SL_NCMP) && (m->p.check & SL_CHECK_SYNC)) {
+    char msg[96];
+    snprintf(msg, sizeof(msg), "signal_wait_until: comparison code %d out of range "
+             "(CMP_EQ..CMP_LE = 0..5); returns -1 at once", cmp);
+    *got = -1;
+    return sli_report(m, SL_R_SYNC, sig, 0, 0, blk, SL_PIPE_S, msg);
+  }
   if (cmp < 0 || cmp >= SL_NCMP)
     return sli_err(m, SL_EARG, 2, "comparison must be one of CMP_EQ..CMP_LE (0..5), "
                    "got %d", cmp);
@@ -261,6 +282,7 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
   cur = sl_get_int((sl_dtype)flag->dtype, sli_ptr(m, &fa), 0);
   if (cmp_ok(cmp, cur, v)) {           /* the first poll sees it */
     memcpy(sli_ptr(m, &ua), sli_ptr(m, &fa), (size_t)bytes);
+    sli_init_write(m, &ua, bytes);
     b->t = b->pipe[SL_PIPE_MTE2] = first;
     *got = cur;
     return SL_OK;
@@ -295,6 +317,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
                     : (t - b->wfirst + b->wperiod - 1) / b->wperiod;
           at = b->wfirst + k * b->wperiod;
           memcpy(sli_ptr(m, &b->wub), p, (size_t)b->wbytes);
+          sli_init_write(m, &b->wub, b->wbytes);
           b->pipe[SL_PIPE_MTE2] = at;
           b->wperiod = 0;
         }

@@ -16,8 +16,8 @@ local op = require("shmemlab.op")
 local F = lab.frames
 
 local function kernel(k, a)
-  if k.pe ~= a.src and k.pe ~= a.dst then return end    -- the other PEs idle
   local ub = k:ub(a.dtype, a.ub_elems)
+  if k.pe ~= a.src and k.pe ~= a.dst then return end    -- the other PEs idle
   local ready, ack = a.sig:sub(k.block, 1), a.sig:sub(k.block_num + k.block, 1)
   local round = 0
   for base = 0, a.count - 1, a.chunk do
@@ -74,6 +74,12 @@ return op.define {
     return { algorithm = string.format("%s from PE %d to PE %d through symmetric staging, "
                .. "signal per block and round", c.mode, s.src, s.dst),
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+  end,
+
+  -- the PEs that take part (the others launch and idle: their kernel time
+  -- says nothing about the transfer)
+  active_pes = function(c)
+    return { c.src_pe or 0, c.dst_pe or 1 }
   end,
 
   payload = function(c)

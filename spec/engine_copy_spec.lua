@@ -236,7 +236,6 @@ describe("engine copies", function()
       local m = lab.machine{ pes = 1 }
       local g = m:alloc("int32", 8):fill("const", 10)
       local s = m:alloc("int32", 8):fill("const", 1)
-      local out = {}
       m:launch(function(k)
         local u = k:ub("int32", 8)
         k:data_copy(u, s, 8)
@@ -247,8 +246,7 @@ describe("engine copies", function()
         k:set_atomic_none()
         k:data_copy_pad(g:sub(4), u, 4)       -- plain again: overwrites
       end, 1)
-      out = g:read(0, 8)
-      assert.same({ 11, 11, 11, 11, 1, 1, 1, 1 }, out)
+      assert.same({ 11, 11, 11, 11, 1, 1, 1, 1 }, g:read(0, 8))
       local m2 = lab.machine{ pes = 1 }
       local g2 = m2:alloc("int32", 8):fill("const", 10)
       local s2 = m2:alloc("int32", 8):fill("const", 1)

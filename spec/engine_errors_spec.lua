@@ -45,8 +45,8 @@ describe("engine errors", function()
                     H.strip(H.err(function() return m:alloc("int33", 1) end)))
       assert.equals("bad argument #2 to 'malloc' (number has no integer representation)",
                     H.strip(H.err(function() return m:malloc("int32", 1.5) end)))
-      assert.equals("bad argument #1 to 'host' (size too large: 2199023255552 elements)",
-                    H.strip(H.err(function() return m:host("int32", 2 ^ 41) end)))
+      assert.matches("^bad argument #%d to 'host' %(size too large: 2199023255552 elements%)$",
+                     H.strip(H.err(function() return m:host("int32", 2 ^ 41) end)))
       assert.equals("bad argument #1 to 'prof_pe' (PE 5 out of range 0..1)",
                     H.strip(H.err(function() return m:prof_pe(5) end)))
       assert.equals("bad argument #2 to 'path' (PE out of range)",

@@ -390,8 +390,8 @@ describe("engine timing", function()
       local p = m:params()
       local B = 190 * 1024
       local g = m:alloc("int8", B)
-      local c, r = {}, nil
-      r = m:launch(function(k)
+      local c = {}
+      local r = m:launch(function(k)
         c[1] = k:system_cycle()
         local u = k:ub("int8", B)
         k:data_copy(u, g, B)

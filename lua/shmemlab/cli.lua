@@ -30,6 +30,7 @@ usage: lua run_op.lua OP [options]       OP: a name from ops/ (see --list) or a 
   --output DIR       msprof-style PROF_* folders, result.csv, records, timelines
   --json             print one JSON document instead of text
   --plot FILE.svg    sweep: bus bandwidth against size, op and baseline
+  --check MODE       memcheck | racecheck | synccheck | initcheck | all (a checked run)
   --list             list the operators        -h, --help   this text
 ]]
 

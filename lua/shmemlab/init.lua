@@ -35,7 +35,29 @@ function lab.soc(name)
 end
 
 -- options of lab.machine that are not profile figures
-local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true }
+local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true }
+
+-- check modes and their engine bits (mssanitizer / compute-sanitizer tools)
+lab.check_modes = { memcheck = 1, racecheck = 2, synccheck = 4, initcheck = 8, all = 15 }
+
+-- the engine bits of a check option: "memcheck", "memcheck,initcheck", a list, "all"
+local function check_bits(v)
+  if v == nil or v == false or v == "none" then return 0 end
+  local names = {}
+  if type(v) == "table" then names = v
+  elseif type(v) == "string" then for w in v:gmatch("[^,%s]+") do names[#names + 1] = w end
+  else error("bad argument #1 to 'machine' (check must be a string or a list)", 3) end
+  local bits = 0
+  for _, w in ipairs(names) do
+    local b = lab.check_modes[w]
+    if not b then
+      error("bad argument #1 to 'machine' (unknown check mode '" .. tostring(w)
+            .. "'; memcheck racecheck synccheck initcheck all)", 3)
+    end
+    bits = bits | b
+  end
+  return bits
+end
 
 -- the profiled PE from the option or SHMEM_CYCLE_PROF_PE (option wins)
 local function prof_pe_of(opt, pes)
@@ -81,12 +103,14 @@ function lab.machine(opts)
   end
   p.pes = pes
   p.prof_pe = prof_pe_of(opts.prof_pe, pes)
+  p.check = check_bits(opts.check)
   local m = core.new(p)
   local st = m:state()
   st.soc = p.name
   st.profile = p
   st.tasks = {}
   st.task_id = 0
+  st.check = p.check
   return m
 end
 

@@ -90,7 +90,7 @@ end
 
 -- a fresh machine for c
 local function machine(c)
-  local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe }
+  local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe, check = c.check }
   return lab.machine(o)
 end
 
@@ -130,7 +130,13 @@ function runner.measure(op, c)
   local trace
   if c.trace then trace = m:trace_records(true); m:trace(0) end
   local wrong, at, pe, want, got = op.check(m, c, s)
+  local sanitizer
+  if c.check and c.check ~= "none" then
+    local text, n, reports = require("shmemlab.check").summary(m, op.title or op.name)
+    sanitizer = { text = text, errors = n, reports = reports }
+  end
   return {
+    sanitizer = sanitizer,
     op = op, machine = m, state = s, per_pe = per_pe, spread = spread(per_pe),
     e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
     check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got },
@@ -268,14 +274,21 @@ function runner.text(r)
   end
   out[#out + 1] = "\nframes (all PEs, measured launches):\n"
     .. (r.frames.text or ("frame report: " .. tostring(r.frames.error) .. "\n"))
+  for _, res in ipairs({ r.shmem, r.baseline }) do
+    if res.sanitizer then out[#out + 1] = "\n" .. res.sanitizer.text end
+  end
   local v = r.metrics.summary.verdict
   out[#out + 1] = string.format("\nverdict: %s (%s)\n", v.text, v.detail or v.rule)
   return table.concat(out)
 end
 
--- 1 when any element of the op or its baseline is wrong
+-- true when any element of the op or its baseline is wrong, or a checked run
+-- reported errors
 function runner.any_wrong(r)
-  return r.shmem.check.wrong > 0 or (r.baseline ~= nil and r.baseline.check.wrong > 0)
+  for _, res in ipairs({ r.shmem, r.baseline }) do
+    if res.check.wrong > 0 or (res.sanitizer and res.sanitizer.errors > 0) then return true end
+  end
+  return false
 end
 
 return runner

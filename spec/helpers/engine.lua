@@ -2,6 +2,7 @@
 -- require("spec.helpers.engine") from the repo root (busted keeps ./?.lua).
 
 local lab = require("shmemlab")
+local luassert = require("luassert")   -- busted's assert is not a global here
 
 local H = { lab = lab }
 
@@ -32,8 +33,8 @@ end
 function H.contains(msg, ...)
   for i = 1, select("#", ...) do
     local want = select(i, ...)
-    assert(H.has(msg, want),
-           string.format("expected the message to contain\n  %q\ngot\n  %q", want, msg))
+    luassert.is_true(H.has(msg, want),
+                     string.format("expected the message to contain\n  %q\ngot\n  %q", want, msg))
   end
 end
 

@@ -1,0 +1,747 @@
+-- shmemlab.moe: the MoE routing that the dispatch/combine operators and their
+-- HCCL-style baselines share, plus the plumbing that keeps those operator files
+-- to a page of orchestration: a seeded routing, the layout each PE needs, the
+-- token tiles and slot chunks a block works on, row copies GM <-> UB, and the
+-- host-side references (built in C with view:copy).
+--
+-- Configuration (run options; the defaults are in moe.DEFAULTS):
+--   local_tokens  tokens per PE (or shape[1])     hidden  elements per token (or shape[2])
+--   topk          distinct experts per token      experts 2 * n_pes by default; expert e
+--                                                         lives on PE e // (experts / n_pes)
+--   routing       "uniform" | "lognormal" | "zipf" | "file"
+--   seed          seed of the generator (a splitmix64 written in Lua: same seed, same tables)
+--   sigma         lognormal: spread of the log expert popularity (1.0)
+--   zipf_s        zipf: exponent of the popularity 1 / rank^s (1.2), ranks a seeded permutation
+--   routes_file   routing "file": the file's tables (format below); it fixes local_tokens,
+--                 topk and the PE count
+-- uniform/lognormal/zipf give every expert a popularity weight (all 1; exp(sigma * N(0,1));
+-- 1 / rank^s) and each token draws its topk experts without replacement in proportion to
+-- them; k = 0 is the first draw.
+--
+-- Layout. PE p's rows are its (token, k) pairs, row index i = token * topk + k (0-based).
+-- p's send order groups them by destination PE, (token, k) ascending in a group:
+-- send_off[p][d] is where group d starts, send[p][d] its length. On PE d the rows of
+-- every source land by source PE, then token, then k: source p's rows start at slot
+-- recv_off[d][p], recv[d] rows in all, max_recv the capacity every PE allocates (the
+-- receive buffer is symmetric). The j-th row of p's group d is slot recv_off[d][p] + j.
+--
+-- Routes file: '#' starts a comment, blank lines are ignored. An optional line
+-- "experts <n>" gives the expert count (default 2 * PEs); "pe <p>" starts PE p's section;
+-- inside it each line is "<token> <expert> <expert> ..." (topk experts, k = 0 first).
+-- Every PE 0..n-1 has a section, every section lists the tokens 0..T-1 once each, with
+-- the same topk and distinct experts. moe.write_routes(path, R) writes one.
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+
+local moe = {}
+
+moe.DEFAULTS = { local_tokens = 256, hidden = 1024, topk = 2, routing = "uniform", seed = 1,
+                 sigma = 1.0, zipf_s = 1.2 }
+moe.ROUTINGS = { uniform = true, lognormal = true, zipf = true, file = true }
+moe.SIG = 8                        -- int32 per signal: one 32-byte block each
+
+------------------------------------------------------------------------------
+-- the generator
+
+-- moe.rng(seed): a splitmix64 stream; :u64(), :uniform() in [0, 1), :normal()
+function moe.rng(seed)
+  local x = math.tointeger(seed)
+  if x == nil then error("moe: seed must be an integer, got " .. tostring(seed), 0) end
+  local g = {}
+  function g.u64()
+    x = x + 0x9E3779B97F4A7C15
+    local z = x
+    z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+    return z ~ (z >> 31)
+  end
+  function g.uniform() return (g.u64() >> 11) * 2.0 ^ -53 end
+  function g.normal()                                  -- Box-Muller
+    local u1, u2 = 1 - g.uniform(), g.uniform()
+    return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+  end
+  return g
+end
+
+------------------------------------------------------------------------------
+-- configuration
+
+local function int_opt(v, what, min)
+  local n = math.tointeger(v)
+  if n == nil or n < min then
+    error(string.format("moe: %s must be an integer >= %d, got %s", what, min, tostring(v)), 0)
+  end
+  return n
+end
+
+-- moe.read_routes(path) -> {pes =, tokens =, topk =, experts = nil|n, choice = {[pe] = {...}}}
+function moe.read_routes(path)
+  local f, err = io.open(path, "r")
+  if not f then error("moe: cannot read routes file: " .. tostring(err), 0) end
+  local r = { choice = {}, topk = nil, pes = 0 }
+  local pe, seen, ln = nil, {}, 0
+  local function bad(msg) f:close(); error(string.format("moe: %s:%d: %s", path, ln, msg), 0) end
+  for line in f:lines() do
+    ln = ln + 1
+    line = line:gsub("#.*$", "")
+    local words = {}
+    for w in line:gmatch("%S+") do words[#words + 1] = w end
+    if #words == 0 then goto continue end
+    if words[1] == "experts" then
+      r.experts = math.tointeger(tonumber(words[2]))
+      if #words ~= 2 or not r.experts or r.experts < 1 then bad("'experts <n>' expected") end
+    elseif words[1] == "pe" then
+      pe = math.tointeger(tonumber(words[2]))
+      if #words ~= 2 or not pe or pe < 0 then bad("'pe <n>' expected") end
+      if r.choice[pe] then bad("PE " .. pe .. " has two sections") end
+      r.choice[pe], seen[pe] = {}, {}
+      r.pes = math.max(r.pes, pe + 1)
+    else
+      if pe == nil then bad("a token line before the first 'pe <n>' line") end
+      local nums = {}
+      for i, w in ipairs(words) do
+        nums[i] = math.tointeger(tonumber(w))
+        if nums[i] == nil or nums[i] < 0 then bad("'" .. w .. "' is not a number >= 0") end
+      end
+      local t, k = nums[1], #nums - 1
+      if k < 1 then bad("token " .. t .. " has no expert") end
+      r.topk = r.topk or k
+      if k ~= r.topk then bad(string.format("token %d has %d experts, topk is %d", t, k, r.topk)) end
+      if seen[pe][t] then bad("token " .. t .. " of PE " .. pe .. " is listed twice") end
+      seen[pe][t] = true
+      local used = {}
+      for j = 2, #nums do
+        if used[nums[j]] then bad("token " .. t .. " picks expert " .. nums[j] .. " twice") end
+        used[nums[j]] = true
+        r.choice[pe][t * k + j - 1] = nums[j]
+      end
+    end
+    ::continue::
+  end
+  f:close()
+  if r.pes == 0 then error("moe: " .. path .. ": no 'pe <n>' section", 0) end
+  local tokens
+  for p = 0, r.pes - 1 do
+    if not r.choice[p] then error(string.format("moe: %s: PE %d has no section", path, p), 0) end
+    local n = 0
+    for _ in pairs(seen[p]) do n = n + 1 end
+    tokens = tokens or n
+    if n ~= tokens or n == 0 then
+      error(string.format("moe: %s: PE %d lists %d tokens, PE 0 lists %d", path, p, n, tokens), 0)
+    end
+    for t = 0, tokens - 1 do
+      if not seen[p][t] then
+        error(string.format("moe: %s: PE %d has no line for token %d", path, p, t), 0)
+      end
+    end
+  end
+  r.tokens = tokens
+  return r
+end
+
+-- moe.config(c) -> cfg: the MoE fields of the run configuration c resolved
+-- (defaults, shape, routes file) and checked; they are written back into c
+-- (local_tokens, hidden, topk, experts, shape = {tokens, hidden}, count) so that
+-- the runner's record and config line show them. Idempotent.
+function moe.config(c)
+  local D, shape = moe.DEFAULTS, c.shape or {}
+  local n = int_opt(c.pes, "pes", 1)
+  local cfg = { n_pes = n, routing = c.routing or D.routing, seed = c.seed or D.seed,
+                sigma = c.sigma or D.sigma, zipf_s = c.zipf_s or D.zipf_s }
+  if not moe.ROUTINGS[cfg.routing] then
+    error(string.format("moe: unknown routing '%s' (uniform, lognormal, zipf, file)",
+                        tostring(cfg.routing)), 0)
+  end
+  int_opt(cfg.seed, "seed", math.mininteger)
+  local tokens, topk = c.local_tokens or shape[1] or D.local_tokens, c.topk or D.topk
+  if cfg.routing == "file" then
+    if type(c.routes_file) ~= "string" then
+      error("moe: routing 'file' needs routes_file (a path)", 0)
+    end
+    local f = moe.read_routes(c.routes_file)
+    for what, want in pairs({ local_tokens = f.tokens, topk = f.topk }) do
+      if c[what] ~= nil and c[what] ~= want then
+        error(string.format("moe: %s = %s, but %s has %s", what, tostring(c[what]),
+                            c.routes_file, tostring(want)), 0)
+      end
+    end
+    if f.pes ~= n then
+      error(string.format("moe: %s describes %d PEs, the machine has %d", c.routes_file,
+                          f.pes, n), 0)
+    end
+    if c.experts ~= nil and f.experts ~= nil and c.experts ~= f.experts then
+      error(string.format("moe: experts = %s, but %s has %d", tostring(c.experts),
+                          c.routes_file, f.experts), 0)
+    end
+    cfg.file, cfg.routes_file, tokens, topk = f, c.routes_file, f.tokens, f.topk
+  end
+  cfg.tokens = int_opt(tokens, "local_tokens", 1)
+  cfg.topk = int_opt(topk, "topk", 1)
+  cfg.hidden = int_opt(c.hidden or shape[2] or D.hidden, "hidden", 1)
+  cfg.experts = int_opt(c.experts or (cfg.file and cfg.file.experts) or 2 * n, "experts", 1)
+  if cfg.experts % n ~= 0 then
+    error(string.format("moe: experts (%d) must be a multiple of the PE count (%d)",
+                        cfg.experts, n), 0)
+  end
+  if cfg.topk > cfg.experts then
+    error(string.format("moe: topk (%d) exceeds the number of experts (%d)", cfg.topk,
+                        cfg.experts), 0)
+  end
+  if cfg.file then
+    for p = 0, n - 1 do
+      for i, e in pairs(cfg.file.choice[p]) do
+        if e >= cfg.experts then
+          error(string.format("moe: %s: PE %d token %d picks expert %d of %d", c.routes_file,
+                              p, (i - 1) // cfg.topk, e, cfg.experts), 0)
+        end
+      end
+    end
+  end
+  cfg.per_pe = cfg.experts // n
+  c.local_tokens, c.hidden, c.topk, c.experts = cfg.tokens, cfg.hidden, cfg.topk, cfg.experts
+  c.routing, c.seed = cfg.routing, cfg.seed
+  c.shape, c.count = { cfg.tokens, cfg.hidden }, cfg.tokens * cfg.hidden
+  return cfg
+end
+
+------------------------------------------------------------------------------
+-- routing and layout
+
+-- the popularity weight of every expert (index e + 1)
+local function popularity(cfg, rng)
+  local w, E = {}, cfg.experts
+  if cfg.routing == "lognormal" then
+    for e = 1, E do w[e] = math.exp(cfg.sigma * rng.normal()) end
+  elseif cfg.routing == "zipf" then
+    local rank = {}
+    for e = 1, E do rank[e] = e end
+    for e = E, 2, -1 do                                  -- Fisher-Yates
+      local j = 1 + math.floor(rng.uniform() * e)
+      rank[e], rank[j] = rank[j], rank[e]
+    end
+    for e = 1, E do w[e] = 1 / rank[e] ^ cfg.zipf_s end
+  else
+    for e = 1, E do w[e] = 1 end
+  end
+  return w
+end
+
+-- append topk distinct experts (0-based) drawn in proportion to w, without replacement
+local function draw(rng, w, topk, out)
+  local taken = {}
+  for _ = 1, topk do
+    local total, last = 0, nil
+    for e = 1, #w do if not taken[e] then total = total + w[e]; last = e end end
+    local u, pick = rng.uniform() * total, last
+    for e = 1, #w do
+      if not taken[e] then
+        u = u - w[e]
+        if u < 0 then pick = e; break end
+      end
+    end
+    taken[pick] = true
+    out[#out + 1] = pick - 1
+  end
+end
+
+local function stats(list, first, last)
+  local mn, mx, sum = math.huge, -math.huge, 0
+  for i = first, last do
+    mn, mx, sum = math.min(mn, list[i]), math.max(mx, list[i]), sum + list[i]
+  end
+  local mean = sum / (last - first + 1)
+  return { min = mn, max = mx, mean = mean, sum = sum, imbalance = mean > 0 and mx / mean or 0 }
+end
+
+-- the layout of a routing: choice[pe][i + 1] = expert of row i
+local function layout(cfg, choice)
+  local n, T, K = cfg.n_pes, cfg.tokens, cfg.topk
+  local R = { n_pes = n, tokens = T, topk = K, experts = cfg.experts, per_pe = cfg.per_pe,
+              hidden = cfg.hidden, routing = cfg.routing, seed = cfg.seed, cfg = cfg,
+              expert = choice, dest = {}, send = {}, send_off = {}, order = {}, pos = {},
+              slot = {}, recv = {}, recv_off = {}, expert_rows = {} }
+  for e = 0, cfg.experts - 1 do R.expert_rows[e] = 0 end
+  for d = 0, n - 1 do R.recv[d], R.recv_off[d] = 0, {} end
+  for p = 0, n - 1 do
+    local dest, send, buckets = {}, {}, {}
+    for d = 0, n - 1 do send[d], buckets[d] = 0, {} end
+    for i = 1, T * K do
+      local e = choice[p][i]
+      local d = e // cfg.per_pe
+      dest[i] = d
+      send[d] = send[d] + 1
+      R.expert_rows[e] = R.expert_rows[e] + 1
+      local b = buckets[d]
+      b[#b + 1] = i
+    end
+    local order, pos, off, at = {}, {}, {}, 0
+    for d = 0, n - 1 do
+      off[d] = at
+      for _, i in ipairs(buckets[d]) do
+        order[at + 1], pos[i] = i, at
+        at = at + 1
+      end
+    end
+    R.dest[p], R.send[p], R.send_off[p], R.order[p], R.pos[p] = dest, send, off, order, pos
+  end
+  for d = 0, n - 1 do
+    for p = 0, n - 1 do
+      R.recv_off[d][p] = R.recv[d]
+      R.recv[d] = R.recv[d] + R.send[p][d]
+    end
+  end
+  for p = 0, n - 1 do
+    local slot = {}
+    for i = 1, T * K do
+      local d = R.dest[p][i]
+      slot[i] = R.recv_off[d][p] + (R.pos[p][i] - R.send_off[p][d])
+    end
+    R.slot[p] = slot
+  end
+  R.pe_stats = stats(R.recv, 0, n - 1)
+  R.expert_stats = stats(R.expert_rows, 0, cfg.experts - 1)
+  R.max_recv = math.max(1, R.pe_stats.max)
+  return R
+end
+
+-- moe.routes(cfg) -> R: the routing tables and layout of a resolved config
+-- (moe.config); deterministic in cfg.seed (or the routes file)
+function moe.routes(cfg)
+  local choice = {}
+  if cfg.routing == "file" then
+    choice = cfg.file.choice
+  else
+    local rng = moe.rng(cfg.seed)
+    local w = popularity(cfg, rng)
+    for p = 0, cfg.n_pes - 1 do
+      local list = {}
+      for _ = 1, cfg.tokens do draw(rng, w, cfg.topk, list) end
+      choice[p] = list
+    end
+  end
+  return layout(cfg, choice)
+end
+
+-- moe.route_buffer(m, R): the route tables as an int32 GM buffer (tokens x topk
+-- expert ids on every PE), filled from Lua tables
+function moe.route_buffer(m, R)
+  local buf = m:alloc("int32", R.tokens * R.topk, "routes")
+  for p = 0, R.n_pes - 1 do buf:on(p):fill(R.expert[p]) end
+  return buf
+end
+
+-- moe.write_routes(path, R): R's tables in the routes file format
+function moe.write_routes(path, R)
+  local f = assert(io.open(path, "w"))
+  f:write(string.format("# shmemlab MoE routes: %d PEs, %d tokens per PE, topk %d (%s, seed %s)\n",
+                        R.n_pes, R.tokens, R.topk, R.routing, tostring(R.seed)))
+  f:write(string.format("experts %d\n", R.experts))
+  for p = 0, R.n_pes - 1 do
+    f:write(string.format("pe %d\n", p))
+    for t = 0, R.tokens - 1 do
+      local row = { tostring(t) }
+      for k = 0, R.topk - 1 do row[#row + 1] = tostring(R.expert[p][t * R.topk + k + 1]) end
+      f:write(table.concat(row, " "), "\n")
+    end
+  end
+  f:close()
+end
+
+local function stats_line(s)
+  return string.format("min %d, max %d, mean %.3f, imbalance (max/mean) %.3f", s.min, s.max,
+                       s.mean, s.imbalance)
+end
+
+-- moe.summary(R or run config) -> printable text: rows per destination PE and per
+-- expert with min/max/mean/imbalance, and the rows each source sends each destination
+function moe.summary(x)
+  local R = x.dest and x or moe.routes(moe.config(x))
+  local cfg, out = R.cfg, {}
+  local extra = R.routing == "zipf" and string.format(", s %g", cfg.zipf_s)
+             or R.routing == "lognormal" and string.format(", sigma %g", cfg.sigma)
+             or R.routing == "file" and ", " .. tostring(cfg.routes_file)
+             or ""
+  out[#out + 1] = string.format("routing %s (seed %s%s): %d PEs x %d tokens, topk %d, %d experts "
+    .. "(%d per PE); %d rows in all\n", R.routing, tostring(R.seed), extra, R.n_pes, R.tokens,
+    R.topk, R.experts, R.per_pe, R.pe_stats.sum)
+  local line = { "rows received per PE:" }
+  for d = 0, R.n_pes - 1 do line[#line + 1] = string.format(" pe%d %d", d, R.recv[d]) end
+  out[#out + 1] = table.concat(line) .. "\n  " .. stats_line(R.pe_stats) .. "\n"
+  line = { "rows per expert:" }
+  for e = 0, R.experts - 1 do
+    if e > 0 and e % 16 == 0 then line[#line + 1] = "\n " end
+    line[#line + 1] = string.format(" e%d %d", e, R.expert_rows[e])
+  end
+  out[#out + 1] = table.concat(line) .. "\n  " .. stats_line(R.expert_stats) .. "\n"
+  if R.n_pes <= 16 then
+    out[#out + 1] = "rows sent (row: source PE, column: destination PE):\n"
+    for p = 0, R.n_pes - 1 do
+      line = { string.format("  %3d:", p) }
+      for d = 0, R.n_pes - 1 do line[#line + 1] = string.format(" %5d", R.send[p][d]) end
+      out[#out + 1] = table.concat(line) .. "\n"
+    end
+  end
+  return table.concat(out)
+end
+
+------------------------------------------------------------------------------
+-- work division
+
+-- the share [first, first + n) of count items a block takes (even split)
+function moe.share(count, block, blocks)
+  local per = (count + blocks - 1) // blocks
+  local first = block * per
+  return first, math.max(0, math.min(per, count - first))
+end
+
+-- the overlap of [a, a + n) with [lo, hi): count, first
+function moe.overlap(a, n, lo, hi)
+  local first, last = math.max(a, lo), math.min(a + n, hi)
+  return math.max(0, last - first), first
+end
+
+-- the tiles of a block's tokens on PE pe: at most tile_tokens tokens each, their
+-- rows whose send position is in [lo, hi) (default all) grouped by destination:
+-- {first = token, n = tokens, rows = {{i = token - first, k =}, ...} in pack order,
+--  at = {[i * topk + k + 1] = pack row}, groups = {{pe =, first = pack row, count =,
+--  send = send position, slot = receive slot on pe}, ...}}
+function moe.tiles(R, pe, block, blocks, tile_tokens, lo, hi)
+  lo, hi = lo or 0, hi or math.maxinteger
+  local K, tiles = R.topk, {}
+  local first, n = moe.share(R.tokens, block, blocks)
+  for t0 = first, first + n - 1, tile_tokens do
+    local t1 = math.min(t0 + tile_tokens, first + n) - 1
+    local by, tmin, tmax = {}, math.maxinteger, -1
+    for t = t0, t1 do
+      for k = 0, K - 1 do
+        local i = t * K + k + 1
+        local p = R.pos[pe][i]
+        if p >= lo and p < hi then
+          local d = R.dest[pe][i]
+          by[d] = by[d] or {}
+          by[d][#by[d] + 1] = i
+          tmin, tmax = math.min(tmin, t), math.max(tmax, t)
+        end
+      end
+    end
+    if tmax >= 0 then
+      local tile = { first = tmin, n = tmax - tmin + 1, rows = {}, at = {}, groups = {} }
+      for d = 0, R.n_pes - 1 do
+        local list = by[d]
+        if list then
+          local g = { pe = d, first = #tile.rows, count = #list, send = R.pos[pe][list[1]],
+                      slot = R.slot[pe][list[1]] }
+          for j, i in ipairs(list) do
+            assert(R.pos[pe][i] == g.send + j - 1, "moe.tiles: a group is not contiguous")
+            local t, k = (i - 1) // K, (i - 1) % K
+            tile.rows[#tile.rows + 1] = { i = t - tmin, k = k }
+            tile.at[(t - tmin) * K + k + 1] = #tile.rows - 1
+          end
+          tile.groups[#tile.groups + 1] = g
+        end
+      end
+      tiles[#tiles + 1] = tile
+    end
+  end
+  return tiles
+end
+
+-- the tiles of every (PE, block): plan[pe][block]
+function moe.plan(R, blocks, tile_tokens, lo, hi)
+  local plan = {}
+  for p = 0, R.n_pes - 1 do
+    plan[p] = {}
+    for b = 0, blocks - 1 do plan[p][b] = moe.tiles(R, p, b, blocks, tile_tokens, lo, hi) end
+  end
+  return plan
+end
+
+-- a block's share of PE d's received slots in chunks of at most chunk_rows, each
+-- split into its source PEs' segments: {slot =, count =, segs = {{pe =, first = row
+-- in the chunk, count =, send = position in the source's send order}, ...}}
+function moe.slot_chunks(R, d, block, blocks, chunk_rows)
+  local chunks = {}
+  local first, n = moe.share(R.recv[d], block, blocks)
+  for u = first, first + n - 1, chunk_rows do
+    local v = math.min(u + chunk_rows, first + n)
+    local ch = { slot = u, count = v - u, segs = {} }
+    for p = 0, R.n_pes - 1 do
+      local cnt, a = moe.overlap(R.recv_off[d][p], R.send[p][d], u, v)
+      if cnt > 0 then
+        ch.segs[#ch.segs + 1] = { pe = p, first = a - u, count = cnt,
+                                  send = R.send_off[p][d] + (a - R.recv_off[d][p]) }
+      end
+    end
+    chunks[#chunks + 1] = ch
+  end
+  return chunks
+end
+
+-- the slot chunks of every (PE, block): chunks[pe][block]
+function moe.chunk_plan(R, blocks, chunk_rows)
+  local chunks = {}
+  for p = 0, R.n_pes - 1 do
+    chunks[p] = {}
+    for b = 0, blocks - 1 do chunks[p][b] = moe.slot_chunks(R, p, b, blocks, chunk_rows) end
+  end
+  return chunks
+end
+
+-- the PEs each (PE, block)'s tiles have rows on, ascending: needs[pe][block]
+function moe.needs(plan)
+  local needs = {}
+  for p, blocks in pairs(plan) do
+    needs[p] = {}
+    for b, tiles in pairs(blocks) do
+      local on, list = {}, {}
+      for _, t in ipairs(tiles) do
+        for _, g in ipairs(t.groups) do on[g.pe] = true end
+      end
+      for d in pairs(on) do list[#list + 1] = d end
+      table.sort(list)
+      needs[p][b] = list
+    end
+  end
+  return needs
+end
+
+-- the send windows of a launch sequence: {{lo =, hi =}, ...} over total rows
+function moe.windows(total, cap_rows)
+  local w = {}
+  for lo = 0, math.max(total, 1) - 1, cap_rows do
+    w[#w + 1] = { lo = lo, hi = math.min(lo + cap_rows, total) }
+  end
+  return w
+end
+
+-- token rows an HCCL buffer (shmemlab.hccl.comm) holds: at least one
+function moe.hccl_rows(comm, hidden)
+  local rows = comm.elems // hidden
+  if rows < 1 then
+    error(string.format("moe: the HCCL buffer (%d elements) is smaller than one token row "
+                        .. "(hidden %d)", comm.elems, hidden), 0)
+  end
+  return rows
+end
+
+------------------------------------------------------------------------------
+-- per-op state
+
+-- elements per UB row: a token row padded to whole 32-byte blocks (UB addresses
+-- stay 32-byte aligned, as DataCopy needs)
+function moe.stride(hidden, esize)
+  local per = 32 // esize
+  return (hidden + per - 1) // per * per
+end
+
+-- the state every MoE op starts from: dtype, sizes, UB budget, routes, tag
+function moe.state(c, ub_bytes)
+  local cfg = moe.config(c)
+  local esize = lab.core.dtype_size(c.dtype)
+  local s = { dtype = c.dtype, esize = esize, hidden = cfg.hidden, tag = 0,
+              stride = moe.stride(cfg.hidden, esize) }
+  s.ub_elems = op.fit(ub_bytes, esize)
+  s.ub_bytes = s.ub_elems * esize
+  s.ub_rows = s.ub_elems // s.stride
+  s.routes = moe.routes(cfg)
+  return s
+end
+
+-- tokens per tile when a tile needs rows_per_token UB rows per token plus extra rows
+function moe.tile_tokens(s, rows_per_token, extra)
+  local n = (s.ub_rows - (extra or 0)) // rows_per_token
+  if n < 1 then
+    error(string.format("moe: hidden %d does not fit: a token needs %d UB rows of %d bytes, "
+      .. "the UB budget is %d bytes", s.hidden, rows_per_token + (extra or 0),
+      s.stride * s.esize, s.ub_bytes), 0)
+  end
+  return n
+end
+
+-- the signal of source pe in a signal buffer
+function moe.sig(buf, pe)
+  return buf:sub(pe * moe.SIG, 1)
+end
+
+-- a row counter per PE, all 0
+function moe.counter(n)
+  local t = {}
+  for p = 0, n - 1 do t[p] = 0 end
+  return t
+end
+
+------------------------------------------------------------------------------
+-- kernel plumbing
+
+-- DataCopy when count elements are whole 32-byte blocks, DataCopyPad otherwise
+local function copy(k, dst, src, count, esize)
+  if (count * esize) % 32 == 0 then k:data_copy(dst, src, count)
+  else k:data_copy_pad(dst, src, count) end
+end
+
+-- rows token rows GM (contiguous, hidden each) -> UB (stride apart): one transfer
+-- when rows are whole 32-byte blocks, else one DataCopyPad per row (this engine
+-- has no strided DataCopyPad)
+function moe.load_rows(k, ub, src, rows, hidden, stride)
+  if stride == hidden then
+    k:data_copy(ub, src, rows * hidden)
+  else
+    for r = 0, rows - 1 do
+      k:data_copy_pad(ub:sub(r * stride, hidden), src:sub(r * hidden, hidden), hidden)
+    end
+  end
+end
+
+-- the reverse of load_rows: rows UB rows (stride apart) -> GM rows (contiguous)
+function moe.store_rows(k, dst, ub, rows, hidden, stride)
+  if stride == hidden then
+    k:data_copy(dst, ub, rows * hidden)
+  else
+    for r = 0, rows - 1 do
+      k:data_copy_pad(dst:sub(r * hidden, hidden), ub:sub(r * stride, hidden), hidden)
+    end
+  end
+end
+
+-- pack a loaded tile's rows by destination: pack row j = tile row rows[j].i
+-- (a UB -> UB copy on the V pipe: Muls by 1, exact)
+function moe.pack(k, pack, tile_ub, tile, hidden, stride)
+  for j, r in ipairs(tile.rows) do
+    k:muls(pack:sub((j - 1) * stride, hidden), tile_ub:sub(r.i * stride, hidden), 1, hidden)
+  end
+end
+
+-- the combine weight of the k-th expert of a token: 1, 1/2, 1/4, 1/8, 1/8, ...
+-- (powers of two: exact in fp16 and bf16)
+function moe.weight(k)
+  return 2.0 ^ -math.min(k, 3)
+end
+
+-- out row i = sum over k of weight(k) * grp row at[i, k], for the tile's tokens
+function moe.weighted_sum(k, out, grp, tmp, tile, topk, hidden, stride)
+  for i = 0, tile.n - 1 do
+    local o = out:sub(i * stride, hidden)
+    k:muls(o, grp:sub(tile.at[i * topk + 1] * stride, hidden), moe.weight(0), hidden)
+    for kk = 1, topk - 1 do
+      k:muls(tmp, grp:sub(tile.at[i * topk + kk + 1] * stride, hidden), moe.weight(kk), hidden)
+      k:add(o, o, tmp, hidden)
+    end
+  end
+end
+
+-- permute the tiles' rows into buf by destination (position = send position - lo):
+-- load a tile, pack it in UB, one copy per destination group
+function moe.permute(k, buf, input, ub, tiles, lo, a)
+  local H, S = a.hidden, a.stride
+  local tile, pack = ub:sub(0, a.tile_tokens * S), ub:sub(a.tile_tokens * S)
+  for i, t in ipairs(tiles) do
+    moe.load_rows(k, tile, input:sub(t.first * H), t.n, H, S)
+    k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
+    moe.pack(k, pack, tile, t, H, S)
+    k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
+    for _, g in ipairs(t.groups) do
+      moe.store_rows(k, buf:sub((g.send - lo) * H), pack:sub(g.first * S), g.count, H, S)
+    end
+    if i < #tiles then k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0) end
+  end
+end
+
+-- clear count elements of GM at dst: zeros (a zero-filled GM buffer) into UB once,
+-- then UB -> GM in chunks (this engine has no Duplicate to fill UB)
+function moe.clear(k, dst, count, zeros, ub)
+  local n0 = math.min(count, #zeros, #ub)
+  local esize = lab.core.dtype_size(ub.dtype)
+  copy(k, ub, zeros, n0, esize)
+  k:set_flag("MTE2_MTE3", 0); k:wait_flag("MTE2_MTE3", 0)
+  for at = 0, count - 1, n0 do
+    local n = math.min(n0, count - at)
+    copy(k, dst:sub(at, n), ub, n, esize)
+  end
+end
+
+-- atomically add weight(k) * row into the output tokens, for the rows of source
+-- PE k.pe that expert PE d holds in this launch's window [a.lo, a.hi); buf is d's
+-- HCCL buffer (row x of the window at x - lo). Rows come in UB-sized chunks:
+-- GM -> UB, Muls into a second UB half, atomic-add UB -> GM per row.
+function moe.accumulate(k, a, buf, d, ub)
+  local R, pe, H, S = a.routes, k.pe, a.hidden, a.stride
+  local cnt, x = moe.overlap(R.recv_off[d][pe], R.send[pe][d], a.lo, a.hi)
+  local half = a.ub_rows // 2
+  local rows, scaled = ub:sub(0, half * S), ub:sub(half * S, half * S)
+  for c0 = 0, cnt - 1, half do
+    local n = math.min(half, cnt - c0)
+    moe.load_rows(k, rows, buf:sub((x + c0 - a.lo) * H), n, H, S)
+    k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
+    local base = R.send_off[pe][d] + (x + c0 - R.recv_off[d][pe])
+    for j = 0, n - 1 do
+      local kk = (R.order[pe][base + j + 1] - 1) % R.topk
+      k:muls(scaled:sub(j * S, H), rows:sub(j * S, H), moe.weight(kk), H)
+    end
+    k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
+    k:set_atomic("add", a.dtype)
+    for j = 0, n - 1 do
+      local t = (R.order[pe][base + j + 1] - 1) // R.topk
+      copy(k, a.output:sub(t * H, H), scaled:sub(j * S, H), H, a.esize)
+    end
+    k:set_atomic_none()
+    k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)
+  end
+end
+
+------------------------------------------------------------------------------
+-- host-side references (untimed, in C through view:copy)
+
+-- dispatch: every source row copied into its slot of the expected receive
+-- buffers (PE d's at d * cap * hidden of a host buffer)
+function moe.expect_dispatch(m, R, input, cap)
+  local H, K = R.hidden, R.topk
+  local e = m:host(input.dtype, R.n_pes * cap * H, "expect"):fill("zero")
+  for p = 0, R.n_pes - 1 do
+    local src = input:on(p)
+    for i = 1, R.tokens * K do
+      local t = (i - 1) // K
+      e:sub((R.dest[p][i] * cap + R.slot[p][i]) * H, H):copy(src:sub(t * H, H))
+    end
+  end
+  return e
+end
+
+-- combine: the expert outputs (receive layout, cap rows per PE) and the expected
+-- outputs. The outputs are small random integers B pre-multiplied by 1 / weight(k)
+-- of their row (doubled in place with copy "add"), so weight(k) * output = B
+-- exactly and the expected token = sum over k of B, built with copy "add".
+function moe.expert_outputs(m, R, dtype, cap, seed)
+  local H, K, T = R.hidden, R.topk, R.tokens
+  local out = op.fill_reduce_input(m:alloc(dtype, cap * H, "expert_out"), seed)
+  local e = m:host(dtype, R.n_pes * T * H, "expect"):fill("zero")
+  for p = 0, R.n_pes - 1 do
+    for i = 1, T * K do
+      local t = (i - 1) // K
+      e:sub((p * T + t) * H, H):copy(out:on(R.dest[p][i]):sub(R.slot[p][i] * H, H), "add")
+    end
+  end
+  for p = 0, R.n_pes - 1 do
+    for i = 1, T * K do
+      local row = out:on(R.dest[p][i]):sub(R.slot[p][i] * H, H)
+      for _ = 1, math.min((i - 1) % K, 3) do row:copy(row, "add") end
+    end
+  end
+  return out, e
+end
+
+-- compare buf on every PE with PE p's part (per elements at p * per) of a host
+-- buffer: wrong [, index, pe, expected, actual] like view:compare
+function moe.compare(buf, expect, per, n_pes)
+  local wrong, first = 0, nil
+  for p = 0, n_pes - 1 do
+    local w, i, pe, x, y = buf:on(p):compare(expect:sub(p * per, per))
+    if w > 0 then
+      first = first or { i, pe, x, y }
+      wrong = wrong + w
+    end
+  end
+  if wrong == 0 then return 0 end
+  return wrong, first[1], first[2], first[3], first[4]
+end
+
+return moe

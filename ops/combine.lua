@@ -1,0 +1,107 @@
+-- combine: MoE token combine, the reverse of dispatch. Every expert PE holds the
+-- expert outputs of the rows it received (dispatch's receive layout); every
+-- source PE ends with, for each of its tokens, sum over k of weight(k) times the
+-- output of its k-th expert. SHMEM style, in two phases in one launch:
+-- 1. as an expert PE: a block loads a chunk of its received rows into UB and
+--    puts each source PE's segment back with one UB -> remote GM copy into that
+--    PE's symmetric staging buffer (its send order), quiet, then one
+--    signal_op(ADD, rows) per source PE;
+-- 2. as a source PE: a block waits for the row counts of the PEs its tokens went
+--    to, loads its tokens' staged rows (one copy per PE group), sums them with
+--    weights in UB (Muls, Add) and writes the tile of output tokens once.
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local moe = require("shmemlab.moe")
+local F = lab.frames
+
+local function kernel(k, a)
+  local R, H, S, K = a.routes, a.hidden, a.stride, a.routes.topk
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local chunks, sent = a.chunks[k.pe][k.block], moe.counter(k.n_pes)
+  for i, ch in ipairs(chunks) do                              -- 1. expert outputs go home
+    k:prof_start(F.COPY_IN)
+    moe.load_rows(k, ub, a.expert_out:sub(ch.slot * H), ch.count, H, S)
+    k:set_flag("MTE2_MTE3", 0); k:wait_flag("MTE2_MTE3", 0)
+    k:prof_end(F.COPY_IN)
+    k:prof_start(F.REMOTE_PUT_GET)
+    for _, g in ipairs(ch.segs) do                            -- one put per source PE
+      moe.store_rows(k, k:ptr(a.stage, g.pe):sub(g.send * H), ub:sub(g.first * S), g.count, H, S)
+      sent[g.pe] = sent[g.pe] + g.count
+    end
+    if i < #chunks then k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0) end
+    k:prof_end(F.REMOTE_PUT_GET)
+  end
+  k:prof_start(F.SIGNAL_WAIT)
+  k:quiet()                                                   -- every put has landed
+  for pe = 0, k.n_pes - 1 do
+    if sent[pe] > 0 then k:signal_op(moe.sig(a.sig, k.pe), sent[pe], lab.SIGNAL_ADD, pe) end
+  end
+  for _, pe in ipairs(a.needs[k.pe][k.block]) do              -- my tokens' rows are staged
+    k:signal_wait_until(moe.sig(a.sig, pe), lab.CMP_GE, a.tag * R.send[k.pe][pe])
+  end
+  k:prof_end(F.SIGNAL_WAIT)
+  local n = a.tile_tokens                                     -- 2. weighted sum per token
+  local grp, out, tmp = ub:sub(0, n * K * S), ub:sub(n * K * S, n * S), ub:sub(n * (K + 1) * S, H)
+  local tiles = a.plan[k.pe][k.block]
+  for i, t in ipairs(tiles) do
+    k:prof_start(F.COPY_IN)
+    for _, g in ipairs(t.groups) do
+      moe.load_rows(k, grp:sub(g.first * S), a.stage:sub(g.send * H), g.count, H, S)
+    end
+    k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
+    k:prof_end(F.COPY_IN)
+    k:prof_start(F.LOCAL_COMPUTE)
+    moe.weighted_sum(k, out, grp, tmp, t, K, H, S)
+    k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
+    k:prof_end(F.LOCAL_COMPUTE)
+    k:prof_start(F.FINALIZE)
+    moe.store_rows(k, a.output:sub(t.first * H), out, t.n, H, S)
+    if i < #tiles then k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0) end
+    k:prof_end(F.FINALIZE)
+  end
+end
+
+return op.define {
+  name = "combine",
+  collective = "combine",
+  dtypes = { "fp16", "bf16" },
+  defaults = { count = moe.DEFAULTS.local_tokens * moe.DEFAULTS.hidden, block_dim = 16 },
+  unused = {},
+
+  describe = function(c, s)
+    return { algorithm = "expert outputs put back to the sources' staging, signal_op ADD row "
+               .. "counts, weighted sum of each token's topk rows in UB, one write per tile",
+             chunk_elems = s.tile_tokens * s.hidden, ub_bytes = s.ub_bytes,
+             cores = c.block_dim, routing = moe.summary(s.routes) }
+  end,
+
+  payload = function(c)
+    local cfg = moe.config(c)
+    return { local_tokens = cfg.tokens, hidden = cfg.hidden,
+             dtype_size = lab.core.dtype_size(c.dtype) }
+  end,
+
+  setup = function(m, c)
+    local s = moe.state(c, c.ub_bytes)
+    local R, T, H = s.routes, s.routes.tokens, s.hidden
+    s.tile_tokens = moe.tile_tokens(s, 1 + R.topk, 1)         -- topk rows + output row, tmp
+    s.plan = moe.plan(R, c.block_dim, s.tile_tokens)
+    s.chunks = moe.chunk_plan(R, c.block_dim, s.ub_rows)
+    s.needs = moe.needs(s.plan)
+    s.route_table = moe.route_buffer(m, R)
+    s.expert_out, s.expect = moe.expert_outputs(m, R, c.dtype, R.max_recv, c.seed)
+    s.stage = m:malloc(c.dtype, T * R.topk * H, "combine_stage")
+    s.output = m:alloc(c.dtype, T * H, "output"):fill("zero")
+    s.sig = m:malloc("int32", c.pes * moe.SIG, "combine_signals"):fill("zero")
+    return s
+  end,
+
+  run = function(m, c, s)
+    s.tag = s.tag + 1
+    return { m:launch({ name = "combine", kernel = kernel }, c.block_dim, s) }
+  end,
+
+  check = function(_, c, s)
+    return moe.compare(s.output, s.expect, s.routes.tokens * s.hidden, c.pes)
+  end,
+}

@@ -1,0 +1,111 @@
+-- HCCL MoE combine (emulated AIV orchestration), the hcomm AllToAllV code shape
+-- with a reduce: the first launch clears the output (SyncAll before any atomic
+-- add). Block b serves peer rank b: it copies this rank's expert outputs for
+-- rank b of this launch's window into its HCCL buffer (CpGM2GM), records
+-- "rows for b staged" (Record), waits until rank b has staged this rank's rows
+-- (WaitNv1), then reads them from rank b's HCCL buffer and accumulates each
+-- row, scaled by its weight (Muls), into its output token with atomic add on
+-- the UB -> GM copy; then it post-syncs with rank b (Record + Wait). Block ==
+-- rank accumulates its own rows. Expert outputs beyond the HCCL buffer take
+-- one kernel launch per window of it.
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local hccl = require("shmemlab.hccl")
+local moe = require("shmemlab.moe")
+local F = lab.frames
+
+-- flag slots of a rank: b = "my rows for rank b are staged"; n + r = "rank r finished reading"
+local function kernel(k, a)
+  local rank, n, H, R, tag = k.pe, k.n_pes, a.hidden, a.routes, a.tag
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local flag = hccl.flag_ub(k)
+  if a.first then
+    k:prof_start(F.COPY_IN)
+    local first, cnt = op.share(k, R.tokens * H, a.esize)
+    if cnt > 0 then moe.clear(k, a.output:sub(first, cnt), cnt, a.zeros, ub) end
+    k:sync_all()                                             -- cleared before any atomic add
+    k:prof_end(F.COPY_IN)
+  end
+  for b = k.block, n - 1, k.block_num do
+    k:prof_start(F.COPY_IN)
+    local cnt, x = moe.overlap(R.recv_off[rank][b], R.send[b][rank], a.lo, a.hi)
+    if cnt > 0 then                                          -- CpGM2GM
+      op.copy_gm(k, a.comm.buffer:sub((x - a.lo) * H, cnt * H), a.expert_out:sub(x * H, cnt * H),
+                 cnt * H, ub)
+    end
+    k:pipe_barrier("ALL")
+    k:prof_end(F.COPY_IN)
+    if b ~= rank then
+      hccl.record(k, a.comm, flag, rank, b, tag)             -- Record(tag): rows for b staged
+      k:prof_start(F.SIGNAL_WAIT)
+      hccl.wait_nv1(k, a.comm, flag, b, rank, tag)           -- WaitNv1(tag): b's rows for me
+      k:prof_end(F.SIGNAL_WAIT)
+      k:prof_start(F.REMOTE_PUT_GET)
+      moe.accumulate(k, a, k:ptr(a.comm.buffer, b), b, ub)   -- Muls, atomic add into tokens
+      k:pipe_barrier("ALL")
+      k:prof_end(F.REMOTE_PUT_GET)
+      k:prof_start(F.SIGNAL_WAIT)
+      hccl.record(k, a.comm, flag, b, n + rank, tag)         -- Record(b, tag)
+      hccl.wait(k, a.comm, flag, n + b, tag)                 -- Wait(b, tag)
+      k:prof_end(F.SIGNAL_WAIT)
+    else
+      k:prof_start(F.FINALIZE)
+      moe.accumulate(k, a, a.comm.buffer, rank, ub)
+      k:pipe_barrier("ALL")
+      k:prof_end(F.FINALIZE)
+    end
+  end
+end
+
+return op.define {
+  name = "hccl_combine",
+  collective = "combine",
+  title = hccl.title("MoeCombine"),
+  dtypes = { "fp16", "bf16" },
+  defaults = { count = moe.DEFAULTS.local_tokens * moe.DEFAULTS.hidden },
+  unused = {
+    [F.LOCAL_COMPUTE] = "the weights are applied inside the accumulating copies (Muls between "
+      .. "the read and the atomic-add write): counted in remote_put_get and finalize",
+  },
+
+  describe = function(c, s)
+    return { algorithm = "hcomm AIV AllToAllV with atomic-add reduce: one block per peer rank, "
+               .. "soft sync by flags",
+             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes,
+             cores = math.min(c.pes, c.cores), routing = moe.summary(s.routes) }
+  end,
+
+  payload = function(c)
+    local cfg = moe.config(c)
+    return { local_tokens = cfg.tokens, hidden = cfg.hidden,
+             dtype_size = lab.core.dtype_size(c.dtype) }
+  end,
+
+  setup = function(m, c)
+    local s = moe.state(c, math.min(c.ub_bytes, 190 * 1024))
+    local R, H = s.routes, s.hidden
+    s.blocks = math.min(c.pes, c.cores)
+    s.comm = hccl.comm(m, c.dtype, R.max_recv * H, 2 * c.pes)
+    s.windows = moe.windows(R.max_recv, moe.hccl_rows(s.comm, H))
+    if s.ub_rows < 2 then moe.tile_tokens(s, 2) end          -- a row and its scaled copy
+    s.route_table = moe.route_buffer(m, R)
+    s.expert_out, s.expect = moe.expert_outputs(m, R, c.dtype, R.max_recv, c.seed)
+    s.output = m:alloc(c.dtype, R.tokens * H, "output")
+    s.zeros = m:alloc(c.dtype, math.min(R.tokens * H, s.ub_elems), "zeros"):fill("zero")
+    return s
+  end,
+
+  run = function(m, _, s)
+    local results = {}
+    for i, w in ipairs(s.windows) do                         -- one launch per window
+      s.tag = s.tag + 1
+      s.lo, s.hi, s.first = w.lo, w.hi, i == 1
+      results[#results + 1] = m:launch({ name = "hccl_combine", kernel = kernel }, s.blocks, s)
+    end
+    return results
+  end,
+
+  check = function(_, c, s)
+    return moe.compare(s.output, s.expect, s.routes.tokens * s.hidden, c.pes)
+  end,
+}

@@ -1,0 +1,109 @@
+-- HCCL MoE dispatch (emulated AIV orchestration): a permute into the HCCL
+-- buffer, then the hcomm AllToAllV code shape. Every block permutes its tokens'
+-- rows of this launch's window into the rank's HCCL buffer grouped by
+-- destination (the send order of shmemlab.moe), SyncAll; then block b serves
+-- peer rank b: it records "rows for b staged" (Record), waits until rank b has
+-- staged its rows for this rank (WaitNv1), copies them from rank b's HCCL buffer
+-- into the receive buffer (CpGM2GM), then post-syncs with rank b (Record +
+-- Wait); block == rank copies its own rows out. With more ranks than cores a
+-- block serves ranks b, b + block_dim, ... Send orders longer than the HCCL
+-- buffer take one kernel launch per window of it.
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local hccl = require("shmemlab.hccl")
+local moe = require("shmemlab.moe")
+local F = lab.frames
+
+-- flag slots of a rank: b = "my rows for rank b are staged"; n + r = "rank r finished reading"
+local function kernel(k, a)
+  local rank, n, H, R, tag = k.pe, k.n_pes, a.hidden, a.routes, a.tag
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local flag = hccl.flag_ub(k)
+  k:prof_start(F.COPY_IN)
+  moe.permute(k, a.comm.buffer, a.input, ub, a.plan[rank][k.block], a.lo, a)
+  k:sync_all()                                               -- the whole window is staged
+  k:prof_end(F.COPY_IN)
+  for b = k.block, n - 1, k.block_num do
+    local cnt, x = moe.overlap(R.send_off[b][rank], R.send[b][rank], a.lo, a.hi)
+    local slot = R.recv_off[rank][b] + (x - R.send_off[b][rank])
+    if b ~= rank then
+      hccl.record(k, a.comm, flag, rank, b, tag)             -- Record(tag): rows for b staged
+      k:prof_start(F.SIGNAL_WAIT)
+      hccl.wait_nv1(k, a.comm, flag, b, rank, tag)           -- WaitNv1(tag): b's rows for me
+      k:prof_end(F.SIGNAL_WAIT)
+      k:prof_start(F.REMOTE_PUT_GET)
+      if cnt > 0 then                                        -- CpGM2GM
+        op.copy_gm(k, a.recv:sub(slot * H, cnt * H),
+                   k:ptr(a.comm.buffer, b):sub((x - a.lo) * H, cnt * H), cnt * H, ub)
+      end
+      k:pipe_barrier("ALL")
+      k:prof_end(F.REMOTE_PUT_GET)
+      k:prof_start(F.SIGNAL_WAIT)
+      hccl.record(k, a.comm, flag, b, n + rank, tag)         -- Record(b, tag)
+      hccl.wait(k, a.comm, flag, n + b, tag)                 -- Wait(b, tag)
+      k:prof_end(F.SIGNAL_WAIT)
+    else
+      k:prof_start(F.FINALIZE)
+      if cnt > 0 then
+        op.copy_gm(k, a.recv:sub(slot * H, cnt * H), a.comm.buffer:sub((x - a.lo) * H, cnt * H),
+                   cnt * H, ub)
+      end
+      k:pipe_barrier("ALL")
+      k:prof_end(F.FINALIZE)
+    end
+  end
+end
+
+return op.define {
+  name = "hccl_dispatch",
+  collective = "dispatch",
+  title = hccl.title("MoeDispatch"),
+  dtypes = { "fp16", "bf16" },
+  defaults = { count = moe.DEFAULTS.local_tokens * moe.DEFAULTS.hidden },
+  unused = {
+    [F.LOCAL_COMPUTE] = "no compute: the permute's packing in UB is counted in copy_in",
+  },
+
+  describe = function(c, s)
+    return { algorithm = "permute into the HCCL buffer, hcomm AIV AllToAllV: one block per "
+               .. "peer rank, soft sync by flags",
+             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes,
+             cores = math.min(c.pes, c.cores), routing = moe.summary(s.routes) }
+  end,
+
+  payload = function(c)
+    local cfg = moe.config(c)
+    return { local_tokens = cfg.tokens, hidden = cfg.hidden,
+             dtype_size = lab.core.dtype_size(c.dtype) }
+  end,
+
+  setup = function(m, c)
+    local s = moe.state(c, math.min(c.ub_bytes, 190 * 1024))
+    local R, H = s.routes, s.hidden
+    local rows = R.tokens * R.topk                           -- every rank's send order
+    s.blocks = math.min(c.pes, c.cores)
+    s.comm = hccl.comm(m, c.dtype, rows * H, 2 * c.pes)
+    s.windows = moe.windows(rows, moe.hccl_rows(s.comm, H))
+    s.tile_tokens = moe.tile_tokens(s, 1 + R.topk)
+    for _, w in ipairs(s.windows) do w.plan = moe.plan(R, s.blocks, s.tile_tokens, w.lo, w.hi) end
+    s.route_table = moe.route_buffer(m, R)
+    s.input = op.fill_input(m:alloc(c.dtype, R.tokens * H, "input"), c.dtype)
+    s.recv = m:alloc(c.dtype, R.max_recv * H, "recv"):fill("zero")
+    s.expect = moe.expect_dispatch(m, R, s.input, R.max_recv)
+    return s
+  end,
+
+  run = function(m, _, s)
+    local results = {}
+    for _, w in ipairs(s.windows) do                         -- one launch per window
+      s.tag = s.tag + 1
+      s.lo, s.hi, s.plan = w.lo, w.hi, w.plan
+      results[#results + 1] = m:launch({ name = "hccl_dispatch", kernel = kernel }, s.blocks, s)
+    end
+    return results
+  end,
+
+  check = function(_, c, s)
+    return moe.compare(s.recv, s.expect, s.routes.max_recv * s.hidden, c.pes)
+  end,
+}
