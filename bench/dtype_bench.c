@@ -6,7 +6,9 @@
 ** The plain loops are compiled here, at the flags of this file.
 */
 
-#define _POSIX_C_SOURCE 199309L
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 199309L   /* clock_gettime */
+#endif
 
 #include <stdint.h>
 #include <stdio.h>

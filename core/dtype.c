@@ -36,6 +36,11 @@
 #pragma GCC optimize("O3")
 #endif
 
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF   /* no fma: same rounding everywhere (gcc: off
+                                  already under -std=c11) */
+#endif
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && \
     !defined(SL_NO_F16C)
 #define SL_F16C 1

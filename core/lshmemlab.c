@@ -196,10 +196,10 @@ static int alloc_in(lua_State *L, int space) {
   const sl_buf *b;
   sl_loc l;
   int id;
-  if (n <= 0) return luaL_argerror(L, 2, "size must be positive");
+  if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
   if (sl_running(lm->m)) return luaL_error(L, "cannot allocate during a launch");
   id = sl_alloc(lm->m, space, dt, (int64_t)n, name);
-  if (id < 0) return engine_error(L, lm->m, -id, 0);
+  if (id < 0) return engine_error(L, lm->m, -id, 1);
   b = sl_getbuf(lm->m, id);
   memset(&l, 0, sizeof(l));
   l.buf = id;
@@ -289,6 +289,40 @@ static int m_path(lua_State *L) {
   return 1;
 }
 
+/* append a task row {name, type, stream_id, task_id, start_us, stop_us} to
+** state.tasks[pe] of the machine at index mi (msprof's task_time rows) */
+static void add_task(lua_State *L, int mi, int pe, const char *name,
+                     const char *type, double start, double stop) {
+  lua_Integer id;
+  lua_getiuservalue(L, mi, 1);
+  lua_getfield(L, -1, "task_id");
+  id = lua_tointeger(L, -1) + 1;
+  lua_pop(L, 1);
+  lua_pushinteger(L, id);
+  lua_setfield(L, -2, "task_id");
+  if (lua_getfield(L, -1, "tasks") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "tasks");
+  }
+  if (lua_rawgeti(L, -1, pe) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, pe);
+  }
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, name); lua_setfield(L, -2, "name");
+  lua_pushstring(L, type); lua_setfield(L, -2, "type");
+  lua_pushinteger(L, 1); lua_setfield(L, -2, "stream_id");
+  lua_pushinteger(L, id); lua_setfield(L, -2, "task_id");
+  lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
+  lua_pushnumber(L, (lua_Number)stop); lua_setfield(L, -2, "stop_us");
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 3);
+}
+
 /* m:memcpy(dst, src [, n]): aclrtMemcpy host<->device; returns its cost */
 static int m_memcpy(lua_State *L) {
   lmach *lm = checkmach(L, 1);
@@ -309,6 +343,11 @@ static int m_memcpy(lua_State *L) {
                  &cost);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
   sl_mark_init(lm->m, &dl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype));
+  {                        /* a task of the device side's PE */
+    int host_dst = sl_getbuf(lm->m, dl.buf)->space == SL_SPACE_HOST;
+    double now = (double)sl_machine_now(lm->m) / SL_PS_PER_US;
+    add_task(L, 1, host_dst ? sl.pe : dl.pe, "aclrtMemcpy", "MEMCPY_ASYNC", now - cost, now);
+  }
   lua_pushnumber(L, cost);
   return 1;
 }
@@ -527,8 +566,8 @@ static const char *stuck_text(lua_State *L, lmach *lm, int timeout) {
     lua_pushfstring(L, "virtual-time limit of %d us reached; blocks still "
                     "waiting:\n", (int)pr->time_limit_us);
   else
-    lua_pushfstring(L, "deadlock at %f us: every block waits and nothing is "
-                    "pending:\n", (lua_Number)sl_machine_now(lm->m) / SL_PS_PER_US);
+    lua_pushfstring(L, "deadlock at %f us of the kernel: every block waits and "
+                    "nothing is pending:\n", (lua_Number)sl_kernel_now_us(lm->m));
   luaL_addvalue(&B);
   p = luaL_prepbuffsize(&B, size);
   sl_describe_waits(lm->m, p, size);
@@ -537,18 +576,29 @@ static const char *stuck_text(lua_State *L, lmach *lm, int timeout) {
   return lua_tostring(L, -1);
 }
 
-/* m:launch(kernel, block_dim, ...): run kernel on every (PE, block) */
+/* m:launch(kernel, block_dim, ...): run kernel on every (PE, block); kernel
+** is a function or {name =, kernel = fn, type = "AIV"} (the msprof task) */
 static int m_launch(lua_State *L) {
   lmach *lm = checkmach(L, 1);
   sl_machine *m = lm->m;
   int block_dim, nargs, st, cos, i, npes;
   double *kus, e2e, start;
+  const char *kname = "kernel", *ktype = "AIV";
+  if (lua_istable(L, 2)) {
+    if (lua_getfield(L, 2, "name") == LUA_TSTRING) kname = lua_tostring(L, -1);
+    if (lua_getfield(L, 2, "type") == LUA_TSTRING) ktype = lua_tostring(L, -1);
+    lua_getfield(L, 2, "kernel");
+    if (!lua_isfunction(L, -1))
+      return luaL_argerror(L, 2, "kernel table needs a function in field 'kernel'");
+    lua_replace(L, 2);                    /* the table stays alive in the strings */
+    lua_pop(L, 2);
+  }
   luaL_checktype(L, 2, LUA_TFUNCTION);
   block_dim = (int)luaL_checkinteger(L, 3);
   nargs = lua_gettop(L) - 3;
   if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
-    return engine_error(L, m, st, 0);
+    return engine_error(L, m, st, 1);
   lua_createtable(L, sl_block_dim(m) * sl_machine_params(m)->n_pes, 0);
   cos = lua_gettop(L);
   for (;;) {
@@ -623,6 +673,8 @@ static int m_launch(lua_State *L) {
   }
   lua_pushnumber(L, (lua_Number)e2e); lua_setfield(L, -2, "e2e_us");
   lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
+  for (i = 0; i < npes; i++)
+    add_task(L, 1, i, kname, ktype, start, start + kus[i]);
   return 1;
 }
 
@@ -630,12 +682,19 @@ static int m_launch(lua_State *L) {
 /* views (host side)                                                   */
 /* ------------------------------------------------------------------ */
 
+/* n elements of esz bytes, saturating (then out of bounds) */
+static int64_t sli_nbytes_l(int64_t n, int64_t esz) {
+  return n > INT64_MAX / esz ? INT64_MAX : n * esz;
+}
+
 /* bytes of one element of a view */
 static int64_t esize(const lview *v) { return (int64_t)sl_dtype_size(v->l.dtype); }
 
 /* number of PE copies a host-side operation on v covers, and the first PE */
-static int view_pes(const lview *v, int *first) {
-  const sl_buf *b = sl_getbuf(v->lm->m, v->l.buf);
+static int view_pes(lua_State *L, const lview *v, int *first) {
+  const sl_buf *b;
+  if (v->l.buf < 0) luaL_error(L, "UB is not reachable from the host");
+  b = sl_getbuf(v->lm->m, v->l.buf);
   if (b->space == SL_SPACE_HOST) { *first = 0; return 1; }
   if (v->l.pe >= 0) { *first = v->l.pe; return 1; }
   *first = 0;
@@ -650,7 +709,7 @@ static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int writ
   if (sl_running(v->lm->m) && v->lm->cur >= 0)
     luaL_error(L, "host-side access inside a kernel: use the block's primitives");
   l.pe = pe;
-  p = sl_host_ptr(v->lm->m, &l, elems * esize(v));
+  p = sl_host_ptr(v->lm->m, &l, sli_nbytes_l(elems, esize(v)), write);
   if (p == NULL) luaL_error(L, "%s", sl_machine_err(v->lm->m));
   if (write) sl_mark_init(v->lm->m, &l, elems * esize(v));
   return p;
@@ -689,15 +748,14 @@ static int v_on(lua_State *L) {
 ** "random", a table of values, or a string of raw bytes; on every PE */
 static int v_fill(lua_State *L) {
   lview *v = checkview(L, 1);
-  int first, npes = view_pes(v, &first), pe;
+  int first, npes = view_pes(L, v, &first), pe;
   int64_t n = v->n, es = esize(v);
-  if (lua_type(L, 2) == LUA_TSTRING && lua_isnoneornil(L, 3) &&
-      sl_dtype_find(lua_tostring(L, 2)) < 0 && strcmp(lua_tostring(L, 2), "const") &&
-      strcmp(lua_tostring(L, 2), "iota") && strcmp(lua_tostring(L, 2), "iota_pe") &&
-      strcmp(lua_tostring(L, 2), "pe") && strcmp(lua_tostring(L, 2), "random") &&
-      strcmp(lua_tostring(L, 2), "zero")) {
+  if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "bytes") == 0) {
     size_t len;
-    const char *s = lua_tolstring(L, 2, &len);
+    const char *s = luaL_checklstring(L, 3, &len);
+    if ((int64_t)len % es != 0)
+      return luaL_argerror(L, 2, lua_pushfstring(L, "%d bytes are not whole %s elements",
+                           (int)len, sl_dtype_name(v->l.dtype)));
     if ((int64_t)len > n * es) return luaL_argerror(L, 2, "string longer than the view");
     for (pe = first; pe < first + npes; pe++)
       memcpy(view_ptr(L, v, pe, (int64_t)len / es, 1), s, len);
@@ -755,7 +813,7 @@ static void push_elem(lua_State *L, int dt, const uint8_t *p, size_t i) {
 /* the PE a host read of v means */
 static int read_pe(lua_State *L, lview *v) {
   int first;
-  if (view_pes(v, &first) != 1 && sl_machine_params(v->lm->m)->n_pes > 1)
+  if (view_pes(L, v, &first) != 1 && sl_machine_params(v->lm->m)->n_pes > 1)
     luaL_error(L, "buffer '%s' is on every PE: read from buf:on(pe)",
                sl_getbuf(v->lm->m, v->l.buf)->name);
   return first;
@@ -783,7 +841,7 @@ static int v_read(lua_State *L) {
   return 1;
 }
 
-/* v:bytes(): the raw bytes of the window on one PE, as a string */
+/* v:raw(): the raw bytes of the window on one PE, as a string */
 static int v_bytes(lua_State *L) {
   lview *v = checkview(L, 1);
   int pe = read_pe(L, v);
@@ -794,7 +852,7 @@ static int v_bytes(lua_State *L) {
 /* v:checksum(): digest of the window on every PE (hex string) */
 static int v_checksum(lua_State *L) {
   lview *v = checkview(L, 1);
-  int first, npes = view_pes(v, &first), pe;
+  int first, npes = view_pes(L, v, &first), pe;
   uint64_t h = (uint64_t)v->l.dtype + 1;
   char out[17];
   for (pe = first; pe < first + npes; pe++)
@@ -807,12 +865,12 @@ static int v_checksum(lua_State *L) {
 /* v:compare(expected): wrong count, then first index, PE, expected, actual */
 static int v_compare(lua_State *L) {
   lview *v = checkview(L, 1), *e = checkview(L, 2);
-  int first, npes = view_pes(v, &first), efirst, enpes = view_pes(e, &efirst), k;
+  int first, npes = view_pes(L, v, &first), efirst, enpes = view_pes(L, e, &efirst), k;
   size_t wrong = 0;
-  if (e->l.dtype != v->l.dtype) return luaL_argerror(L, 1, "dtype mismatch");
-  if (e->n != v->n) return luaL_argerror(L, 1, "size mismatch");
+  if (e->l.dtype != v->l.dtype) return luaL_argerror(L, 2, "dtype mismatch");
+  if (e->n != v->n) return luaL_argerror(L, 2, "size mismatch");
   if (enpes != npes && enpes != 1)
-    return luaL_argerror(L, 1, "expected covers another set of PEs");
+    return luaL_argerror(L, 2, "expected covers another set of PEs");
   for (k = 0; k < npes; k++) {
     const uint8_t *a = view_ptr(L, v, first + k, v->n, 0);
     const uint8_t *x = view_ptr(L, e, enpes == 1 ? efirst : efirst + k, e->n, 0);
@@ -838,10 +896,10 @@ static int v_copy(lua_State *L) {
   static const char *const ops[] = { "none", "add", "max", "min", NULL };
   lview *d = checkview(L, 1), *s = checkview(L, 2);
   int op = luaL_checkoption(L, 3, "none", ops);
-  int first, npes = view_pes(d, &first), sfirst, snpes = view_pes(s, &sfirst), k;
-  if (d->l.dtype != s->l.dtype) return luaL_argerror(L, 1, "dtype mismatch");
-  if (d->n != s->n) return luaL_argerror(L, 1, "size mismatch");
-  if (snpes != npes && snpes != 1) return luaL_argerror(L, 1, "PE sets differ");
+  int first, npes = view_pes(L, d, &first), sfirst, snpes = view_pes(L, s, &sfirst), k;
+  if (d->l.dtype != s->l.dtype) return luaL_argerror(L, 2, "dtype mismatch");
+  if (d->n != s->n) return luaL_argerror(L, 2, "size mismatch");
+  if (snpes != npes && snpes != 1) return luaL_argerror(L, 2, "PE sets differ");
   for (k = 0; k < npes; k++) {
     uint8_t *dp = view_ptr(L, d, first + k, d->n, 1);
     const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
@@ -1297,14 +1355,6 @@ static int k_my_pe(lua_State *L) {
   return 1;
 }
 
-/* k:n_pes() */
-static int k_n_pes(lua_State *L) {
-  int blk;
-  lmach *lm = kcheck(L, &blk);
-  lua_pushinteger(L, sl_machine_params(lm->m)->n_pes);
-  return 1;
-}
-
 /* k:ptr(buf, pe): the symmetric buffer's copy on PE pe */
 static int k_ptr(lua_State *L) {
   int blk;
@@ -1392,7 +1442,7 @@ static const luaL_Reg machine_meta[] = {
 
 static const luaL_Reg view_methods[] = {
   {"sub", v_sub}, {"on", v_on}, {"fill", v_fill}, {"read", v_read},
-  {"bytes", v_bytes}, {"checksum", v_checksum}, {"compare", v_compare},
+  {"raw", v_bytes}, {"checksum", v_checksum}, {"compare", v_compare},
   {"copy", v_copy}, {NULL, NULL}
 };
 
@@ -1407,7 +1457,7 @@ static const luaL_Reg block_methods[] = {
   {"putmem", k_putmem}, {"getmem", k_getmem}, {"put_signal", k_put_signal},
   {"signal_op", k_signal_op}, {"signal_wait_until", k_signal_wait_until},
   {"wait_signal_value", k_wait_signal_value}, {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
-  {"sync_all", k_sync_all}, {"my_pe", k_my_pe}, {"n_pes", k_n_pes},
+  {"sync_all", k_sync_all}, {"my_pe", k_my_pe},
   {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
   {NULL, NULL}
 };

@@ -238,6 +238,11 @@ void sl_launch_abort(sl_machine *m) {
 /* 1 while a launch runs */
 int sl_running(const sl_machine *m) { return m->running; }
 
+/* virtual time since the running kernel started */
+double sl_kernel_now_us(const sl_machine *m) {
+  return (double)(m->now - m->t0) / SL_PS_PER_US;
+}
+
 /* launch generation (UB views of older launches are stale) */
 uint32_t sl_machine_gen(const sl_machine *m) { return m->gen; }
 

@@ -218,24 +218,26 @@ int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
   if (bytes < 0 || l->off < 0 || l->off > l->cap || bytes > l->cap - l->off) {
     if ((m->p.check & SL_CHECK_MEM) && m->running && by_pe >= 0 && bytes >= 0)
       return sli_report(m, SL_R_OOB, l, bytes, write, m->cur, -1, what);
+    char by[48];
     loc_name(m, l, where, sizeof(where));
+    if (by_pe < 0) snprintf(by, sizeof(by), "by the host");
+    else snprintf(by, sizeof(by), "by PE %d block %d", by_pe, by_block);
     return sli_err(m, SL_EOOB, arg,
         "out of bounds: %s %s of %lld bytes at byte offset %lld of %s "
-        "(%lld bytes) by PE %d block %d", write ? "write" : "read", what,
-        (long long)bytes, (long long)l->off, where, (long long)l->cap,
-        by_pe, by_block);
+        "(%lld bytes) %s", write ? "write" : "read", what,
+        (long long)bytes, (long long)l->off, where, (long long)l->cap, by);
   }
   return SL_OK;
 }
 
 /* checked host pointer to bytes at l (NULL with m->err set when invalid) */
-uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes) {
+uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write) {
   sl_addr a;
   if (l->buf < 0) {
     sli_err(m, SL_EARG, 1, "UB is not reachable from the host");
     return NULL;
   }
-  if (sli_bounds(m, l, bytes, 0, "host access", 1, -1, -1) != SL_OK) return NULL;
+  if (sli_bounds(m, l, bytes, write, "host access", 1, -1, -1) != SL_OK) return NULL;
   sli_addr(l, &a);
   return sli_ptr(m, &a);
 }
@@ -255,8 +257,8 @@ int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
   if (bytes <= 0) return sli_err(m, SL_EARG, 3, "size must be positive");
   if ((st = sli_bounds(m, dst, bytes, 1, "memcpy", 1, -1, -1)) != SL_OK) return st;
   if ((st = sli_bounds(m, src, bytes, 0, "memcpy", 2, -1, -1)) != SL_OK) return st;
-  d = sl_host_ptr(m, dst, bytes);
-  s = sl_host_ptr(m, src, bytes);
+  d = sl_host_ptr(m, dst, bytes, 1);
+  s = sl_host_ptr(m, src, bytes, 0);
   if (d == NULL || s == NULL) return SL_EARG;
   memmove(d, s, (size_t)bytes);
   *cost_us = m->p.host_setup_us + (double)bytes / (m->p.host_GBps * 1e3);

@@ -268,7 +268,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   int64_t bytes, top;
   if (dtype < 0 || dtype >= SL_NDTYPES) return sli_err(m, SL_EARG, 1, "unknown dtype");
   if (n <= 0) return sli_err(m, SL_EARG, 2, "size must be positive");
-  bytes = n * (int64_t)sl_dtype_size((sl_dtype)dtype);
+  bytes = sli_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dtype));
   top = b->ub_top + ((bytes + 31) & ~(int64_t)31);
   if (n > m->p.ub_bytes || top > m->p.ub_bytes)
     return sli_err(m, SL_EARG, 2,
@@ -342,8 +342,8 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)src->dtype),
                    sl_dtype_name((sl_dtype)dst->dtype));
   esz = (int64_t)sl_dtype_size((sl_dtype)dst->dtype);
-  bytes = elems * esz;
-  if (!pad && bytes % 32 != 0)
+  bytes = sli_nbytes(elems, esz);
+  if (!pad && bytes % 32 != 0 && bytes != INT64_MAX)
     return sli_err(m, SL_EARG, 3,
         "data_copy moves whole 32-byte blocks: %lld %s are %lld bytes "
         "(hardware would round down to %lld); use data_copy_pad",
@@ -383,7 +383,8 @@ int sl_set_atomic(sl_machine *m, int blk, int op, int dtype) {
 /* offset view of a location, elements further */
 static sl_loc loc_at(const sl_loc *l, int64_t elems) {
   sl_loc r = *l;
-  r.off += elems * (int64_t)sl_dtype_size((sl_dtype)l->dtype);
+  int64_t d = sli_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)l->dtype));
+  r.off = (d == INT64_MAX || (d > 0 && r.off > INT64_MAX - d)) ? -1 : r.off + d;
   return r;
 }
 
@@ -405,7 +406,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
     return sli_err(m, SL_EARG, dst->buf < 0 ? 1 : 2, "GM address expected, got UB");
   if ((st = own_ub(m, b, ub, 3)) != SL_OK) return st;
   if (dst->dtype != src->dtype || ub->dtype != src->dtype)
-    return sli_err(m, SL_EARG, ub->dtype != src->dtype ? 3 : 2,
+    return sli_err(m, SL_EARG, ub->dtype == dst->dtype ? 2 : ub->dtype == src->dtype ? 1 : 3,
         "dtype mismatch (dst %s, src %s, ub %s)", sl_dtype_name((sl_dtype)dst->dtype),
         sl_dtype_name((sl_dtype)src->dtype), sl_dtype_name((sl_dtype)ub->dtype));
   esz = (int64_t)sl_dtype_size((sl_dtype)src->dtype);
@@ -424,9 +425,13 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
       return sli_err(m, SL_EARG, 1, "destination must be a symmetric address");
     rdst.pe = pe;
   }
-  if ((st = sli_bounds(m, &rsrc, elems * esz, 0, fn, 2, b->pe, b->b)) != SL_OK)
+  if (b->atomic != SL_OP_NONE && b->atomic_dtype >= 0 && b->atomic_dtype != dst->dtype)
+    return sli_err(m, SL_EARG, 1, "atomic mode set for %s, copy of %s",
+                   sl_dtype_name((sl_dtype)b->atomic_dtype),
+                   sl_dtype_name((sl_dtype)dst->dtype));
+  if ((st = sli_bounds(m, &rsrc, sli_nbytes(elems, esz), 0, fn, 2, b->pe, b->b)) != SL_OK)
     return st;
-  if ((st = sli_bounds(m, &rdst, elems * esz, 1, fn, 1, b->pe, b->b)) != SL_OK)
+  if ((st = sli_bounds(m, &rdst, sli_nbytes(elems, esz), 1, fn, 1, b->pe, b->b)) != SL_OK)
     return st;
   chunk = ub_bytes / esz;
   cub = *ub;
@@ -508,8 +513,8 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   if (op > 0 && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
   if (op >= 0 && (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");
-  dbytes = n * (int64_t)sl_dtype_size((sl_dtype)dst->dtype);
-  abytes = n * (int64_t)sl_dtype_size((sl_dtype)a->dtype);
+  dbytes = sli_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dst->dtype));
+  abytes = sli_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)a->dtype));
   if ((st = sli_bounds(m, dst, dbytes, 1, "vector op", 1, b->pe, b->b)) != SL_OK)
     return st;
   if ((st = sli_bounds(m, a, abytes, 0, "vector op", 2, b->pe, b->b)) != SL_OK)

@@ -170,7 +170,7 @@ int sl_free(sl_machine *m, int buf);
 int sl_nbufs(const sl_machine *m);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
-uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes);
+uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write);
 /* the host wrote bytes at l (initcheck) */
 void sl_mark_init(sl_machine *m, const sl_loc *l, int64_t bytes);
 int sl_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
@@ -188,6 +188,7 @@ void sl_launch_end(sl_machine *m, double *kernel_us, double *e2e_us,
 void sl_launch_abort(sl_machine *m);
 int sl_running(const sl_machine *m);
 uint32_t sl_machine_gen(const sl_machine *m);
+double sl_kernel_now_us(const sl_machine *m);   /* now, from the kernel start */
 int sl_block_parked(const sl_machine *m, int blk);
 int sl_block_dim(const sl_machine *m);
 void sl_block_where(const sl_machine *m, int blk, int *pe, int *block);

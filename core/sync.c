@@ -189,6 +189,7 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   if (pe < 0 || pe >= m->p.n_pes)
     return sli_err(m, SL_EARG, 4, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
   l.pe = pe;
+  if (sig->buf < 0) return sli_err(m, SL_EARG, 1, "signal must be in GM, not UB");
   if (m->bufs[sig->buf].space != SL_SPACE_SYM && pe != b->pe)
     return sli_err(m, SL_EARG, 1, "a remote signal must be a symmetric address");
   if ((st = check_sig(m, &l, 1, b, 1)) != SL_OK) return st;

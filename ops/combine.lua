@@ -65,7 +65,7 @@ return op.define {
   name = "combine",
   collective = "combine",
   dtypes = { "fp16", "bf16" },
-  defaults = { count = moe.DEFAULTS.local_tokens * moe.DEFAULTS.hidden, block_dim = 16 },
+  defaults = { block_dim = 16 },        -- sizes: moe.DEFAULTS (count = local_tokens x hidden)
   unused = {},
 
   describe = function(c, s)

@@ -48,7 +48,7 @@ return op.define {
   name = "dispatch",
   collective = "dispatch",
   dtypes = { "fp16", "bf16" },
-  defaults = { count = moe.DEFAULTS.local_tokens * moe.DEFAULTS.hidden, block_dim = 16 },
+  defaults = { block_dim = 16 },        -- sizes: moe.DEFAULTS (count = local_tokens x hidden)
   unused = {
     [F.FINALIZE] = "the puts land in the receive buffers themselves: no write-back",
   },

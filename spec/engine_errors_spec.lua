@@ -123,7 +123,7 @@ describe("engine errors", function()
         local msg = H.launch_err(m, function() end, bd)
         H.contains(msg, string.format("(block_dim must be in 1..%d (AIV cores per PE), got %d)",
                                       cores, bd))
-        assert.matches("bad argument #%d to '[%w_]*launch'", msg)
+        assert.matches("bad argument #2 to 'launch'", msg, 1, true)
       end
       m:launch(function() end, cores)         -- the limits themselves are fine
       m:launch(function() end, 1)
@@ -336,7 +336,7 @@ describe("engine errors", function()
         elseif k.block == 0 then k:barrier_all()
         else k:sync_all() end
       end, 2)
-      H.contains(msg, "deadlock at ", " us: every block waits and nothing is pending:\n",
+      H.contains(msg, "deadlock at ", " us of the kernel: every block waits and nothing is pending:\n",
                  "  PE 0 block 0 (at 0.000 us): barrier_all (1 of 4 blocks arrived)\n",
                  "  PE 0 block 1 (at 0.000 us): sync_all (1 of 2 blocks of PE 0 arrived)\n",
                  "  PE 1 block 0 (at 0.100 us): signal_wait_until(sig[2] on PE 1, CMP_GE, 5): "

@@ -301,18 +301,21 @@ describe("engine memory", function()
       end
     end)
 
-    it("a table sets the first elements; a raw string sets the bytes", function()
+    it("a table sets the first elements; \"bytes\" and a string set the bytes", function()
       local m = lab.machine{ pes = 2 }
       local f = m:alloc("fp32", 4):fill({ 1.5, 2, 3 })
       assert.same({ 1.5, 2.0, 3.0, 0.0 }, f:on(1):read(0, 4))
       H.contains(H.err(function() return f:fill({ 1, 2, 3, 4, 5 }) end),
                  "table longer than the view")
       H.contains(H.err(function() return f:fill({ 1, "x" }) end), "table of numbers expected")
-      local s = m:host("int32", 3):fill(string.pack("<i4i4", 5, -6))
+      local s = m:host("int32", 3):fill("bytes", string.pack("<i4i4", 5, -6))
       assert.same({ 5, -6, 0 }, s:read(0, 3))
-      H.contains(H.err(function() return s:fill(string.rep("x", 13)) end),
+      H.contains(H.err(function() return s:fill("bytes", string.rep("x", 16)) end),
                  "string longer than the view")
-      assert.equals(string.pack("<i4i4i4", 5, -6, 0), s:bytes())
+      H.contains(H.err(function() return s:fill("bytes", "abcdefg") end),
+                 "7 bytes are not whole int32 elements")
+      H.contains(H.err(function() return s:fill("iotaX") end), "invalid option 'iotaX'")
+      assert.equals(string.pack("<i4i4i4", 5, -6, 0), s:raw())
     end)
 
     it("returns the view, so it chains", function()

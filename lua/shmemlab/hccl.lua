@@ -19,9 +19,11 @@ function hccl.comm(m, dtype, elems, slots)
   }
 end
 
--- a block's flag UB (one slot)
+-- a block's flag UB (one slot, every int32 of it written before it is copied)
 function hccl.flag_ub(k)
-  return k:ub("int32", hccl.FLAG)
+  local ub = k:ub("int32", hccl.FLAG)
+  for i = 1, hccl.FLAG - 1 do k:set_value(ub, i, 0) end
+  return ub
 end
 
 -- Record: write tag into slot of rank peer's flags (SetValue, S_MTE3, DataCopy)

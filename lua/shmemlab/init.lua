@@ -104,7 +104,8 @@ function lab.machine(opts)
   p.pes = pes
   p.prof_pe = prof_pe_of(opts.prof_pe, pes)
   p.check = check_bits(opts.check)
-  local m = core.new(p)
+  local ok, m = pcall(core.new, p)
+  if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
   local st = m:state()
   st.soc = p.name
   st.profile = p
@@ -115,43 +116,7 @@ function lab.machine(opts)
 end
 
 local M = core.machine_methods
-local raw_launch = M.launch
-local raw_memcpy = M.memcpy
-
--- append one task row to the records of PE pe
-local function add_task(st, pe, name, kind, start_us, stop_us)
-  local list = st.tasks[pe]
-  if list == nil then list = {}; st.tasks[pe] = list end
-  st.task_id = st.task_id + 1
-  list[#list + 1] = { name = name, type = kind, stream_id = 1, task_id = st.task_id,
-                      start_us = start_us, stop_us = stop_us }
-end
-
--- m:launch(kernel, block_dim, ...): kernel is a function, or
--- {name = "allgather", kernel = fn, type = "AIV"}; returns
--- {kernel_us = {per PE, index pe + 1}, max_kernel_us =, e2e_us =, start_us =}
-function M.launch(m, kernel, block_dim, ...)
-  local name, kind, fn = "kernel", "AIV", kernel
-  if type(kernel) == "table" then
-    name, kind, fn = kernel.name or name, kernel.type or kind, kernel.kernel
-  end
-  local r = raw_launch(m, fn, block_dim, ...)
-  local st = m:state()
-  for pe = 0, #r.kernel_us - 1 do
-    add_task(st, pe, name, kind, r.start_us, r.start_us + r.kernel_us[pe + 1])
-  end
-  return r
-end
-
--- m:memcpy(dst, src [, n]): host<->device copy; recorded as a task of the
--- device side's PE; returns its cost in microseconds
-function M.memcpy(m, dst, src, n)
-  local t0 = m:now()
-  local cost = raw_memcpy(m, dst, src, n)
-  local pe = dst.pe or src.pe or 0
-  add_task(m:state(), pe, "aclrtMemcpy", "MEMCPY_ASYNC", t0, t0 + cost)
-  return cost
-end
+-- m:launch and m:memcpy (C) record their msprof task rows in m:state().tasks
 
 -- m:tasks(pe): the task rows of one PE in launch order
 function M.tasks(m, pe)

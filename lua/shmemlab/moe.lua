@@ -5,7 +5,8 @@
 -- host-side references (built in C with view:copy).
 --
 -- Configuration (run options; the defaults are in moe.DEFAULTS):
---   local_tokens  tokens per PE (or shape[1])     hidden  elements per token (or shape[2])
+--   local_tokens  tokens per PE (or shape[1], or count // hidden: a size sweep sweeps tokens)
+--   hidden        elements per token (or shape[2])
 --   topk          distinct experts per token      experts 2 * n_pes by default; expert e
 --                                                         lives on PE e // (experts / n_pes)
 --   routing       "uniform" | "lognormal" | "zipf" | "file"
@@ -153,7 +154,10 @@ function moe.config(c)
                         tostring(cfg.routing)), 0)
   end
   int_opt(cfg.seed, "seed", math.mininteger)
-  local tokens, topk = c.local_tokens or shape[1] or D.local_tokens, c.topk or D.topk
+  cfg.hidden = int_opt(c.hidden or shape[2] or D.hidden, "hidden", 1)
+  local tokens = c.local_tokens or shape[1]
+                 or (c.count and math.max(1, c.count // cfg.hidden)) or D.local_tokens
+  local topk = c.topk or D.topk
   if cfg.routing == "file" then
     if type(c.routes_file) ~= "string" then
       error("moe: routing 'file' needs routes_file (a path)", 0)
@@ -177,7 +181,6 @@ function moe.config(c)
   end
   cfg.tokens = int_opt(tokens, "local_tokens", 1)
   cfg.topk = int_opt(topk, "topk", 1)
-  cfg.hidden = int_opt(c.hidden or shape[2] or D.hidden, "hidden", 1)
   cfg.experts = int_opt(c.experts or (cfg.file and cfg.file.experts) or 2 * n, "experts", 1)
   if cfg.experts % n ~= 0 then
     error(string.format("moe: experts (%d) must be a multiple of the PE count (%d)",
@@ -357,15 +360,18 @@ end
 function moe.summary(x)
   local R = x.dest and x or moe.routes(moe.config(x))
   local cfg, out = R.cfg, {}
-  local extra = R.routing == "zipf" and string.format(", s %g", cfg.zipf_s)
-             or R.routing == "lognormal" and string.format(", sigma %g", cfg.sigma)
-             or R.routing == "file" and ", " .. tostring(cfg.routes_file)
-             or ""
-  out[#out + 1] = string.format("routing %s (seed %s%s): %d PEs x %d tokens, topk %d, %d experts "
-    .. "(%d per PE); %d rows in all\n", R.routing, tostring(R.seed), extra, R.n_pes, R.tokens,
+  local how = R.routing == "file" and tostring(cfg.routes_file)
+           or string.format("seed %s", tostring(R.seed))
+           .. (R.routing == "zipf" and string.format(", s %g", cfg.zipf_s)
+               or R.routing == "lognormal" and string.format(", sigma %g", cfg.sigma) or "")
+  out[#out + 1] = string.format("routing %s (%s): %d PEs x %d tokens, topk %d, %d experts "
+    .. "(%d per PE); %d rows (token, k) in all\n", R.routing, how, R.n_pes, R.tokens,
     R.topk, R.experts, R.per_pe, R.pe_stats.sum)
   local line = { "rows received per PE:" }
-  for d = 0, R.n_pes - 1 do line[#line + 1] = string.format(" pe%d %d", d, R.recv[d]) end
+  for d = 0, R.n_pes - 1 do
+    if d > 0 and d % 8 == 0 then line[#line + 1] = "\n " end
+    line[#line + 1] = string.format(" pe%d %d", d, R.recv[d])
+  end
   out[#out + 1] = table.concat(line) .. "\n  " .. stats_line(R.pe_stats) .. "\n"
   line = { "rows per expert:" }
   for e = 0, R.experts - 1 do

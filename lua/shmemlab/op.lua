@@ -13,6 +13,7 @@
 --   setup(m, c) -> state: buffers and deterministic inputs
 --   run(m, c, s) -> one whole operation (one or more launches, see op.launch)
 --   check(m, c, s) -> wrong [, index, pe, expected, actual]  (reference in C)
+--   active_pes(c) (optional) -> the PEs that take part (p2p); metrics use them only
 local lab = require("shmemlab")
 
 local op = {}

@@ -125,6 +125,13 @@ function runner.measure(op, c)
   for pe = 1, c.pes do
     per_pe[pe] = { pe = pe - 1, kernel_us = sum_k[pe] / c.iters, e2e_us = sum_e / c.iters }
   end
+  if op.active_pes then         -- ops that leave PEs idle (p2p) are judged on the others
+    local keep, seen = {}, {}
+    for _, pe in ipairs(op.active_pes(c)) do
+      if not seen[pe] then seen[pe] = true; keep[#keep + 1] = per_pe[pe + 1] end
+    end
+    per_pe = keep
+  end
   local bytes1, moved = m:path_bytes(), {}
   for k, v in pairs(bytes1) do moved[k] = (v - bytes0[k]) // c.iters end
   local trace

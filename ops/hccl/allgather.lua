@@ -18,7 +18,18 @@ local function kernel(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local flag = hccl.flag_ub(k)
   local tag = a.tag
-  for b = k.block, k.n_pes - 1, k.block_num do
+  if rank % k.block_num == k.block then            -- block == rank
+    k:prof_start(F.COPY_IN)
+    op.copy_gm(k, a.comm.buffer, a.input:sub(a.base, a.len), a.len, ub)
+    k:pipe_barrier("ALL")
+    k:prof_end(F.COPY_IN)
+    hccl.record_1vn(k, a.comm, flag, READY, tag)              -- Record1vN(tag)
+    k:prof_start(F.FINALIZE)
+    op.copy_gm(k, a.output:sub(rank * a.count + a.base, a.len), a.comm.buffer, a.len, ub)
+    k:pipe_barrier("ALL")
+    k:prof_end(F.FINALIZE)
+  end
+  for b = k.block, k.n_pes - 1, k.block_num do     -- block b != rank
     if b ~= rank then
       k:prof_start(F.SIGNAL_WAIT)
       hccl.wait_nv1(k, a.comm, flag, b, READY, tag)           -- WaitNv1(tag)
@@ -29,22 +40,14 @@ local function kernel(k, a)
                  k:ptr(a.comm.buffer, b), a.len, ub)
       k:pipe_barrier("ALL")
       k:prof_end(F.REMOTE_PUT_GET)
-      k:prof_start(F.SIGNAL_WAIT)
       hccl.record(k, a.comm, flag, b, 1 + rank, tag)          -- Record(b, tag)
-      hccl.wait(k, a.comm, flag, 1 + b, tag)                  -- Wait(b, tag)
-      k:prof_end(F.SIGNAL_WAIT)
-    else
-      k:prof_start(F.COPY_IN)
-      op.copy_gm(k, a.comm.buffer, a.input:sub(a.base, a.len), a.len, ub)
-      k:pipe_barrier("ALL")
-      k:prof_end(F.COPY_IN)
-      hccl.record_1vn(k, a.comm, flag, READY, tag)            -- Record1vN(tag)
-      k:prof_start(F.FINALIZE)
-      op.copy_gm(k, a.output:sub(rank * a.count + a.base, a.len), a.comm.buffer, a.len, ub)
-      k:pipe_barrier("ALL")
-      k:prof_end(F.FINALIZE)
     end
   end
+  k:prof_start(F.SIGNAL_WAIT)           -- Wait(b, tag): with more ranks than cores a
+  for b = k.block, k.n_pes - 1, k.block_num do   -- block waits once all its Records
+    if b ~= rank then hccl.wait(k, a.comm, flag, 1 + b, tag) end   -- are out
+  end
+  k:prof_end(F.SIGNAL_WAIT)
 end
 
 return op.define {

@@ -62,7 +62,6 @@ return op.define {
   collective = "combine",
   title = hccl.title("MoeCombine"),
   dtypes = { "fp16", "bf16" },
-  defaults = { count = moe.DEFAULTS.local_tokens * moe.DEFAULTS.hidden },
   unused = {
     [F.LOCAL_COMPUTE] = "the weights are applied inside the accumulating copies (Muls between "
       .. "the read and the atomic-add write): counted in remote_put_get and finalize",

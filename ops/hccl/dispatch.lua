@@ -59,7 +59,6 @@ return op.define {
   collective = "dispatch",
   title = hccl.title("MoeDispatch"),
   dtypes = { "fp16", "bf16" },
-  defaults = { count = moe.DEFAULTS.local_tokens * moe.DEFAULTS.hidden },
   unused = {
     [F.LOCAL_COMPUTE] = "no compute: the permute's packing in UB is counted in copy_in",
   },

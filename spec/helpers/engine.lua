@@ -40,7 +40,8 @@ end
 
 -- the message of a launch that must fail
 function H.launch_err(m, kernel, block_dim, ...)
-  return H.err(m.launch, m, kernel, block_dim, ...)
+  local args = table.pack(...)
+  return H.err(function() return m:launch(kernel, block_dim, table.unpack(args, 1, args.n)) end)
 end
 
 -- one set_flag + wait_flag pair
