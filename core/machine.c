@@ -178,7 +178,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->pe = i / block_dim;
     b->b = i % block_dim;
     b->t = m->t0;
-    for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = m->t0;
+    for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = b->done[e] = m->t0;
     b->inflight = b->fence = b->end = m->t0;
     b->wnext = -1;
     b->scratch = -1;
@@ -197,7 +197,7 @@ void sl_block_done(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   sl_time end = b->t;
   int i;
-  for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > end) end = b->pipe[i];
+  for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > end) end = b->done[i];
   if (b->inflight > end) end = b->inflight;
   b->end = end;
   b->state = B_DONE;
@@ -335,7 +335,7 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
   if (frame >= SL_PROF_MAX_FRAME || b->b >= SL_PROF_MAX_BLOCK) return SL_OK;
   if (b->pe == m->p.prof_pe) {
     int i;
-    for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > b->t) b->t = b->pipe[i];
+    for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > b->t) b->t = b->done[i];
     b->t += m->ps.pipe_barrier;
     if (m->prof_cycles == NULL) {
       size_t n = (size_t)SL_PROF_MAX_BLOCK * SL_PROF_MAX_FRAME;
@@ -362,7 +362,7 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
   {                     /* read where a PipeBarrier(ALL) would, without one */
     sl_time t = b->t;
     int i;
-    for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > t) t = b->pipe[i];
+    for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > t) t = b->done[i];
     c = counter(m, t);
   }
   if (end) { sh[0] += c; sh[1] += 1; } else sh[0] -= c;

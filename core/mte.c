@@ -157,12 +157,13 @@ static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
         : reserve_path(m, pth, b->pe, gm_pe, start, bytes, p->hccs_write_eff);
     if (e > end) end = e;
   }
-  end += sli_alpha(m, pth);
+  b->pipe[pipe] = end;                  /* the pipe takes the next transfer now; */
+  if (SLI_TRACING(m)) sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, pipe);
+  end += sli_alpha(m, pth);             /* this one lands after the path latency */
   m->path_bytes[pth] += bytes;
-  b->pipe[pipe] = end;
+  if (end > b->done[pipe]) b->done[pipe] = end;
   sli_queue(m, b, pipe, end, 0);
   if (end > b->inflight) b->inflight = end;
-  if (SLI_TRACING(m)) sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, pipe);
   *path = pth;
   return end;
 }
@@ -211,8 +212,9 @@ static void gm_copy(uint8_t *d, const uint8_t *s, size_t n) {
   memmove(d, s, n);
 }
 
-/* apply a landed event */
-void sli_apply(sl_machine *m, sl_event *e, sl_time t) {
+/* apply a landed event (a copy of it: waking a waiter may grow the pool) */
+void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
+  sl_event copy = *ev, *e = &copy;
   uint8_t *d = sli_ptr(m, &e->dst);
   switch (e->kind) {
     case EV_COPY: {
@@ -527,6 +529,7 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
         (sl_time)llround((double)(dbytes > abytes ? dbytes : abytes) * 1000.0 /
                          (m->p.vec_bytes_per_cycle * m->p.core_ghz));
   b->pipe[SL_PIPE_V] = end;
+  if (end > b->done[SL_PIPE_V]) b->done[SL_PIPE_V] = end;
   sli_queue(m, b, SL_PIPE_V, end, 0);
   if (end > b->inflight) b->inflight = end;
   memset(&e, 0, sizeof(e));

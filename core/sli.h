@@ -40,7 +40,8 @@ typedef struct sl_key {
 
 typedef struct sl_block {
   sl_time t;                /* S pipe: where the block's code is */
-  sl_time pipe[SL_NPIPES];  /* free_at of each pipe */
+  sl_time pipe[SL_NPIPES];  /* free_at of each pipe: when it takes the next one */
+  sl_time done[SL_NPIPES];  /* when all a pipe's work has landed (flags fire) */
   sl_time flag[SL_NEVENTS][SL_NEVENT_IDS];
   uint16_t flagset[SL_NEVENTS];
   sl_time inflight;         /* latest completion of what it issued */

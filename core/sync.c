@@ -66,7 +66,7 @@ int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
         "(set twice without a wait_flag)", ev_names[ev], id, (int)b->pe,
         (int)b->b);
   b->flagset[ev] |= bit;
-  b->flag[ev][id] = src == SL_PIPE_S ? b->t : b->pipe[src];
+  b->flag[ev][id] = src == SL_PIPE_S ? b->t : b->done[src];
   return SL_OK;
 }
 
@@ -124,7 +124,7 @@ int sl_wait_flag(sl_machine *m, int blk, int ev, int id) {
 static sl_time drained(const sl_block *b) {
   sl_time t = b->t;
   int i;
-  for (i = 0; i < SL_NPIPES; i++) if (b->pipe[i] > t) t = b->pipe[i];
+  for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > t) t = b->done[i];
   return b->inflight > t ? b->inflight : t;
 }
 
@@ -134,7 +134,7 @@ int sl_pipe_barrier(sl_machine *m, int blk, int pipe) {
   if (pipe < 0 || pipe > SL_NPIPES)
     return sli_err(m, SL_EARG, 1, "unknown pipe");
   if (pipe == SL_NPIPES) b->t = drained(b);
-  else if (b->pipe[pipe] > b->t) b->t = b->pipe[pipe];
+  else if (b->done[pipe] > b->t) b->t = b->done[pipe];
   b->t += m->ps.pipe_barrier;
   return SL_OK;
 }
@@ -284,7 +284,7 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
   if (cmp_ok(cmp, cur, v)) {           /* the first poll sees it */
     memcpy(sli_ptr(m, &ua), sli_ptr(m, &fa), (size_t)bytes);
     sli_init_write(m, &ua, bytes);
-    b->t = b->pipe[SL_PIPE_MTE2] = first;
+    b->t = b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = first;
     *got = cur;
     return SL_OK;
   }
@@ -319,7 +319,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
           at = b->wfirst + k * b->wperiod;
           memcpy(sli_ptr(m, &b->wub), p, (size_t)b->wbytes);
           sli_init_write(m, &b->wub, b->wbytes);
-          b->pipe[SL_PIPE_MTE2] = at;
+          b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = at;
           b->wperiod = 0;
         }
         const sl_block *f = &m->blocks[from_blk];
