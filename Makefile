@@ -110,7 +110,7 @@ run: deps all
 	$(RUN_ENV) $(LUA) run_op.lua allgather
 
 # ---------------------------------------------------------------- tests
-test: deps all lint ctest spec
+test: deps all lint rockspec-check ctest spec
 
 lint:
 ifneq ($(LINT_PATHS),)

@@ -9,12 +9,14 @@ source = {
 }
 
 description = {
-  summary = "Emulator of Ascend NPU clusters for Lua 5.4",
+  summary = "Operator lab for SHMEM communication operators on emulated Ascend NPUs",
   detailed = [[
-shmemlab emulates Ascend NPU clusters: a C11 core exposed to Lua 5.4 as
-shmemlab.core, a Lua facade (shmemlab) and collective operators in ops/.
+shmemlab is an operator lab for SHMEM-style communication operators on
+emulated Ascend NPU clusters: a C11 engine on a deterministic virtual clock
+(shmemlab.core), a Lua facade (shmemlab), operators and HCCL-style baselines
+in ops/, msprof-style timing, cycle-profiling frames and mssanitizer-style checks.
 ]],
-  license = "TBD",  -- placeholder: not decided yet
+  license = "TBD",  -- not chosen yet
 }
 
 dependencies = {
@@ -31,17 +33,35 @@ build = {
   modules = {
     ["shmemlab.core"] = {
       sources = {
+        "core/check.c",
+        "core/dtype.c",
+        "core/lshmemlab.c",
         "core/machine.c",
         "core/mem.c",
+        "core/mte.c",
         "core/sim.c",
+        "core/sync.c",
       },
       defines = { "_POSIX_C_SOURCE=200809L" },
       libraries = { "m" },
     },
+    ["shmemlab.check"] = "lua/shmemlab/check.lua",
+    ["shmemlab.cli"] = "lua/shmemlab/cli.lua",
     ["shmemlab.frames"] = "lua/shmemlab/frames.lua",
+    ["shmemlab.hccl"] = "lua/shmemlab/hccl.lua",
+    ["shmemlab"] = "lua/shmemlab/init.lua",
     ["shmemlab.json"] = "lua/shmemlab/json.lua",
     ["shmemlab.metrics"] = "lua/shmemlab/metrics.lua",
+    ["shmemlab.moe"] = "lua/shmemlab/moe.lua",
+    ["shmemlab.msprof"] = "lua/shmemlab/msprof.lua",
+    ["shmemlab.op"] = "lua/shmemlab/op.lua",
+    ["shmemlab.plot"] = "lua/shmemlab/plot.lua",
     ["shmemlab.prof"] = "lua/shmemlab/prof.lua",
+    ["shmemlab.report"] = "lua/shmemlab/report.lua",
+    ["shmemlab.runner"] = "lua/shmemlab/runner.lua",
+    ["shmemlab.socs.Ascend910B"] = "lua/shmemlab/socs/Ascend910B.lua",
+    ["shmemlab.socs.Ascend910_93"] = "lua/shmemlab/socs/Ascend910_93.lua",
+    ["shmemlab.socs.Ascend950"] = "lua/shmemlab/socs/Ascend950.lua",
   },
   copy_directories = { "ops" },
 }
