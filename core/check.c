@@ -77,6 +77,33 @@ int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int writ
   return add_report(m, &r);
 }
 
+/* a race of blk's pipe with an earlier access of oblk's opipe at line osite */
+void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, int blk,
+                     int pipe, int oblk, int opipe, int32_t osite, int owrite) {
+  sl_report r;
+  memset(&r, 0, sizeof(r));
+  r.kind = SL_R_RACE;
+  r.write = write;
+  r.buf = l->buf;
+  r.space = l->buf < 0 ? SL_SPACE_UB : m->bufs[l->buf].space;
+  r.pe = l->pe;
+  r.off = l->off;
+  r.cap = l->cap;
+  r.bytes = bytes;
+  r.pipe = pipe;
+  r.site = m->site;
+  r.by_pe = m->blocks[blk].pe;
+  r.by_block = m->blocks[blk].b;
+  r.frame = sl_block_frame(m, blk);
+  r.time_us = (double)(m->blocks[blk].t - m->t0) / SL_PS_PER_US;
+  r.o_pe = m->blocks[oblk].pe;
+  r.o_block = m->blocks[oblk].b;
+  r.o_pipe = opipe;
+  r.o_site = osite;
+  r.o_write = owrite;
+  add_report(m, &r);
+}
+
 /* initcheck shadow bytes of an address (NULL when none) */
 uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a) {
   if (a->buf < 0) {

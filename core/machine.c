@@ -104,6 +104,7 @@ void sl_machine_free(sl_machine *m) {
   if (m->ubinit) for (i = 0; i < ncore; i++) free(m->ubinit[i]);
   free(m->ubinit); free(m->reports);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
+  sli_race_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
   free(m->evs); free(m->heap); free(m->blocks); free(m->qring);
@@ -147,7 +148,7 @@ int64_t sl_path_bytes(const sl_machine *m, int path) {
 
 /* start a launch of block_dim blocks on every PE */
 int sl_launch_begin(sl_machine *m, int block_dim) {
-  int i, n;
+  int i, n, e0;
   if (m->running) return sli_err(m, SL_ESTATE, 0, "a launch is already running");
   if (block_dim < 1 || block_dim > m->p.cores)
     return sli_err(m, SL_EARG, 2,
@@ -188,6 +189,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
       return sli_err(m, SL_ENOMEM, 0, "not enough memory");
     }
   }
+  if ((e0 = sli_race_begin(m)) != SL_OK) { m->nheap = 0; return e0; }
   m->running = 1;
   return SL_OK;
 }

@@ -168,6 +168,15 @@ static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
   return end;
 }
 
+/* racecheck: an MTE copy issued from S, reading src and writing dst */
+static void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                      const sl_loc *src, int64_t bytes, int op) {
+  if (!(m->p.check & SL_CHECK_RACE)) return;
+  sli_race_issue(m, blk, pipe);
+  sli_race_access(m, blk, pipe, src, bytes, 0);
+  sli_race_access(m, blk, pipe, dst, bytes, op != SL_OP_NONE ? 2 : 1);
+}
+
 /* schedule a copy landing at t */
 static int land_copy(sl_machine *m, int blk, sl_time t, const sl_loc *dst,
                      const sl_loc *src, int64_t bytes, int op) {
@@ -255,6 +264,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
           : e->val;
       sl_set_int(dt, d, 0, v);
       sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
+      if (m->race) sli_race_signal(m, &e->dst, e->snap, e->op == SL_SIGNAL_ADD);
       if (m->bufs[e->dst.buf].waiters >= 0)
         sli_notify(m, &e->dst, (int64_t)sl_dtype_size(dt), t, e->blk);
       break;
@@ -368,6 +378,7 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)b->atomic_dtype),
                    sl_dtype_name((sl_dtype)dst->dtype));
   if (gm_pe < 0 || gm_pe >= m->p.n_pes) gm_pe = 0;   /* host: no such copy */
+  race_copy(m, blk, pipe, dst, src, bytes, op);
   end = transfer(m, b, pipe, gm_pe, bytes, &path);
   b->t += m->ps.issue;
   return land_copy(m, blk, end, dst, src, bytes, op);
@@ -442,11 +453,13 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
     sl_loc s = loc_at(&rsrc, done), d = loc_at(&rdst, done);
     sl_time end;
     int path;
+    race_copy(m, blk, SL_PIPE_MTE2, &cub, &s, n * esz, SL_OP_NONE);
     end = transfer(m, b, SL_PIPE_MTE2, s.pe, n * esz, &path);
     if ((st = land_copy(m, blk, end, &cub, &s, n * esz, SL_OP_NONE)) != SL_OK)
       return st;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, id)) != SL_OK) return st;
     if ((st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, id)) != SL_OK) return st;
+    race_copy(m, blk, SL_PIPE_MTE3, &d, &cub, n * esz, b->atomic);
     end = transfer(m, b, SL_PIPE_MTE3, d.pe, n * esz, &path);
     if ((st = land_copy(m, blk, end, &d, &cub, n * esz, b->atomic)) != SL_OK)
       return st;
@@ -474,6 +487,7 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
     return st;
   sli_addr(&l, &a);
   sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
+  sli_race_access(m, blk, SL_PIPE_S, &l, esz, 0);
   if (sl_dtype_isfloat((sl_dtype)ub->dtype))
     *num = sl_get_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
   else *ival = sl_get_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
@@ -495,6 +509,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
     return st;
   sli_addr(&l, &a);
   sli_init_write(m, &a, esz);
+  sli_race_access(m, blk, SL_PIPE_S, &l, esz, 1);
   if (isint) sl_set_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, ival);
   else sl_set_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, num);
   b->t += m->ps.scalar;
@@ -523,6 +538,12 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
     return st;
   if (op > 0 && (st = sli_bounds(m, bb, abytes, 0, "vector op", 3, b->pe, b->b)))
     return st;
+  if (m->p.check & SL_CHECK_RACE) {
+    sli_race_issue(m, blk, SL_PIPE_V);
+    sli_race_access(m, blk, SL_PIPE_V, a, abytes, 0);
+    if (op > 0) sli_race_access(m, blk, SL_PIPE_V, bb, abytes, 0);
+    sli_race_access(m, blk, SL_PIPE_V, dst, dbytes, 1);
+  }
   sli_queue(m, b, SL_PIPE_V, 0, 1);
   start = b->t > b->pipe[SL_PIPE_V] ? b->t : b->pipe[SL_PIPE_V];
   end = start + m->ps.vec_setup +

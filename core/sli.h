@@ -27,6 +27,7 @@ typedef struct sl_event {
   int64_t val;              /* signal value */
   double s;                 /* vector scalar */
   int32_t site;             /* checked runs: the issuing Lua line */
+  int32_t snap;             /* racecheck: the release a signal carries */
   int32_t next_free;
 } sl_event;
 
@@ -75,6 +76,8 @@ typedef struct sl_res {
 } sl_res;
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
+
+typedef struct sl_race sl_race;   /* racecheck state (race.c) */
 
 /* figures of the profile in picoseconds, computed once */
 typedef struct sl_ps {
@@ -129,6 +132,7 @@ struct sl_machine {
   sl_report *reports;
   size_t nreports, capreports;
   uint8_t **ubinit;         /* initcheck: initialised bytes of each UB */
+  sl_race *race;            /* racecheck: clocks and shadows */
   /* trace */
   sl_trace_rec *trace;
   size_t ntrace, captrace, maxtrace;
@@ -172,6 +176,24 @@ int sli_init_read(sl_machine *m, const sl_addr *a, int64_t bytes, int blk, int p
                   int32_t site);
 void sli_check_block_done(sl_machine *m, int blk);
 uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a);
+
+/* race.c */
+void sli_race_free(sl_machine *m);
+int sli_race_begin(sl_machine *m);
+void sli_race_issue(sl_machine *m, int blk, int pipe);
+void sli_race_set_flag(sl_machine *m, int blk, int ev, int id, int src);
+void sli_race_wait_flag(sl_machine *m, int blk, int ev, int id, int dst);
+void sli_race_barrier(sl_machine *m, int blk, int pipe);
+void sli_race_meet(sl_machine *m, int pe);
+int32_t sli_race_release(sl_machine *m, int blk);
+void sli_race_acquire(sl_machine *m, int blk, int32_t snap);
+void sli_race_acquire_thread(sl_machine *m, int blk, uint32_t from);
+void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t bytes,
+                     int write);
+void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add);
+void sli_race_observe(sl_machine *m, int blk, const sl_addr *a);
+void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, int blk,
+                     int pipe, int oblk, int opipe, int32_t osite, int owrite);
 
 /* sync.c */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,

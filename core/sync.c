@@ -67,6 +67,7 @@ int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
         (int)b->b);
   b->flagset[ev] |= bit;
   b->flag[ev][id] = src == SL_PIPE_S ? b->t : b->done[src];
+  sli_race_set_flag(m, (int)(b - m->blocks), ev, id, src);
   return SL_OK;
 }
 
@@ -88,6 +89,7 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
         (int)b->b, pipe_names[dst]);
   b->flagset[ev] &= (uint16_t)~bit;
   fire = b->flag[ev][id];
+  sli_race_wait_flag(m, (int)(b - m->blocks), ev, id, dst);
   if (dst == SL_PIPE_S) { if (b->t < fire) b->t = fire; }
   else if (b->pipe[dst] < fire) b->pipe[dst] = fire;
   return SL_OK;
@@ -135,6 +137,7 @@ int sl_pipe_barrier(sl_machine *m, int blk, int pipe) {
     return sli_err(m, SL_EARG, 1, "unknown pipe");
   if (pipe == SL_NPIPES) b->t = drained(b);
   else if (b->done[pipe] > b->t) b->t = b->done[pipe];
+  sli_race_barrier(m, blk, pipe);
   b->t += m->ps.pipe_barrier;
   return SL_OK;
 }
@@ -193,7 +196,7 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   if (m->bufs[sig->buf].space != SL_SPACE_SYM && pe != b->pe)
     return sli_err(m, SL_EARG, 1, "a remote signal must be a symmetric address");
   if ((st = check_sig(m, &l, 1, b, 1)) != SL_OK) return st;
-  if (after_mte3) b->t = drained(b);
+  if (after_mte3) { b->t = drained(b); sli_race_barrier(m, blk, SL_NPIPES); }
   b->t += m->ps.signal;
   path = sl_path(m, b->pe, pe);
   land = b->t + m->ps.alpha[path];
@@ -205,6 +208,7 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   e->op = op;
   e->val = v;
   e->site = m->site;
+  e->snap = sli_race_release(m, blk);
   sli_addr(&l, &e->dst);
   if (SLI_TRACING(m)) sli_trace(m, b->t, land, b->pe, b->b, 2, path, 4, pe, -1);
   if (sli_schedule(m, land, id) != SL_OK)
@@ -239,7 +243,7 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
   sli_addr(sig, &a);
   cur = sl_get_int((sl_dtype)sig->dtype, sli_ptr(m, &a), 0);
   b->t += poll_cost(m, b, sig->pe);
-  if (cmp_ok(cmp, cur, v)) { *got = cur; return SL_OK; }
+  if (cmp_ok(cmp, cur, v)) { *got = cur; sli_race_observe(m, blk, &a); return SL_OK; }
   b->state = B_SIGNAL;
   b->w = a;
   b->wperiod = 0;
@@ -285,6 +289,7 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
     memcpy(sli_ptr(m, &ua), sli_ptr(m, &fa), (size_t)bytes);
     sli_init_write(m, &ua, bytes);
     b->t = b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = first;
+    sli_race_observe(m, blk, &fa);
     *got = cur;
     return SL_OK;
   }
@@ -328,6 +333,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
         b->retkind = 1;
         b->ret = cur;
         sli_trace(m, t, at, f->pe, f->b, 3, 0, 0, b->pe, b->b);
+        sli_race_observe(m, i, &b->w);
         sli_wake(m, i, at);
         continue;
       }
@@ -357,6 +363,7 @@ int sl_barrier_all(sl_machine *m, int blk) {
     int i;
     m->bar_count = 0;
     m->bar_tmax = 0;
+    sli_race_meet(m, -1);
     for (i = 0; i < m->nb; i++)
       if (m->blocks[i].state == B_BARRIER) sli_wake(m, i, at);
   }
@@ -375,6 +382,7 @@ int sl_sync_all(sl_machine *m, int blk) {
     int i, first = pe * m->block_dim;
     m->sync_count[pe] = 0;
     m->sync_tmax[pe] = 0;
+    sli_race_meet(m, pe);
     for (i = first; i < first + m->block_dim; i++)
       if (m->blocks[i].state == B_SYNC) sli_wake(m, i, at);
   }
