@@ -199,7 +199,7 @@ void sl_launch_salvage(sl_machine *m) {
     } else {
       snprintf(line, sizeof(line), "block stopped at the virtual-time limit");
     }
-    m->site = -1;
+    m->site = b->state == B_READY ? -1 : b->wsite;
     sli_report(m, SL_R_SYNC, NULL, 0, 0, i, -1, line);
     b->state = B_DONE;
     b->end = b->t;

@@ -116,6 +116,7 @@ static const pfield pfields[] = {
   PF("host_GBps", host_GBps, 'd'), PF("host_setup_us", host_setup_us, 'd'),
   PF("sym_heap_bytes", sym_heap_bytes, 'l'), PF("prof_pe", prof_pe, 'i'),
   PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
+  PF("instruction_budget", instruction_budget, 'l'),
   { NULL, 0, 0 }
 };
 
@@ -517,6 +518,19 @@ static int m_tostring(lua_State *L) {
 /* launch                                                              */
 /* ------------------------------------------------------------------ */
 
+#define HOOK_STEP 10000
+
+/* count hook of a kernel coroutine: a block that runs its budget of Lua
+** instructions without calling a primitive (an endless loop) is stopped */
+static void budget_hook(lua_State *co, lua_Debug *ar) {
+  intptr_t *left = (intptr_t *)lua_getextraspace(co);
+  (void)ar;
+  if ((*left -= HOOK_STEP) < 0)
+    luaL_error(co, "instruction budget exceeded: the block ran more Lua instructions "
+               "than the machine option instruction_budget without calling a "
+               "primitive (an endless loop?)");
+}
+
 /* push the context table k of block blk */
 static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
   int pe, b;
@@ -615,6 +629,11 @@ static int m_launch(lua_State *L) {
     if (lua_rawgeti(L, cos, blk + 1) == LUA_TNIL) {   /* first run */
       lua_pop(L, 1);
       co = lua_newthread(L);
+      if (sl_machine_params(m)->instruction_budget > 0) {
+        *(intptr_t *)lua_getextraspace(co) =
+            (intptr_t)sl_machine_params(m)->instruction_budget;
+        lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+      }
       lua_pushvalue(L, 2);
       push_k(L, 1, blk, m);
       for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
@@ -1009,6 +1028,8 @@ static lmach *kcheck(lua_State *L, int *blk) {
     luaL_error(L, "primitive called outside its block's run (a stale k, or "
                "after the launch)");
   if (sl_machine_params(lm->m)->check) set_site(L, lm);
+  *(intptr_t *)lua_getextraspace(L) =                      /* the budget restarts */
+      (intptr_t)sl_machine_params(lm->m)->instruction_budget;
   return lm;
 }
 

@@ -35,6 +35,7 @@ const char *sl_params_check(const sl_params *p) {
   if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
   if (p->queue_depth < 1 || p->queue_depth > 255) return "queue_depth";
   if (p->check < 0 || p->check > 15) return "check";
+  if (p->instruction_budget < 0) return "instruction_budget";
   if (p->time_limit_us < 0) return "time_limit_us";
   if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
       p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||

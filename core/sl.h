@@ -97,6 +97,7 @@ typedef struct sl_params {
   int prof_pe;              /* cycle profiling PE, -1 = off */
   int64_t time_limit_us;    /* 0 = none */
   int check;                /* SL_CHECK_* bits: a checked run records, skips, goes on */
+  int64_t instruction_budget; /* Lua instructions a block may run between primitives */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */

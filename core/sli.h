@@ -53,6 +53,7 @@ typedef struct sl_block {
   /* what it waits for */
   sl_addr w;
   int32_t wcmp, wnext;
+  int32_t wsite;            /* checked runs: the line it waits at */
   int64_t wval;
   sl_addr wub;              /* polling wait: UB that receives the flag */
   int64_t wbytes;

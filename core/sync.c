@@ -245,6 +245,7 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
   b->t += poll_cost(m, b, sig->pe);
   if (cmp_ok(cmp, cur, v)) { *got = cur; sli_race_observe(m, blk, &a); return SL_OK; }
   b->state = B_SIGNAL;
+  b->wsite = m->site;
   b->w = a;
   b->wperiod = 0;
   b->wcmp = cmp;
@@ -294,6 +295,7 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
     return SL_OK;
   }
   b->state = B_SIGNAL;
+  b->wsite = m->site;
   b->w = fa;
   b->wcmp = cmp;
   b->wval = v;
@@ -354,6 +356,7 @@ int sl_barrier_all(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   b->t = drained(b);
   b->state = B_BARRIER;
+  b->wsite = m->site;
   if (b->t > m->bar_tmax) m->bar_tmax = b->t;
   if (++m->bar_count == m->nb) {
     int path = m->p.n_pes > m->p.pes_per_server ? SL_PATH_RDMA
@@ -376,6 +379,7 @@ int sl_sync_all(sl_machine *m, int blk) {
   int pe = b->pe;
   b->t = drained(b);
   b->state = B_SYNC;
+  b->wsite = m->site;
   if (b->t > m->sync_tmax[pe]) m->sync_tmax[pe] = b->t;
   if (++m->sync_count[pe] == m->block_dim) {
     sl_time at = m->sync_tmax[pe] + m->ps.sync_all;

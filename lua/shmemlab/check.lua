@@ -57,10 +57,12 @@ function check.format(m, r)
     L[#L + 1] = string.format("======    at %s by %s", site_text(m, r.site), who(r))
   end
   if r.buffer then
-    L[#L + 1] = string.format("======    %s buffer '%s' (%s), byte offset %d, length %d, "
-                              .. "allocation %d bytes%s", r.space, r.buffer, space_text(r),
-                              r.offset, r.bytes, r.size,
-                              r.kind == "uninitialized_read" and r.what and ("; " .. r.what) or "")
+    local where = r.space == "UB" and string.format("UB of PE %d core %d", r.pe, r.by_block)
+      or string.format("%s buffer '%s' (%s)", r.space, r.buffer, space_text(r))
+    L[#L + 1] = string.format("======    %s, byte offset %d, length %d%s%s", where, r.offset,
+                              r.bytes, r.size > 0 and string.format(", allocation %d bytes", r.size)
+                              or "", r.kind == "uninitialized_read" and r.what and ("; " .. r.what)
+                              or "")
   end
   if r.count > 1 then L[#L + 1] = string.format("======    (%d occurrences)", r.count) end
   return table.concat(L, "\n") .. "\n"

@@ -46,4 +46,5 @@ return {
   host_setup_us = 10,
   time_limit_us = 60 * 1000 * 1000,      -- virtual-time limit of one launch
   hccl_buffer_bytes = 200 * 1024 * 1024, -- HCCL buffer per rank (baselines)
+  instruction_budget = 200 * 1000 * 1000, -- Lua instructions between primitives (0 = none)
 }
