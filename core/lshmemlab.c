@@ -457,6 +457,7 @@ static int m_check_reports(lua_State *L) {
   static const char *const kinds[] = { "out_of_bounds", "use_after_free",
                                        "uninitialized_read", "race", "sync" };
   lmach *lm = checkmach(L, 1);
+  int clear = lua_toboolean(L, 2);
   size_t i, n = sl_report_count(lm->m);
   lua_createtable(L, (int)n, 0);
   for (i = 0; i < n; i++) {
@@ -492,7 +493,7 @@ static int m_check_reports(lua_State *L) {
     if (r->msg[0]) { lua_pushstring(L, r->msg); lua_setfield(L, -2, "what"); }
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  if (lua_toboolean(L, 2)) sl_report_clear(lm->m);
+  if (clear) sl_report_clear(lm->m);
   return 1;
 }
 

@@ -5,7 +5,8 @@
 ** issue from S carries what S has acquired (not S's own stores); set_flag /
 ** wait_flag; PipeBarrier; a signal wait that observed the signalling write
 ** (or a polled flag that observed its writer); barrier_all; sync_all.
-** A shadow per 32-byte granule holds the last write and the last read; an
+** A shadow per 32-byte granule holds the last write and the last read, with
+** the bytes each touched (so neighbours sharing a granule do not collide); an
 ** access unordered with a conflicting one is a race, reported once per
 ** (line, other line, buffer) with a count.
 */
@@ -17,12 +18,18 @@
 #define NONE 0xffffffffu
 #define GRAIN 32
 
-/* the shadow of one 32-byte granule */
+/* one access remembered by a granule: thread, clock, bytes, Lua line */
+typedef struct rc_acc {
+  uint32_t t, c, m;
+  int32_t s;
+  int32_t atomic;
+} rc_acc;
+
+/* the shadow of one 32-byte granule: two writers and two readers (slices of
+** two blocks often meet inside a granule), and the release of the last signal */
 typedef struct rc_cell {
-  uint32_t wt, wc, rt, rc;  /* last writer and reader: thread, clock */
-  int32_t ws, rs;           /* their Lua lines */
-  int32_t snap;             /* the release of the last signal written here */
-  int32_t atomic;           /* the last write was an atomic accumulate */
+  rc_acc w[2], r[2];
+  int32_t snap;
 } rc_cell;
 
 struct sl_race {
@@ -250,6 +257,48 @@ static void race(sl_machine *m, const sl_addr *a, int64_t bytes, int write,
                   os, owrite);
 }
 
+/* the bytes of granule i (of n, the access starting lo bytes into the first
+** granule and ending hi bytes into the last) as a mask */
+static uint32_t grain_mask(size_t i, size_t n, int lo, int hi) {
+  uint32_t m = 0xffffffffu;
+  if (i == 0) m &= 0xffffffffu << lo;
+  if (i == n - 1 && hi < GRAIN) m &= 0xffffffffu >> (GRAIN - hi);
+  return m;
+}
+
+/* remember access x in one of two slots: bytes it covers leave the others;
+** with both slots taken by other threads, the older gives way */
+static void remember(rc_acc *slot, const rc_acc *x) {
+  int i, free_i = -1;
+  for (i = 0; i < 2; i++) {
+    if (slot[i].t == NONE) continue;
+    slot[i].m &= ~x->m;
+    if (slot[i].m == 0) slot[i].t = NONE;
+  }
+  for (i = 0; i < 2; i++) if (slot[i].t == NONE) { free_i = i; break; }
+  if (free_i < 0) {                     /* both taken: merge into the older */
+    rc_acc old = slot[0];
+    slot[0] = slot[1];
+    slot[1] = *x;
+    slot[1].m |= old.m;
+    return;
+  }
+  slot[free_i] = *x;
+}
+
+/* is access x (by thread u, bytes mask) unordered with a remembered one? */
+static const rc_acc *conflict(const rc_acc *slot, uint32_t u, const uint32_t *vu,
+                              uint32_t mask, int atomic) {
+  int i;
+  for (i = 0; i < 2; i++) {
+    const rc_acc *o = &slot[i];
+    if (o->t == NONE || o->t == u || !(o->m & mask)) continue;
+    if (atomic && o->atomic) continue;    /* unordered atomics do not race */
+    if (vu[o->t] < o->c) return o;
+  }
+  return NULL;
+}
+
 /* an access by pipe of blk to [a, a + bytes): check it, then record it;
 ** write = 2 is an atomic accumulate (unordered atomics do not race) */
 void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t bytes,
@@ -259,29 +308,33 @@ void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t 
   rc_cell *c;
   size_t i, n;
   uint32_t u, *vu;
-  int reported = 0;
+  int reported = 0, lo, hi;
   if (r == NULL || !(m->p.check & SL_CHECK_RACE) || bytes <= 0) return;
   sli_addr(l, &a);
   if ((c = cells(m, &a, bytes, &n)) == NULL) return;
+  lo = (int)(a.off % GRAIN);
+  hi = (int)((a.off + bytes - 1) % GRAIN) + 1;
   u = TID(blk, pipe);
   vu = VC(r, u);
   for (i = 0; i < n; i++, c++) {
+    rc_acc x;
+    x.t = u; x.c = vu[u]; x.m = grain_mask(i, n, lo, hi); x.s = m->site;
+    x.atomic = write == 2;
     if (!reported) {
-      if (c->wt != NONE && c->wt != u && vu[c->wt] < c->wc &&
-          !(write == 2 && c->atomic == 1)) {
-        race(m, &a, bytes, write, u, c->wt, c->ws, 1);
-        reported = 1;
-      } else if (write && c->rt != NONE && c->rt != u && vu[c->rt] < c->rc) {
-        race(m, &a, bytes, write, u, c->rt, c->rs, 0);
+      const rc_acc *o = conflict(c->w, u, vu, x.m, write == 2);
+      int owrite = 1;
+      if (o == NULL && write) { o = conflict(c->r, u, vu, x.m, 0); owrite = 0; }
+      if (o != NULL) {
+        race(m, &a, bytes, write, u, o->t, o->s, owrite);
         reported = 1;
       }
     }
     if (write) {
-      c->wt = u; c->wc = vu[u]; c->ws = m->site;
-      c->atomic = write == 2;
-      c->rt = NONE;
+      remember(c->w, &x);
+      c->r[0].m &= ~x.m; if (c->r[0].m == 0) c->r[0].t = NONE;
+      c->r[1].m &= ~x.m; if (c->r[1].m == 0) c->r[1].t = NONE;
     } else {
-      c->rt = u; c->rc = vu[u]; c->rs = m->site;
+      remember(c->r, &x);
     }
   }
 }
@@ -315,5 +368,6 @@ void sli_race_observe(sl_machine *m, int blk, const sl_addr *a) {
   if (m->race == NULL || !(m->p.check & SL_CHECK_RACE)) return;
   if ((c = cells(m, a, 1, &n)) == NULL) return;
   if (c->snap >= 0) sli_race_acquire(m, blk, c->snap);
-  if (c->wt != NONE) sli_race_acquire_thread(m, blk, c->wt);
+  if (c->w[0].t != NONE) sli_race_acquire_thread(m, blk, c->w[0].t);
+  if (c->w[1].t != NONE) sli_race_acquire_thread(m, blk, c->w[1].t);
 }
