@@ -143,10 +143,11 @@ test-asan: deps
 
 # ---------------------------------------------------------------- bench
 bench: all $(BENCH_BINS)
-	@if [ -f bench/engine.lua ]; then \
-	  echo "$(RUN_ENV) $(LUA) bench/engine.lua"; \
-	  $(RUN_ENV) $(LUA) bench/engine.lua || exit 1; \
-	fi; \
+	@for b in bench/*.lua; do \
+	  [ -f "$$b" ] || continue; \
+	  echo "$(RUN_ENV) $(LUA) $$b"; \
+	  $(RUN_ENV) $(LUA) $$b || exit 1; \
+	done; \
 	for b in $(BENCH_BINS); do echo "== $$b"; ./$$b || exit 1; done
 
 # ---------------------------------------------------------------- install
