@@ -473,46 +473,45 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   return SL_OK;
 }
 
+/* element i of a UB tensor for a scalar access on the S pipe: checked
+** (bounds; initcheck and racecheck see the access); NULL when skipped */
+static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int write,
+                        int *st) {
+  sl_block *b = &m->blocks[blk];
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
+  sl_loc l;
+  sl_addr a;
+  if ((*st = own_ub(m, b, ub, 1)) != SL_OK) return NULL;
+  l = loc_at(ub, i);
+  *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
+  if (*st != SL_OK) return NULL;
+  sli_addr(&l, &a);
+  if (write) sli_init_write(m, &a, esz);
+  else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
+  sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
+  b->t += m->ps.scalar;
+  return sli_ptr(m, &a);
+}
+
 /* GetValue on UB (S pipe): reads what has landed by now */
 int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival) {
-  sl_block *b = &m->blocks[blk];
-  sl_loc l;
-  sl_addr a;
   int st;
-  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
-  if ((st = own_ub(m, b, ub, 1)) != SL_OK) return st;
-  l = loc_at(ub, i);
-  if ((st = sli_bounds(m, &l, esz, 0, "get_value", 2, b->pe, b->b)) != SL_OK)
-    return st;
-  sli_addr(&l, &a);
-  sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
-  sli_race_access(m, blk, SL_PIPE_S, &l, esz, 0);
-  if (sl_dtype_isfloat((sl_dtype)ub->dtype))
-    *num = sl_get_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
-  else *ival = sl_get_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0);
-  b->t += m->ps.scalar;
+  uint8_t *p = ub_elem(m, blk, ub, i, 0, &st);
+  if (p == NULL) return st;
+  if (sl_dtype_isfloat((sl_dtype)ub->dtype)) *num = sl_get_num((sl_dtype)ub->dtype, p, 0);
+  else *ival = sl_get_int((sl_dtype)ub->dtype, p, 0);
   return SL_OK;
 }
 
 /* SetValue on UB (S pipe): writes now */
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint) {
-  sl_block *b = &m->blocks[blk];
-  sl_loc l;
-  sl_addr a;
   int st;
-  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
-  if ((st = own_ub(m, b, ub, 1)) != SL_OK) return st;
-  l = loc_at(ub, i);
-  if ((st = sli_bounds(m, &l, esz, 1, "set_value", 2, b->pe, b->b)) != SL_OK)
-    return st;
-  sli_addr(&l, &a);
-  sli_init_write(m, &a, esz);
-  sli_race_access(m, blk, SL_PIPE_S, &l, esz, 1);
-  if (isint) sl_set_int((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, ival);
-  else sl_set_num((sl_dtype)ub->dtype, sli_ptr(m, &a), 0, num);
-  b->t += m->ps.scalar;
+  uint8_t *p = ub_elem(m, blk, ub, i, 1, &st);
+  if (p == NULL) return st;
+  if (isint) sl_set_int((sl_dtype)ub->dtype, p, 0, ival);
+  else sl_set_num((sl_dtype)ub->dtype, p, 0, num);
   return SL_OK;
 }
 
