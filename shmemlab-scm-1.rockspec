@@ -39,6 +39,7 @@ build = {
         "core/machine.c",
         "core/mem.c",
         "core/mte.c",
+        "core/race.c",
         "core/sim.c",
         "core/sync.c",
       },
