@@ -208,5 +208,5 @@ void sl_launch_salvage(sl_machine *m) {
   m->nheap = 0;
   m->nevs = 0;
   m->free_ev = -1;
-  for (i = 0; i < m->nbufs; i++) m->bufs[i].waiters = -1;
+  sli_unpark_all(m);
 }

@@ -101,7 +101,9 @@ void sl_machine_free(sl_machine *m) {
   if (m == NULL) return;
   ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
   if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
-  for (j = 0; j < m->nbufs; j++) { free(m->bufs[j].data); free(m->bufs[j].init); }
+  for (j = 0; j < m->nbufs; j++) {
+    free(m->bufs[j].data); free(m->bufs[j].init); free(m->bufs[j].wait_heads);
+  }
   if (m->ubinit) for (i = 0; i < ncore; i++) free(m->ubinit[i]);
   free(m->ubinit); free(m->reports);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
@@ -229,11 +231,10 @@ void sl_launch_end(sl_machine *m, double *kernel_us, double *e2e_us,
 
 /* abandon a launch: pending events are dropped, waiters forgotten */
 void sl_launch_abort(sl_machine *m) {
-  int i;
   m->nheap = 0;
   m->nevs = 0;
   m->free_ev = -1;
-  for (i = 0; i < m->nbufs; i++) m->bufs[i].waiters = -1;
+  sli_unpark_all(m);
   sli_res_clear(m, 0);
   m->running = 0;
 }

@@ -112,7 +112,8 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
   b->bytes = bytes;
   b->stride = space == SL_SPACE_HOST ? 0 : bytes;
   b->sym_off = sym_off;
-  b->waiters = -1;
+  b->waiters = 0;
+  b->wait_heads = NULL;
   if (name != NULL && name[0] != '\0')
     snprintf(b->name, sizeof(b->name), "%s", name);
   else
@@ -136,6 +137,8 @@ int sl_free(sl_machine *m, int id) {
   if (b->space == SL_SPACE_SYM) heap_release(m, b->sym_off);
   free(b->data);
   free(b->init);
+  free(b->wait_heads);
+  b->wait_heads = NULL;
   b->data = NULL;
   b->init = NULL;
   b->freed = 1;

@@ -239,7 +239,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       }
       else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
                      (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
-      if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters >= 0)
+      if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
         sli_notify(m, &e->dst, e->n, t, e->blk);
       break;
     }
@@ -265,7 +265,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       sl_set_int(dt, d, 0, v);
       sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
       if (m->race) sli_race_signal(m, &e->dst, e->snap, e->op == SL_SIGNAL_ADD);
-      if (m->bufs[e->dst.buf].waiters >= 0)
+      if (m->bufs[e->dst.buf].waiters > 0)
         sli_notify(m, &e->dst, (int64_t)sl_dtype_size(dt), t, e->blk);
       break;
     }

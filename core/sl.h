@@ -150,7 +150,8 @@ typedef struct sl_buf {
   int64_t stride;           /* bytes between PE copies (0 for host) */
   uint8_t *data;
   char name[32];
-  int32_t waiters;          /* head of the list of blocks waiting on it */
+  int32_t waiters;          /* blocks waiting on it (0: none) */
+  int32_t *wait_heads;      /* per PE copy: head of the list of its waiters */
   uint8_t *init;            /* initcheck: 1 per byte written since allocation */
 } sl_buf;
 

@@ -201,5 +201,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
                 int from_blk);
 int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id);
 int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id);
+int sli_park(sl_machine *m, int blk, const sl_addr *a);
+void sli_unpark_all(sl_machine *m);
 
 #endif

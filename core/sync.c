@@ -4,6 +4,7 @@
 */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sli.h"
@@ -250,8 +251,8 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
   b->wperiod = 0;
   b->wcmp = cmp;
   b->wval = v;
-  b->wnext = m->bufs[a.buf].waiters;
-  m->bufs[a.buf].waiters = blk;
+  if (sli_park(m, blk, &a) != SL_OK)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for a waiter");
   return SL_OK;
 }
 
@@ -303,19 +304,48 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
   b->wbytes = bytes;
   b->wfirst = first;
   b->wperiod = period;
-  b->wnext = m->bufs[fa.buf].waiters;
-  m->bufs[fa.buf].waiters = blk;
+  if (sli_park(m, blk, &fa) != SL_OK)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for a waiter");
   return SL_OK;
+}
+
+/* block blk waits on the element at a: it joins the list of a's PE copy */
+int sli_park(sl_machine *m, int blk, const sl_addr *a) {
+  sl_buf *bf = &m->bufs[a->buf];
+  if (bf->wait_heads == NULL) {
+    int p, copies = bf->space == SL_SPACE_HOST ? 1 : m->p.n_pes;
+    bf->wait_heads = malloc((size_t)copies * sizeof(*bf->wait_heads));
+    if (bf->wait_heads == NULL) return SL_ENOMEM;
+    for (p = 0; p < copies; p++) bf->wait_heads[p] = -1;
+  }
+  m->blocks[blk].wnext = bf->wait_heads[a->pe];
+  bf->wait_heads[a->pe] = blk;
+  bf->waiters++;
+  return SL_OK;
+}
+
+/* forget every waiter (a launch ends or is abandoned) */
+void sli_unpark_all(sl_machine *m) {
+  int i, p;
+  for (i = 0; i < m->nbufs; i++) {
+    sl_buf *bf = &m->bufs[i];
+    if (bf->waiters == 0 || bf->wait_heads == NULL) continue;
+    for (p = 0; p < (bf->space == SL_SPACE_HOST ? 1 : m->p.n_pes); p++) bf->wait_heads[p] = -1;
+    bf->waiters = 0;
+  }
 }
 
 /* a write landed on [a, a+bytes): wake the waiters it satisfies */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
                 int from_blk) {
-  int32_t *link = &m->bufs[a->buf].waiters;
+  sl_buf *bf = &m->bufs[a->buf];
+  int32_t *link;
+  if (bf->wait_heads == NULL) return;
+  link = &bf->wait_heads[a->pe];
   while (*link >= 0) {
     int32_t i = *link;
     sl_block *b = &m->blocks[i];
-    if (b->w.pe == a->pe && b->w.off >= a->off && b->w.off < a->off + bytes) {
+    if (b->w.off >= a->off && b->w.off < a->off + bytes) {
       const uint8_t *p = sli_ptr(m, &b->w);
       int64_t cur = sl_get_int((sl_dtype)b->w.dtype, p, 0);
       if (cmp_ok(b->wcmp, cur, b->wval)) {
@@ -332,6 +362,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
         const sl_block *f = &m->blocks[from_blk];
         *link = b->wnext;
         b->wnext = -1;
+        bf->waiters--;
         b->retkind = 1;
         b->ret = cur;
         sli_trace(m, t, at, f->pe, f->b, 3, 0, 0, b->pe, b->b);
