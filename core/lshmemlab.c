@@ -18,9 +18,11 @@
 #define VIEW_MT "shmemlab.view"
 #define BLOCK_MT "shmemlab.block"
 #define VIEW_MAGIC 0x53484d56u
+#define MACH_MAGIC 0x53484d4du
 
 /* a machine as Lua sees it */
 typedef struct lmach {
+  uint32_t magic;           /* MACH_MAGIC: a cheap identity check */
   sl_machine *m;
   int cur;                  /* running block, -1 when none */
   int kernel_ref;           /* registry ref of the running launch's table */
@@ -155,6 +157,7 @@ static int l_new(lua_State *L) {
     lua_pop(L, 1);
   }
   lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 1);
+  lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
   lm->kernel_ref = LUA_NOREF;
@@ -1023,9 +1026,12 @@ static lmach *kcheck(lua_State *L, int *blk) {
   lua_rawgeti(L, 1, 1);
   lua_rawgeti(L, 1, 2);
   lm = (lmach *)lua_touserdata(L, -1);
+  if (lm != NULL && (lua_type(L, -1) != LUA_TUSERDATA ||
+                     lua_rawlen(L, -1) != sizeof(lmach) || lm->magic != MACH_MAGIC))
+    lm = NULL;                            /* not a machine: a forged context */
   *blk = (int)lua_tointeger(L, -2);
   lua_pop(L, 2);
-  if (lm == NULL || lm->m == NULL || lm->cur != *blk)
+  if (lm == NULL || lm->m == NULL || *blk < 0 || lm->cur != *blk)
     luaL_error(L, "primitive called outside its block's run (a stale k, or "
                "after the launch)");
   if (sl_machine_params(lm->m)->check) set_site(L, lm);
