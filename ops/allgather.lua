@@ -51,7 +51,7 @@ end
 return op.define {
   name = "allgather",
   collective = "allgather",
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 256 * 1024, block_dim = 16 },
   unused = {
     [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
@@ -65,34 +65,26 @@ return op.define {
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  payload = function(c)
-    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.shard_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, epoch = 0 }
-    s.chunk = math.min(c.count, op.fit(c.sym_bytes // c.pes, esize))
-    s.rounds = (c.count + s.chunk - 1) // s.chunk
+    local s = op.state(c, { epoch = 0 })
+    op.plan_rounds(c, s, op.fit(c.sym_bytes // c.pes, s.esize))
     s.staged = s.rounds > 1
     s.slices = math.max(1, c.block_dim // c.pes)
-    s.ub_elems = op.fit(c.ub_bytes, esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s)
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.stage = m:malloc(c.dtype, s.chunk * c.pes, s.staged and "stage" or "output")
     s.output = s.staged and m:alloc(c.dtype, c.count * c.pes, "output") or s.stage
     s.arrived = m:malloc("int32", 8, "arrived")
-    s.expect = m:host(c.dtype, c.count * c.pes, "expect")
-    for p = 0, c.pes - 1 do s.expect:sub(p * c.count, c.count):copy(s.input:on(p)) end
+    s.expect = op.allgather_expect(m, c, s.input)
     return s
   end,
 
   run = function(m, c, s)
     s.epoch = s.epoch + 1
-    return { m:launch({ name = "allgather", kernel = kernel }, c.block_dim, s) }
+    return op.launch(m, c, s, "allgather", kernel)
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

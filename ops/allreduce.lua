@@ -13,17 +13,6 @@ local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local F = lab.frames
 
-local ATOMIC = { sum = "add", max = "max", min = "min" }
-
--- the identity of a reduction, as a fill("const") value (fills saturate)
-local function identity(dtype, reduce)
-  if reduce == "sum" then return 0 end
-  local lo = { int8 = -128, int16 = -32768, int32 = -2 ^ 31, int64 = -2 ^ 63, uint8 = 0 }
-  local hi = { int8 = 127, int16 = 32767, int32 = 2 ^ 31 - 1, int64 = 2 ^ 63, uint8 = 255 }
-  if reduce == "max" then return lo[dtype] or -math.huge end
-  return hi[dtype] or math.huge
-end
-
 -- signal slots (32 bytes apart): contrib[j], pushed[j] per part, arrived
 local function slot(a, name, j) return a.sig:sub(8 * (a.slot[name] + (j or 0)), 1) end
 
@@ -104,7 +93,7 @@ end
 return op.define {
   name = "allreduce",
   collective = "allreduce",
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 256 * 1024, block_dim = 16, reduce = "sum" },
   unused = {
     [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
@@ -119,29 +108,20 @@ return op.define {
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  payload = function(c)
-    return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.elems_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, n_pes = c.pes, epoch = 0 }
-    s.atomic = ATOMIC[c.reduce]
-    if not s.atomic then
-      error(string.format("allreduce: unknown reduce '%s' (sum, max or min)",
-                          tostring(c.reduce)), 0)
-    end
-    local slice = math.min(op.split(c.count, c.pes, esize),
-                           op.fit(c.sym_bytes // (c.pes + 1), esize))
-    s.chunk = math.min(c.count, slice * c.pes)
-    s.rounds = (c.count + s.chunk - 1) // s.chunk
+    local s = op.state(c, { n_pes = c.pes, epoch = 0 })
+    s.atomic = op.atomic("allreduce", c.reduce)
+    local slice = math.min(op.split(c.count, c.pes, s.esize),
+                           op.fit(c.sym_bytes // (c.pes + 1), s.esize))
+    op.plan_rounds(c, s, slice * c.pes)
     s.staged = s.rounds > 1
     s.parts = math.max(1, c.block_dim // c.pes)
     s.slot = { contrib = 0, pushed = s.parts, arrived = 2 * s.parts }
-    s.ub_elems = op.fit(c.ub_bytes, esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s)
     s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count, "input"))
-    local ident = identity(c.dtype, c.reduce)
+    local ident = op.identity(c.dtype, c.reduce)
     s.acc = m:malloc(c.dtype, slice, "accumulator"):fill("const", ident)
     s.identity = m:alloc(c.dtype, slice, "identity"):fill("const", ident)
     s.sig = m:malloc("int32", 8 * (2 * s.parts + 1), "signals")
@@ -153,20 +133,14 @@ return op.define {
       s.output = m:malloc(c.dtype, c.count, "output")
       s.dest = s.output
     end
-    s.expect = m:host(c.dtype, c.count, "expect")
-    if c.reduce == "sum" then s.expect:fill("zero") else s.expect:copy(s.input:on(0)) end
-    for p = c.reduce == "sum" and 0 or 1, c.pes - 1 do
-      s.expect:copy(s.input:on(p), s.atomic)
-    end
+    s.expect = op.allreduce_expect(m, c, s.input, s.atomic)
     return s
   end,
 
   run = function(m, c, s)
     s.epoch = s.epoch + 1
-    return { m:launch({ name = "allreduce", kernel = kernel }, c.block_dim, s) }
+    return op.launch(m, c, s, "allreduce", kernel)
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

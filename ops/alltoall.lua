@@ -62,7 +62,7 @@ end
 return op.define {
   name = "alltoall",
   collective = "alltoall",
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 64 * 1024, block_dim = 16 },
   unused = {
     [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
@@ -75,39 +75,27 @@ return op.define {
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  payload = function(c)
-    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.shard_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, magic = 0 }
-    s.chunk = math.min(c.count, op.fit(c.sym_bytes // c.pes, esize))
-    s.rounds = (c.count + s.chunk - 1) // s.chunk
+    local s = op.state(c, { magic = 0 })
+    op.plan_rounds(c, s, op.fit(c.sym_bytes // c.pes, s.esize))
     s.slices = math.max(1, c.block_dim // c.pes)   -- blocks per peer distance
     s.items = c.pes * s.slices
-    s.ub_elems = op.fit(c.ub_bytes, esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s)
     s.input = op.fill_input(m:alloc(c.dtype, c.count * c.pes, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count * c.pes, "output")
     s.stage = m:malloc(c.dtype, s.chunk * c.pes, "stage")
     s.sig = m:malloc("int64", s.items, "signals")   -- [item]: written by PE me - d
-    s.expect = m:alloc(c.dtype, c.count * c.pes, "expect")   -- differs per PE: GM
-    for j = 0, c.pes - 1 do
-      for p = 0, c.pes - 1 do
-        s.expect:on(j):sub(p * c.count, c.count):copy(s.input:on(p):sub(j * c.count, c.count))
-      end
-    end
+    s.expect = op.alltoall_expect(m, c, s.input)
     return s
   end,
 
   run = function(m, c, s)
-    local r = m:launch({ name = "alltoall", kernel = kernel }, c.block_dim, s)
+    local results = op.launch(m, c, s, "alltoall", kernel)
     s.magic = s.magic + s.rounds          -- the next launch signals above every mark
-    return { r }
+    return results
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

@@ -58,7 +58,7 @@ end
 return op.define {
   name = "broadcast",
   collective = "broadcast",
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 256 * 1024, block_dim = 16, root = 0 },
   unused = {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
@@ -70,37 +70,26 @@ return op.define {
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  payload = function(c)
-    return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.elems_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local root = c.root or 0
-    if math.type(root) ~= "integer" or root < 0 or root >= c.pes then
-      error(string.format("root %s is not a PE of this machine (0..%d)", tostring(root),
-                          c.pes - 1), 0)
-    end
-    local s = { dtype = c.dtype, count = c.count, esize = esize, root = root, magic = 0 }
-    s.chunk = math.min(c.count, op.fit(c.sym_bytes, esize))
-    s.ub_elems = op.fit(c.ub_bytes, esize)
-    s.ub_bytes = s.ub_elems * esize
-    s.seqs = (c.count + s.chunk - 1) // s.chunk * ((s.chunk + s.ub_elems - 1) // s.ub_elems)
+    local s = op.state(c, { root = op.pe_option(c.root or 0, "root", c.pes), magic = 0 })
+    op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))
+    op.fit_ub(c, s)
+    s.seqs = s.rounds * ((s.chunk + s.ub_elems - 1) // s.ub_elems)
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count, "output")
     s.sym = m:malloc(c.dtype, s.chunk, "sym")
     s.sync = m:malloc("int64", c.block_dim, "sync")
-    s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(root))
+    s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
     return s
   end,
 
   run = function(m, c, s)
-    local r = m:launch({ name = "broadcast", kernel = kernel }, c.block_dim, s)
+    local results = op.launch(m, c, s, "broadcast", kernel)
     s.magic = s.magic + s.seqs          -- above every magic + chunk_seq of this launch
-    return { r }
+    return results
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

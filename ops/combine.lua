@@ -24,18 +24,12 @@ local function kernel(k, a)
     k:set_flag("MTE2_MTE3", 0); k:wait_flag("MTE2_MTE3", 0)
     k:prof_end(F.COPY_IN)
     k:prof_start(F.REMOTE_PUT_GET)
-    for _, g in ipairs(ch.segs) do                            -- one put per source PE
-      moe.store_rows(k, k:ptr(a.stage, g.pe):sub(g.send * H), ub:sub(g.first * S), g.count, H, S)
-      sent[g.pe] = sent[g.pe] + g.count
-    end
+    moe.put_groups(k, a.stage, "send", ub, ch.segs, sent, H, S)   -- one put per source PE
     if i < #chunks then k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0) end
     k:prof_end(F.REMOTE_PUT_GET)
   end
   k:prof_start(F.SIGNAL_WAIT)
-  k:quiet()                                                   -- every put has landed
-  for pe = 0, k.n_pes - 1 do
-    if sent[pe] > 0 then k:signal_op(moe.sig(a.sig, k.pe), sent[pe], lab.SIGNAL_ADD, pe) end
-  end
+  moe.signal_counts(k, a.sig, sent)                           -- quiet, then the row counts
   for _, pe in ipairs(a.needs[k.pe][k.block]) do              -- my tokens' rows are staged
     k:signal_wait_until(moe.sig(a.sig, pe), lab.CMP_GE, a.tag * R.send[k.pe][pe])
   end
@@ -69,20 +63,15 @@ return op.define {
   unused = {},
 
   describe = function(c, s)
-    return { algorithm = "expert outputs put back to the sources' staging, signal_op ADD row "
-               .. "counts, weighted sum of each token's topk rows in UB, one write per tile",
-             chunk_elems = s.tile_tokens * s.hidden, ub_bytes = s.ub_bytes,
-             cores = c.block_dim, routing = moe.summary(s.routes) }
+    return moe.describe(s, "expert outputs put back to the sources' staging, signal_op ADD row "
+                           .. "counts, weighted sum of each token's topk rows in UB, one write "
+                           .. "per tile", s.tile_tokens * s.hidden, c.block_dim)
   end,
 
-  payload = function(c)
-    local cfg = moe.config(c)
-    return { local_tokens = cfg.tokens, hidden = cfg.hidden,
-             dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = moe.payload,
 
   setup = function(m, c)
-    local s = moe.state(c, c.ub_bytes)
+    local s = moe.state(c)
     local R, T, H = s.routes, s.routes.tokens, s.hidden
     s.tile_tokens = moe.tile_tokens(s, 1 + R.topk, 1)         -- topk rows + output row, tmp
     s.plan = moe.plan(R, c.block_dim, s.tile_tokens)
@@ -98,10 +87,8 @@ return op.define {
 
   run = function(m, c, s)
     s.tag = s.tag + 1
-    return { m:launch({ name = "combine", kernel = kernel }, c.block_dim, s) }
+    return op.launch(m, c, s, "combine", kernel)
   end,
 
-  check = function(_, c, s)
-    return moe.compare(s.output, s.expect, s.routes.tokens * s.hidden, c.pes)
-  end,
+  check = moe.check_combine,
 }

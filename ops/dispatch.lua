@@ -26,18 +26,12 @@ local function kernel(k, a)
     k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
     k:prof_end(F.LOCAL_COMPUTE)
     k:prof_start(F.REMOTE_PUT_GET)
-    for _, g in ipairs(t.groups) do                            -- one put per destination PE
-      moe.store_rows(k, k:ptr(a.recv, g.pe):sub(g.slot * H), pack:sub(g.first * S), g.count, H, S)
-      sent[g.pe] = sent[g.pe] + g.count
-    end
+    moe.put_groups(k, a.recv, "slot", pack, t.groups, sent, H, S)   -- one put per destination PE
     if i < #tiles then k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0) end
     k:prof_end(F.REMOTE_PUT_GET)
   end
   k:prof_start(F.SIGNAL_WAIT)
-  k:quiet()                                                    -- every put has landed
-  for pe = 0, k.n_pes - 1 do
-    if sent[pe] > 0 then k:signal_op(moe.sig(a.sig, k.pe), sent[pe], lab.SIGNAL_ADD, pe) end
-  end
+  moe.signal_counts(k, a.sig, sent)                            -- quiet, then the row counts
   for src = k.block, k.n_pes - 1, k.block_num do              -- all of src's rows are here
     k:signal_wait_until(moe.sig(a.sig, src), lab.CMP_GE, a.tag * a.routes.send[src][k.pe])
   end
@@ -54,20 +48,15 @@ return op.define {
   },
 
   describe = function(c, s)
-    return { algorithm = "token tiles packed by destination in UB, one put per destination, "
-               .. "signal_op ADD row counts, signal_wait_until per source",
-             chunk_elems = s.tile_tokens * s.hidden, ub_bytes = s.ub_bytes,
-             cores = c.block_dim, routing = moe.summary(s.routes) }
+    return moe.describe(s, "token tiles packed by destination in UB, one put per destination, "
+                           .. "signal_op ADD row counts, signal_wait_until per source",
+                        s.tile_tokens * s.hidden, c.block_dim)
   end,
 
-  payload = function(c)
-    local cfg = moe.config(c)
-    return { local_tokens = cfg.tokens, hidden = cfg.hidden,
-             dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = moe.payload,
 
   setup = function(m, c)
-    local s = moe.state(c, c.ub_bytes)
+    local s = moe.state(c)
     local R, cap = s.routes, s.routes.max_recv
     s.tile_tokens = moe.tile_tokens(s, 1 + R.topk)             -- tile row + topk packed rows
     s.plan = moe.plan(R, c.block_dim, s.tile_tokens)
@@ -81,10 +70,8 @@ return op.define {
 
   run = function(m, c, s)
     s.tag = s.tag + 1
-    return { m:launch({ name = "dispatch", kernel = kernel }, c.block_dim, s) }
+    return op.launch(m, c, s, "dispatch", kernel)
   end,
 
-  check = function(_, c, s)
-    return moe.compare(s.recv, s.expect, s.routes.max_recv * s.hidden, c.pes)
-  end,
+  check = moe.check_dispatch,
 }

@@ -62,7 +62,7 @@ end
 return op.define {
   name = "p2p",
   collective = "p2p",
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 256 * 1024, block_dim = 16, src_pe = 0, dst_pe = 1, mode = "put" },
   unused = {
     [F.COPY_IN] = "put mode: the put reads the input in place (get mode stages it: copy_in)",
@@ -76,33 +76,17 @@ return op.define {
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  -- the PEs that take part (the others launch and idle: their kernel time
-  -- says nothing about the transfer)
-  active_pes = function(c)
-    return { c.src_pe or 0, c.dst_pe or 1 }
-  end,
-
-  payload = function(c)
-    return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  active_pes = op.src_dst_pes,
+  payload = op.elems_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, magic = 0,
-                src = c.src_pe or 0, dst = c.dst_pe or 1, get = c.mode == "get" }
-    for _, f in ipairs({ "src", "dst" }) do
-      if math.type(s[f]) ~= "integer" or s[f] < 0 or s[f] >= c.pes then
-        error(string.format("p2p %s_pe %s is not a PE of this machine (0..%d)", f,
-                            tostring(s[f]), c.pes - 1), 0)
-      end
-    end
+    local src, dst = op.p2p_pes(c)
+    local s = op.state(c, { magic = 0, src = src, dst = dst, get = c.mode == "get" })
     if c.mode ~= "put" and c.mode ~= "get" then
       error("p2p mode must be 'put' or 'get', got '" .. tostring(c.mode) .. "'", 0)
     end
-    s.chunk = math.min(c.count, op.fit(c.sym_bytes, esize))
-    s.rounds = (c.count + s.chunk - 1) // s.chunk
-    s.ub_elems = op.fit(c.ub_bytes, esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))
+    op.fit_ub(c, s)
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count, "output")
     s.stage = m:malloc(c.dtype, s.chunk, "stage")
@@ -112,12 +96,10 @@ return op.define {
   end,
 
   run = function(m, c, s)
-    local r = m:launch({ name = "p2p", kernel = kernel }, c.block_dim, s)
+    local results = op.launch(m, c, s, "p2p", kernel)
     s.magic = s.magic + s.rounds          -- the next launch signals above every mark
-    return { r }
+    return results
   end,
 
-  check = function(_, _, s)
-    return s.output:on(s.dst):compare(s.expect)
-  end,
+  check = op.check_dst_output,
 }

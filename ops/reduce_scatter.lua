@@ -12,17 +12,6 @@ local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local F = lab.frames
 
-local ATOMIC = { sum = "add", max = "max", min = "min" }
-
--- the identity of a reduction, as a fill("const") value (fills saturate)
-local function identity(dtype, reduce)
-  if reduce == "sum" then return 0 end
-  local lo = { int8 = -128, int16 = -32768, int32 = -2 ^ 31, int64 = -2 ^ 63, uint8 = 0 }
-  local hi = { int8 = 127, int16 = 32767, int32 = 2 ^ 31 - 1, int64 = 2 ^ 63, uint8 = 255 }
-  if reduce == "max" then return lo[dtype] or -math.huge end
-  return hi[dtype] or math.huge
-end
-
 local function kernel(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local items = k.n_pes * a.parts                   -- (owner, part) pairs
@@ -67,7 +56,7 @@ end
 return op.define {
   name = "reduce_scatter",
   collective = "reduce_scatter",
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 256 * 1024, block_dim = 16, reduce = "sum" },
   unused = {
     [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
@@ -82,46 +71,28 @@ return op.define {
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  payload = function(c)
-    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.shard_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, epoch = 0 }
-    s.atomic = ATOMIC[c.reduce]
-    if not s.atomic then
-      error(string.format("reduce_scatter: unknown reduce '%s' (sum, max or min)",
-                          tostring(c.reduce)), 0)
-    end
-    s.chunk = math.min(c.count, op.fit(c.sym_bytes, esize))
-    s.rounds = (c.count + s.chunk - 1) // s.chunk
+    local s = op.state(c, { epoch = 0 })
+    s.atomic = op.atomic("reduce_scatter", c.reduce)
+    op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))
     s.parts = math.max(1, c.block_dim // c.pes)
-    s.ub_elems = op.fit(c.ub_bytes, esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s)
     s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count * c.pes, "input"))
     s.output = m:alloc(c.dtype, c.count, "output")
-    local ident = identity(c.dtype, c.reduce)
+    local ident = op.identity(c.dtype, c.reduce)
     s.acc = m:malloc(c.dtype, s.chunk, "accumulator"):fill("const", ident)
     s.identity = m:alloc(c.dtype, s.chunk, "identity"):fill("const", ident)
     s.arrived = m:malloc("int32", 8, "arrived")
-    s.expect = m:alloc(c.dtype, c.count, "expect")          -- per PE, built on the host
-    for p = 0, c.pes - 1 do
-      local want = s.expect:on(p)
-      if c.reduce == "sum" then want:fill("zero") else want:copy(s.input:on(0):sub(p * c.count, c.count)) end
-      for q = c.reduce == "sum" and 0 or 1, c.pes - 1 do
-        want:copy(s.input:on(q):sub(p * c.count, c.count), s.atomic)
-      end
-    end
+    s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
     return s
   end,
 
   run = function(m, c, s)
     s.epoch = s.epoch + 1
-    return { m:launch({ name = "reduce_scatter", kernel = kernel }, c.block_dim, s) }
+    return op.launch(m, c, s, "reduce_scatter", kernel)
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

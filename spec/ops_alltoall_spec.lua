@@ -3,35 +3,17 @@
 -- dtype, at 1 element, an odd size, beyond the HCCL buffer, beyond the
 -- symmetric budget and beyond the UB; frames are present or explained; a
 -- corrupted output is caught.
-local runner = require("shmemlab.runner")
-local lab = require("shmemlab")
+local H = require("spec.helpers.ops")
+local lab = H.lab
 
-local DTYPES = { "int8", "int16", "int32", "int64", "uint8", "fp16", "bf16", "fp32" }
-local PES = { 2, 3, 8, 16 }
+local DTYPES, PES = H.DTYPES, H.PES
+local assert_right = H.assert_exact
 
 -- one measured run of alltoall and its baseline (1 warm-up, 1 iteration)
-local function run(opts)
-  opts.warmup, opts.iters = 1, 1
-  return runner.run("alltoall", opts)
-end
+local function run(opts) return H.run("alltoall", opts) end
 
--- zero wrong elements in the op and its baseline, frames present or explained
-local function assert_right(r, what)
-  local function msg(name, ch)
-    return string.format("%s %s: %d wrong, first at %s on PE %s (expected %s, got %s)", what,
-      name, ch.wrong, tostring(ch.index), tostring(ch.pe), tostring(ch.expected),
-      tostring(ch.actual))
-  end
-  assert.are.equal(0, r.shmem.check.wrong, msg("alltoall", r.shmem.check))
-  assert.is_not_nil(r.baseline, what .. ": no baseline measured")
-  assert.are.equal(0, r.baseline.check.wrong, msg("hccl_alltoall", r.baseline.check))
-  assert.is_nil(r.frames.error, what .. ": " .. tostring(r.frames.error))
-end
-
--- a shard count whose whole input (n_pes shards) is about 2.5 times bytes
-local function beyond(bytes, pes, dtype)
-  return 2 * bytes // (pes * lab.core.dtype_size(dtype)) + 3
-end
+-- a shard count whose whole input (n_pes shards) is a little over twice bytes
+local function beyond(bytes, pes, dtype) return H.beyond(bytes, dtype, pes) end
 
 describe("alltoall", function()
   for _, pes in ipairs(PES) do
@@ -50,8 +32,7 @@ describe("alltoall", function()
           local r = run{ pes = pes, dtype = dt, count = beyond(4096, pes, dt),
                          overrides = { hccl_buffer_bytes = 4096 } }
           assert_right(r, string.format("%d PEs %s beyond the HCCL buffer", pes, dt))
-          assert.is_true(r.baseline.launches / r.config.iters > 1)
-          assert.are.equal(1, r.shmem.launches)
+          H.assert_split(r)
         end)
 
       it(string.format("runs %s beyond the symmetric budget in rounds on %d PEs", dt, pes),
@@ -78,13 +59,8 @@ describe("alltoall", function()
 
   it("names every frame kind it does not use", function()
     local r = run{ pes = 8, count = 1003 }
-    local used = {}
-    for _, row in ipairs(r.frames.rows) do used[row.id] = row.used end
-    assert.is_true(used[lab.frames.REMOTE_PUT_GET] and used[lab.frames.SIGNAL_WAIT]
-                   and used[lab.frames.FINALIZE])
-    for _, row in ipairs(r.frames.rows) do
-      if not row.used then assert.is_string(row.reason) end
-    end
+    H.assert_frames_used(r, { lab.frames.REMOTE_PUT_GET, lab.frames.SIGNAL_WAIT,
+                              lab.frames.FINALIZE })
   end)
 
   it("catches one corrupted output element, with its index and PE", function()
@@ -92,16 +68,6 @@ describe("alltoall", function()
     local r = run{ pes = pes, dtype = "int32", count = count }
     assert_right(r, "before the corruption")
     -- PE 5's slot 3 holds PE 3's shard 5; the input is iota over the machine
-    local at = 3 * count + 7
-    local want = 3 * (pes * count) + 5 * count + 7
-    for _, res in ipairs({ r.shmem, r.baseline }) do
-      res.state.output:on(5):sub(at, 1):fill("const", -7)
-      local wrong, index, pe, expected, actual = res.op.check(res.machine, r.config, res.state)
-      assert.are.equal(1, wrong)
-      assert.are.equal(at, index)
-      assert.are.equal(5, pe)
-      assert.are.equal(want, expected)
-      assert.are.equal(-7, actual)
-    end
+    H.assert_catches(r, 5, 3 * count + 7, 3 * (pes * count) + 5 * count + 7)
   end)
 end)

@@ -3,35 +3,14 @@
 -- from root 0 and root n - 1, in every dtype, at 1 element, an odd size,
 -- beyond the HCCL buffer, beyond the symmetric budget and beyond the UB;
 -- frames are present or explained; a corrupted output is caught.
-local runner = require("shmemlab.runner")
-local lab = require("shmemlab")
+local H = require("spec.helpers.ops")
+local lab = H.lab
 
-local DTYPES = { "int8", "int16", "int32", "int64", "uint8", "fp16", "bf16", "fp32" }
-local PES = { 2, 3, 8, 16 }
+local DTYPES, PES, beyond = H.DTYPES, H.PES, H.beyond
+local assert_right = H.assert_exact
 
 -- one measured run of broadcast and its baseline (1 warm-up, 1 iteration)
-local function run(opts)
-  opts.warmup, opts.iters = 1, 1
-  return runner.run("broadcast", opts)
-end
-
--- zero wrong elements in the op and its baseline, frames present or explained
-local function assert_right(r, what)
-  local function msg(name, ch)
-    return string.format("%s %s: %d wrong, first at %s on PE %s (expected %s, got %s)", what,
-      name, ch.wrong, tostring(ch.index), tostring(ch.pe), tostring(ch.expected),
-      tostring(ch.actual))
-  end
-  assert.are.equal(0, r.shmem.check.wrong, msg("broadcast", r.shmem.check))
-  assert.is_not_nil(r.baseline, what .. ": no baseline measured")
-  assert.are.equal(0, r.baseline.check.wrong, msg("hccl_broadcast", r.baseline.check))
-  assert.is_nil(r.frames.error, what .. ": " .. tostring(r.frames.error))
-end
-
--- an element count of about 2.5 times bytes
-local function beyond(bytes, dtype)
-  return 2 * bytes // lab.core.dtype_size(dtype) + 3
-end
+local function run(opts) return H.run("broadcast", opts) end
 
 describe("broadcast", function()
   for _, pes in ipairs(PES) do
@@ -53,8 +32,7 @@ describe("broadcast", function()
           local r = run{ pes = pes, dtype = dt, count = beyond(4096, dt), root = pes - 1,
                          overrides = { hccl_buffer_bytes = 4096 } }
           assert_right(r, string.format("%d PEs %s beyond the HCCL buffer", pes, dt))
-          assert.is_true(r.baseline.launches / r.config.iters > 1)
-          assert.are.equal(1, r.shmem.launches)
+          H.assert_split(r)
         end)
 
       it(string.format("runs %s beyond the symmetric budget in rounds on %d PEs", dt, pes),
@@ -89,29 +67,14 @@ describe("broadcast", function()
 
   it("names every frame kind it does not use", function()
     local r = run{ pes = 8, count = 1003, root = 7 }
-    local used = {}
-    for _, row in ipairs(r.frames.rows) do used[row.id] = row.used end
-    for _, id in ipairs({ lab.frames.COPY_IN, lab.frames.REMOTE_PUT_GET,
-                          lab.frames.SIGNAL_WAIT, lab.frames.FINALIZE }) do
-      assert.is_true(used[id], "frame " .. id .. " unused")
-    end
-    for _, row in ipairs(r.frames.rows) do
-      if not row.used then assert.is_string(row.reason) end
-    end
+    H.assert_frames_used(r, { lab.frames.COPY_IN, lab.frames.REMOTE_PUT_GET,
+                              lab.frames.SIGNAL_WAIT, lab.frames.FINALIZE })
   end)
 
   it("catches one corrupted output element, with its index and PE", function()
     local r = run{ pes = 8, dtype = "int32", count = 1003, root = 7 }
     assert_right(r, "before the corruption")
     -- every PE holds root 7's input: iota over the machine, 7 * 1003 + i
-    for _, res in ipairs({ r.shmem, r.baseline }) do
-      res.state.output:on(2):sub(500, 1):fill("const", -7)
-      local wrong, index, pe, expected, actual = res.op.check(res.machine, r.config, res.state)
-      assert.are.equal(1, wrong)
-      assert.are.equal(500, index)
-      assert.are.equal(2, pe)
-      assert.are.equal(7 * 1003 + 500, expected)
-      assert.are.equal(-7, actual)
-    end
+    H.assert_catches(r, 2, 500, 7 * 1003 + 500)
   end)
 end)

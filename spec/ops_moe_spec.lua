@@ -5,39 +5,16 @@
 -- buffer; zero wrong elements, frames present or explained; the routing tables'
 -- counts, determinism and skew; a corrupted element is caught.
 
-local runner = require("shmemlab.runner")
-local report = require("shmemlab.report")
-local lab = require("shmemlab")
+local helpers = require("spec.helpers.ops")
 local moe = require("shmemlab.moe")
 
 local FIX = "spec/fixtures/"
 
 -- one measured run of op and its baseline, small and quick
-local function run(name, opts)
-  opts.warmup, opts.iters = 1, 1
-  return runner.run(name, opts)
-end
-
--- the frame report of a measured run's frames (error text or nil)
-local function frame_error(res, c)
-  local e2e = res.e2e_us / math.max(1, res.launches // c.iters)
-  local ok, err = pcall(report.frame_report, {
-    cycle2us = c.profile.cycle2us, e2e_us = e2e, launches = res.launches,
-    rows = res.frames, reasons = res.op.unused, frames = lab.frames })
-  return not ok and tostring(err) or nil
-end
+local run = helpers.run
 
 -- op and baseline both exact, frames present or explained
-local function assert_good(r, what)
-  local ch, bch = r.shmem.check, r.baseline.check
-  assert.are.equal(0, ch.wrong, string.format("%s: %s wrong, first at %s on PE %s: %s vs %s",
-    what, r.op.name, tostring(ch.index), tostring(ch.pe), tostring(ch.expected), tostring(ch.actual)))
-  assert.are.equal(0, bch.wrong, string.format("%s: %s wrong, first at %s on PE %s: %s vs %s",
-    what, r.baseline.op.name, tostring(bch.index), tostring(bch.pe), tostring(bch.expected),
-    tostring(bch.actual)))
-  assert.is_nil(r.frames.error, what)
-  assert.is_nil(frame_error(r.baseline, r.config), what)
-end
+local assert_good = helpers.assert_exact
 
 -- the resolved routing of run options
 local function routes(opts)
@@ -263,8 +240,7 @@ describe("MoE operators against their HCCL baselines", function()
           local r = run(name, { pes = pes, local_tokens = 33, hidden = 200, routing = "zipf",
                                 overrides = { hccl_buffer_bytes = 8192 } })
           assert_good(r, "hccl_buffer_bytes 8192")
-          assert.are.equal(1, r.shmem.launches // r.config.iters)
-          assert.is_true(r.baseline.launches // r.config.iters > 1)
+          helpers.assert_split(r)
         end
       end)
 

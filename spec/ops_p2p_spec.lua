@@ -3,36 +3,15 @@
 -- get, with src < dst and src > dst, in every dtype, at 1 element, an odd
 -- size, beyond the HCCL buffer, beyond the symmetric budget and beyond the
 -- UB; frames are present or explained; a corrupted output is caught.
-local runner = require("shmemlab.runner")
-local lab = require("shmemlab")
+local H = require("spec.helpers.ops")
+local lab = H.lab
 
-local DTYPES = { "int8", "int16", "int32", "int64", "uint8", "fp16", "bf16", "fp32" }
-local PES = { 2, 3, 8, 16 }
+local DTYPES, PES, beyond = H.DTYPES, H.PES, H.beyond
 local MODES = { "put", "get" }
+local assert_right = H.assert_exact
 
 -- one measured run of p2p and its baseline (1 warm-up, 1 iteration)
-local function run(opts)
-  opts.warmup, opts.iters = 1, 1
-  return runner.run("p2p", opts)
-end
-
--- zero wrong elements in the op and its baseline, frames present or explained
-local function assert_right(r, what)
-  local function msg(name, ch)
-    return string.format("%s %s: %d wrong, first at %s on PE %s (expected %s, got %s)", what,
-      name, ch.wrong, tostring(ch.index), tostring(ch.pe), tostring(ch.expected),
-      tostring(ch.actual))
-  end
-  assert.are.equal(0, r.shmem.check.wrong, msg("p2p", r.shmem.check))
-  assert.is_not_nil(r.baseline, what .. ": no baseline measured")
-  assert.are.equal(0, r.baseline.check.wrong, msg("hccl_p2p", r.baseline.check))
-  assert.is_nil(r.frames.error, what .. ": " .. tostring(r.frames.error))
-end
-
--- an element count of about 2.5 times bytes
-local function beyond(bytes, dtype)
-  return 2 * bytes // lab.core.dtype_size(dtype) + 3
-end
+local function run(opts) return H.run("p2p", opts) end
 
 -- (src, dst) pairs on n PEs: forward, backward (src > dst; across the servers on 16)
 local function pairs_of(n)
@@ -63,8 +42,7 @@ describe("p2p", function()
           local r = run{ pes = pes, dtype = dt, count = beyond(4096, dt), src_pe = pes - 1,
                          dst_pe = 0, overrides = { hccl_buffer_bytes = 4096 } }
           assert_right(r, string.format("%d PEs %s beyond the HCCL buffer", pes, dt))
-          assert.is_true(r.baseline.launches / r.config.iters > 1)
-          assert.are.equal(1, r.shmem.launches)
+          H.assert_split(r)
         end)
 
       it(string.format("runs %s beyond the symmetric budget in rounds on %d PEs", dt, pes),
@@ -123,14 +101,7 @@ describe("p2p", function()
                    get = { F.COPY_IN, F.REMOTE_PUT_GET, F.SIGNAL_WAIT } }
     for _, mode in ipairs(MODES) do
       local r = run{ pes = 8, count = 1003, mode = mode, src_pe = 6, dst_pe = 1 }
-      local used = {}
-      for _, row in ipairs(r.frames.rows) do used[row.id] = row.used end
-      for _, id in ipairs(want[mode]) do
-        assert.is_true(used[id], mode .. ": frame " .. id .. " unused")
-      end
-      for _, row in ipairs(r.frames.rows) do
-        if not row.used then assert.is_string(row.reason) end
-      end
+      H.assert_frames_used(r, want[mode], mode)
     end
   end)
 
@@ -138,14 +109,6 @@ describe("p2p", function()
     local r = run{ pes = 8, dtype = "int32", count = 1003, src_pe = 6, dst_pe = 1 }
     assert_right(r, "before the corruption")
     -- dst 1 holds src 6's input: iota over the machine, 6 * 1003 + i
-    for _, res in ipairs({ r.shmem, r.baseline }) do
-      res.state.output:on(1):sub(1002, 1):fill("const", -7)
-      local wrong, index, pe, expected, actual = res.op.check(res.machine, r.config, res.state)
-      assert.are.equal(1, wrong)
-      assert.are.equal(1002, index)
-      assert.are.equal(1, pe)
-      assert.are.equal(6 * 1003 + 1002, expected)
-      assert.are.equal(-7, actual)
-    end
+    H.assert_catches(r, 1, 1002, 6 * 1003 + 1002)
   end)
 end)

@@ -1,11 +1,18 @@
 -- shmemlab.hccl: the hcomm AIV orchestration helpers the HCCL-style baselines
 -- are written with: each rank's HCCL buffer, and soft sync through 32-byte
--- flags written with DataCopy and polled (Record, Wait, Record1vN, WaitNv1).
+-- flags written with DataCopy and polled (Record, Wait, Record1vN, WaitNv1);
+-- and the setup and launch plumbing the baselines share.
 local lab = require("shmemlab")
 
 local hccl = {}
 
 hccl.FLAG = 8                           -- one flag slot: 32 bytes = 8 int32
+hccl.UB_BYTES = 190 * 1024              -- UB a baseline stages through, at most (the real UB)
+
+-- the blocks of a baseline with one block per peer rank: n_pes, at most the cores
+function hccl.blocks(c)
+  return math.min(c.pes, c.cores)
+end
 
 -- the buffers of one communicator: data (the HCCL buffer, capped at what the
 -- op needs) and flags (slots [notify][rank] per rank), on every rank
@@ -49,6 +56,38 @@ end
 function hccl.wait_nv1(k, c, ub, rank, slot, tag)
   return k:wait_signal_value(k:ptr(c.flags, rank):sub(slot * hccl.FLAG, hccl.FLAG), ub,
                              hccl.FLAG, lab.CMP_EQ, tag)
+end
+
+-- Record(peer, tag) into peer's slot base + rank, then Wait(peer, tag) on my slot
+-- base + peer: a pairwise soft sync with peer
+function hccl.handshake(k, c, ub, peer, base, tag)
+  hccl.record(k, c, ub, peer, base + k.pe, tag)
+  hccl.wait(k, c, ub, base + peer, tag)
+end
+
+-- one launch per chunk of c.count elements (chunk: default the HCCL buffer's
+-- capacity), each with a new tag and s.base, s.len: the results of one operation
+function hccl.launch_chunks(m, c, s, name, kernel, block_dim, chunk)
+  chunk = chunk or s.comm.elems
+  local results = {}
+  for base = 0, c.count - 1, chunk do
+    s.tag = s.tag + 1
+    s.base, s.len = base, math.min(chunk, c.count - base)
+    results[#results + 1] = m:launch({ name = name, kernel = kernel }, block_dim, s)
+  end
+  return results
+end
+
+-- one launch per MoE send window (moe.windows) on s.blocks blocks, each with a
+-- new tag and s.lo, s.hi, s.plan (the window's), s.first (the first window?)
+function hccl.launch_windows(m, s, name, kernel)
+  local results = {}
+  for i, w in ipairs(s.windows) do
+    s.tag = s.tag + 1
+    s.lo, s.hi, s.plan, s.first = w.lo, w.hi, w.plan, i == 1
+    results[#results + 1] = m:launch({ name = name, kernel = kernel }, s.blocks, s)
+  end
+  return results
 end
 
 -- the name a report gives a baseline

@@ -33,6 +33,7 @@
 -- the same topk and distinct experts. moe.write_routes(path, R) writes one.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
+local hccl = require("shmemlab.hccl")
 
 local moe = {}
 
@@ -530,6 +531,15 @@ function moe.hccl_rows(comm, hidden)
   return rows
 end
 
+-- an HCCL baseline moving total token rows per rank: s.blocks (one per peer
+-- rank), s.comm (flag slots b and n + r per rank) and its launch windows s.windows
+function moe.hccl_windows(m, c, s, total)
+  s.blocks = hccl.blocks(c)
+  s.comm = hccl.comm(m, c.dtype, total * s.hidden, 2 * c.pes)
+  s.windows = moe.windows(total, moe.hccl_rows(s.comm, s.hidden))
+  return s
+end
+
 ------------------------------------------------------------------------------
 -- per-op state
 
@@ -540,14 +550,14 @@ function moe.stride(hidden, esize)
   return (hidden + per - 1) // per * per
 end
 
--- the state every MoE op starts from: dtype, sizes, UB budget, routes, tag
-function moe.state(c, ub_bytes)
+-- the state every MoE op starts from: dtype, sizes, UB budget (c.ub_bytes, at
+-- most ub_cap), routes, tag
+function moe.state(c, ub_cap)
   local cfg = moe.config(c)
   local esize = lab.core.dtype_size(c.dtype)
   local s = { dtype = c.dtype, esize = esize, hidden = cfg.hidden, tag = 0,
               stride = moe.stride(cfg.hidden, esize) }
-  s.ub_elems = op.fit(ub_bytes, esize)
-  s.ub_bytes = s.ub_elems * esize
+  op.fit_ub(c, s, ub_cap)
   s.ub_rows = s.ub_elems // s.stride
   s.routes = moe.routes(cfg)
   return s
@@ -576,6 +586,19 @@ function moe.counter(n)
   return t
 end
 
+-- payload (metrics.payload_bytes) of an MoE op: local tokens x hidden
+function moe.payload(c)
+  local cfg = moe.config(c)
+  return { local_tokens = cfg.tokens, hidden = cfg.hidden,
+           dtype_size = lab.core.dtype_size(c.dtype) }
+end
+
+-- describe of an MoE op: the algorithm, chunk, cores, the UB and the routing summary
+function moe.describe(s, algorithm, chunk_elems, cores)
+  return { algorithm = algorithm, chunk_elems = chunk_elems, ub_bytes = s.ub_bytes,
+           cores = cores, routing = moe.summary(s.routes) }
+end
+
 ------------------------------------------------------------------------------
 -- kernel plumbing
 
@@ -585,27 +608,45 @@ local function copy(k, dst, src, count, esize)
   else k:data_copy_pad(dst, src, count) end
 end
 
--- rows token rows GM (contiguous, hidden each) -> UB (stride apart): one transfer
--- when rows are whole 32-byte blocks, else one DataCopyPad per row (this engine
--- has no strided DataCopyPad)
-function moe.load_rows(k, ub, src, rows, hidden, stride)
-  if stride == hidden then
-    k:data_copy(ub, src, rows * hidden)
+-- rows rows of hidden elements, src's step elements apart -> dst's step apart:
+-- one transfer when the steps agree (rows of whole 32-byte blocks), else one
+-- DataCopyPad per row (this engine has no strided DataCopyPad)
+local function copy_rows(k, dst, dst_step, src, src_step, rows, hidden)
+  if dst_step == src_step then
+    k:data_copy(dst, src, rows * hidden)
   else
     for r = 0, rows - 1 do
-      k:data_copy_pad(ub:sub(r * stride, hidden), src:sub(r * hidden, hidden), hidden)
+      k:data_copy_pad(dst:sub(r * dst_step, hidden), src:sub(r * src_step, hidden), hidden)
     end
   end
 end
 
+-- rows token rows GM (contiguous, hidden each) -> UB (stride apart)
+function moe.load_rows(k, ub, src, rows, hidden, stride)
+  copy_rows(k, ub, stride, src, hidden, rows, hidden)
+end
+
 -- the reverse of load_rows: rows UB rows (stride apart) -> GM rows (contiguous)
 function moe.store_rows(k, dst, ub, rows, hidden, stride)
-  if stride == hidden then
-    k:data_copy(dst, ub, rows * hidden)
-  else
-    for r = 0, rows - 1 do
-      k:data_copy_pad(dst:sub(r * hidden, hidden), ub:sub(r * stride, hidden), hidden)
-    end
+  copy_rows(k, dst, hidden, ub, stride, rows, hidden)
+end
+
+-- one UB -> remote GM put per PE group g: g.count rows of ub from row g.first to
+-- row g[at] of PE g.pe's dst (at: "slot" or "send"); the rows counted in sent
+function moe.put_groups(k, dst, at, ub, groups, sent, hidden, stride)
+  for _, g in ipairs(groups) do
+    moe.store_rows(k, k:ptr(dst, g.pe):sub(g[at] * hidden), ub:sub(g.first * stride), g.count,
+                   hidden, stride)
+    sent[g.pe] = sent[g.pe] + g.count
+  end
+end
+
+-- quiet (every put has landed), then signal each PE rows were sent to with
+-- their count (SIGNAL_ADD on my signal there)
+function moe.signal_counts(k, sig, sent)
+  k:quiet()
+  for pe = 0, k.n_pes - 1 do
+    if sent[pe] > 0 then k:signal_op(moe.sig(sig, k.pe), sent[pe], lab.SIGNAL_ADD, pe) end
   end
 end
 
@@ -748,6 +789,16 @@ function moe.compare(buf, expect, per, n_pes)
   end
   if wrong == 0 then return 0 end
   return wrong, first[1], first[2], first[3], first[4]
+end
+
+-- check of a dispatch: every PE's receive buffer s.recv against its part of s.expect
+function moe.check_dispatch(_, c, s)
+  return moe.compare(s.recv, s.expect, s.routes.max_recv * s.hidden, c.pes)
+end
+
+-- check of a combine: every PE's output tokens s.output against its part of s.expect
+function moe.check_combine(_, c, s)
+  return moe.compare(s.output, s.expect, s.routes.tokens * s.hidden, c.pes)
 end
 
 return moe

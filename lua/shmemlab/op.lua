@@ -14,9 +14,20 @@
 --   run(m, c, s) -> one whole operation (one or more launches, see op.launch)
 --   check(m, c, s) -> wrong [, index, pe, expected, actual]  (reference in C)
 --   active_pes(c) (optional) -> the PEs that take part (p2p); metrics use them only
+--   title       (optional) the name a report gives it (HCCL baselines: hccl.title)
+--
+-- The helpers below are what several operators share: ready-made fields
+-- (op.DTYPES, op.shard_payload, op.check_output, ...), setup sizing (op.state,
+-- op.fit_ub, op.plan_rounds), op.launch, the kernel copies (op.copy_gm,
+-- op.share, op.split) and the host-side references (op.allreduce_expect, ...).
 local lab = require("shmemlab")
 
 local op = {}
+
+local ATOMIC = { sum = "add", max = "max", min = "min" }
+
+-- every dtype an operator can run on, int32 first (the default)
+op.DTYPES = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" }
 
 local required = { "name", "collective", "dtypes", "unused", "describe", "payload",
                    "setup", "run", "check" }
@@ -110,6 +121,149 @@ end
 function op.fit(bytes, esize)
   local per32 = 32 // esize
   return math.max(per32, (bytes // esize) // per32 * per32)
+end
+
+------------------------------------------------------------------------------
+-- fields of op.define
+
+-- payload (metrics.payload_bytes) of n_pes shards of c.count elements each
+function op.shard_payload(c)
+  return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
+end
+
+-- payload (metrics.payload_bytes) of c.count elements
+function op.elems_payload(c)
+  return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
+end
+
+-- check: s.output (on every PE) against the reference s.expect
+function op.check_output(_, _, s)
+  return s.output:compare(s.expect)
+end
+
+-- check: s.output on PE s.dst (the receiver of a p2p) against s.expect
+function op.check_dst_output(_, _, s)
+  return s.output:on(s.dst):compare(s.expect)
+end
+
+-- active_pes of a p2p: src and dst (the others launch and idle: their kernel
+-- time says nothing about the transfer)
+function op.src_dst_pes(c)
+  return { c.src_pe or 0, c.dst_pe or 1 }
+end
+
+------------------------------------------------------------------------------
+-- setup
+
+-- the state an operator's setup starts from: t (default {}) with dtype, count, esize
+function op.state(c, t)
+  t = t or {}
+  t.dtype, t.count, t.esize = c.dtype, c.count, lab.core.dtype_size(c.dtype)
+  return t
+end
+
+-- a PE-number option: pe, or an error naming what ("root", "p2p src_pe") and the PEs
+function op.pe_option(pe, what, n_pes)
+  if math.type(pe) ~= "integer" or pe < 0 or pe >= n_pes then
+    error(string.format("%s %s is not a PE of this machine (0..%d)", what, tostring(pe),
+                        n_pes - 1), 0)
+  end
+  return pe
+end
+
+-- the PEs of a p2p: c.src_pe (default 0) and c.dst_pe (default 1), checked
+function op.p2p_pes(c)
+  local src = op.pe_option(c.src_pe or 0, "p2p src_pe", c.pes)
+  local dst = op.pe_option(c.dst_pe or 1, "p2p dst_pe", c.pes)
+  return src, dst
+end
+
+-- the atomic unit's operation of a reduction (sum -> add), or an error naming the op
+function op.atomic(name, reduce)
+  local atomic = ATOMIC[reduce]
+  if not atomic then
+    error(string.format("%s: unknown reduce '%s' (sum, max or min)", name, tostring(reduce)), 0)
+  end
+  return atomic
+end
+
+-- the identity of a reduction, as a fill("const") value (fills saturate)
+function op.identity(dtype, reduce)
+  if reduce == "sum" then return 0 end
+  local lo = { int8 = -128, int16 = -32768, int32 = -2 ^ 31, int64 = -2 ^ 63, uint8 = 0 }
+  local hi = { int8 = 127, int16 = 32767, int32 = 2 ^ 31 - 1, int64 = 2 ^ 63, uint8 = 255 }
+  if reduce == "max" then return lo[dtype] or -math.huge end
+  return hi[dtype] or math.huge
+end
+
+-- the UB a block stages through: s.ub_elems of c.ub_bytes (at most cap), s.ub_bytes
+function op.fit_ub(c, s, cap)
+  s.ub_elems = op.fit(cap and math.min(c.ub_bytes, cap) or c.ub_bytes, s.esize)
+  s.ub_bytes = s.ub_elems * s.esize
+  return s
+end
+
+-- the rounds of c.count elements through a staging of elems: s.chunk, s.rounds
+function op.plan_rounds(c, s, elems)
+  s.chunk = math.min(c.count, elems)
+  s.rounds = (c.count + s.chunk - 1) // s.chunk
+  return s
+end
+
+------------------------------------------------------------------------------
+-- run
+
+-- one launch of kernel on c.block_dim blocks per PE, named name in the task
+-- list: the results of one operation ({result})
+function op.launch(m, c, s, name, kernel)
+  return { m:launch({ name = name, kernel = kernel }, c.block_dim, s) }
+end
+
+------------------------------------------------------------------------------
+-- host-side references (untimed, in C through view:copy)
+
+-- want = the reduction (atomic "add" | "max" | "min") of part(q) over the PEs q
+local function reduce_into(want, atomic, n_pes, part)
+  if atomic == "add" then want:fill("zero") else want:copy(part(0)) end
+  for q = atomic == "add" and 0 or 1, n_pes - 1 do
+    want:copy(part(q), atomic)
+  end
+  return want
+end
+
+-- allreduce: the reduction of every PE's input (a host buffer)
+function op.allreduce_expect(m, c, input, atomic)
+  return reduce_into(m:host(c.dtype, c.count, "expect"), atomic, c.pes,
+                     function(q) return input:on(q) end)
+end
+
+-- reduce_scatter: PE p's = the reduction of slice p of every PE's input (GM,
+-- built on the host per PE)
+function op.reduce_scatter_expect(m, c, input, atomic)
+  local expect = m:alloc(c.dtype, c.count, "expect")
+  for p = 0, c.pes - 1 do
+    reduce_into(expect:on(p), atomic, c.pes,
+                function(q) return input:on(q):sub(p * c.count, c.count) end)
+  end
+  return expect
+end
+
+-- allgather: PE p's input at p * count (a host buffer)
+function op.allgather_expect(m, c, input)
+  local expect = m:host(c.dtype, c.count * c.pes, "expect")
+  for p = 0, c.pes - 1 do expect:sub(p * c.count, c.count):copy(input:on(p)) end
+  return expect
+end
+
+-- alltoall: PE j's slot p = shard j of PE p's input (GM: it differs per PE)
+function op.alltoall_expect(m, c, input)
+  local expect = m:alloc(c.dtype, c.count * c.pes, "expect")
+  for j = 0, c.pes - 1 do
+    for p = 0, c.pes - 1 do
+      expect:on(j):sub(p * c.count, c.count):copy(input:on(p):sub(j * c.count, c.count))
+    end
+  end
+  return expect
 end
 
 return op

@@ -54,46 +54,31 @@ return op.define {
   name = "hccl_allgather",
   collective = "allgather",
   title = hccl.title("AllGather"),
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   unused = {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
   },
 
   describe = function(c, s)
     return { algorithm = "hcomm AIV AllGather: one block per peer rank, soft sync by flags",
-             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes,
-             cores = math.min(c.pes, c.cores) }
+             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes, cores = hccl.blocks(c) }
   end,
 
-  payload = function(c)
-    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.shard_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, tag = 0 }
+    local s = op.state(c, { tag = 0 })
     s.comm = hccl.comm(m, c.dtype, c.count, 1 + c.pes)
-    s.ub_elems = op.fit(math.min(c.ub_bytes, 190 * 1024), esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s, hccl.UB_BYTES)
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count * c.pes, "output")
-    s.expect = m:host(c.dtype, c.count * c.pes, "expect")
-    for p = 0, c.pes - 1 do s.expect:sub(p * c.count, c.count):copy(s.input:on(p)) end
+    s.expect = op.allgather_expect(m, c, s.input)
     return s
   end,
 
-  run = function(m, c, s)
-    local results = {}
-    for base = 0, c.count - 1, s.comm.elems do              -- one launch per chunk
-      s.tag = s.tag + 1
-      s.base, s.len = base, math.min(s.comm.elems, c.count - base)
-      results[#results + 1] = m:launch({ name = "hccl_allgather", kernel = kernel },
-                                       math.min(c.pes, c.cores), s)
-    end
-    return results
+  run = function(m, c, s)                                   -- one launch per chunk
+    return hccl.launch_chunks(m, c, s, "hccl_allgather", kernel, hccl.blocks(c))
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

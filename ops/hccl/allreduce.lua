@@ -15,8 +15,6 @@ local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
 local F = lab.frames
 
-local ATOMIC = { sum = "add", max = "max", min = "min" }
-
 -- flag slots of a rank: 0 = "my slice is seeded", 1 = "my slice is reduced",
 -- 2 + q = "rank q staged my slice", 2 + n + q = "rank q finished reading"
 local SEEDED, REDUCED, STAGED = 0, 1, 2
@@ -97,7 +95,7 @@ return op.define {
   name = "hccl_allreduce",
   collective = "allreduce",
   title = hccl.title("AllReduce"),
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { reduce = "sum" },
   unused = {
     [F.LOCAL_COMPUTE] = "the reduction is done by the atomic unit on CpGM2GM's UB->GM "
@@ -107,47 +105,25 @@ return op.define {
   describe = function(c, s)
     return { algorithm = "hcomm AIV AllReduce (" .. c.reduce .. "): one block per peer "
                          .. "rank, atomic CpGM2GM into the HCCL buffer, soft sync by flags",
-             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes,
-             cores = math.min(c.pes, c.cores) }
+             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes, cores = hccl.blocks(c) }
   end,
 
-  payload = function(c)
-    return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.elems_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, tag = 0 }
-    s.atomic = ATOMIC[c.reduce or "sum"]
-    if not s.atomic then
-      error(string.format("hccl_allreduce: unknown reduce '%s' (sum, max or min)",
-                          tostring(c.reduce)), 0)
-    end
+    local s = op.state(c, { tag = 0 })
+    s.atomic = op.atomic("hccl_allreduce", c.reduce or "sum")
     s.comm = hccl.comm(m, c.dtype, c.count, 2 + 2 * c.pes)
-    s.ub_elems = op.fit(math.min(c.ub_bytes, 190 * 1024), esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s, hccl.UB_BYTES)
     s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count, "input"))
     s.output = m:alloc(c.dtype, c.count, "output")
-    s.expect = m:host(c.dtype, c.count, "expect")
-    if s.atomic == "add" then s.expect:fill("zero") else s.expect:copy(s.input:on(0)) end
-    for p = s.atomic == "add" and 0 or 1, c.pes - 1 do
-      s.expect:copy(s.input:on(p), s.atomic)
-    end
+    s.expect = op.allreduce_expect(m, c, s.input, s.atomic)
     return s
   end,
 
-  run = function(m, c, s)
-    local results = {}
-    for base = 0, c.count - 1, s.comm.elems do              -- one launch per chunk
-      s.tag = s.tag + 1
-      s.base, s.len = base, math.min(s.comm.elems, c.count - base)
-      results[#results + 1] = m:launch({ name = "hccl_allreduce", kernel = kernel },
-                                       math.min(c.pes, c.cores), s)
-    end
-    return results
+  run = function(m, c, s)                                   -- one launch per chunk
+    return hccl.launch_chunks(m, c, s, "hccl_allreduce", kernel, hccl.blocks(c))
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

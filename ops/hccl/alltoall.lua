@@ -29,8 +29,7 @@ local function kernel(k, a)
       k:pipe_barrier("ALL")
       k:prof_end(F.COPY_IN)
       k:prof_start(F.SIGNAL_WAIT)
-      hccl.record(k, a.comm, flag, b, READY + rank, tag)          -- Record(b, tag)
-      hccl.wait(k, a.comm, flag, READY + b, tag)                  -- Wait(b, tag)
+      hccl.handshake(k, a.comm, flag, b, READY, tag)              -- Record(b, tag) + Wait(b, tag)
       k:prof_end(F.SIGNAL_WAIT)
       k:pipe_barrier("ALL")
       k:prof_start(F.REMOTE_PUT_GET)
@@ -39,8 +38,7 @@ local function kernel(k, a)
       k:pipe_barrier("ALL")
       k:prof_end(F.REMOTE_PUT_GET)
       k:prof_start(F.SIGNAL_WAIT)
-      hccl.record(k, a.comm, flag, b, DONE + rank, tag)           -- Record(b, tag)
-      hccl.wait(k, a.comm, flag, DONE + b, tag)                   -- Wait(b, tag)
+      hccl.handshake(k, a.comm, flag, b, DONE, tag)               -- Record(b, tag) + Wait(b, tag)
       k:prof_end(F.SIGNAL_WAIT)
     else
       k:prof_start(F.FINALIZE)
@@ -56,7 +54,7 @@ return op.define {
   name = "hccl_alltoall",
   collective = "alltoall",
   title = hccl.title("AllToAll"),
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 64 * 1024 },
   unused = {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
@@ -64,48 +62,29 @@ return op.define {
 
   describe = function(c, s)
     return { algorithm = "hcomm AIV AllToAll: one block per peer rank, pairwise soft sync",
-             chunk_elems = s.shard_chunk, ub_bytes = s.ub_bytes,
-             cores = math.min(c.pes, c.cores) }
+             chunk_elems = s.shard_chunk, ub_bytes = s.ub_bytes, cores = hccl.blocks(c) }
   end,
 
-  payload = function(c)
-    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.shard_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, tag = 0 }
+    local s = op.state(c, { tag = 0 })
     s.comm = hccl.comm(m, c.dtype, c.count * c.pes, 2 * c.pes)
     s.shard_chunk = s.comm.elems // c.pes            -- elements of every shard per launch
     if s.shard_chunk < 1 then
       error(string.format("HCCL buffer of %d %s holds less than one element per rank",
                           s.comm.elems, c.dtype), 0)
     end
-    s.ub_elems = op.fit(math.min(c.ub_bytes, 190 * 1024), esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s, hccl.UB_BYTES)
     s.input = op.fill_input(m:alloc(c.dtype, c.count * c.pes, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count * c.pes, "output")
-    s.expect = m:alloc(c.dtype, c.count * c.pes, "expect")   -- differs per PE: GM
-    for j = 0, c.pes - 1 do
-      for p = 0, c.pes - 1 do
-        s.expect:on(j):sub(p * c.count, c.count):copy(s.input:on(p):sub(j * c.count, c.count))
-      end
-    end
+    s.expect = op.alltoall_expect(m, c, s.input)
     return s
   end,
 
-  run = function(m, c, s)
-    local results = {}
-    for base = 0, c.count - 1, s.shard_chunk do             -- one launch per chunk
-      s.tag = s.tag + 1
-      s.base, s.len = base, math.min(s.shard_chunk, c.count - base)
-      results[#results + 1] = m:launch({ name = "hccl_alltoall", kernel = kernel },
-                                       math.min(c.pes, c.cores), s)
-    end
-    return results
+  run = function(m, c, s)                                   -- one launch per shard chunk
+    return hccl.launch_chunks(m, c, s, "hccl_alltoall", kernel, hccl.blocks(c), s.shard_chunk)
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

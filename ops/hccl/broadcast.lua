@@ -57,7 +57,7 @@ return op.define {
   name = "hccl_broadcast",
   collective = "broadcast",
   title = hccl.title("Broadcast"),
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 256 * 1024, block_dim = 16, root = 0 },
   unused = {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
@@ -69,39 +69,21 @@ return op.define {
              chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  payload = function(c)
-    return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.elems_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local root = c.root or 0
-    if math.type(root) ~= "integer" or root < 0 or root >= c.pes then
-      error(string.format("root %s is not a PE of this machine (0..%d)", tostring(root),
-                          c.pes - 1), 0)
-    end
-    local s = { dtype = c.dtype, count = c.count, esize = esize, root = root, tag = 0 }
+    local s = op.state(c, { root = op.pe_option(c.root or 0, "root", c.pes), tag = 0 })
     s.comm = hccl.comm(m, c.dtype, c.count, c.block_dim * (1 + c.pes))
-    s.ub_elems = op.fit(math.min(c.ub_bytes, 190 * 1024), esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s, hccl.UB_BYTES)
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count, "output")
-    s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(root))
+    s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
     return s
   end,
 
-  run = function(m, c, s)
-    local results = {}
-    for base = 0, c.count - 1, s.comm.elems do              -- one launch per chunk
-      s.tag = s.tag + 1
-      s.base, s.len = base, math.min(s.comm.elems, c.count - base)
-      results[#results + 1] = m:launch({ name = "hccl_broadcast", kernel = kernel },
-                                       c.block_dim, s)
-    end
-    return results
+  run = function(m, c, s)                                   -- one launch per chunk
+    return hccl.launch_chunks(m, c, s, "hccl_broadcast", kernel, c.block_dim)
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }

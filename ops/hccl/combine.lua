@@ -45,8 +45,7 @@ local function kernel(k, a)
       k:pipe_barrier("ALL")
       k:prof_end(F.REMOTE_PUT_GET)
       k:prof_start(F.SIGNAL_WAIT)
-      hccl.record(k, a.comm, flag, b, n + rank, tag)         -- Record(b, tag)
-      hccl.wait(k, a.comm, flag, n + b, tag)                 -- Wait(b, tag)
+      hccl.handshake(k, a.comm, flag, b, n, tag)             -- Record(b, tag) + Wait(b, tag)
       k:prof_end(F.SIGNAL_WAIT)
     else
       k:prof_start(F.FINALIZE)
@@ -67,25 +66,17 @@ return op.define {
       .. "the read and the atomic-add write): counted in remote_put_get and finalize",
   },
 
-  describe = function(c, s)
-    return { algorithm = "hcomm AIV AllToAllV with atomic-add reduce: one block per peer rank, "
-               .. "soft sync by flags",
-             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes,
-             cores = math.min(c.pes, c.cores), routing = moe.summary(s.routes) }
+  describe = function(_, s)
+    return moe.describe(s, "hcomm AIV AllToAllV with atomic-add reduce: one block per peer rank, "
+                           .. "soft sync by flags", s.comm.elems, s.blocks)
   end,
 
-  payload = function(c)
-    local cfg = moe.config(c)
-    return { local_tokens = cfg.tokens, hidden = cfg.hidden,
-             dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = moe.payload,
 
   setup = function(m, c)
-    local s = moe.state(c, math.min(c.ub_bytes, 190 * 1024))
+    local s = moe.state(c, hccl.UB_BYTES)
     local R, H = s.routes, s.hidden
-    s.blocks = math.min(c.pes, c.cores)
-    s.comm = hccl.comm(m, c.dtype, R.max_recv * H, 2 * c.pes)
-    s.windows = moe.windows(R.max_recv, moe.hccl_rows(s.comm, H))
+    moe.hccl_windows(m, c, s, R.max_recv)                    -- the expert-output rows held
     if s.ub_rows < 2 then moe.tile_tokens(s, 2) end          -- a row and its scaled copy
     s.route_table = moe.route_buffer(m, R)
     s.expert_out, s.expect = moe.expert_outputs(m, R, c.dtype, R.max_recv, c.seed)
@@ -94,17 +85,9 @@ return op.define {
     return s
   end,
 
-  run = function(m, _, s)
-    local results = {}
-    for i, w in ipairs(s.windows) do                         -- one launch per window
-      s.tag = s.tag + 1
-      s.lo, s.hi, s.first = w.lo, w.hi, i == 1
-      results[#results + 1] = m:launch({ name = "hccl_combine", kernel = kernel }, s.blocks, s)
-    end
-    return results
+  run = function(m, _, s)                                   -- one launch per window
+    return hccl.launch_windows(m, s, "hccl_combine", kernel)
   end,
 
-  check = function(_, c, s)
-    return moe.compare(s.output, s.expect, s.routes.tokens * s.hidden, c.pes)
-  end,
+  check = moe.check_combine,
 }

@@ -39,8 +39,7 @@ local function kernel(k, a)
       k:pipe_barrier("ALL")
       k:prof_end(F.REMOTE_PUT_GET)
       k:prof_start(F.SIGNAL_WAIT)
-      hccl.record(k, a.comm, flag, b, n + rank, tag)         -- Record(b, tag)
-      hccl.wait(k, a.comm, flag, n + b, tag)                 -- Wait(b, tag)
+      hccl.handshake(k, a.comm, flag, b, n, tag)             -- Record(b, tag) + Wait(b, tag)
       k:prof_end(F.SIGNAL_WAIT)
     else
       k:prof_start(F.FINALIZE)
@@ -63,26 +62,17 @@ return op.define {
     [F.LOCAL_COMPUTE] = "no compute: the permute's packing in UB is counted in copy_in",
   },
 
-  describe = function(c, s)
-    return { algorithm = "permute into the HCCL buffer, hcomm AIV AllToAllV: one block per "
-               .. "peer rank, soft sync by flags",
-             chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes,
-             cores = math.min(c.pes, c.cores), routing = moe.summary(s.routes) }
+  describe = function(_, s)
+    return moe.describe(s, "permute into the HCCL buffer, hcomm AIV AllToAllV: one block per "
+                           .. "peer rank, soft sync by flags", s.comm.elems, s.blocks)
   end,
 
-  payload = function(c)
-    local cfg = moe.config(c)
-    return { local_tokens = cfg.tokens, hidden = cfg.hidden,
-             dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = moe.payload,
 
   setup = function(m, c)
-    local s = moe.state(c, math.min(c.ub_bytes, 190 * 1024))
+    local s = moe.state(c, hccl.UB_BYTES)
     local R, H = s.routes, s.hidden
-    local rows = R.tokens * R.topk                           -- every rank's send order
-    s.blocks = math.min(c.pes, c.cores)
-    s.comm = hccl.comm(m, c.dtype, rows * H, 2 * c.pes)
-    s.windows = moe.windows(rows, moe.hccl_rows(s.comm, H))
+    moe.hccl_windows(m, c, s, R.tokens * R.topk)             -- every rank's send order
     s.tile_tokens = moe.tile_tokens(s, 1 + R.topk)
     for _, w in ipairs(s.windows) do w.plan = moe.plan(R, s.blocks, s.tile_tokens, w.lo, w.hi) end
     s.route_table = moe.route_buffer(m, R)
@@ -92,17 +82,9 @@ return op.define {
     return s
   end,
 
-  run = function(m, _, s)
-    local results = {}
-    for _, w in ipairs(s.windows) do                         -- one launch per window
-      s.tag = s.tag + 1
-      s.lo, s.hi, s.plan = w.lo, w.hi, w.plan
-      results[#results + 1] = m:launch({ name = "hccl_dispatch", kernel = kernel }, s.blocks, s)
-    end
-    return results
+  run = function(m, _, s)                                   -- one launch per window
+    return hccl.launch_windows(m, s, "hccl_dispatch", kernel)
   end,
 
-  check = function(_, c, s)
-    return moe.compare(s.recv, s.expect, s.routes.max_recv * s.hidden, c.pes)
-  end,
+  check = moe.check_dispatch,
 }

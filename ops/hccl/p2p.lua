@@ -57,7 +57,7 @@ return op.define {
   name = "hccl_p2p",
   collective = "p2p",
   title = hccl.title("P2P"),
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { count = 256 * 1024, block_dim = 16, src_pe = 0, dst_pe = 1, mode = "put" },
   unused = {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
@@ -70,47 +70,23 @@ return op.define {
              chunk_elems = s.comm.elems, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
-  -- the PEs that take part (the others launch and idle: their kernel time
-  -- says nothing about the transfer)
-  active_pes = function(c)
-    return { c.src_pe or 0, c.dst_pe or 1 }
-  end,
-
-  payload = function(c)
-    return { elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  active_pes = op.src_dst_pes,
+  payload = op.elems_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, tag = 0,
-                src = c.src_pe or 0, dst = c.dst_pe or 1 }
-    for _, f in ipairs({ "src", "dst" }) do
-      if math.type(s[f]) ~= "integer" or s[f] < 0 or s[f] >= c.pes then
-        error(string.format("p2p %s_pe %s is not a PE of this machine (0..%d)", f,
-                            tostring(s[f]), c.pes - 1), 0)
-      end
-    end
+    local src, dst = op.p2p_pes(c)
+    local s = op.state(c, { tag = 0, src = src, dst = dst })
     s.comm = hccl.comm(m, c.dtype, c.count, 2 * c.block_dim)
-    s.ub_elems = op.fit(math.min(c.ub_bytes, 190 * 1024), esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s, hccl.UB_BYTES)
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count, "output")
     s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.src))
     return s
   end,
 
-  run = function(m, c, s)
-    local results = {}
-    for base = 0, c.count - 1, s.comm.elems do              -- one launch per chunk
-      s.tag = s.tag + 1
-      s.base, s.len = base, math.min(s.comm.elems, c.count - base)
-      results[#results + 1] = m:launch({ name = "hccl_p2p", kernel = kernel },
-                                       c.block_dim, s)
-    end
-    return results
+  run = function(m, c, s)                                   -- one launch per chunk
+    return hccl.launch_chunks(m, c, s, "hccl_p2p", kernel, c.block_dim)
   end,
 
-  check = function(_, _, s)
-    return s.output:on(s.dst):compare(s.expect)
-  end,
+  check = op.check_dst_output,
 }

@@ -14,8 +14,6 @@ local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
 local F = lab.frames
 
-local ATOMIC = { sum = "add", max = "max", min = "min" }
-
 -- flag slots of a rank: 0 = "my output is seeded", 1 + q = "rank q staged my
 -- slot", 1 + n + q = "rank q finished reading"
 local SEEDED, STAGED = 0, 1
@@ -68,7 +66,7 @@ return op.define {
   name = "hccl_reduce_scatter",
   collective = "reduce_scatter",
   title = hccl.title("ReduceScatter"),
-  dtypes = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" },
+  dtypes = op.DTYPES,
   defaults = { reduce = "sum" },
   unused = {
     [F.LOCAL_COMPUTE] = "the reduction is done by the atomic unit on CpGM2GM's UB->GM "
@@ -80,52 +78,27 @@ return op.define {
   describe = function(c, s)
     return { algorithm = "hcomm AIV ReduceScatter (" .. c.reduce .. "): one block per peer "
                          .. "rank, atomic CpGM2GM into the output, soft sync by flags",
-             chunk_elems = s.slot, ub_bytes = s.ub_bytes, cores = math.min(c.pes, c.cores) }
+             chunk_elems = s.slot, ub_bytes = s.ub_bytes, cores = hccl.blocks(c) }
   end,
 
-  payload = function(c)
-    return { n_pes = c.pes, shard_elems = c.count, dtype_size = lab.core.dtype_size(c.dtype) }
-  end,
+  payload = op.shard_payload,
 
   setup = function(m, c)
-    local esize = lab.core.dtype_size(c.dtype)
-    local s = { dtype = c.dtype, count = c.count, esize = esize, tag = 0 }
-    s.atomic = ATOMIC[c.reduce or "sum"]
-    if not s.atomic then
-      error(string.format("hccl_reduce_scatter: unknown reduce '%s' (sum, max or min)",
-                          tostring(c.reduce)), 0)
-    end
+    local s = op.state(c, { tag = 0 })
+    s.atomic = op.atomic("hccl_reduce_scatter", c.reduce or "sum")
     -- one slot per rank in the HCCL buffer
-    s.slot = math.min(c.count, op.fit(c.profile.hccl_buffer_bytes // c.pes, esize))
+    s.slot = math.min(c.count, op.fit(c.profile.hccl_buffer_bytes // c.pes, s.esize))
     s.comm = hccl.comm(m, c.dtype, s.slot * c.pes, 1 + 2 * c.pes)
-    s.ub_elems = op.fit(math.min(c.ub_bytes, 190 * 1024), esize)
-    s.ub_bytes = s.ub_elems * esize
+    op.fit_ub(c, s, hccl.UB_BYTES)
     s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count * c.pes, "input"))
     s.output = m:alloc(c.dtype, c.count, "output")
-    s.expect = m:alloc(c.dtype, c.count, "expect")          -- per PE, built on the host
-    for p = 0, c.pes - 1 do
-      local want = s.expect:on(p)
-      if s.atomic == "add" then want:fill("zero")
-      else want:copy(s.input:on(0):sub(p * c.count, c.count)) end
-      for q = s.atomic == "add" and 0 or 1, c.pes - 1 do
-        want:copy(s.input:on(q):sub(p * c.count, c.count), s.atomic)
-      end
-    end
+    s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
     return s
   end,
 
-  run = function(m, c, s)
-    local results = {}
-    for base = 0, c.count - 1, s.slot do                    -- one launch per chunk
-      s.tag = s.tag + 1
-      s.base, s.len = base, math.min(s.slot, c.count - base)
-      results[#results + 1] = m:launch({ name = "hccl_reduce_scatter", kernel = kernel },
-                                       math.min(c.pes, c.cores), s)
-    end
-    return results
+  run = function(m, c, s)                                   -- one launch per chunk of slots
+    return hccl.launch_chunks(m, c, s, "hccl_reduce_scatter", kernel, hccl.blocks(c), s.slot)
   end,
 
-  check = function(_, _, s)
-    return s.output:compare(s.expect)
-  end,
+  check = op.check_output,
 }
