@@ -25,6 +25,7 @@ typedef struct lmach {
   uint32_t magic;           /* MACH_MAGIC: a cheap identity check */
   sl_machine *m;
   int cur;                  /* running block, -1 when none */
+  lua_State *cur_co;        /* its coroutine */
   int kernel_ref;           /* registry ref of the running launch's table */
 } lmach;
 
@@ -343,6 +344,7 @@ static int m_memcpy(lua_State *L) {
     return luaL_error(L, "memcpy names one PE: use buf:on(pe)");
   if (dl.pe < 0) dl.pe = 0;
   if (sl.pe < 0) sl.pe = 0;
+  if (n <= 0 || n > ((lua_Integer)1 << 40)) return luaL_argerror(L, 4, "count must be in 1..2^40");
   st = sl_memcpy(lm->m, &dl, &sl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype),
                  &cost);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
@@ -360,7 +362,12 @@ static int m_memcpy(lua_State *L) {
 static int m_prof_pe(lua_State *L) {
   lmach *lm = checkmach(L, 1);
   if (!lua_isnoneornil(L, 2)) {
-    int st = sl_prof_set_pe(lm->m, (int)luaL_checkinteger(L, 2));
+    lua_Integer pe = luaL_checkinteger(L, 2);
+    int st;
+    if (pe < -1 || pe >= sl_machine_params(lm->m)->n_pes)
+      return luaL_argerror(L, 2, lua_pushfstring(L, "PE %I out of range 0..%d", pe,
+                                                 sl_machine_params(lm->m)->n_pes - 1));
+    st = sl_prof_set_pe(lm->m, (int)pe);
     if (st != SL_OK) return engine_error(L, lm->m, st, 1);
   }
   lua_pushinteger(L, sl_prof_pe(lm->m));
@@ -539,9 +546,10 @@ static void budget_hook(lua_State *co, lua_Debug *ar) {
 static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
   int pe, b;
   sl_block_where(m, blk, &pe, &b);
-  lua_createtable(L, 2, 4);
+  lua_createtable(L, 3, 4);
   lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
   lua_pushvalue(L, mi); lua_rawseti(L, -2, 2);
+  lua_pushinteger(L, (lua_Integer)sl_machine_gen(m)); lua_rawseti(L, -2, 3);
   lua_pushinteger(L, pe); lua_setfield(L, -2, "pe");
   lua_pushinteger(L, b); lua_setfield(L, -2, "block");
   lua_pushinteger(L, sl_machine_params(m)->n_pes); lua_setfield(L, -2, "n_pes");
@@ -612,7 +620,13 @@ static int m_launch(lua_State *L) {
     lua_pop(L, 2);
   }
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  block_dim = (int)luaL_checkinteger(L, 3);
+  {
+    lua_Integer bd = luaL_checkinteger(L, 3);
+    luaL_argcheck(L, bd >= 1 && bd <= sl_machine_params(m)->cores, 3,
+                  lua_pushfstring(L, "block_dim must be in 1..%d (AIV cores per PE), got %I",
+                                  sl_machine_params(m)->cores, bd));
+    block_dim = (int)bd;
+  }
   nargs = lua_gettop(L) - 3;
   if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
@@ -632,7 +646,10 @@ static int m_launch(lua_State *L) {
       return launch_fail(L, lm, stuck_text(L, lm, r == SL_STEP_TIMEOUT));
     if (lua_rawgeti(L, cos, blk + 1) == LUA_TNIL) {   /* first run */
       lua_pop(L, 1);
+      luaL_checkstack(L, nargs + 4, "too many kernel arguments");
       co = lua_newthread(L);
+      if (!lua_checkstack(co, nargs + 4))
+        return launch_fail(L, lm, "too many kernel arguments");
       if (sl_machine_params(m)->instruction_budget > 0) {
         *(intptr_t *)lua_getextraspace(co) =
             (intptr_t)sl_machine_params(m)->instruction_budget;
@@ -661,8 +678,10 @@ static int m_launch(lua_State *L) {
       }
     }
     lm->cur = blk;
+    lm->cur_co = co;
     st = lua_resume(co, L, nres, &nout);
     lm->cur = -1;
+    lm->cur_co = NULL;
     if (st == LUA_OK) {
       sl_block_done(m, blk);
       lua_pushnil(L);
@@ -742,10 +761,12 @@ static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int writ
 static int v_sub(lua_State *L) {
   lview *v = checkview(L, 1);
   lua_Integer off = luaL_checkinteger(L, 2);
-  lua_Integer n = luaL_optinteger(L, 3, v->n - off);
+  lua_Integer n;
   lview *nv;
   luaL_argcheck(L, off >= 0, 2, "offset must be >= 0");
-  luaL_argcheck(L, n >= 0, 3, "size must be >= 0");
+  luaL_argcheck(L, off <= ((lua_Integer)1 << 40), 2, "offset must be at most 2^40");
+  n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
+  luaL_argcheck(L, n >= 0 && n <= ((lua_Integer)1 << 40), 3, "size must be in 0..2^40");
   lua_getiuservalue(L, 1, 1);
   nv = newview(L, -1, v->lm, &v->l, (int64_t)n);
   nv->gen = v->gen;
@@ -761,6 +782,8 @@ static int v_on(lua_State *L) {
   lview *nv;
   luaL_argcheck(L, pe >= 0 && pe < n, 2, "PE out of range");
   if (v->l.buf < 0) return luaL_argerror(L, 1, "UB has no per-PE copies");
+  if (sl_getbuf(v->lm->m, v->l.buf)->space == SL_SPACE_HOST)
+    return luaL_argerror(L, 1, "a host buffer has one copy, not one per PE");
   lua_getiuservalue(L, 1, 1);
   nv = newview(L, -1, v->lm, &v->l, v->n);
   nv->l.pe = (int32_t)pe;
@@ -852,7 +875,7 @@ static int v_read(lua_State *L) {
   const uint8_t *p;
   luaL_argcheck(L, i >= 0, 2, "index must be >= 0");
   luaL_argcheck(L, n >= 0 && n <= 100000000, 3, "count out of range");
-  if (i + n > v->n) return luaL_argerror(L, single ? 2 : 3,
+  if (i > v->n || n > v->n - i) return luaL_argerror(L, single ? 2 : 3,
       lua_pushfstring(L, "reads past the view (%d elements)", (int)v->n));
   p = view_ptr(L, v, pe, i + n, 0) + i * esize(v);
   if (single) { push_elem(L, v->l.dtype, p, 0); return 1; }
@@ -938,6 +961,8 @@ static int v_index(lua_State *L) {
   lview *v = (lview *)luaL_checkudata(L, 1, VIEW_MT);
   const char *k = luaL_checkstring(L, 2);
   if (lua_getfield(L, lua_upvalueindex(1), k) != LUA_TNIL) return 1;
+  if (v->lm->m == NULL && (strcmp(k, "space") == 0 || strcmp(k, "name") == 0))
+    return luaL_error(L, "machine is closed");
   if (strcmp(k, "n") == 0) lua_pushinteger(L, (lua_Integer)v->n);
   else if (strcmp(k, "dtype") == 0) lua_pushstring(L, sl_dtype_name(v->l.dtype));
   else if (strcmp(k, "pe") == 0) {
@@ -945,7 +970,7 @@ static int v_index(lua_State *L) {
   }
   else if (strcmp(k, "offset") == 0)
     lua_pushinteger(L, (lua_Integer)((v->l.off) / esize(v)));
-  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)(v->n * esize(v)));
+  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)sli_nbytes_l(v->n, esize(v)));
   else if (strcmp(k, "space") == 0)
     lua_pushstring(L, v->l.buf < 0 ? "UB"
                    : sl_space_name(sl_getbuf(v->lm->m, v->l.buf)->space));
@@ -1034,6 +1059,13 @@ static lmach *kcheck(lua_State *L, int *blk) {
   if (lm == NULL || lm->m == NULL || *blk < 0 || lm->cur != *blk)
     luaL_error(L, "primitive called outside its block's run (a stale k, or "
                "after the launch)");
+  if (L != lm->cur_co)
+    luaL_error(L, "primitive called from a coroutine inside the kernel: a block "
+               "calls primitives from its own code only");
+  lua_rawgeti(L, 1, 3);
+  if ((uint32_t)lua_tointeger(L, -1) != sl_machine_gen(lm->m))
+    luaL_error(L, "primitive called with the k of an earlier launch");
+  lua_pop(L, 1);
   if (sl_machine_params(lm->m)->check) set_site(L, lm);
   *(intptr_t *)lua_getextraspace(L) =                      /* the budget restarts */
       (intptr_t)sl_machine_params(lm->m)->instruction_budget;
@@ -1055,9 +1087,12 @@ static sl_loc kloc(lua_State *L, lmach *lm, int i, int blk) {
   if (l.buf < 0) {
     if (v->gen != sl_machine_gen(lm->m))
       luaL_argerror(L, i, "UB tensor of an earlier launch");
+  } else if (sl_getbuf(lm->m, l.buf)->space == SL_SPACE_HOST) {
+    luaL_argerror(L, i, "host buffers are not reachable from a kernel "
+                  "(m:memcpy them to GM first)");
   } else if (l.pe < 0) {
     sl_block_where(lm->m, blk, &pe, &b);
-    l.pe = sl_getbuf(lm->m, l.buf)->space == SL_SPACE_HOST ? 0 : pe;
+    l.pe = pe;
   }
   return l;
 }
@@ -1292,6 +1327,8 @@ static int k_put_signal(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 4);
   lua_Integer v = luaL_checkinteger(L, 6);
   lua_Integer op = luaL_checkinteger(L, 7);
+  luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
+                "signal op must be SIGNAL_SET or SIGNAL_ADD");
   int pe = checkpe(L, lm, 8);
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
     return engine_error(L, lm->m, st, 1);
@@ -1307,6 +1344,8 @@ static int k_signal_op(lua_State *L) {
   sl_loc g = kloc(L, lm, 2, blk);
   lua_Integer v = luaL_checkinteger(L, 3);
   lua_Integer op = luaL_checkinteger(L, 4);
+  luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 4,
+                "signal op must be SIGNAL_SET or SIGNAL_ADD");
   int pe = checkpe(L, lm, 5);
   return kdone(L, lm, blk, sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 0), 0);
 }

@@ -175,6 +175,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
   m->gen++;
+  if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
   for (i = 0; i < n; i++) {
     sl_block *b = &m->blocks[i];
@@ -189,10 +190,11 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
       m->nheap = 0;
+      m->nevs = 0;
+      m->free_ev = -1;
       return sli_err(m, SL_ENOMEM, 0, "not enough memory");
     }
   }
-  if ((e0 = sli_race_begin(m)) != SL_OK) { m->nheap = 0; return e0; }
   m->running = 1;
   return SL_OK;
 }

@@ -281,8 +281,8 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   if (dtype < 0 || dtype >= SL_NDTYPES) return sli_err(m, SL_EARG, 1, "unknown dtype");
   if (n <= 0) return sli_err(m, SL_EARG, 2, "size must be positive");
   bytes = sli_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dtype));
-  top = b->ub_top + ((bytes + 31) & ~(int64_t)31);
-  if (n > m->p.ub_bytes || top > m->p.ub_bytes)
+  top = bytes > m->p.ub_bytes ? INT64_MAX : b->ub_top + ((bytes + 31) & ~(int64_t)31);
+  if (top > m->p.ub_bytes)
     return sli_err(m, SL_EARG, 2,
         "UB overflow: %lld bytes asked, %lld of %lld bytes used, %lld free",
         (long long)bytes, (long long)b->ub_top, (long long)m->p.ub_bytes,
@@ -423,7 +423,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
         "dtype mismatch (dst %s, src %s, ub %s)", sl_dtype_name((sl_dtype)dst->dtype),
         sl_dtype_name((sl_dtype)src->dtype), sl_dtype_name((sl_dtype)ub->dtype));
   esz = (int64_t)sl_dtype_size((sl_dtype)src->dtype);
-  if (ub_bytes < esz || ub_bytes > ub->cap - ub->off)
+  if (ub_bytes < esz || ub->off < 0 || ub_bytes > ub->cap - ub->off)
     return sli_err(m, SL_EARG, 4,
         "UB buffer too small: ub_bytes %lld, the UB tensor holds %lld bytes "
         "and one %s is %lld", (long long)ub_bytes,
