@@ -401,19 +401,25 @@ static inline uint16_t addh (uint16_t x, uint16_t y) {
 }
 
 
+/* max (want_max) or min of two 16-bit floats by exact selection, where the
+** format's infinity is inf (magnitude bits) and a NaN gives qnan */
+static inline uint16_t sel16 (uint16_t x, uint16_t y, int want_max, uint32_t inf,
+                              uint16_t qnan) {
+  uint16_t r = (want_max ? key16(x) >= key16(y) : key16(x) <= key16(y)) ? x : y;
+  int isn = ((x & 0x7fffu) > inf) | ((y & 0x7fffu) > inf);
+  return isn ? qnan : r;
+}
+
+
 /* fp16 max (exact selection) */
 static inline uint16_t maxh (uint16_t x, uint16_t y) {
-  uint16_t r = key16(x) >= key16(y) ? x : y;
-  int isn = ((x & 0x7fffu) > 0x7c00u) | ((y & 0x7fffu) > 0x7c00u);
-  return isn ? (uint16_t)QNAN16 : r;
+  return sel16(x, y, 1, 0x7c00u, (uint16_t)QNAN16);
 }
 
 
 /* fp16 min (exact selection) */
 static inline uint16_t minh (uint16_t x, uint16_t y) {
-  uint16_t r = key16(x) <= key16(y) ? x : y;
-  int isn = ((x & 0x7fffu) > 0x7c00u) | ((y & 0x7fffu) > 0x7c00u);
-  return isn ? (uint16_t)QNAN16 : r;
+  return sel16(x, y, 0, 0x7c00u, (uint16_t)QNAN16);
 }
 
 
@@ -431,17 +437,13 @@ static inline uint16_t addb (uint16_t x, uint16_t y) {
 
 /* bf16 max (exact selection) */
 static inline uint16_t maxb (uint16_t x, uint16_t y) {
-  uint16_t r = key16(x) >= key16(y) ? x : y;
-  int isn = ((x & 0x7fffu) > 0x7f80u) | ((y & 0x7fffu) > 0x7f80u);
-  return isn ? (uint16_t)QNANBF : r;
+  return sel16(x, y, 1, 0x7f80u, (uint16_t)QNANBF);
 }
 
 
 /* bf16 min (exact selection) */
 static inline uint16_t minb (uint16_t x, uint16_t y) {
-  uint16_t r = key16(x) <= key16(y) ? x : y;
-  int isn = ((x & 0x7fffu) > 0x7f80u) | ((y & 0x7fffu) > 0x7f80u);
-  return isn ? (uint16_t)QNANBF : r;
+  return sel16(x, y, 0, 0x7f80u, (uint16_t)QNANBF);
 }
 
 /* }====================================================== */
