@@ -205,8 +205,6 @@ void sl_launch_salvage(sl_machine *m) {
     b->end = b->t;
     m->ndone++;
   }
-  m->nheap = 0;
-  m->nevs = 0;
-  m->free_ev = -1;
+  sli_clear_events(m);
   sli_unpark_all(m);
 }

@@ -26,6 +26,9 @@ typedef struct lmach {
   sl_machine *m;
   int cur;                  /* running block, -1 when none */
   lua_State *cur_co;        /* its coroutine */
+  int64_t budget_left;      /* Lua instructions it may still run */
+  int64_t budget;           /* the machine's instruction_budget */
+  int check;                /* the machine's check bits */
   int kernel_ref;           /* registry ref of the running launch's table */
 } lmach;
 
@@ -170,6 +173,8 @@ static int l_new(lua_State *L) {
                         "out of range)", sl_params_check(&p));
     return luaL_error(L, "not enough memory for a machine of %d PEs", p.n_pes);
   }
+  lm->budget = p.instruction_budget;
+  lm->check = p.check;
   lua_newtable(L);                       /* the facade's own fields */
   lua_setiuservalue(L, -2, 1);
   return 1;
@@ -534,9 +539,9 @@ static int m_tostring(lua_State *L) {
 /* count hook of a kernel coroutine: a block that runs its budget of Lua
 ** instructions without calling a primitive (an endless loop) is stopped */
 static void budget_hook(lua_State *co, lua_Debug *ar) {
-  intptr_t *left = (intptr_t *)lua_getextraspace(co);
+  lmach *lm = *(lmach **)lua_getextraspace(co);
   (void)ar;
-  if ((*left -= HOOK_STEP) < 0)
+  if (lm != NULL && lm->cur_co == co && (lm->budget_left -= HOOK_STEP) < 0)
     luaL_error(co, "instruction budget exceeded: the block ran more Lua instructions "
                "than the machine option instruction_budget without calling a "
                "primitive (an endless loop?)");
@@ -546,10 +551,9 @@ static void budget_hook(lua_State *co, lua_Debug *ar) {
 static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
   int pe, b;
   sl_block_where(m, blk, &pe, &b);
-  lua_createtable(L, 3, 4);
+  lua_createtable(L, 2, 4);
   lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
   lua_pushvalue(L, mi); lua_rawseti(L, -2, 2);
-  lua_pushinteger(L, (lua_Integer)sl_machine_gen(m)); lua_rawseti(L, -2, 3);
   lua_pushinteger(L, pe); lua_setfield(L, -2, "pe");
   lua_pushinteger(L, b); lua_setfield(L, -2, "block");
   lua_pushinteger(L, sl_machine_params(m)->n_pes); lua_setfield(L, -2, "n_pes");
@@ -650,11 +654,9 @@ static int m_launch(lua_State *L) {
       co = lua_newthread(L);
       if (!lua_checkstack(co, nargs + 4))
         return launch_fail(L, lm, "too many kernel arguments");
-      if (sl_machine_params(m)->instruction_budget > 0) {
-        *(intptr_t *)lua_getextraspace(co) =
-            (intptr_t)sl_machine_params(m)->instruction_budget;
+      *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
+      if (sl_machine_params(m)->instruction_budget > 0)
         lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
-      }
       lua_pushvalue(L, 2);
       push_k(L, 1, blk, m);
       for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
@@ -679,6 +681,7 @@ static int m_launch(lua_State *L) {
     }
     lm->cur = blk;
     lm->cur_co = co;
+    lm->budget_left = sl_machine_params(m)->instruction_budget;
     st = lua_resume(co, L, nres, &nout);
     lm->cur = -1;
     lm->cur_co = NULL;
@@ -1043,32 +1046,27 @@ static void set_site(lua_State *L, lmach *lm) {
   sl_set_site(lm->m, id);
 }
 
-/* the machine and block of the context k at index 1 */
+/* the machine and block of the running primitive: k (index 1) names the
+** machine, the calling coroutine must be the running block's own, and k that
+** block's (the extra space of threads not made here is not ours to read) */
 static lmach *kcheck(lua_State *L, int *blk) {
-  lmach *lm;
-  if (!lua_istable(L, 1)) luaL_error(L, "calling a primitive without its block: "
-                                     "use k:name(...)");
-  lua_rawgeti(L, 1, 1);
-  lua_rawgeti(L, 1, 2);
-  lm = (lmach *)lua_touserdata(L, -1);
-  if (lm != NULL && (lua_type(L, -1) != LUA_TUSERDATA ||
-                     lua_rawlen(L, -1) != sizeof(lmach) || lm->magic != MACH_MAGIC))
-    lm = NULL;                            /* not a machine: a forged context */
-  *blk = (int)lua_tointeger(L, -2);
+  lmach *lm = NULL;
+  if (!lua_istable(L, 1))
+    luaL_error(L, "calling a primitive without its block: use k:name(...)");
+  if (lua_rawgeti(L, 1, 2) == LUA_TUSERDATA && lua_rawlen(L, -1) == sizeof(lmach)) {
+    lm = (lmach *)lua_touserdata(L, -1);
+    if (lm->magic != MACH_MAGIC) lm = NULL;
+  }
+  if (lm == NULL || lm->m == NULL || lm->cur_co != L)
+    luaL_error(L, "primitive called outside its block's run (a stale k, another block's k, after "
+               "the launch, or from a coroutine inside the kernel)");
+  *blk = lm->cur;
+  if (lua_rawgeti(L, 1, 1) != LUA_TNUMBER || lua_tointeger(L, -1) != *blk)
+    luaL_error(L, "primitive called outside its block's run (a stale k, another block's k, after "
+               "the launch, or from a coroutine inside the kernel)");
   lua_pop(L, 2);
-  if (lm == NULL || lm->m == NULL || *blk < 0 || lm->cur != *blk)
-    luaL_error(L, "primitive called outside its block's run (a stale k, or "
-               "after the launch)");
-  if (L != lm->cur_co)
-    luaL_error(L, "primitive called from a coroutine inside the kernel: a block "
-               "calls primitives from its own code only");
-  lua_rawgeti(L, 1, 3);
-  if ((uint32_t)lua_tointeger(L, -1) != sl_machine_gen(lm->m))
-    luaL_error(L, "primitive called with the k of an earlier launch");
-  lua_pop(L, 1);
-  if (sl_machine_params(lm->m)->check) set_site(L, lm);
-  *(intptr_t *)lua_getextraspace(L) =                      /* the budget restarts */
-      (intptr_t)sl_machine_params(lm->m)->instruction_budget;
+  if (lm->check) set_site(L, lm);
+  lm->budget_left = lm->budget;                             /* the budget restarts */
   return lm;
 }
 

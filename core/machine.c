@@ -110,7 +110,7 @@ void sl_machine_free(sl_machine *m) {
   sli_race_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs); free(m->heap); free(m->blocks); free(m->qring);
+  free(m->evs); free(m->heap); free(m->fifo); free(m->blocks); free(m->qring);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);
@@ -189,9 +189,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->scratch = -1;
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
-      m->nheap = 0;
-      m->nevs = 0;
-      m->free_ev = -1;
+      sli_clear_events(m);
       return sli_err(m, SL_ENOMEM, 0, "not enough memory");
     }
   }
@@ -233,9 +231,7 @@ void sl_launch_end(sl_machine *m, double *kernel_us, double *e2e_us,
 
 /* abandon a launch: pending events are dropped, waiters forgotten */
 void sl_launch_abort(sl_machine *m) {
-  m->nheap = 0;
-  m->nevs = 0;
-  m->free_ev = -1;
+  sli_clear_events(m);
   sli_unpark_all(m);
   sli_res_clear(m, 0);
   m->running = 0;

@@ -67,10 +67,35 @@ static void ev_release(sl_machine *m, int32_t id) {
   m->free_ev = id;
 }
 
-/* put event id on the heap at time t */
+/* append k to the in-order queue (room made by compacting or growing) */
+static int fifo_push(sl_machine *m, const sl_key *k) {
+  if (m->fhead + m->fn == m->fcap) {
+    if (m->fhead > 0) {
+      memmove(m->fifo, m->fifo + m->fhead, (size_t)m->fn * sizeof(*m->fifo));
+      m->fhead = 0;
+    }
+    if (m->fn == m->fcap) {
+      int32_t cap = m->fcap ? m->fcap * 2 : 256;
+      sl_key *nf = realloc(m->fifo, (size_t)cap * sizeof(*nf));
+      if (nf == NULL) return SL_ENOMEM;
+      m->fifo = nf;
+      m->fcap = cap;
+    }
+  }
+  m->fifo[m->fhead + m->fn++] = *k;
+  return SL_OK;
+}
+
+/* schedule event id at time t: keys that come in (time, seq) order (most do:
+** one pipe, one signal stream) queue up; the others go on the heap */
 int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
   int32_t i;
   sl_key k;
+  k.t = t; k.seq = m->seq++; k.ev = id;
+  if (m->fn == 0 || t >= m->fifo[m->fhead + m->fn - 1].t) {
+    if (fifo_push(m, &k) != SL_OK) { ev_release(m, id); return SL_ENOMEM; }
+    return SL_OK;
+  }
   if (m->nheap == m->capheap) {
     int32_t cap = m->capheap ? m->capheap * 2 : 256;
     sl_key *nh = realloc(m->heap, (size_t)cap * sizeof(*nh));
@@ -78,7 +103,6 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
     m->heap = nh;
     m->capheap = cap;
   }
-  k.t = t; k.seq = m->seq++; k.ev = id;
   i = m->nheap++;
   while (i > 0) {
     int32_t parent = (i - 1) / 2;
@@ -100,7 +124,7 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
   return sli_schedule(m, t, id);
 }
 
-/* remove the earliest key */
+/* remove the earliest key of the heap */
 static sl_key heap_pop(sl_machine *m) {
   sl_key top = m->heap[0];
   sl_key last = m->heap[--m->nheap];
@@ -117,9 +141,37 @@ static sl_key heap_pop(sl_machine *m) {
   return top;
 }
 
+/* the earliest pending key, or NULL */
+static const sl_key *peek(const sl_machine *m) {
+  const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
+  const sl_key *h = m->nheap > 0 ? &m->heap[0] : NULL;
+  if (f == NULL) return h;
+  if (h == NULL) return f;
+  return ev_less(h, f) ? h : f;
+}
+
+/* remove the earliest pending key (there is one) */
+static sl_key pop(sl_machine *m) {
+  const sl_key *k = peek(m);
+  if (m->fn > 0 && k == &m->fifo[m->fhead]) {
+    m->fn--;
+    return m->fifo[m->fhead++];
+  }
+  return heap_pop(m);
+}
+
 /* time of the earliest pending event (INT64_MAX when none) */
 sl_time sli_top(const sl_machine *m) {
-  return m->nheap > 0 ? m->heap[0].t : INT64_MAX;
+  const sl_key *k = peek(m);
+  return k ? k->t : INT64_MAX;
+}
+
+/* drop every pending event */
+void sli_clear_events(sl_machine *m) {
+  m->nheap = 0;
+  m->fn = m->fhead = 0;
+  m->nevs = 0;
+  m->free_ev = -1;
 }
 
 /* schedule block blk to resume at t */
@@ -144,14 +196,15 @@ static sl_time time_limit(const sl_machine *m) {
 ** yield: the order is the one a yield and a wake-up at its clock would give */
 int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
+  const sl_key *top;
   if (b->state != B_RUN) return 1;
-  while (m->nheap > 0 && m->heap[0].t <= b->t) {
+  while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
-    if (m->evs[m->heap[0].ev].kind == EV_WAKE || m->heap[0].t > time_limit(m)) {
+    if (m->evs[top->ev].kind == EV_WAKE || top->t > time_limit(m)) {
       sli_wake(m, blk, b->t);
       return 1;
     }
-    k = heap_pop(m);
+    k = pop(m);
     if (k.t > m->now) m->now = k.t;
     sli_apply(m, &m->evs[k.ev], k.t);
     ev_release(m, k.ev);
@@ -162,8 +215,8 @@ int sl_must_yield(sl_machine *m, int blk) {
 /* handle events until a block is to be resumed, or the launch ends */
 int sl_step(sl_machine *m, int *blk) {
   sl_time limit = time_limit(m);
-  while (m->nheap > 0) {
-    sl_key k = heap_pop(m);
+  while (peek(m) != NULL) {
+    sl_key k = pop(m);
     sl_event *e = &m->evs[k.ev];
     if (k.t > limit) {
       m->now = limit;

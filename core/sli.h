@@ -113,6 +113,8 @@ struct sl_machine {
   int32_t nevs, capevs, free_ev;
   sl_key *heap;
   int32_t nheap, capheap;
+  sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
+  int32_t fhead, fn, fcap;
   uint64_t seq;
   /* the launch */
   int running, block_dim, nb, ndone;
@@ -150,6 +152,7 @@ sl_event *sli_newev(sl_machine *m, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);
+void sli_clear_events(sl_machine *m);
 int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...);
 #define SLI_TRACING(m) ((m)->maxtrace > 0)
 void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,

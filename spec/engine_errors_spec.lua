@@ -265,7 +265,8 @@ describe("engine errors", function()
           other = H.strip(H.err(function() saved:quiet() end))
         end
       end, 2)
-      local stale = "primitive called outside its block's run (a stale k, or after the launch)"
+      local stale = "primitive called outside its block's run (a stale k, another block's k, "
+                    .. "after the launch, or from a coroutine inside the kernel)"
       assert.equals(stale, other)
       assert.equals(stale, H.strip(H.err(function() saved:quiet() end)))
       assert.equals("calling a primitive without its block: use k:name(...)",
