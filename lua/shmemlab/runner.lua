@@ -200,6 +200,17 @@ local function evaluate(op, c, res, base)
   }
 end
 
+-- the frame report of a measured run ({rows, text}, or {error} when a frame
+-- the op does not use has no reason)
+function runner.frames(res, op, c)
+  local e2e = res.e2e_us / math.max(1, res.launches // c.iters)
+  local ok, rows, text = pcall(report.frame_report, {
+    cycle2us = c.profile.cycle2us, e2e_us = e2e, launches = res.launches,
+    rows = res.frames, reasons = op.unused, frames = lab.frames })
+  if ok then return { rows = rows, text = text } end
+  return { error = rows }
+end
+
 -- run an operator (name, path or table) with options; measures the baseline
 -- too unless opts.baseline == "none"
 function runner.run(spec, opts)
@@ -215,12 +226,8 @@ function runner.run(spec, opts)
     end
   end
   local mt = evaluate(op, c, res, base)
-  local frames
-  local e2e = res.e2e_us / math.max(1, res.launches // c.iters)
-  local ok, rows, text = pcall(report.frame_report, {
-    cycle2us = c.profile.cycle2us, e2e_us = e2e, launches = res.launches,
-    rows = res.frames, reasons = op.unused, frames = lab.frames })
-  if ok then frames = { rows = rows, text = text } else frames = { error = rows } end
+  local frames = runner.frames(res, op, c)
+  if base then base.frame_report = runner.frames(base, base.op, c) end
   local record = report.make_record({ op_name = op.name, dtype = c.dtype,
     shape = c.shape and string.format("M=%d, N=%d", c.shape[1], c.shape[2] or 1)
             or string.format("count=%d", c.count) },
@@ -283,6 +290,11 @@ function runner.text(r)
   end
   out[#out + 1] = "\nframes (all PEs, measured launches):\n"
     .. (r.frames.text or ("frame report: " .. tostring(r.frames.error) .. "\n"))
+  if r.baseline and r.baseline.frame_report then
+    local f = r.baseline.frame_report
+    out[#out + 1] = "\nframes of " .. (r.baseline.op.title or r.baseline.op.name) .. ":\n"
+      .. (f.text or ("frame report: " .. tostring(f.error) .. "\n"))
+  end
   for _, res in ipairs({ r.shmem, r.baseline }) do
     if res.sanitizer then out[#out + 1] = "\n" .. res.sanitizer.text end
   end
