@@ -5,10 +5,11 @@ if _VERSION ~= "Lua 5.4" then
   local args = {}
   for i = 0, #arg do args[#args + 1] = "'" .. tostring(arg[i]):gsub("'", "'\\''") .. "'" end
   local ok, _, code = os.execute("lua5.4 " .. table.concat(args, " "))
-  if ok == nil or (type(ok) == "number" and ok ~= 0) then
-    io.stderr:write("run_op.lua needs Lua 5.4 (apt-get install lua5.4)\n")
+  if type(ok) == "number" then          -- Lua 5.1: the raw wait status
+    code = ok >= 256 and math.floor(ok / 256) or ok
+    if code == 127 then io.stderr:write("run_op.lua needs Lua 5.4 (apt-get install lua5.4)\n") end
   end
-  os.exit(type(code) == "number" and code or (ok == 0 and 0 or 1))
+  os.exit(type(code) == "number" and code or 1)
 end
 
 local root = debug.getinfo(1, "S").source:match("^@(.*)[/\\][^/\\]*$") or "."
