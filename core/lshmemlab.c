@@ -727,11 +727,6 @@ static int m_launch(lua_State *L) {
 /* views (host side)                                                   */
 /* ------------------------------------------------------------------ */
 
-/* n elements of esz bytes, saturating (then out of bounds) */
-static int64_t sli_nbytes_l(int64_t n, int64_t esz) {
-  return n > INT64_MAX / esz ? INT64_MAX : n * esz;
-}
-
 /* bytes of one element of a view */
 static int64_t esize(const lview *v) { return (int64_t)sl_dtype_size(v->l.dtype); }
 
@@ -754,7 +749,7 @@ static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int writ
   if (sl_running(v->lm->m) && v->lm->cur >= 0)
     luaL_error(L, "host-side access inside a kernel: use the block's primitives");
   l.pe = pe;
-  p = sl_host_ptr(v->lm->m, &l, sli_nbytes_l(elems, esize(v)), write);
+  p = sl_host_ptr(v->lm->m, &l, sl_nbytes(elems, esize(v)), write);
   if (p == NULL) luaL_error(L, "%s", sl_machine_err(v->lm->m));
   if (write) sl_mark_init(v->lm->m, &l, elems * esize(v));
   return p;
@@ -973,7 +968,7 @@ static int v_index(lua_State *L) {
   }
   else if (strcmp(k, "offset") == 0)
     lua_pushinteger(L, (lua_Integer)((v->l.off) / esize(v)));
-  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)sli_nbytes_l(v->n, esize(v)));
+  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)sl_nbytes(v->n, esize(v)));
   else if (strcmp(k, "space") == 0)
     lua_pushstring(L, v->l.buf < 0 ? "UB"
                    : sl_space_name(sl_getbuf(v->lm->m, v->l.buf)->space));

@@ -145,9 +145,6 @@ int sl_free(sl_machine *m, int id) {
   return SL_OK;
 }
 
-/* number of buffers ever allocated */
-int sl_nbufs(const sl_machine *m) { return m->nbufs; }
-
 /* buffer record */
 const sl_buf *sl_getbuf(const sl_machine *m, int id) {
   return (id >= 0 && id < m->nbufs) ? &m->bufs[id] : NULL;
@@ -243,12 +240,6 @@ uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write) {
   if (sli_bounds(m, l, bytes, write, "host access", 1, -1, -1) != SL_OK) return NULL;
   sli_addr(l, &a);
   return sli_ptr(m, &a);
-}
-
-/* public bounds check */
-int sl_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
-             int by_pe, int by_block) {
-  return sli_bounds(m, l, bytes, write, "access", 1, by_pe, by_block);
 }
 
 /* host<->device copy (aclrtMemcpy): moves bytes now, advances the clock */

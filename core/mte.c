@@ -280,7 +280,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   int64_t bytes, top;
   if (dtype < 0 || dtype >= SL_NDTYPES) return sli_err(m, SL_EARG, 1, "unknown dtype");
   if (n <= 0) return sli_err(m, SL_EARG, 2, "size must be positive");
-  bytes = sli_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dtype));
+  bytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dtype));
   top = bytes > m->p.ub_bytes ? INT64_MAX : b->ub_top + ((bytes + 31) & ~(int64_t)31);
   if (top > m->p.ub_bytes)
     return sli_err(m, SL_EARG, 2,
@@ -354,7 +354,7 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)src->dtype),
                    sl_dtype_name((sl_dtype)dst->dtype));
   esz = (int64_t)sl_dtype_size((sl_dtype)dst->dtype);
-  bytes = sli_nbytes(elems, esz);
+  bytes = sl_nbytes(elems, esz);
   if (!pad && bytes % 32 != 0 && bytes != INT64_MAX)
     return sli_err(m, SL_EARG, 3,
         "data_copy moves whole 32-byte blocks: %lld %s are %lld bytes "
@@ -396,7 +396,7 @@ int sl_set_atomic(sl_machine *m, int blk, int op, int dtype) {
 /* offset view of a location, elements further */
 static sl_loc loc_at(const sl_loc *l, int64_t elems) {
   sl_loc r = *l;
-  int64_t d = sli_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)l->dtype));
+  int64_t d = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)l->dtype));
   r.off = (d == INT64_MAX || (d > 0 && r.off > INT64_MAX - d)) ? -1 : r.off + d;
   return r;
 }
@@ -442,9 +442,9 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
     return sli_err(m, SL_EARG, 1, "atomic mode set for %s, copy of %s",
                    sl_dtype_name((sl_dtype)b->atomic_dtype),
                    sl_dtype_name((sl_dtype)dst->dtype));
-  if ((st = sli_bounds(m, &rsrc, sli_nbytes(elems, esz), 0, fn, 2, b->pe, b->b)) != SL_OK)
+  if ((st = sli_bounds(m, &rsrc, sl_nbytes(elems, esz), 0, fn, 2, b->pe, b->b)) != SL_OK)
     return st;
-  if ((st = sli_bounds(m, &rdst, sli_nbytes(elems, esz), 1, fn, 1, b->pe, b->b)) != SL_OK)
+  if ((st = sli_bounds(m, &rdst, sl_nbytes(elems, esz), 1, fn, 1, b->pe, b->b)) != SL_OK)
     return st;
   chunk = ub_bytes / esz;
   cub = *ub;
@@ -529,8 +529,8 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   if (op > 0 && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
   if (op >= 0 && (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");
-  dbytes = sli_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dst->dtype));
-  abytes = sli_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)a->dtype));
+  dbytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dst->dtype));
+  abytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)a->dtype));
   if ((st = sli_bounds(m, dst, dbytes, 1, "vector op", 1, b->pe, b->b)) != SL_OK)
     return st;
   if ((st = sli_bounds(m, a, abytes, 0, "vector op", 2, b->pe, b->b)) != SL_OK)

@@ -166,17 +166,19 @@ sl_time sl_machine_now(const sl_machine *m);
 int sl_path(const sl_machine *m, int from_pe, int to_pe);
 int64_t sl_path_bytes(const sl_machine *m, int path);
 
+/* n elements of esz bytes, saturating at INT64_MAX (then out of bounds) */
+static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
+  return (n > INT64_MAX / esz || n < -(INT64_MAX / esz)) ? INT64_MAX : n * esz;
+}
+
 /* memory */
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name);
 int sl_free(sl_machine *m, int buf);
-int sl_nbufs(const sl_machine *m);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
 uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write);
 /* the host wrote bytes at l (initcheck) */
 void sl_mark_init(sl_machine *m, const sl_loc *l, int64_t bytes);
-int sl_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
-             int by_pe, int by_block);
 int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
               int64_t bytes, double *cost_us);
 

@@ -141,11 +141,6 @@ struct sl_machine {
   size_t ntrace, captrace, maxtrace;
 };
 
-/* n elements of esz bytes, saturating at INT64_MAX (then out of bounds) */
-static inline int64_t sli_nbytes(int64_t n, int64_t esz) {
-  return (n > INT64_MAX / esz || n < -(INT64_MAX / esz)) ? INT64_MAX : n * esz;
-}
-
 /* sim.c */
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);

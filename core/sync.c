@@ -273,7 +273,7 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
   if (flag->dtype != ub->dtype || sl_dtype_isfloat((sl_dtype)flag->dtype))
     return sli_err(m, SL_EARG, 2, "flag and UB must be of one integer dtype");
   if (elems <= 0) return sli_err(m, SL_EARG, 3, "count must be positive");
-  bytes = sli_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)flag->dtype));
+  bytes = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)flag->dtype));
   if ((st = sli_bounds(m, flag, bytes, 0, "wait_signal_value", 1, b->pe, b->b)))
     return st;
   if ((st = sli_bounds(m, ub, bytes, 1, "wait_signal_value", 2, b->pe, b->b)))
