@@ -826,7 +826,7 @@ static int v_fill(lua_State *L) {
     static const char *const pats[] = { "const", "zero", "iota", "iota_pe", "pe",
                                         "random", NULL };
     int pat = luaL_checkoption(L, 2, NULL, pats);
-    double a = (double)luaL_optnumber(L, 3, pat == 5 ? 0 : pat >= 2 ? 0 : 0);
+    double a = (double)luaL_optnumber(L, 3, 0);
     double b = (double)luaL_optnumber(L, 4, pat == 5 ? 100 : 1);
     lua_Integer seed = luaL_optinteger(L, 5, 1);
     for (pe = first; pe < first + npes; pe++) {
