@@ -1122,7 +1122,20 @@ static int copy_prim(lua_State *L, int pad) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk);
   lua_Integer n = luaL_checkinteger(L, 4);
+  if (d.buf < 0 && s.buf < 0)            /* LocalTensor -> LocalTensor, on V */
+    return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_COPY, &d, &s, NULL, 0,
+                                    (int64_t)n), 0);
   return kdone(L, lm, blk, sl_data_copy(lm->m, blk, &d, &s, (int64_t)n, pad), 0);
+}
+
+/* k:duplicate(dst, value, n): Duplicate, a UB tensor filled with a scalar (V) */
+static int k_duplicate(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2, blk);
+  double v = (double)luaL_checknumber(L, 3);
+  lua_Integer n = luaL_checkinteger(L, 4);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_DUP, &d, &d, NULL, v, (int64_t)n), 0);
 }
 
 /* k:data_copy(dst, src, count) */
@@ -1244,7 +1257,7 @@ static int k_muls(lua_State *L) {
   sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk);
   double s = (double)luaL_checknumber(L, 4);
   lua_Integer n = luaL_checkinteger(L, 5);
-  return kdone(L, lm, blk, sl_vec(lm->m, blk, 0, &d, &a, NULL, s, (int64_t)n), 0);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
 }
 
 /* k:cast(dst, src, n) */
@@ -1253,7 +1266,7 @@ static int k_cast(lua_State *L) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk);
   lua_Integer n = luaL_checkinteger(L, 4);
-  return kdone(L, lm, blk, sl_vec(lm->m, blk, -1, &d, &a, NULL, 0, (int64_t)n), 0);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_CAST, &d, &a, NULL, 0, (int64_t)n), 0);
 }
 
 /* k:system_cycle(): the system counter */
@@ -1274,11 +1287,18 @@ static int checkpe(lua_State *L, lmach *lm, int i) {
   return (int)pe;
 }
 
-/* shared body of mte_put_nbi / mte_get_nbi */
+/* shared body of mte_put_nbi / mte_get_nbi; mte_put_nbi(dst, ub, elems, pe
+** [, sync_id]) is the UB-source form: one UB -> GM copy */
 static int mte_prim(lua_State *L, int get) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), u = kloc(L, lm, 4, blk);
+  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), u;
+  if (!get && s.buf < 0) {
+    lua_Integer n = luaL_checkinteger(L, 4);
+    int pe = checkpe(L, lm, 5);
+    return kdone(L, lm, blk, sl_put_ub(lm->m, blk, &d, &s, (int64_t)n, pe), 0);
+  }
+  u = kloc(L, lm, 4, blk);
   lua_Integer ub_bytes = luaL_checkinteger(L, 5);
   lua_Integer n = luaL_checkinteger(L, 6);
   int pe = checkpe(L, lm, 7), id = checkid(L, 8);
@@ -1507,7 +1527,7 @@ static const luaL_Reg view_methods[] = {
 };
 
 static const luaL_Reg block_methods[] = {
-  {"ub", k_ub}, {"data_copy", k_data_copy}, {"data_copy_pad", k_data_copy_pad},
+  {"ub", k_ub}, {"data_copy", k_data_copy}, {"duplicate", k_duplicate}, {"data_copy_pad", k_data_copy_pad},
   {"set_flag", k_set_flag}, {"wait_flag", k_wait_flag},
   {"pipe_barrier", k_pipe_barrier}, {"set_atomic", k_set_atomic},
   {"set_atomic_none", k_set_atomic_none}, {"get_value", k_get_value},

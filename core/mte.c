@@ -248,12 +248,16 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       sl_dtype dt = (sl_dtype)e->dst.dtype;
       if (m->p.check & SL_CHECK_INIT) {
         int64_t es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
-        sli_init_read(m, &e->src, e->n * es, e->blk, SL_PIPE_V, e->site);
+        if (e->vop != SL_VEC_DUP)
+          sli_init_read(m, &e->src, e->n * es, e->blk, SL_PIPE_V, e->site);
         if (e->vop > 0) sli_init_read(m, &e->src2, e->n * es, e->blk, SL_PIPE_V, e->site);
         sli_init_write(m, &e->dst, e->n * (int64_t)sl_dtype_size(dt));
       }
-      if (e->vop == 0) sl_muls(dt, d, a, e->s, (size_t)e->n);
-      else if (e->vop < 0) sl_cast(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
+      if (e->vop == SL_VEC_MULS) sl_muls(dt, d, a, e->s, (size_t)e->n);
+      else if (e->vop == SL_VEC_CAST) sl_cast(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
+      else if (e->vop == SL_VEC_DUP)
+        sl_fill_pattern(dt, d, (size_t)e->n, SL_FILL_CONST, e->s, 0, 0, 0);
+      else if (e->vop == SL_VEC_COPY) memmove(d, a, (size_t)e->n * sl_dtype_size(dt));
       else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
       break;
     }
@@ -493,6 +497,34 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   return sli_ptr(m, &a);
 }
 
+/* MTE put from UB (the UB-source form): one UB -> GM copy on MTE3 to PE pe's
+** copy of the symmetric dst, left in flight */
+int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+              int64_t elems, int pe) {
+  sl_block *b = &m->blocks[blk];
+  sl_loc rdst = *dst;
+  int64_t bytes;
+  int st, path;
+  sl_time end;
+  if (pe < 0 || pe >= m->p.n_pes)
+    return sli_err(m, SL_EARG, 4, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
+  if (elems <= 0) return sli_err(m, SL_EARG, 3, "element count must be positive");
+  if (dst->buf < 0) return sli_err(m, SL_EARG, 1, "GM address expected, got UB");
+  if (m->bufs[dst->buf].space != SL_SPACE_SYM)
+    return sli_err(m, SL_EARG, 1, "destination must be a symmetric address");
+  if ((st = own_ub(m, b, ub, 2)) != SL_OK) return st;
+  if (dst->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
+  rdst.pe = pe;
+  bytes = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)ub->dtype));
+  if ((st = sli_bounds(m, ub, bytes, 0, "mte_put_nbi", 2, b->pe, b->b)) != SL_OK) return st;
+  if ((st = sli_bounds(m, &rdst, bytes, 1, "mte_put_nbi", 1, b->pe, b->b)) != SL_OK)
+    return st;
+  race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, bytes, b->atomic);
+  end = transfer(m, b, SL_PIPE_MTE3, pe, bytes, &path);
+  b->t += m->ps.issue;
+  return land_copy(m, blk, end, &rdst, ub, bytes, b->atomic);
+}
+
 /* GetValue on UB (S pipe): reads what has landed by now */
 int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival) {
@@ -515,7 +547,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   return SL_OK;
 }
 
-/* vector op on UB (V pipe): op > 0 binary add/max/min, 0 muls, -1 cast */
+/* vector op on UB (V pipe): op > 0 binary add/max/min, or an SL_VEC_* */
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
            const sl_loc *a, const sl_loc *bb, double s, int64_t n) {
   sl_block *b = &m->blocks[blk];
@@ -525,21 +557,23 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   int64_t dbytes, abytes;
   if (n <= 0) return sli_err(m, SL_EARG, op > 0 ? 4 : 3, "count must be positive");
   if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+  if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
   if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
   if (op > 0 && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
-  if (op >= 0 && (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
+  if (op != SL_VEC_CAST && (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");
   dbytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dst->dtype));
   abytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)a->dtype));
   if ((st = sli_bounds(m, dst, dbytes, 1, "vector op", 1, b->pe, b->b)) != SL_OK)
     return st;
-  if ((st = sli_bounds(m, a, abytes, 0, "vector op", 2, b->pe, b->b)) != SL_OK)
+  if (op != SL_VEC_DUP &&
+      (st = sli_bounds(m, a, abytes, 0, "vector op", 2, b->pe, b->b)) != SL_OK)
     return st;
   if (op > 0 && (st = sli_bounds(m, bb, abytes, 0, "vector op", 3, b->pe, b->b)))
     return st;
   if (m->p.check & SL_CHECK_RACE) {
     sli_race_issue(m, blk, SL_PIPE_V);
-    sli_race_access(m, blk, SL_PIPE_V, a, abytes, 0);
+    if (op != SL_VEC_DUP) sli_race_access(m, blk, SL_PIPE_V, a, abytes, 0);
     if (op > 0) sli_race_access(m, blk, SL_PIPE_V, bb, abytes, 0);
     sli_race_access(m, blk, SL_PIPE_V, dst, dbytes, 1);
   }

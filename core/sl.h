@@ -220,6 +220,10 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival);
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint);
+/* vector ops besides the binary SL_OP_ADD/MAX/MIN */
+enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3 };
+int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+              int64_t elems, int pe);
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
            const sl_loc *a, const sl_loc *b, double s, int64_t n);
 int64_t sl_system_cycle(sl_machine *m, int blk);
