@@ -26,6 +26,7 @@ typedef struct lmach {
   sl_machine *m;
   int cur;                  /* running block, -1 when none */
   lua_State *cur_co;        /* its coroutine */
+  int cur_pe;               /* its PE */
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
@@ -681,6 +682,10 @@ static int m_launch(lua_State *L) {
     }
     lm->cur = blk;
     lm->cur_co = co;
+    {
+      int b;
+      sl_block_where(m, blk, &lm->cur_pe, &b);
+    }
     lm->budget_left = sl_machine_params(m)->instruction_budget;
     st = lua_resume(co, L, nres, &nout);
     lm->cur = -1;
@@ -1065,15 +1070,14 @@ static lmach *kcheck(lua_State *L, int *blk) {
   return lm;
 }
 
-/* location of view argument i as seen by block blk */
-static sl_loc kloc(lua_State *L, lmach *lm, int i, int blk) {
+/* location of view argument i as seen by the running block */
+static sl_loc kloc(lua_State *L, lmach *lm, int i) {
   lview *v = (lview *)lua_touserdata(L, i);
   sl_loc l;
-  int pe, b;
-  /* a full userdata of our size carrying the magic is one of our views
-  ** (the metatable check of luaL_testudata costs a registry lookup) */
-  if (v == NULL || lua_type(L, i) != LUA_TUSERDATA ||
-      lua_rawlen(L, i) != sizeof(lview) || v->magic != VIEW_MAGIC)
+  /* a full userdata of our size carrying the magic is one of our views (the
+  ** metatable check of luaL_testudata costs a registry lookup; a light
+  ** userdata or another value has a different raw length) */
+  if (v == NULL || lua_rawlen(L, i) != sizeof(lview) || v->magic != VIEW_MAGIC)
     luaL_typeerror(L, i, "tensor view");
   if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
   l = v->l;
@@ -1084,8 +1088,7 @@ static sl_loc kloc(lua_State *L, lmach *lm, int i, int blk) {
     luaL_argerror(L, i, "host buffers are not reachable from a kernel "
                   "(m:memcpy them to GM first)");
   } else if (l.pe < 0) {
-    sl_block_where(lm->m, blk, &pe, &b);
-    l.pe = pe;
+    l.pe = lm->cur_pe;
   }
   return l;
 }
@@ -1120,7 +1123,7 @@ static int k_ub(lua_State *L) {
 static int copy_prim(lua_State *L, int pad) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk);
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3);
   lua_Integer n = luaL_checkinteger(L, 4);
   if (d.buf < 0 && s.buf < 0)            /* LocalTensor -> LocalTensor, on V */
     return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_COPY, &d, &s, NULL, 0,
@@ -1132,7 +1135,7 @@ static int copy_prim(lua_State *L, int pad) {
 static int k_duplicate(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk);
+  sl_loc d = kloc(L, lm, 2);
   double v = (double)luaL_checknumber(L, 3);
   lua_Integer n = luaL_checkinteger(L, 4);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_DUP, &d, &d, NULL, v, (int64_t)n), 0);
@@ -1211,7 +1214,7 @@ static int k_set_atomic_none(lua_State *L) {
 static int k_get_value(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
-  sl_loc u = kloc(L, lm, 2, blk);
+  sl_loc u = kloc(L, lm, 2);
   lua_Integer i = luaL_checkinteger(L, 3);
   double num = 0;
   int64_t iv = 0;
@@ -1226,7 +1229,7 @@ static int k_get_value(lua_State *L) {
 static int k_set_value(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc u = kloc(L, lm, 2, blk);
+  sl_loc u = kloc(L, lm, 2);
   lua_Integer i = luaL_checkinteger(L, 3);
   int isint = lua_isinteger(L, 4);
   double num = isint ? 0 : (double)luaL_checknumber(L, 4);
@@ -1238,7 +1241,7 @@ static int k_set_value(lua_State *L) {
 static int vec_binary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk), b = kloc(L, lm, 4, blk);
+  sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3), b = kloc(L, lm, 4);
   lua_Integer n = luaL_checkinteger(L, 5);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, &b, 0, (int64_t)n), 0);
 }
@@ -1254,7 +1257,7 @@ static int k_min(lua_State *L) { return vec_binary(L, SL_OP_MIN); }
 static int k_muls(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk);
+  sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
   double s = (double)luaL_checknumber(L, 4);
   lua_Integer n = luaL_checkinteger(L, 5);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
@@ -1264,7 +1267,7 @@ static int k_muls(lua_State *L) {
 static int k_cast(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), a = kloc(L, lm, 3, blk);
+  sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
   lua_Integer n = luaL_checkinteger(L, 4);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_CAST, &d, &a, NULL, 0, (int64_t)n), 0);
 }
@@ -1292,13 +1295,13 @@ static int checkpe(lua_State *L, lmach *lm, int i) {
 static int mte_prim(lua_State *L, int get) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), u;
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
   if (!get && s.buf < 0) {
     lua_Integer n = luaL_checkinteger(L, 4);
     int pe = checkpe(L, lm, 5);
     return kdone(L, lm, blk, sl_put_ub(lm->m, blk, &d, &s, (int64_t)n, pe), 0);
   }
-  u = kloc(L, lm, 4, blk);
+  u = kloc(L, lm, 4);
   lua_Integer ub_bytes = luaL_checkinteger(L, 5);
   lua_Integer n = luaL_checkinteger(L, 6);
   int pe = checkpe(L, lm, 7), id = checkid(L, 8);
@@ -1316,7 +1319,7 @@ static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
 static int blocking_prim(lua_State *L, int get) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), u;
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
   lua_Integer n = luaL_checkinteger(L, 4);
   int pe = checkpe(L, lm, 5);
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
@@ -1336,7 +1339,7 @@ static int k_getmem(lua_State *L) { return blocking_prim(L, 1); }
 static int k_put_signal(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2, blk), s = kloc(L, lm, 3, blk), g = kloc(L, lm, 5, blk), u;
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g = kloc(L, lm, 5), u;
   lua_Integer n = luaL_checkinteger(L, 4);
   lua_Integer v = luaL_checkinteger(L, 6);
   lua_Integer op = luaL_checkinteger(L, 7);
@@ -1354,7 +1357,7 @@ static int k_put_signal(lua_State *L) {
 static int k_signal_op(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  sl_loc g = kloc(L, lm, 2, blk);
+  sl_loc g = kloc(L, lm, 2);
   lua_Integer v = luaL_checkinteger(L, 3);
   lua_Integer op = luaL_checkinteger(L, 4);
   luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 4,
@@ -1367,7 +1370,7 @@ static int k_signal_op(lua_State *L) {
 static int k_signal_wait_until(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
-  sl_loc g = kloc(L, lm, 2, blk);
+  sl_loc g = kloc(L, lm, 2);
   lua_Integer cmp = luaL_checkinteger(L, 3);
   lua_Integer v = luaL_checkinteger(L, 4);
   int64_t got = 0;
@@ -1386,7 +1389,7 @@ static int k_signal_wait_until(lua_State *L) {
 static int k_wait_signal_value(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
-  sl_loc f = kloc(L, lm, 2, blk), u = kloc(L, lm, 3, blk);
+  sl_loc f = kloc(L, lm, 2), u = kloc(L, lm, 3);
   lua_Integer n = luaL_checkinteger(L, 4);
   lua_Integer cmp = luaL_checkinteger(L, 5);
   lua_Integer v = luaL_checkinteger(L, 6);
