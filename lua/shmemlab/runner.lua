@@ -7,12 +7,17 @@ local report = require("shmemlab.report")
 
 local runner = {}
 
--- the folder the operators live in (ops/ beside lua/, or SHMEMLAB_OPS)
+-- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a
+-- checkout, <prefix>/share/shmemlab/ops when installed, else ./ops
 local function ops_dir()
   local env = os.getenv("SHMEMLAB_OPS")
   if env and env ~= "" then return env end
-  local here = debug.getinfo(1, "S").source:match("^@(.*)/lua/shmemlab/[^/]*$")
-  return (here or ".") .. "/ops"
+  local src = debug.getinfo(1, "S").source
+  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$")
+  if repo then return repo .. "/ops" end
+  local prefix = src:match("^@(.*)/share/lua/[^/]+/shmemlab/[^/]*$")
+  if prefix then return prefix .. "/share/shmemlab/ops" end
+  return "./ops"
 end
 runner.ops_dir = ops_dir
 
