@@ -149,6 +149,10 @@ describe("run_op.lua", function()
     assert.matches("op_name: allgather", io.open(dir .. "/record.txt"):read("a"), 1, true)
     assert.equal("allgather", cjson.decode(io.open(dir .. "/record.json"):read("a")).op_name)
     assert.is_truthy(lfs.attributes(dir .. "/hccl/PROF_000002_0"))
+    local perftest = io.open(dir .. "/perftest.csv"):read("a")
+    assert.matches("^DataSize/B,Npus,Blocks,UBsize/KB,Bandwidth/GB/s %(1000%),Bandwidth/GiB/s "
+                   .. "%(1024%),CoreMaxTime/us,SingleCoreTime/us,SingleCoreTime/us,"
+                   .. "SingleCoreTime/us\n8192,3,3,190", perftest)
   end)
 
   it("draws the sweep as an SVG with both series", function()
