@@ -340,7 +340,7 @@ static int m_memcpy(lua_State *L) {
   lview *d = checkview(L, 2), *s = checkview(L, 3);
   lua_Integer n = luaL_optinteger(L, 4, d->n < s->n ? d->n : s->n);
   sl_loc dl = d->l, sl = s->l;
-  double cost = 0;
+  double cost = 0, before;
   int st;
   if (d->lm != lm || s->lm != lm) return luaL_error(L, "views of another machine");
   if (dl.buf < 0 || sl.buf < 0) return luaL_error(L, "UB is not reachable by memcpy");
@@ -351,6 +351,7 @@ static int m_memcpy(lua_State *L) {
   if (dl.pe < 0) dl.pe = 0;
   if (sl.pe < 0) sl.pe = 0;
   if (n <= 0 || n > ((lua_Integer)1 << 40)) return luaL_argerror(L, 4, "count must be in 1..2^40");
+  before = (double)sl_machine_now(lm->m) / SL_PS_PER_US;
   st = sl_memcpy(lm->m, &dl, &sl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype),
                  &cost);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
@@ -358,7 +359,7 @@ static int m_memcpy(lua_State *L) {
   {                        /* a task of the device side's PE */
     int host_dst = sl_getbuf(lm->m, dl.buf)->space == SL_SPACE_HOST;
     double now = (double)sl_machine_now(lm->m) / SL_PS_PER_US;
-    add_task(L, 1, host_dst ? sl.pe : dl.pe, "aclrtMemcpy", "MEMCPY_ASYNC", now - cost, now);
+    add_task(L, 1, host_dst ? sl.pe : dl.pe, "aclrtMemcpy", "MEMCPY_ASYNC", before, now);
   }
   lua_pushnumber(L, cost);
   return 1;

@@ -121,9 +121,10 @@ function runner.measure(op, c)
   for pe = 1, c.pes do sum_k[pe] = 0 end
   for i = 1, c.iters do
     if c.trace and i == c.iters then m:trace(2000000) end   -- the last launch
+    local t0 = m:now()
     local t = require("shmemlab.op").total(op.run(m, c, s), c.pes)
     for pe = 1, c.pes do sum_k[pe] = sum_k[pe] + t.kernel_us[pe] end
-    sum_e = sum_e + t.e2e_us
+    sum_e = sum_e + (m:now() - t0)   -- end to end: launches, kernels and host copies
     launches = launches + t.launches
   end
   local per_pe = {}
