@@ -176,6 +176,14 @@ describe("run_op.lua", function()
                    .. "expected 1, got 0", out, 1, true)
   end)
 
+  it("fails a run whose operator leaves a frame unexplained", function()
+    local status, _, err = run({ "spec/fixtures/ops/no_reason.lua", "--pes", "1", "-w", "0",
+                                 "-n", "1", "--baseline", "none" })
+    assert.equal(1, status)
+    assert.matches("run_op.lua: operator no_reason: frame 4 (finalize) unused and no reason "
+                   .. "given", err, 1, true)
+  end)
+
   it("lists the operators and prints help", function()
     local status, out = run({ "--list" })
     assert.equal(0, status)

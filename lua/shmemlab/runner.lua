@@ -206,15 +206,18 @@ local function evaluate(op, c, res, base)
   }
 end
 
--- the frame report of a measured run ({rows, text}, or {error} when a frame
--- the op does not use has no reason)
+-- the frame report of a measured run {rows, text}; a frame the op does not
+-- use and gives no reason for is an error naming the op
 function runner.frames(res, op, c)
   local e2e = res.e2e_us / math.max(1, res.launches // c.iters)
   local ok, rows, text = pcall(report.frame_report, {
     cycle2us = c.profile.cycle2us, e2e_us = e2e, launches = res.launches,
     rows = res.frames, reasons = op.unused, frames = lab.frames })
-  if ok then return { rows = rows, text = text } end
-  return { error = rows }
+  if not ok then
+    error(string.format("operator %s: %s (add it to the op's `unused` with the reason)",
+                        op.name, tostring(rows):gsub("^.-: ", "")), 0)
+  end
+  return { rows = rows, text = text }
 end
 
 -- run an operator (name, path or table) with options; measures the baseline
@@ -294,12 +297,10 @@ function runner.text(r)
       .. "(aclshmemx_get_prof(nullptr, true)):\n", r.shmem.prof.pe)
       .. require("shmemlab.prof").format(r.shmem.prof)
   end
-  out[#out + 1] = "\nframes (all PEs, measured launches):\n"
-    .. (r.frames.text or ("frame report: " .. tostring(r.frames.error) .. "\n"))
+  out[#out + 1] = "\nframes (all PEs, measured launches):\n" .. r.frames.text
   if r.baseline and r.baseline.frame_report then
-    local f = r.baseline.frame_report
     out[#out + 1] = "\nframes of " .. (r.baseline.op.title or r.baseline.op.name) .. ":\n"
-      .. (f.text or ("frame report: " .. tostring(f.error) .. "\n"))
+      .. r.baseline.frame_report.text
   end
   for _, res in ipairs({ r.shmem, r.baseline }) do
     if res.sanitizer then out[#out + 1] = "\n" .. res.sanitizer.text end
