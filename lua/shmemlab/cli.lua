@@ -180,31 +180,14 @@ local function write_output(dir, results, cases)
       end
     end
   end
-  -- the perftest CSV: per size, each profiled block's time in the op's main
-  -- frame (remote_put_get when it has one, else its costliest) per launch
+  -- the perftest CSV: per size, each profiled block's time in the op's main frame
   local perf_rows = {}
   for _, r in ipairs(results) do
-    local prof = r.shmem.prof
-    if prof.pe >= 0 and #prof.rows > 0 then
-      local by_frame = {}
-      for _, row in ipairs(prof.rows) do
-        by_frame[row.frame] = (by_frame[row.frame] or 0) + row.cycles
-      end
-      local frame = by_frame[lab.frames.REMOTE_PUT_GET] and lab.frames.REMOTE_PUT_GET
-      if not frame then
-        local best = -1
-        for id, cy in pairs(by_frame) do if cy > best then frame, best = id, cy end end
-      end
-      local core_us = {}
-      for _, row in ipairs(prof.rows) do
-        if row.frame == frame then
-          core_us[row.block + 1] = row.cycles / prof.cycle2us / r.shmem.launches
-        end
-      end
-      for b = 1, #core_us do core_us[b] = core_us[b] or 0 end
-      perf_rows[#perf_rows + 1] = { data_bytes = r.config.count * lab.core.dtype_size(r.config.dtype),
-        npus = r.config.pes, blocks = #core_us, ub_kb = r.config.ub_bytes / 1024, core_us = core_us }
-    end
+    local row = require("shmemlab.prof").perftest_row(r.shmem.prof, {
+      data_bytes = r.config.count * lab.core.dtype_size(r.config.dtype), npus = r.config.pes,
+      ub_kb = r.config.ub_bytes / 1024, launches = r.shmem.launches,
+      frame = lab.frames.REMOTE_PUT_GET })
+    if row then perf_rows[#perf_rows + 1] = row end
   end
   if #perf_rows > 0 then
     local pf = assert(io.open(dir .. "/perftest.csv", "w"))

@@ -97,6 +97,32 @@ M.PERFTEST_HEADER = "DataSize/B,Npus,Blocks,UBsize/KB,Bandwidth/GB/s (1000),Band
   .. "CoreMaxTime/us"
 M.SINGLE_CORE_COLUMN = "SingleCoreTime/us"
 
+-- prof.perftest_row(data, opts) -> one perftest row from m:get_prof data, or nil
+-- when nothing was profiled. opts = {data_bytes=, npus=, ub_kb=, launches=, frame=}:
+-- each block's time per launch in frame opts.frame, or, when the op has no such
+-- frame, in its costliest one.
+function M.perftest_row(data, opts)
+  if data.pe == nil or data.pe < 0 or #data.rows == 0 then return nil end
+  local by_frame = {}
+  for _, row in ipairs(data.rows) do
+    by_frame[row.frame] = (by_frame[row.frame] or 0) + row.cycles
+  end
+  local frame = by_frame[opts.frame] and opts.frame
+  if not frame then
+    local best = -1
+    for id, cy in pairs(by_frame) do
+      if cy > best or (cy == best and id < frame) then frame, best = id, cy end
+    end
+  end
+  local core_us = {}
+  for _, row in ipairs(data.rows) do
+    if row.frame == frame then core_us[row.block + 1] = row.cycles / data.cycle2us / opts.launches end
+  end
+  for b = 1, #core_us do core_us[b] = core_us[b] or 0 end
+  return { data_bytes = opts.data_bytes, npus = opts.npus, blocks = #core_us, ub_kb = opts.ub_kb,
+           core_us = core_us }
+end
+
 -- prof.perftest_csv(rows) -> CSV text in the CANN perftest layout.
 -- rows = {{data_bytes=, npus=, blocks=, ub_kb=, core_us = {us of block 0, block 1, ...}}, ...}
 -- Columns: the 7 of PERFTEST_HEADER, then "SingleCoreTime/us" repeated B times, where B is
