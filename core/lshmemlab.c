@@ -674,12 +674,6 @@ static int m_launch(lua_State *L) {
       nres = 0;
       if (kind == 3) nres = (int)v;     /* values it yielded, still on co */
       else if (kind == 1) { lua_pushinteger(co, (lua_Integer)v); nres = 1; }
-      else if (kind == 2) {
-        double d;
-        memcpy(&d, &v, sizeof(d));
-        lua_pushnumber(co, (lua_Number)d);
-        nres = 1;
-      }
     }
     lm->cur = blk;
     lm->cur_co = co;

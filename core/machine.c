@@ -274,7 +274,8 @@ int sl_block_frame(const sl_machine *m, int blk) {
   return b->fdepth > 0 ? b->fid[b->fdepth - 1] : -1;
 }
 
-/* value handed to a block as it resumes: 0 none, 1 integer, 2 number */
+/* what a block gets as it resumes: 0 nothing, 1 an integer (a woken wait's
+** value), 3 v values it yielded and left on its own stack */
 int sl_block_result(sl_machine *m, int blk, int64_t *v) {
   sl_block *b = &m->blocks[blk];
   int k = b->retkind;

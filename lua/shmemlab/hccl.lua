@@ -65,6 +65,19 @@ function hccl.handshake(k, c, ub, peer, base, tag)
   hccl.wait(k, c, ub, base + peer, tag)
 end
 
+-- post-sync of a block serving peers b = block, block + block_num, ...: Wait(b)
+-- on slot base + b for each, every wait timed in its own signal_or_barrier_wait
+function hccl.post_sync(k, c, ub, base, tag)
+  local F = lab.frames
+  for b = k.block, k.n_pes - 1, k.block_num do
+    if b ~= k.pe then
+      k:prof_start(F.SIGNAL_WAIT)
+      hccl.wait(k, c, ub, base + b, tag)
+      k:prof_end(F.SIGNAL_WAIT)
+    end
+  end
+end
+
 -- one launch per chunk of c.count elements (chunk: default the HCCL buffer's
 -- capacity), each with a new tag and s.base, s.len: the results of one operation
 function hccl.launch_chunks(m, c, s, name, kernel, block_dim, chunk)

@@ -82,13 +82,7 @@ local function kernel(k, a)
       hccl.record(k, a.comm, flag, b, STAGED + n + rank, tag)   -- Record(b, tag)
     end
   end
-  for b = k.block, n - 1, k.block_num do           -- post-sync
-    if b ~= rank then
-      k:prof_start(F.SIGNAL_WAIT)
-      hccl.wait(k, a.comm, flag, STAGED + n + b, tag)           -- Wait(b, tag)
-      k:prof_end(F.SIGNAL_WAIT)
-    end
-  end
+  hccl.post_sync(k, a.comm, flag, STAGED + n, tag)           -- Wait(b, tag) per peer
 end
 
 return op.define {
