@@ -35,10 +35,12 @@ build = {
       sources = {
         "core/check.c",
         "core/dtype.c",
+        "core/flow.c",
         "core/lshmemlab.c",
         "core/machine.c",
         "core/mem.c",
         "core/mte.c",
+        "core/pipe.c",
         "core/race.c",
         "core/sim.c",
         "core/sync.c",

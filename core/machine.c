@@ -80,6 +80,9 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
     m->sio = m->hccs + m->nhccs;
     m->nic = m->sio + n;
   }
+  if (m->allres != NULL) sli_res_init(m);
+  sli_res_clear(m, 0);
+  sli_pools_reset(m);
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
   if (p->check & SL_CHECK_INIT) m->ubinit = calloc(ncore, sizeof(*m->ubinit));
@@ -110,7 +113,8 @@ void sl_machine_free(sl_machine *m) {
   sli_race_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs); free(m->heap); free(m->fifo); free(m->blocks); free(m->qring);
+  free(m->evs); free(m->heap); free(m->fifo); free(m->blocks);
+  free(m->ops); free(m->toks); free(m->marks); free(m->kq);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);
@@ -159,14 +163,11 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
         block_dim);
   n = m->p.n_pes * block_dim;
   free(m->blocks);
-  free(m->qring);
   m->blocks = calloc((size_t)n, sizeof(*m->blocks));
-  m->qring = malloc((size_t)n * 3 * (size_t)m->p.queue_depth * sizeof(sl_time));
-  if (m->blocks == NULL || m->qring == NULL) {
-    free(m->blocks); free(m->qring);
-    m->blocks = NULL; m->qring = NULL;
-    return sli_err(m, SL_ENOMEM, 0, "not enough memory");
-  }
+  if (m->blocks == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  sli_res_clear(m, 0);
+  sli_pools_reset(m);
+  m->oom = 0;
   m->block_dim = block_dim;
   m->nb = n;
   m->ndone = 0;
@@ -187,6 +188,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->inflight = b->fence = b->end = m->t0;
     b->wnext = -1;
     b->scratch = -1;
+    for (e = 0; e < SL_NQ; e++) b->qhead[e] = b->qtail[e] = -1, b->kick[e] = -1;
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
       sli_clear_events(m);
@@ -197,17 +199,9 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   return SL_OK;
 }
 
-/* the running block finished its code */
+/* the running block finished its code: it ends when its pipes drained */
 void sl_block_done(sl_machine *m, int blk) {
-  sl_block *b = &m->blocks[blk];
-  sl_time end = b->t;
-  int i;
-  for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > end) end = b->done[i];
-  if (b->inflight > end) end = b->inflight;
-  b->end = end;
-  b->state = B_DONE;
-  m->ndone++;
-  sli_check_block_done(m, blk);
+  sli_drain(m, blk, SL_DRAIN_ALL, ACT_END);
 }
 
 /* end of a launch: per-PE kernel time and the end-to-end time */
@@ -234,6 +228,7 @@ void sl_launch_abort(sl_machine *m) {
   sli_clear_events(m);
   sli_unpark_all(m);
   sli_res_clear(m, 0);
+  sli_pools_reset(m);
   m->running = 0;
 }
 
@@ -248,10 +243,11 @@ double sl_kernel_now_us(const sl_machine *m) {
 /* launch generation (UB views of older launches are stale) */
 uint32_t sl_machine_gen(const sl_machine *m) { return m->gen; }
 
-/* 1 when the block waits on a signal, a barrier or sync_all */
+/* 1 when the block waits (a signal, a barrier, sync_all, a flag, its pipes) */
 int sl_block_parked(const sl_machine *m, int blk) {
   int s = m->blocks[blk].state;
-  return s == B_SIGNAL || s == B_BARRIER || s == B_SYNC;
+  return s == B_SIGNAL || s == B_BARRIER || s == B_SYNC || s == B_FLAG ||
+         s == B_DRAIN || s == B_QUEUE;
 }
 
 /* blocks per PE of the launch */
@@ -319,11 +315,48 @@ void sl_prof_reset(sl_machine *m) {
   m->prof_cycles = m->prof_count = m->shadow = NULL;
 }
 
+/* the shadow counters of every PE: frame read at t */
+void sli_shadow_add(sl_machine *m, int pe, int block, int frame, int end, sl_time t) {
+  int64_t *sh, c = counter(m, t);
+  if (m->shadow == NULL) return;
+  sh = m->shadow + (((size_t)pe * SL_PROF_MAX_BLOCK + (size_t)block) *
+                    SL_SHADOW_FRAMES + (size_t)frame) * 2;
+  if (end) { sh[0] += c; sh[1] += 1; } else sh[0] -= c;
+}
+
+/* the profiled PE's frame read, once its PipeBarrier(ALL) drained the pipes */
+void sli_prof_read(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  int frame = (int)b->wval, end = b->wcmp;
+  size_t slot = (size_t)b->b * SL_PROF_MAX_FRAME + (size_t)frame;
+  int64_t c;
+  b->t += m->ps.pipe_barrier;
+  c = counter(m, b->t);
+  if (end) { m->prof_cycles[slot] += c; m->prof_count[slot] += 1; }
+  else m->prof_cycles[slot] -= c;
+  if (frame < SL_SHADOW_FRAMES) sli_shadow_add(m, b->pe, b->b, frame, end, b->t);
+}
+
+/* make room for the counters; 0 when out of memory */
+static int prof_alloc(sl_machine *m) {
+  if (m->prof_cycles == NULL) {
+    size_t n = (size_t)SL_PROF_MAX_BLOCK * SL_PROF_MAX_FRAME;
+    m->prof_cycles = calloc(n, sizeof(int64_t));
+    m->prof_count = calloc(n, sizeof(int64_t));
+  }
+  if (m->shadow == NULL)
+    m->shadow = calloc((size_t)m->p.n_pes * SL_PROF_MAX_BLOCK * SL_SHADOW_FRAMES * 2,
+                       sizeof(int64_t));
+  if (!m->prof_cycles || !m->prof_count || !m->shadow) {
+    sl_prof_reset(m);
+    return 0;
+  }
+  return 1;
+}
+
 /* SHMEMI_PROF_START (end = 0) / SHMEMI_PROF_END (end = 1) */
 int sl_prof(sl_machine *m, int blk, int frame, int end) {
   sl_block *b = &m->blocks[blk];
-  size_t slot;
-  int64_t c, *sh;
   if (frame < 0)
     return sli_err(m, SL_EARG, 1, "frame must be >= 0, got %d", frame);
   if (end) {
@@ -336,40 +369,16 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
     b->fstart[b->fdepth++] = b->t;
   }
   if (frame >= SL_PROF_MAX_FRAME || b->b >= SL_PROF_MAX_BLOCK) return SL_OK;
-  if (b->pe == m->p.prof_pe) {
-    int i;
-    for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > b->t) b->t = b->done[i];
-    b->t += m->ps.pipe_barrier;
-    if (m->prof_cycles == NULL) {
-      size_t n = (size_t)SL_PROF_MAX_BLOCK * SL_PROF_MAX_FRAME;
-      m->prof_cycles = calloc(n, sizeof(int64_t));
-      m->prof_count = calloc(n, sizeof(int64_t));
-      if (!m->prof_cycles || !m->prof_count) {
-        sl_prof_reset(m);
-        return sli_err(m, SL_ENOMEM, 0, "not enough memory");
-      }
-    }
-    slot = (size_t)b->b * SL_PROF_MAX_FRAME + (size_t)frame;
-    c = counter(m, b->t);
-    if (end) { m->prof_cycles[slot] += c; m->prof_count[slot] += 1; }
-    else m->prof_cycles[slot] -= c;
+  if (!prof_alloc(m)) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  if (b->pe == m->p.prof_pe) {          /* a real PipeBarrier(ALL), then the read */
+    b->wval = frame;
+    b->wcmp = end;
+    return sli_drain(m, blk, SL_DRAIN_ALL, ACT_PROF);
   }
   if (frame >= SL_SHADOW_FRAMES) return SL_OK;
-  if (m->shadow == NULL) {
-    m->shadow = calloc((size_t)m->p.n_pes * SL_PROF_MAX_BLOCK *
-                       SL_SHADOW_FRAMES * 2, sizeof(int64_t));
-    if (m->shadow == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
-  }
-  sh = m->shadow + (((size_t)b->pe * SL_PROF_MAX_BLOCK + (size_t)b->b) *
-                    SL_SHADOW_FRAMES + (size_t)frame) * 2;
-  {                     /* read where a PipeBarrier(ALL) would, without one */
-    sl_time t = b->t;
-    int i;
-    for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > t) t = b->done[i];
-    c = counter(m, t);
-  }
-  if (end) { sh[0] += c; sh[1] += 1; } else sh[0] -= c;
-  return SL_OK;
+  /* read where a PipeBarrier(ALL) would, without one */
+  return sli_mark(m, blk, frame, end) == SL_OK ? SL_OK
+       : sli_err(m, SL_ENOMEM, 0, "not enough memory");
 }
 
 /* counters of the profiled PE */

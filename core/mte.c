@@ -13,159 +13,50 @@
 #include <emmintrin.h>
 #endif
 
-/* picoseconds to move bytes at GBps (1 GB/s = 1 byte per ns) */
-static sl_time xfer(int64_t bytes, double GBps) {
-  return (sl_time)llround((double)bytes * 1000.0 / GBps);
-}
-
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* forget every reservation (release: also free the interval arrays) */
-void sli_res_clear(sl_machine *m, int release) {
-  size_t i;
-  for (i = 0; i < m->nres; i++) {
-    m->allres[i].n = m->allres[i].head = 0;
-    if (release) { free(m->allres[i].iv); m->allres[i].iv = NULL; m->allres[i].cap = 0; }
-  }
+/* the landing event of a copy, allocated now and scheduled by its pipe */
+static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                      const sl_loc *src, int64_t bytes, int op, int32_t *id) {
+  sl_event *e = sli_newev(m, id);
+  if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  memset(e, 0, sizeof(*e));
+  e->kind = EV_COPY;
+  e->blk = blk;
+  e->op = op;
+  e->n = bytes;
+  e->site = m->site;
+  e->pipe = pipe;
+  e->next_free = -1;
+  sli_addr(dst, &e->dst);
+  sli_addr(src, &e->src);
+  return SL_OK;
 }
 
-/* make room for one more interval; 0 when out of memory */
-static int res_grow(sl_res *r) {
-  if (r->head > 0 && (r->n == r->cap || r->head > r->n / 2)) {   /* compact */
-    memmove(r->iv, r->iv + 2 * r->head, (size_t)(r->n - r->head) * 2 * sizeof(*r->iv));
-    r->n -= r->head;
-    r->head = 0;
-  }
-  if (r->n == r->cap) {
-    int32_t cap = r->cap ? r->cap * 2 : 8;
-    sl_time *ni = realloc(r->iv, (size_t)cap * 2 * sizeof(*ni));
-    if (ni == NULL) return 0;
-    r->iv = ni;
-    r->cap = cap;
-  }
-  return 1;
+/* queue one transfer of bytes on an MTE pipe of block blk between its UB
+** and GM of gm_pe: src lands on dst when it has streamed through */
+static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
+                    const sl_loc *src, int64_t bytes, int op) {
+  sl_block *b = &m->blocks[blk];
+  sl_ins *o;
+  int32_t ev, id;
+  int st = copy_event(m, blk, pipe, dst, src, bytes, op, &ev);
+  if (st != SL_OK) return st;
+  if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
+  o->ev = ev;
+  o->gm_pe = gm_pe;
+  o->path = sl_path(m, b->pe, gm_pe);
+  o->bytes = bytes;
+  m->path_bytes[o->path] += bytes;
+  return sli_enqueue(m, blk, pipe, id);
 }
 
-/* index (from head) of the first live interval ending after t */
-static int32_t res_after(const sl_time *iv, int32_t cnt, sl_time t) {
-  int32_t lo = 0, hi = cnt;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (iv[2 * mid + 1] <= t) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
-/* reserve bytes at GBps on a shared resource from start on, filling the
-** gaps between earlier reservations; returns when the last byte passes */
-static sl_time reserve(sl_machine *m, sl_res *r, sl_time start, int64_t bytes,
-                       double GBps) {
-  sl_time need = xfer(bytes, GBps), t = start, lo, *iv;
-  int32_t cnt, k, i;
-  if (need <= 0) return start;
-  if (r->n > r->head)                    /* forget what ended before now */
-    r->head += res_after(r->iv + 2 * r->head, r->n - r->head, m->now);
-  if (!res_grow(r)) return start + need;   /* no memory: no sharing */
-  iv = r->iv + 2 * r->head;
-  cnt = r->n - r->head;
-  k = res_after(iv, cnt, start);         /* first busy interval after start */
-  for (i = k; ; i++) {                   /* take the free time between them */
-    sl_time gap_end = i < cnt ? iv[2 * i] : INT64_MAX;
-    if (gap_end > t) {
-      sl_time take = gap_end - t < need ? gap_end - t : need;
-      need -= take;
-      t += take;
-      if (need == 0) break;
-    }
-    if (iv[2 * i + 1] > t) t = iv[2 * i + 1];
-  }
-  /* [lo, t) is now busy throughout: it replaces intervals k..i-1 */
-  lo = (k < cnt && iv[2 * k] < start) ? iv[2 * k] : start;
-  if (k == i && k > 0 && iv[2 * k - 1] == lo) {  /* extends the one before */
-    iv[2 * k - 1] = t;
-    return t;
-  }
-  memmove(iv + 2 * (k + 1), iv + 2 * i, (size_t)(cnt - i) * 2 * sizeof(*iv));
-  r->n += 1 - (i - k);
-  iv[2 * k] = lo;
-  iv[2 * k + 1] = t;
-  return t;
-}
-
-/* reserve the links from PE a to PE b; returns the latest end */
-static sl_time reserve_path(sl_machine *m, int path, int a, int b,
-                            sl_time start, int64_t bytes, double eff) {
-  const sl_params *p = &m->p;
-  sl_time e1, e2;
-  switch (path) {
-    case SL_PATH_HCCS:
-      if (p->hccs_switch) {
-        e1 = reserve(m, &m->hccs[2 * a], start, bytes, p->hccs_GBps * eff);
-        e2 = reserve(m, &m->hccs[2 * b + 1], start, bytes, p->hccs_GBps * eff);
-        return e1 > e2 ? e1 : e2;
-      }
-      return reserve(m, &m->hccs[(size_t)a * (size_t)p->pes_per_server +
-                              (size_t)(b % p->pes_per_server)],
-                     start, bytes, p->hccs_GBps * eff);
-    case SL_PATH_SIO:
-      return reserve(m, &m->sio[a], start, bytes, p->sio_GBps);
-    case SL_PATH_RDMA:
-      e1 = reserve(m, &m->nic[2 * a], start, bytes, p->rdma_GBps);
-      e2 = reserve(m, &m->nic[2 * b + 1], start, bytes, p->rdma_GBps);
-      return e1 > e2 ? e1 : e2;
-    default:
-      return start;
-  }
-}
-
-/* a pipe's instruction queue: with admit, S stalls until a slot is free
-** (the oldest instruction completes); without, records a completion */
-void sli_queue(sl_machine *m, sl_block *b, int pipe, sl_time end, int admit) {
-  int q = pipe - SL_PIPE_V, depth = m->p.queue_depth;
-  sl_time *ring = m->qring + ((size_t)(b - m->blocks) * 3 + (size_t)q) * (size_t)depth;
-  if (admit) {
-    if (b->qn[q] == depth) {
-      if (b->t < ring[b->qh[q]]) b->t = ring[b->qh[q]];
-      b->qh[q] = (uint8_t)((b->qh[q] + 1) % depth);
-      b->qn[q]--;
-    }
-    return;
-  }
-  ring[(b->qh[q] + b->qn[q]) % depth] = end;
-  b->qn[q]++;
-}
-
-/* time one transfer of bytes on an MTE pipe of block b between its UB and
-** GM of gm_pe; returns the completion time and sets *path */
-static sl_time transfer(sl_machine *m, sl_block *b, int pipe, int gm_pe,
-                        int64_t bytes, int *path) {
-  const sl_params *p = &m->p;
-  sl_time start;
-  double core_GBps = (pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle
-                      : p->mte3_bytes_per_cycle) * p->core_ghz;
-  sl_time end, e;
-  int pth = sl_path(m, b->pe, gm_pe);
-  sli_queue(m, b, pipe, 0, 1);
-  start = b->t > b->pipe[pipe] ? b->t : b->pipe[pipe];
-  end = start + m->ps.mte_setup + xfer(bytes, core_GBps);
-  e = reserve(m, &m->hbm[gm_pe], start, bytes, p->hbm_GBps);
-  if (e > end) end = e;
-  if (pth != SL_PATH_LOCAL) {
-    e = pipe == SL_PIPE_MTE2
-        ? reserve_path(m, pth, gm_pe, b->pe, start, bytes, p->hccs_read_eff)
-        : reserve_path(m, pth, b->pe, gm_pe, start, bytes, p->hccs_write_eff);
-    if (e > end) end = e;
-  }
-  b->pipe[pipe] = end;                  /* the pipe takes the next transfer now; */
-  if (SLI_TRACING(m)) sli_trace(m, start, end, b->pe, b->b, 0, pth, bytes, gm_pe, pipe);
-  end += sli_alpha(m, pth);             /* this one lands after the path latency */
-  m->path_bytes[pth] += bytes;
-  if (end > b->done[pipe]) b->done[pipe] = end;
-  sli_queue(m, b, pipe, end, 0);
-  if (end > b->inflight) b->inflight = end;
-  *path = pth;
-  return end;
+/* queue set_flag / wait_flag of event ev (id) on pipe for a chained copy */
+static int chain_flag(sl_machine *m, sl_block *b, int ev, int id) {
+  int st = sli_flag_set(m, b, ev, id);
+  return st == SL_OK ? sli_flag_wait(m, b, ev, id) : st;
 }
 
 /* racecheck: an MTE copy issued from S, reading src and writing dst */
@@ -175,24 +66,6 @@ static void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
   sli_race_issue(m, blk, pipe);
   sli_race_access(m, blk, pipe, src, bytes, 0);
   sli_race_access(m, blk, pipe, dst, bytes, op != SL_OP_NONE ? 2 : 1);
-}
-
-/* schedule a copy landing at t */
-static int land_copy(sl_machine *m, int blk, sl_time t, const sl_loc *dst,
-                     const sl_loc *src, int64_t bytes, int op) {
-  int32_t id;
-  sl_event *e = sli_newev(m, &id);
-  if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
-  e->kind = EV_COPY;
-  e->blk = blk;
-  e->op = op;
-  e->n = bytes;
-  e->site = m->site;
-  sli_addr(dst, &e->dst);
-  sli_addr(src, &e->src);
-  if (sli_schedule(m, t, id) != SL_OK)
-    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
-  return SL_OK;
 }
 
 /* copy a large block into GM: streaming stores keep the destination out of
@@ -224,7 +97,15 @@ static void gm_copy(uint8_t *d, const uint8_t *s, size_t n) {
 /* apply a landed event (a copy of it: waking a waiter may grow the pool) */
 void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
   sl_event copy = *ev, *e = &copy;
-  uint8_t *d = sli_ptr(m, &e->dst);
+  uint8_t *d;
+  if (e->kind == EV_PIPE) {             /* a pipe's next instruction is due */
+    if (m->blocks[e->blk].kick[QI(e->pipe)] == t) m->blocks[e->blk].kick[QI(e->pipe)] = -1;
+    sli_pipe_kick(m, e->blk, e->pipe, t);
+    sli_flow_settle(m, t);
+    return;
+  }
+  if (e->kind == EV_FLOW) { sli_flow_due(m, t); return; }
+  d = sli_ptr(m, &e->dst);
   switch (e->kind) {
     case EV_COPY: {
       const uint8_t *s = sli_ptr(m, &e->src);
@@ -241,6 +122,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
                      (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
       if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
         sli_notify(m, &e->dst, e->n, t, e->blk);
+      sli_landed(m, e->blk, e->pipe, 0, t);
       break;
     }
     case EV_VEC: {
@@ -259,6 +141,8 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
         sl_fill_pattern(dt, d, (size_t)e->n, SL_FILL_CONST, e->s, 0, 0, 0);
       else if (e->vop == SL_VEC_COPY) memmove(d, a, (size_t)e->n * sl_dtype_size(dt));
       else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
+      sli_landed(m, e->blk, SL_PIPE_V, 1, t);
+      sli_flow_settle(m, t);
       break;
     }
     case EV_SIGNAL: {
@@ -346,8 +230,7 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
   sl_block *b = &m->blocks[blk];
   const char *fn = pad ? "data_copy_pad" : "data_copy";
   int64_t esz, bytes;
-  int st, pipe, gm_pe, path, op = SL_OP_NONE;
-  sl_time end;
+  int st, pipe, gm_pe, op = SL_OP_NONE;
   if (elems <= 0) return sli_err(m, SL_EARG, 3, "count must be positive");
   if ((dst->buf < 0) == (src->buf < 0))
     return sli_err(m, SL_EARG, 1, dst->buf < 0
@@ -383,9 +266,10 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)dst->dtype));
   if (gm_pe < 0 || gm_pe >= m->p.n_pes) gm_pe = 0;   /* host: no such copy */
   race_copy(m, blk, pipe, dst, src, bytes, op);
-  end = transfer(m, b, pipe, gm_pe, bytes, &path);
+  st = transfer(m, blk, pipe, gm_pe, dst, src, bytes, op);
   b->t += m->ps.issue;
-  return land_copy(m, blk, end, dst, src, bytes, op);
+  sli_queue_park(m, blk);
+  return st;
 }
 
 /* SetAtomicAdd/Max/Min<T> (op, dtype) or SetAtomicNone (op = SL_OP_NONE) */
@@ -452,28 +336,22 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
     return st;
   chunk = ub_bytes / esz;
   cub = *ub;
-  while (done < elems) {
+  while (done < elems) {     /* the library's loop: in, flag, out, flag */
     int64_t n = elems - done < chunk ? elems - done : chunk;
     sl_loc s = loc_at(&rsrc, done), d = loc_at(&rdst, done);
-    sl_time end;
-    int path;
     race_copy(m, blk, SL_PIPE_MTE2, &cub, &s, n * esz, SL_OP_NONE);
-    end = transfer(m, b, SL_PIPE_MTE2, s.pe, n * esz, &path);
-    if ((st = land_copy(m, blk, end, &cub, &s, n * esz, SL_OP_NONE)) != SL_OK)
+    if ((st = transfer(m, blk, SL_PIPE_MTE2, s.pe, &cub, &s, n * esz, SL_OP_NONE)) ||
+        (st = chain_flag(m, b, SL_EV_MTE2_MTE3, id)))
       return st;
-    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, id)) != SL_OK) return st;
-    if ((st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, id)) != SL_OK) return st;
     race_copy(m, blk, SL_PIPE_MTE3, &d, &cub, n * esz, b->atomic);
-    end = transfer(m, b, SL_PIPE_MTE3, d.pe, n * esz, &path);
-    if ((st = land_copy(m, blk, end, &d, &cub, n * esz, b->atomic)) != SL_OK)
+    if ((st = transfer(m, blk, SL_PIPE_MTE3, d.pe, &d, &cub, n * esz, b->atomic)))
       return st;
     done += n;
-    if (done < elems) {          /* the last MTE3 stays in flight */
-      if ((st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, id)) != SL_OK) return st;
-      if ((st = sli_flag_wait(m, b, SL_EV_MTE3_MTE2, id)) != SL_OK) return st;
-    }
+    if (done < elems && (st = chain_flag(m, b, SL_EV_MTE3_MTE2, id)))
+      return st;             /* the last MTE3 stays in flight */
   }
   b->t += m->ps.issue;
+  sli_queue_park(m, blk);
   return SL_OK;
 }
 
@@ -504,8 +382,7 @@ int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
   sl_block *b = &m->blocks[blk];
   sl_loc rdst = *dst;
   int64_t bytes;
-  int st, path;
-  sl_time end;
+  int st;
   if (pe < 0 || pe >= m->p.n_pes)
     return sli_err(m, SL_EARG, 4, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
   if (elems <= 0) return sli_err(m, SL_EARG, 3, "element count must be positive");
@@ -520,9 +397,10 @@ int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
   if ((st = sli_bounds(m, &rdst, bytes, 1, "mte_put_nbi", 1, b->pe, b->b)) != SL_OK)
     return st;
   race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, bytes, b->atomic);
-  end = transfer(m, b, SL_PIPE_MTE3, pe, bytes, &path);
+  st = transfer(m, blk, SL_PIPE_MTE3, pe, &rdst, ub, bytes, b->atomic);
   b->t += m->ps.issue;
-  return land_copy(m, blk, end, &rdst, ub, bytes, b->atomic);
+  sli_queue_park(m, blk);
+  return st;
 }
 
 /* GetValue on UB (S pipe): reads what has landed by now */
@@ -547,12 +425,40 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   return SL_OK;
 }
 
+/* queue a vector op of dur on the V pipe; it applies when it ends */
+static int vec_queue(sl_machine *m, int blk, int op, const sl_loc *dst, const sl_loc *a,
+                     const sl_loc *bb, double s, int64_t n, sl_time dur) {
+  sl_block *b = &m->blocks[blk];
+  sl_ins *o;
+  int32_t ev, id;
+  sl_event *e = sli_newev(m, &ev);
+  if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  memset(e, 0, sizeof(*e));
+  e->kind = EV_VEC;
+  e->blk = blk;
+  e->site = m->site;
+  e->vop = op;
+  e->n = n;
+  e->s = s;
+  e->pipe = SL_PIPE_V;
+  e->next_free = -1;
+  sli_addr(dst, &e->dst);
+  sli_addr(a, &e->src);
+  if (op > 0) sli_addr(bb, &e->src2);
+  if ((id = sli_op_new(m, OP_VEC, &o)) < 0)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
+  o->ev = ev;
+  o->dur = dur;
+  sli_enqueue(m, blk, SL_PIPE_V, id);
+  b->t += m->ps.issue;
+  sli_queue_park(m, blk);
+  return SL_OK;
+}
+
 /* vector op on UB (V pipe): op > 0 binary add/max/min, or an SL_VEC_* */
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
            const sl_loc *a, const sl_loc *bb, double s, int64_t n) {
   sl_block *b = &m->blocks[blk];
-  sl_event e;
-  sl_time start, end;
   int st;
   int64_t dbytes, abytes;
   if (n <= 0) return sli_err(m, SL_EARG, op > 0 ? 4 : 3, "count must be positive");
@@ -577,27 +483,8 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
     if (op > 0) sli_race_access(m, blk, SL_PIPE_V, bb, abytes, 0);
     sli_race_access(m, blk, SL_PIPE_V, dst, dbytes, 1);
   }
-  sli_queue(m, b, SL_PIPE_V, 0, 1);
-  start = b->t > b->pipe[SL_PIPE_V] ? b->t : b->pipe[SL_PIPE_V];
-  end = start + m->ps.vec_setup +
-        (sl_time)llround((double)(dbytes > abytes ? dbytes : abytes) * 1000.0 /
-                         (m->p.vec_bytes_per_cycle * m->p.core_ghz));
-  b->pipe[SL_PIPE_V] = end;
-  if (end > b->done[SL_PIPE_V]) b->done[SL_PIPE_V] = end;
-  sli_queue(m, b, SL_PIPE_V, end, 0);
-  if (end > b->inflight) b->inflight = end;
-  memset(&e, 0, sizeof(e));
-  e.kind = EV_VEC;
-  e.blk = blk;
-  e.site = m->site;
-  e.vop = op;
-  e.n = n;
-  e.s = s;
-  sli_addr(dst, &e.dst);
-  sli_addr(a, &e.src);
-  if (op > 0) sli_addr(bb, &e.src2);
-  b->t += m->ps.issue;
-  if (sli_push(m, end, &e) != SL_OK)
-    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
-  return SL_OK;
+  return vec_queue(m, blk, op, dst, a, bb, s, n,
+                   m->ps.vec_setup + (sl_time)llround((double)(dbytes > abytes ? dbytes : abytes) *
+                                                      1000.0 / (m->p.vec_bytes_per_cycle *
+                                                                m->p.core_ghz)));
 }

@@ -17,6 +17,7 @@
 
 #define NONE 0xffffffffu
 #define GRAIN 32
+#define SLOTS 2                  /* writers (and readers) kept per granule */
 
 /* one access remembered by a granule: thread, clock, bytes, Lua line */
 typedef struct rc_acc {
@@ -28,7 +29,7 @@ typedef struct rc_acc {
 /* the shadow of one 32-byte granule: two writers and two readers (slices of
 ** two blocks often meet inside a granule), and the release of the last signal */
 typedef struct rc_cell {
-  rc_acc w[2], r[2];
+  rc_acc w[SLOTS], r[SLOTS];
   int32_t snap;
 } rc_cell;
 
@@ -266,31 +267,30 @@ static uint32_t grain_mask(size_t i, size_t n, int lo, int hi) {
   return m;
 }
 
-/* remember access x in one of two slots: bytes it covers leave the others;
-** with both slots taken by other threads, the older gives way */
+/* remember access x in one of the slots (oldest first): bytes it covers
+** leave the others; with every slot taken, the oldest merges into x */
 static void remember(rc_acc *slot, const rc_acc *x) {
-  int i, free_i = -1;
-  for (i = 0; i < 2; i++) {
+  int i, n = 0;
+  for (i = 0; i < SLOTS; i++) {         /* drop what x covers, keep the order */
     if (slot[i].t == NONE) continue;
     slot[i].m &= ~x->m;
-    if (slot[i].m == 0) slot[i].t = NONE;
+    if (slot[i].m != 0) slot[n++] = slot[i];
   }
-  for (i = 0; i < 2; i++) if (slot[i].t == NONE) { free_i = i; break; }
-  if (free_i < 0) {                     /* both taken: merge into the older */
-    rc_acc old = slot[0];
-    slot[0] = slot[1];
-    slot[1] = *x;
-    slot[1].m |= old.m;
-    return;
+  for (i = n; i < SLOTS; i++) slot[i].t = NONE;
+  if (n < SLOTS) { slot[n] = *x; return; }
+  {
+    uint32_t old = slot[0].m;
+    for (i = 1; i < SLOTS; i++) slot[i - 1] = slot[i];
+    slot[SLOTS - 1] = *x;
+    slot[SLOTS - 1].m |= old;
   }
-  slot[free_i] = *x;
 }
 
 /* is access x (by thread u, bytes mask) unordered with a remembered one? */
 static const rc_acc *conflict(const rc_acc *slot, uint32_t u, const uint32_t *vu,
                               uint32_t mask, int atomic) {
   int i;
-  for (i = 0; i < 2; i++) {
+  for (i = 0; i < SLOTS; i++) {
     const rc_acc *o = &slot[i];
     if (o->t == NONE || o->t == u || !(o->m & mask)) continue;
     if (atomic && o->atomic) continue;    /* unordered atomics do not race */
@@ -330,9 +330,12 @@ void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t 
       }
     }
     if (write) {
+      int j;
       remember(c->w, &x);
-      c->r[0].m &= ~x.m; if (c->r[0].m == 0) c->r[0].t = NONE;
-      c->r[1].m &= ~x.m; if (c->r[1].m == 0) c->r[1].t = NONE;
+      for (j = 0; j < SLOTS; j++) {
+        c->r[j].m &= ~x.m;
+        if (c->r[j].m == 0) c->r[j].t = NONE;
+      }
     } else {
       remember(c->r, &x);
     }
@@ -348,7 +351,10 @@ void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add) {
   rc_cell *c;
   if (r == NULL || !(m->p.check & SL_CHECK_RACE) || snap < 0) return;
   if ((c = cells(m, a, 1, &n)) == NULL) return;
-  if (add && c->snap >= 0 && c->snap < r->nsnap) {
+  /* SIGNAL_SET joins too: the cell is a 32-byte granule that may hold other
+  ** signals, and a wait on one of them must still see its own release */
+  (void)add;
+  if (c->snap >= 0 && c->snap < r->nsnap) {
     int32_t j = snapshot_blank(r);
     if (j < 0) return;
     memcpy(r->snap + (size_t)j * r->nt, r->snap + (size_t)c->snap * r->nt,
@@ -364,10 +370,11 @@ void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add) {
 ** signal's release there, or what the flag's last writer knows now */
 void sli_race_observe(sl_machine *m, int blk, const sl_addr *a) {
   size_t n;
+  int i;
   rc_cell *c;
   if (m->race == NULL || !(m->p.check & SL_CHECK_RACE)) return;
   if ((c = cells(m, a, 1, &n)) == NULL) return;
   if (c->snap >= 0) sli_race_acquire(m, blk, c->snap);
-  if (c->w[0].t != NONE) sli_race_acquire_thread(m, blk, c->w[0].t);
-  if (c->w[1].t != NONE) sli_race_acquire_thread(m, blk, c->w[1].t);
+  for (i = 0; i < SLOTS; i++)
+    if (c->w[i].t != NONE) sli_race_acquire_thread(m, blk, c->w[i].t);
 }

@@ -310,6 +310,13 @@ static int wait_line(const sl_machine *m, int blk, char *out, size_t size) {
           (int)m->sync_count[b->pe], m->block_dim, (int)b->pe);
     case B_READY:
       return n + snprintf(out, size, "ready, beyond the time limit");
+    case B_FLAG:
+      return n + snprintf(out, size, "wait_flag: a flag its pipes have not set yet");
+    case B_DRAIN: case B_ENDING:
+      return n + snprintf(out, size, "its pipes to drain%s",
+                          b->state == B_ENDING ? " (its code has ended)" : "");
+    case B_QUEUE:
+      return n + snprintf(out, size, "a free slot in a full pipe queue");
     default:
       return n + snprintf(out, size, "not finished");
   }

@@ -6,11 +6,26 @@
 
 #include "sl.h"
 
-/* kinds of event */
-enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL };
+/* kinds of event: a block resumes; a copy, vector op or signal lands; a
+** pipe takes its next instruction; the earliest flow completes */
+enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW };
 
-/* block states */
-enum { B_IDLE, B_READY, B_RUN, B_SIGNAL, B_BARRIER, B_SYNC, B_DONE };
+/* block states: B_FLAG waits for a flag from a pipe, B_DRAIN for pipes to
+** drain (then does its act), B_QUEUE for a slot in a full pipe queue,
+** B_ENDING has finished its code and waits for its pipes */
+enum { B_IDLE, B_READY, B_RUN, B_SIGNAL, B_BARRIER, B_SYNC, B_FLAG, B_DRAIN,
+       B_QUEUE, B_ENDING, B_DONE };
+
+/* what a block does once its pipes drained (B_DRAIN) */
+enum { ACT_BARRIER, ACT_SIGNAL, ACT_BAR_ALL, ACT_SYNC_ALL, ACT_PROF, ACT_POLL,
+       ACT_END };
+
+/* instructions queued on a pipe */
+enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT, OP_MARK };
+
+/* the queued pipes V, MTE2, MTE3: queue index of a pipe */
+#define SL_NQ 3
+#define QI(pipe) ((pipe) - SL_PIPE_V)
 
 /* a resolved place, enough to reach the bytes at completion */
 typedef struct sl_addr {
@@ -28,8 +43,50 @@ typedef struct sl_event {
   double s;                 /* vector scalar */
   int32_t site;             /* checked runs: the issuing Lua line */
   int32_t snap;             /* racecheck: the release a signal carries */
+  int32_t pipe;             /* copy / vector op: the pipe it ran on */
   int32_t next_free;
 } sl_event;
+
+/* one instruction in a pipe's queue */
+typedef struct sl_ins {
+  int32_t kind, next;
+  sl_time issue;            /* S time it was issued: it starts no earlier */
+  sl_time start;            /* XFER: when it began streaming */
+  int32_t ev;               /* XFER / VEC: its landing event (not yet scheduled) */
+  int32_t tok;              /* SET / WAIT: the flag token; MARK: the shadow read */
+  int32_t gm_pe, path;      /* XFER: GM side and path */
+  int64_t bytes;            /* XFER */
+  sl_time dur;              /* VEC */
+} sl_ins;
+
+/* one set_flag: fired once its source pipe reaches it */
+typedef struct sl_tok {
+  int32_t fired, wblk, wpipe;   /* the waiter: block and pipe, -1 = none */
+  sl_time t;                /* when it fired */
+  int32_t next_free;
+} sl_tok;
+
+/* a shadow frame read waiting for the pipes to reach it */
+typedef struct sl_mark {
+  int32_t pe, block, frame, end, pending;
+  sl_time t;
+  int32_t next_free;
+} sl_mark;
+
+/* a transfer streaming through shared resources at a max-min fair rate */
+typedef struct sl_flow {
+  double rem;               /* bytes still to move */
+  double rate, cap;         /* bytes per ps: current, and the core's MTE limit */
+  double w[3];              /* capacity used per byte on each resource */
+  sl_time t;                /* when rem was brought up to date */
+  sl_time end;              /* predicted completion */
+  uint64_t seq;             /* tie break of equal ends */
+  int32_t res[3], pos[3], nres;
+  int32_t blk, pipe;
+  int32_t hpos;             /* place in the completion heap */
+  int32_t mark, frozen;
+  int32_t next_free;
+} sl_flow;
 
 typedef struct sl_key {
   sl_time t;
@@ -43,8 +100,16 @@ typedef struct sl_block {
   sl_time t;                /* S pipe: where the block's code is */
   sl_time pipe[SL_NPIPES];  /* free_at of each pipe: when it takes the next one */
   sl_time done[SL_NPIPES];  /* when all a pipe's work has landed (flags fire) */
-  sl_time flag[SL_NEVENTS][SL_NEVENT_IDS];
-  uint16_t flagset[SL_NEVENTS];
+  int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
+  uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
+  /* queues of V, MTE2, MTE3 */
+  int32_t qhead[SL_NQ], qtail[SL_NQ];
+  int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
+  uint8_t busy[SL_NQ];      /* the head instruction runs */
+  sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
+  int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
+  int32_t wtok;             /* B_FLAG: the token */
+  int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
   sl_time inflight;         /* latest completion of what it issued */
   sl_time fence;            /* remote writes land no earlier than this */
   sl_time end;
@@ -63,17 +128,18 @@ typedef struct sl_block {
   int64_t ret;
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
-  uint8_t qn[3], qh[3];     /* queue fill and head of V, MTE2, MTE3 */
   int32_t fdepth;
   int32_t fid[SL_FSTACK];
   sl_time fstart[SL_FSTACK];
 } sl_block;
 
-/* a shared resource (HBM, link, port, NIC): its busy intervals ahead of now,
-** sorted and disjoint; a transfer fills the gaps first come first served */
+/* a shared resource (HBM, link, port, NIC) and the flows through it */
 typedef struct sl_res {
-  sl_time *iv;              /* pairs start, end; live from head to n */
-  int32_t head, n, cap;
+  double C;                 /* capacity, bytes per ps */
+  double capsum;            /* sum of w * cap of its flows: > C when it can bind */
+  double left, wfree;       /* solver scratch */
+  int32_t *fl, nfl, capfl;  /* its flows */
+  int32_t mark, dirty;
 } sl_res;
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
@@ -108,6 +174,23 @@ struct sl_machine {
   sl_res *allres;           /* every resource, for clean-up */
   size_t nres;
   int64_t path_bytes[SL_NPATHS];
+  /* flows and the pipes' instructions (reset at each launch) */
+  sl_flow *flows;
+  int32_t nflows, capflows, free_flow;
+  int32_t *fheap, nfheap;   /* flows by predicted end */
+  int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
+  int32_t *scr, capscr;     /* solver scratch: flows, then resources */
+  int32_t stamp;
+  sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
+  uint64_t flow_seq;
+  sl_ins *ops;
+  int32_t nops, capops, free_op;
+  sl_tok *toks;
+  int32_t ntoks, captoks, free_tok;
+  sl_mark *marks;
+  int32_t nmarks, capmarks, free_mark;
+  int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
+  int oom;                  /* a flow could not be had: it ran unshared */
   /* events */
   sl_event *evs;
   int32_t nevs, capevs, free_ev;
@@ -125,7 +208,6 @@ struct sl_machine {
   int32_t *sync_count;
   sl_time *sync_tmax;
   sl_time t0;
-  sl_time *qring;           /* [block][3][queue_depth] completion times */
   uint32_t gen;             /* launch generation (UB views expire) */
   /* profiling */
   int64_t *prof_cycles, *prof_count;       /* [64][1024] */
@@ -164,8 +246,31 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
 sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
+
+/* flow.c: max-min fair sharing of resources by transfers */
+int sli_res_init(sl_machine *m);
 void sli_res_clear(sl_machine *m, int release);
-void sli_queue(sl_machine *m, sl_block *b, int pipe, sl_time end, int admit);
+int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
+                   int64_t bytes, sl_time now);
+void sli_flow_settle(sl_machine *m, sl_time now);
+void sli_flow_due(sl_machine *m, sl_time t);
+
+/* pipe.c: the instruction queues of V, MTE2 and MTE3 */
+int sli_op_new(sl_machine *m, int kind, sl_ins **o);
+int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op);
+int sli_queue_full(sl_machine *m, int blk);
+void sli_queue_park(sl_machine *m, int blk);
+void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
+void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
+void sli_landed(sl_machine *m, int blk, int pipe, int vec, sl_time t);
+int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t);
+int sli_drain(sl_machine *m, int blk, int mask, int act);
+void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred);
+int sli_mark(sl_machine *m, int blk, int frame, int end);
+void sli_shadow_add(sl_machine *m, int pe, int block, int frame, int end, sl_time t);
+int sli_tok_new(sl_machine *m, int32_t *tok);
+void sli_pools_reset(sl_machine *m);
+#define SL_DRAIN_ALL 0xE          /* V, MTE2, MTE3 */
 
 /* check.c */
 int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int write,
@@ -200,6 +305,11 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
 int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id);
 int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id);
 int sli_park(sl_machine *m, int blk, const sl_addr *a);
+void sli_signal_send(sl_machine *m, int blk);
+void sli_arrive_all(sl_machine *m, int blk);
+void sli_arrive_pe(sl_machine *m, int blk);
+void sli_poll_resume(sl_machine *m, int blk);
+void sli_prof_read(sl_machine *m, int blk);
 void sli_unpark_all(sl_machine *m);
 
 #endif

@@ -51,6 +51,15 @@ int sl_pipe_find(const char *name) {
   return -1;
 }
 
+/* queue a SET or WAIT of token tok on pipe */
+static int queue_flag(sl_machine *m, sl_block *b, int pipe, int kind, int32_t tok) {
+  sl_ins *o;
+  int32_t op = sli_op_new(m, kind, &o);
+  if (op < 0) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
+  o->tok = tok;
+  return sli_enqueue(m, (int)(b - m->blocks), pipe, op);
+}
+
 /* SetFlag: the flag fires when the source pipe's earlier work ends */
 int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
   uint16_t bit = (uint16_t)(1u << id);
@@ -66,17 +75,23 @@ int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
         "set_flag(%s, %d) on PE %d block %d: the flag is already set "
         "(set twice without a wait_flag)", ev_names[ev], id, (int)b->pe,
         (int)b->b);
+  if (sli_tok_new(m, &b->tok[ev][id]) != SL_OK)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for a flag");
   b->flagset[ev] |= bit;
-  b->flag[ev][id] = src == SL_PIPE_S ? b->t : b->done[src];
   sli_race_set_flag(m, (int)(b - m->blocks), ev, id, src);
-  return SL_OK;
+  if (src == SL_PIPE_S) {               /* S's earlier work has ended: now */
+    m->toks[b->tok[ev][id]].fired = 1;
+    m->toks[b->tok[ev][id]].t = b->t;
+    return SL_OK;
+  }
+  return queue_flag(m, b, src, OP_SET, b->tok[ev][id]);
 }
 
 /* WaitFlag: the destination pipe holds until the flag fired */
 int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
   uint16_t bit = (uint16_t)(1u << id);
   int dst = ev_dst[ev];
-  sl_time fire;
+  int32_t tok;
   if (!(b->flagset[ev] & bit) && (m->p.check & SL_CHECK_SYNC)) {
     char msg[120];
     snprintf(msg, sizeof(msg), "wait_flag(%s, %d) without a matching set_flag: the %s "
@@ -89,10 +104,20 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
         "the %s pipe would wait forever", ev_names[ev], id, (int)b->pe,
         (int)b->b, pipe_names[dst]);
   b->flagset[ev] &= (uint16_t)~bit;
-  fire = b->flag[ev][id];
+  tok = b->tok[ev][id];
   sli_race_wait_flag(m, (int)(b - m->blocks), ev, id, dst);
-  if (dst == SL_PIPE_S) { if (b->t < fire) b->t = fire; }
-  else if (b->pipe[dst] < fire) b->pipe[dst] = fire;
+  if (dst != SL_PIPE_S) return queue_flag(m, b, dst, OP_WAIT, tok);
+  if (!m->toks[tok].fired) {            /* S waits for the source pipe */
+    m->toks[tok].wblk = (int)(b - m->blocks);
+    m->toks[tok].wpipe = SL_PIPE_S;
+    b->wtok = tok;
+    b->state = B_FLAG;
+    b->wsite = m->site;
+    return SL_OK;
+  }
+  if (b->t < m->toks[tok].t) b->t = m->toks[tok].t;
+  m->toks[tok].next_free = m->free_tok;
+  m->free_tok = tok;
   return SL_OK;
 }
 
@@ -123,24 +148,13 @@ int sl_wait_flag(sl_machine *m, int blk, int ev, int id) {
   return st;
 }
 
-/* the latest free_at of every pipe and of all in flight */
-static sl_time drained(const sl_block *b) {
-  sl_time t = b->t;
-  int i;
-  for (i = 0; i < SL_NPIPES; i++) if (b->done[i] > t) t = b->done[i];
-  return b->inflight > t ? b->inflight : t;
-}
-
 /* PipeBarrier<pipe>: S waits for that pipe (SL_NPIPES = all) */
 int sl_pipe_barrier(sl_machine *m, int blk, int pipe) {
-  sl_block *b = &m->blocks[blk];
   if (pipe < 0 || pipe > SL_NPIPES)
     return sli_err(m, SL_EARG, 1, "unknown pipe");
-  if (pipe == SL_NPIPES) b->t = drained(b);
-  else if (b->done[pipe] > b->t) b->t = b->done[pipe];
   sli_race_barrier(m, blk, pipe);
-  b->t += m->ps.pipe_barrier;
-  return SL_OK;
+  if (pipe == SL_PIPE_S) { m->blocks[blk].t += m->ps.pipe_barrier; return SL_OK; }
+  return sli_drain(m, blk, pipe == SL_NPIPES ? SL_DRAIN_ALL : 1 << pipe, ACT_BARRIER);
 }
 
 /* quiet: every transfer this block issued has completed */
@@ -185,9 +199,8 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   sl_block *b = &m->blocks[blk];
   sl_loc l = *sig;
   sl_event *e;
-  sl_time land;
   int32_t id;
-  int st, path;
+  int st;
   if (op != SL_SIGNAL_SET && op != SL_SIGNAL_ADD)
     return sli_err(m, SL_EARG, 3, "signal op must be SIGNAL_SET or SIGNAL_ADD");
   if (pe < 0 || pe >= m->p.n_pes)
@@ -197,24 +210,35 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   if (m->bufs[sig->buf].space != SL_SPACE_SYM && pe != b->pe)
     return sli_err(m, SL_EARG, 1, "a remote signal must be a symmetric address");
   if ((st = check_sig(m, &l, 1, b, 1)) != SL_OK) return st;
-  if (after_mte3) { b->t = drained(b); sli_race_barrier(m, blk, SL_NPIPES); }
-  b->t += m->ps.signal;
-  path = sl_path(m, b->pe, pe);
-  land = b->t + m->ps.alpha[path];
-  if (land > b->inflight) b->inflight = land;
   if ((e = sli_newev(m, &id)) == NULL)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  memset(e, 0, sizeof(*e));
   e->kind = EV_SIGNAL;
   e->blk = blk;
   e->op = op;
   e->val = v;
   e->site = m->site;
+  e->next_free = -1;
+  if (after_mte3) sli_race_barrier(m, blk, SL_NPIPES);
   e->snap = sli_race_release(m, blk);
   sli_addr(&l, &e->dst);
-  if (SLI_TRACING(m)) sli_trace(m, b->t, land, b->pe, b->b, 2, path, 4, pe, -1);
-  if (sli_schedule(m, land, id) != SL_OK)
-    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
+  b->pev = id;
+  if (after_mte3) return sli_drain(m, blk, SL_DRAIN_ALL, ACT_SIGNAL);
+  sli_signal_send(m, blk);
   return SL_OK;
+}
+
+/* send the block's prepared signal from its S pipe now */
+void sli_signal_send(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  const sl_event *e = &m->evs[b->pev];
+  int pe = e->dst.pe, path = sl_path(m, b->pe, pe);
+  sl_time land;
+  b->t += m->ps.signal;
+  land = b->t + m->ps.alpha[path];
+  if (land > b->inflight) b->inflight = land;
+  if (SLI_TRACING(m)) sli_trace(m, b->t, land, b->pe, b->b, 2, path, 4, pe, -1);
+  if (sli_schedule(m, land, b->pev) != SL_OK) m->oom = 1;
 }
 
 /* cost of one poll of a signal from block b */
@@ -261,10 +285,7 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
                   int64_t elems, int cmp, int64_t v, int64_t *got) {
   sl_block *b = &m->blocks[blk];
   int64_t bytes;
-  sl_time first, period;
-  sl_addr fa, ua;
   int st, path;
-  int64_t cur;
   if (cmp < 0 || cmp >= SL_NCMP)
     return sli_err(m, SL_EARG, 4, "comparison must be one of CMP_EQ..CMP_LE (0..5)");
   if (flag->buf < 0) return sli_err(m, SL_EARG, 1, "flag must be in GM");
@@ -280,33 +301,39 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
     return st;
   /* one poll: issue, the MTE2 copy, the MTE2_S flag, GetValue */
   path = sl_path(m, b->pe, flag->pe);
-  period = m->ps.issue * 3 + m->ps.mte_setup + m->ps.alpha[path] + m->ps.scalar +
-           (sl_time)llround((double)bytes * 1000.0 /
-                            (m->p.mte2_bytes_per_cycle * m->p.core_ghz));
-  first = (b->t > b->pipe[SL_PIPE_MTE2] ? b->t : b->pipe[SL_PIPE_MTE2]) + period;
-  sli_addr(flag, &fa);
-  sli_addr(ub, &ua);
-  cur = sl_get_int((sl_dtype)flag->dtype, sli_ptr(m, &fa), 0);
-  if (cmp_ok(cmp, cur, v)) {           /* the first poll sees it */
-    memcpy(sli_ptr(m, &ua), sli_ptr(m, &fa), (size_t)bytes);
-    sli_init_write(m, &ua, bytes);
-    b->t = b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = first;
-    sli_race_observe(m, blk, &fa);
-    *got = cur;
-    return SL_OK;
-  }
-  b->state = B_SIGNAL;
-  b->wsite = m->site;
-  b->w = fa;
+  b->wperiod = m->ps.issue * 3 + m->ps.mte_setup + m->ps.alpha[path] + m->ps.scalar +
+               (sl_time)llround((double)bytes * 1000.0 /
+                                (m->p.mte2_bytes_per_cycle * m->p.core_ghz));
+  sli_addr(flag, &b->w);
+  sli_addr(ub, &b->wub);
   b->wcmp = cmp;
   b->wval = v;
-  b->wub = ua;
   b->wbytes = bytes;
+  b->wsite = m->site;
+  if ((st = sli_drain(m, blk, 1 << SL_PIPE_MTE2, ACT_POLL)) != SL_OK) return st;
+  if (b->state == B_RUN) { *got = b->ret; b->retkind = 0; }
+  return m->oom ? sli_err(m, SL_ENOMEM, 0, "not enough memory for a waiter") : SL_OK;
+}
+
+/* the polls of wait_signal_value begin (the MTE2 pipe is free): the first
+** one that sees the value ends it; a satisfied wait leaves it in b->ret */
+void sli_poll_resume(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  sl_time first = (b->t > b->pipe[SL_PIPE_MTE2] ? b->t : b->pipe[SL_PIPE_MTE2]) + b->wperiod;
+  int64_t cur = sl_get_int((sl_dtype)b->w.dtype, sli_ptr(m, &b->w), 0);
+  if (cmp_ok(b->wcmp, cur, b->wval)) {   /* the first poll sees it */
+    memcpy(sli_ptr(m, &b->wub), sli_ptr(m, &b->w), (size_t)b->wbytes);
+    sli_init_write(m, &b->wub, b->wbytes);
+    b->t = b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = first;
+    sli_race_observe(m, blk, &b->w);
+    b->wperiod = 0;
+    b->retkind = 1;
+    b->ret = cur;
+    return;
+  }
+  b->state = B_SIGNAL;
   b->wfirst = first;
-  b->wperiod = period;
-  if (sli_park(m, blk, &fa) != SL_OK)
-    return sli_err(m, SL_ENOMEM, 0, "not enough memory for a waiter");
-  return SL_OK;
+  if (sli_park(m, blk, &b->w) != SL_OK) m->oom = 1;
 }
 
 /* block blk waits on the element at a: it joins the list of a's PE copy */
@@ -384,10 +411,14 @@ static int log2up(int n) {
 
 /* barrier_all: every block of every PE (quiet first) */
 int sl_barrier_all(sl_machine *m, int blk) {
+  m->blocks[blk].wsite = m->site;
+  return sli_drain(m, blk, SL_DRAIN_ALL, ACT_BAR_ALL);
+}
+
+/* a drained block arrives at barrier_all; the last one releases all */
+void sli_arrive_all(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
-  b->t = drained(b);
   b->state = B_BARRIER;
-  b->wsite = m->site;
   if (b->t > m->bar_tmax) m->bar_tmax = b->t;
   if (++m->bar_count == m->nb) {
     int path = m->p.n_pes > m->p.pes_per_server ? SL_PATH_RDMA
@@ -401,16 +432,19 @@ int sl_barrier_all(sl_machine *m, int blk) {
     for (i = 0; i < m->nb; i++)
       if (m->blocks[i].state == B_BARRIER) sli_wake(m, i, at);
   }
-  return SL_OK;
 }
 
 /* sync_all: every block of this PE (pipes drained first) */
 int sl_sync_all(sl_machine *m, int blk) {
+  m->blocks[blk].wsite = m->site;
+  return sli_drain(m, blk, SL_DRAIN_ALL, ACT_SYNC_ALL);
+}
+
+/* a drained block arrives at sync_all; the last of its PE releases them */
+void sli_arrive_pe(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   int pe = b->pe;
-  b->t = drained(b);
   b->state = B_SYNC;
-  b->wsite = m->site;
   if (b->t > m->sync_tmax[pe]) m->sync_tmax[pe] = b->t;
   if (++m->sync_count[pe] == m->block_dim) {
     sl_time at = m->sync_tmax[pe] + m->ps.sync_all;
@@ -421,5 +455,4 @@ int sl_sync_all(sl_machine *m, int blk) {
     for (i = first; i < first + m->block_dim; i++)
       if (m->blocks[i].state == B_SYNC) sli_wake(m, i, at);
   }
-  return SL_OK;
 }

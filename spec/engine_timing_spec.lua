@@ -1,11 +1,13 @@
 -- Engine timing: exact virtual times where the model is deterministic,
 -- computed here from the profile figures (m:params()), never copied from a run.
 --
--- The model (core/mte.c transfer): a transfer of B bytes on an MTE pipe starts
--- at max(S clock, pipe free), takes mte_setup_ns + B / (bytes_per_cycle *
--- core_ghz) on the core, and at the same time reserves the PE's HBM for
--- B / hbm_GBps and every link on its path for B / link_GBps (first come, first
--- served); it ends when the slowest of these is done, plus the path's alpha.
+-- The model (core/pipe.c, core/flow.c): a transfer of B bytes on an MTE pipe
+-- starts streaming at max(S clock, pipe free) as a flow through the PE's HBM
+-- and every link on its path, at the max-min fair rate, never above the core's
+-- MTE rate (bytes_per_cycle * core_ghz); alone, that is
+-- B / min(core rate, hbm_GBps, link_GBps * eff). The pipe takes its next
+-- transfer when the last byte has streamed; the bytes land mte_setup_ns + the
+-- path's alpha later (the fixed cost overlaps the next queued transfer).
 -- Times are whole picoseconds: every term is rounded to 1 ps, so formulas
 -- written with exact division agree to well under 1e-5 us.
 
@@ -48,7 +50,8 @@ describe("engine timing", function()
       local core = p.mte_setup_ns + B / (p.mte2_bytes_per_cycle * p.core_ghz)
       local hbm = B / p.hbm_GBps
       assert.is_true(hbm > core)
-      assert.near((p.issue_ns + hbm + p.local_alpha_ns) / US, r.kernel_us[1], 1e-6)
+      assert.near((p.issue_ns + p.mte_setup_ns + hbm + p.local_alpha_ns) / US,
+                  r.kernel_us[1], 1e-6)
     end)
 
     it("a UB -> GM data_copy runs at the MTE3 rate", function()
@@ -71,17 +74,18 @@ describe("engine timing", function()
       local p = m:params()
       local B = 32 * 1024
       local g = m:alloc("int8", 2 * B)
-      local busy2 = p.mte_setup_ns + B / (p.mte2_bytes_per_cycle * p.core_ghz)
-      local mte2 = busy2 + p.local_alpha_ns
+      local busy2 = B / (p.mte2_bytes_per_cycle * p.core_ghz)
+      local mte2 = p.mte_setup_ns + busy2 + p.local_alpha_ns
       local mte3 = p.mte_setup_ns + B / (p.mte3_bytes_per_cycle * p.core_ghz) + p.local_alpha_ns
       local serial = m:launch(function(k)
         local a, b = k:ub("int8", B), k:ub("int8", B)
         k:data_copy(a, g, B)
         k:data_copy(b, g:sub(B), B)          -- starts when the MTE2 pipe is free again
       end, 1)
-      -- the second copy starts once the first has been pushed (busy2), not landed:
-      -- the pipe is busy for setup + bytes / rate, the path latency overlaps
-      assert.near((2 * p.issue_ns + 2 * busy2 + p.local_alpha_ns) / US, serial.kernel_us[1], TOL)
+      -- the second copy starts once the first has streamed (busy2), not landed:
+      -- the pipe is busy for bytes / rate; setup and path latency overlap
+      assert.near((2 * p.issue_ns + 2 * busy2 + p.mte_setup_ns + p.local_alpha_ns) / US,
+                  serial.kernel_us[1], TOL)
       local side = m:launch(function(k)
         local a, b = k:ub("int8", B), k:ub("int8", B)
         k:data_copy(a, g, B)                 -- MTE2 from 2 issues on
@@ -165,8 +169,8 @@ describe("engine timing", function()
     -- the formula of put_once, with link_GBps and alpha_ns of the path
     local function put_formula(p, B, link_GBps, alpha_ns)
       local mte2 = p.mte_setup_ns + B / (p.mte2_bytes_per_cycle * p.core_ghz) + p.local_alpha_ns
-      local mte3 = math.max(p.mte_setup_ns + B / (p.mte3_bytes_per_cycle * p.core_ghz),
-                            B / link_GBps, B / p.hbm_GBps) + alpha_ns
+      local mte3 = p.mte_setup_ns + math.max(B / (p.mte3_bytes_per_cycle * p.core_ghz),
+                                             B / link_GBps, B / p.hbm_GBps) + alpha_ns
       return (p.issue_ns + mte2 + mte3) / US
     end
 
@@ -207,8 +211,8 @@ describe("engine timing", function()
         local u = k:ub("int8", B)
         k:mte_get_nbi(d, s, u, B, B, 1, 0)
       end, 1)
-      local mte2 = math.max(p.mte_setup_ns + B / (p.mte2_bytes_per_cycle * p.core_ghz),
-                            B / (p.hccs_GBps * p.hccs_read_eff)) + p.hccs_alpha_ns
+      local mte2 = p.mte_setup_ns + math.max(B / (p.mte2_bytes_per_cycle * p.core_ghz),
+                                             B / (p.hccs_GBps * p.hccs_read_eff)) + p.hccs_alpha_ns
       local mte3 = p.mte_setup_ns + B / (p.mte3_bytes_per_cycle * p.core_ghz) + p.local_alpha_ns
       assert.near((p.issue_ns + mte2 + mte3) / US, r.kernel_us[1], TOL)
     end)

@@ -1,0 +1,393 @@
+/*
+** flow.c -- sharing of the machine's shared resources (each PE's HBM, the
+** directed HCCS links or switch ports, SIO, the NICs) by the transfers that
+** stream through them.
+**
+** A transfer is a flow: bytes to move, the resources it crosses (the GM
+** side's HBM and the links of its path) with the capacity each of its bytes
+** takes on them (1 / efficiency on HCCS), and a cap (the core's MTE rate).
+** Rates are max-min fair, found by progressive filling, and recomputed when
+** a flow starts or ends -- only for the flows connected to it through
+** resources that can bind (whose flows' caps add up to more than the
+** resource has). Between changes every rate is constant, so each flow's end
+** is known; the earliest is one EV_FLOW event.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sli.h"
+
+#define EPS 1e-12
+
+/* capacity in bytes per picosecond of GBps */
+static double bpps(double GBps) { return GBps / 1000.0; }
+
+/* set every resource's capacity; 0 when out of memory */
+int sli_res_init(sl_machine *m) {
+  const sl_params *p = &m->p;
+  size_t i, n = (size_t)p->n_pes;
+  for (i = 0; i < n; i++) {
+    m->hbm[i].C = bpps(p->hbm_GBps);
+    m->sio[i].C = bpps(p->sio_GBps);
+    m->nic[2 * i].C = m->nic[2 * i + 1].C = bpps(p->rdma_GBps);
+  }
+  for (i = 0; i < (size_t)m->nhccs; i++) m->hccs[i].C = bpps(p->hccs_GBps);
+  return 1;
+}
+
+/* forget every flow (release: also free the lists) */
+void sli_res_clear(sl_machine *m, int release) {
+  size_t i;
+  for (i = 0; i < m->nres; i++) {
+    sl_res *r = &m->allres[i];
+    r->nfl = 0;
+    r->capsum = 0;
+    r->dirty = 0;
+    r->mark = 0;
+    if (release) { free(r->fl); r->fl = NULL; r->capfl = 0; }
+  }
+  m->nflows = m->nfheap = m->ndirty = 0;
+  m->free_flow = -1;
+  m->stamp = 0;
+  m->flow_ev_t = INT64_MAX;
+  if (release) {
+    free(m->flows); free(m->fheap); free(m->dirty); free(m->scr);
+    m->flows = NULL; m->fheap = NULL; m->dirty = NULL; m->scr = NULL;
+    m->capflows = m->capdirty = m->capscr = 0;
+  }
+}
+
+/* ---------------------------------------------------------- the end heap */
+
+/* does flow a end before flow b? */
+static int f_less(const sl_machine *m, int32_t a, int32_t b) {
+  const sl_flow *x = &m->flows[a], *y = &m->flows[b];
+  return x->end < y->end || (x->end == y->end && x->seq < y->seq);
+}
+
+/* put heap entry i in place, moving it up or down */
+static void heap_fix(sl_machine *m, int32_t i) {
+  int32_t *h = m->fheap, n = m->nfheap, f = h[i];
+  while (i > 0 && f_less(m, f, h[(i - 1) / 2])) {
+    h[i] = h[(i - 1) / 2];
+    m->flows[h[i]].hpos = i;
+    i = (i - 1) / 2;
+  }
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && f_less(m, h[c + 1], h[c])) c++;
+    if (!f_less(m, h[c], f)) break;
+    h[i] = h[c];
+    m->flows[h[i]].hpos = i;
+    i = c;
+  }
+  h[i] = f;
+  m->flows[f].hpos = i;
+}
+
+/* remove flow f from the heap */
+static void heap_remove(sl_machine *m, int32_t f) {
+  int32_t i = m->flows[f].hpos, last;
+  if (i < 0) return;
+  m->flows[f].hpos = -1;
+  last = m->fheap[--m->nfheap];
+  if (i == m->nfheap) return;
+  m->fheap[i] = last;
+  heap_fix(m, i);
+}
+
+/* ---------------------------------------------------------- flows */
+
+/* a free flow slot, -1 when out of memory */
+static int32_t flow_new(sl_machine *m) {
+  int32_t f;
+  if (m->free_flow >= 0) {
+    f = m->free_flow;
+    m->free_flow = m->flows[f].next_free;
+    return f;
+  }
+  if (m->nflows == m->capflows) {
+    int32_t cap = m->capflows ? 2 * m->capflows : 256;
+    sl_flow *nf = realloc(m->flows, (size_t)cap * sizeof(*nf));
+    int32_t *nh = realloc(m->fheap, (size_t)cap * sizeof(*nh));
+    if (nf != NULL) m->flows = nf;
+    if (nh != NULL) m->fheap = nh;
+    if (nf == NULL || nh == NULL) return -1;
+    m->capflows = cap;
+  }
+  return m->nflows++;
+}
+
+/* note that resource r's flows changed */
+static int res_dirty(sl_machine *m, int32_t r) {
+  if (m->allres[r].dirty) return 1;
+  if (m->ndirty == m->capdirty) {
+    int32_t cap = m->capdirty ? 2 * m->capdirty : 64;
+    int32_t *nd = realloc(m->dirty, (size_t)cap * sizeof(*nd));
+    if (nd == NULL) return 0;
+    m->dirty = nd;
+    m->capdirty = cap;
+  }
+  m->dirty[m->ndirty++] = r;
+  m->allres[r].dirty = 1;
+  return 1;
+}
+
+/* join flow f to resource r with weight w; 0 when out of memory */
+static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
+  sl_flow *fl = &m->flows[f];
+  if (r->nfl == r->capfl) {
+    int32_t cap = r->capfl ? 2 * r->capfl : 8;
+    int32_t *n = realloc(r->fl, (size_t)cap * sizeof(*n));
+    if (n == NULL) return 0;
+    r->fl = n;
+    r->capfl = cap;
+  }
+  fl->res[fl->nres] = (int32_t)(r - m->allres);
+  fl->w[fl->nres] = w;
+  fl->pos[fl->nres++] = r->nfl;
+  r->fl[r->nfl++] = f;
+  r->capsum += w * fl->cap;
+  return res_dirty(m, (int32_t)(r - m->allres));
+}
+
+/* take flow f off its resources */
+static void res_leave(sl_machine *m, int32_t f) {
+  sl_flow *fl = &m->flows[f];
+  int j, k;
+  for (j = 0; j < fl->nres; j++) {
+    sl_res *r = &m->allres[fl->res[j]];
+    int32_t pos = fl->pos[j], last = r->fl[--r->nfl];
+    r->capsum -= fl->w[j] * fl->cap;
+    if (r->nfl == 0 || r->capsum < 0) r->capsum = 0;
+    if (last != f) {
+      sl_flow *o = &m->flows[last];
+      r->fl[pos] = last;
+      for (k = 0; k < o->nres; k++) if (o->res[k] == fl->res[j]) o->pos[k] = pos;
+    }
+    res_dirty(m, fl->res[j]);
+  }
+  fl->nres = 0;
+}
+
+/* the links a transfer from PE a to PE b crosses, with their weight */
+static int join_path(sl_machine *m, int32_t f, int path, int a, int b, double w) {
+  const sl_params *p = &m->p;
+  switch (path) {
+    case SL_PATH_HCCS:
+      if (p->hccs_switch)
+        return res_join(m, f, &m->hccs[2 * a], w) && res_join(m, f, &m->hccs[2 * b + 1], w);
+      return res_join(m, f, &m->hccs[(size_t)a * (size_t)p->pes_per_server +
+                                     (size_t)(b % p->pes_per_server)], w);
+    case SL_PATH_SIO:
+      return res_join(m, f, &m->sio[a], 1.0);
+    case SL_PATH_RDMA:
+      return res_join(m, f, &m->nic[2 * a], 1.0) && res_join(m, f, &m->nic[2 * b + 1], 1.0);
+    default:
+      return 1;
+  }
+}
+
+/* a transfer of bytes on block blk's MTE pipe to or from GM of gm_pe starts
+** streaming now; returns SL_OK or SL_ENOMEM */
+int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
+                   int64_t bytes, sl_time now) {
+  const sl_params *p = &m->p;
+  const sl_block *b = &m->blocks[blk];
+  int32_t f = flow_new(m);
+  sl_flow *fl;
+  int ok, get = pipe == SL_PIPE_MTE2;
+  if (f < 0) return SL_ENOMEM;
+  fl = &m->flows[f];
+  memset(fl, 0, sizeof(*fl));
+  fl->rem = (double)bytes;
+  fl->cap = bpps((get ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle) * p->core_ghz);
+  fl->t = now;
+  fl->end = INT64_MAX;
+  fl->seq = m->flow_seq++;
+  fl->blk = blk;
+  fl->pipe = pipe;
+  fl->hpos = -1;
+  fl->next_free = -1;
+  ok = res_join(m, f, &m->hbm[gm_pe], 1.0);
+  if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
+    ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
+             : join_path(m, f, path, b->pe, gm_pe, 1.0 / p->hccs_write_eff);
+  if (!ok) { res_leave(m, f); return SL_ENOMEM; }
+  m->fheap[m->nfheap] = f;           /* room: the heap is as large as the pool */
+  m->flows[f].hpos = m->nfheap++;
+  return SL_OK;
+}
+
+/* ---------------------------------------------------------- the solver */
+
+/* can resource r limit its flows (their caps add up to more than it has)? */
+static int binds(const sl_res *r) { return r->capsum > r->C * (1 + 1e-9); }
+
+/* scratch room for n entries; 0 when out of memory */
+static int scratch(sl_machine *m, int32_t n) {
+  if (n <= m->capscr) return 1;
+  {
+    int32_t cap = m->capscr ? m->capscr : 256, *ns;
+    while (cap < n) cap *= 2;
+    ns = realloc(m->scr, (size_t)cap * sizeof(*ns));
+    if (ns == NULL) return 0;
+    m->scr = ns;
+    m->capscr = cap;
+  }
+  return 1;
+}
+
+/* the flows to recompute (from the dirty resources, through resources that
+** can bind) into scr[0..*nf), those resources after them; 0 on no memory */
+static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
+  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0;
+  int32_t *rq;
+  /* every flow and resource appears at most once */
+  if (!scratch(m, m->nflows + (int32_t)m->nres + 1)) return 0;
+  rq = m->scr + m->nflows;
+  for (i = 0; i < m->ndirty; i++) {
+    sl_res *r = &m->allres[m->dirty[i]];
+    r->dirty = 0;
+    r->mark = stamp;
+    rq[nres++] = m->dirty[i];
+  }
+  m->ndirty = 0;
+  for (i = 0; i < nres; i++) {        /* breadth first over resources */
+    sl_res *r = &m->allres[rq[i]];
+    for (j = 0; j < r->nfl; j++) {
+      sl_flow *fl = &m->flows[r->fl[j]];
+      if (fl->mark == stamp) continue;
+      fl->mark = stamp;
+      m->scr[qf++] = r->fl[j];
+      for (k = 0; k < fl->nres; k++) {
+        sl_res *o = &m->allres[fl->res[k]];
+        if (o->mark != stamp && binds(o)) { o->mark = stamp; rq[nres++] = fl->res[k]; }
+      }
+    }
+  }
+  /* keep only the resources that can bind, packed after the flows */
+  for (i = 0, k = 0; i < nres; i++)
+    if (binds(&m->allres[rq[i]])) m->scr[qf + k++] = rq[i];
+  *nf = qf;
+  *nr = k;
+  return 1;
+}
+
+/* order of flows by cap, then sequence (deterministic) */
+static const sl_flow *sort_base;
+static int by_cap(const void *a, const void *b) {
+  const sl_flow *x = &sort_base[*(const int32_t *)a], *y = &sort_base[*(const int32_t *)b];
+  if (x->cap != y->cap) return x->cap < y->cap ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* freeze flow f at rate r */
+static void freeze(sl_machine *m, sl_flow *fl, double rate, int32_t stamp) {
+  int k;
+  fl->frozen = 1;
+  fl->rate = rate;
+  for (k = 0; k < fl->nres; k++) {
+    sl_res *r = &m->allres[fl->res[k]];
+    if (r->mark == stamp && binds(r)) r->wfree -= fl->w[k];
+  }
+}
+
+/* progressive filling of the flows F[0..nf) over the resources R[0..nr) */
+static void fill(sl_machine *m, int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+  int32_t i, j, ci = 0, nfree = nf, stamp = m->stamp;
+  double level = 0;
+  for (i = 0; i < nr; i++) { m->allres[R[i]].left = m->allres[R[i]].C; m->allres[R[i]].wfree = 0; }
+  for (i = 0; i < nf; i++) {
+    sl_flow *fl = &m->flows[F[i]];
+    int k;
+    fl->frozen = 0;
+    for (k = 0; k < fl->nres; k++) {
+      sl_res *r = &m->allres[fl->res[k]];
+      if (r->mark == stamp && binds(r)) r->wfree += fl->w[k];
+    }
+  }
+  sort_base = m->flows;
+  qsort(F, (size_t)nf, sizeof(*F), by_cap);
+  while (nfree > 0) {
+    double delta = INFINITY;
+    while (ci < nf && m->flows[F[ci]].frozen) ci++;
+    if (ci < nf) delta = m->flows[F[ci]].cap - level;
+    for (i = 0; i < nr; i++) {
+      const sl_res *r = &m->allres[R[i]];
+      if (r->wfree > EPS && r->left / r->wfree < delta) delta = r->left / r->wfree;
+    }
+    if (delta < 0) delta = 0;
+    level += delta;
+    for (i = 0; i < nr; i++) m->allres[R[i]].left -= delta * m->allres[R[i]].wfree;
+    for (; ci < nf && m->flows[F[ci]].cap <= level * (1 + 1e-12); ci++)
+      if (!m->flows[F[ci]].frozen) { freeze(m, &m->flows[F[ci]], m->flows[F[ci]].cap, stamp); nfree--; }
+    for (i = 0; i < nr; i++) {
+      sl_res *r = &m->allres[R[i]];
+      if (r->wfree <= EPS || r->left > r->C * 1e-9) continue;
+      for (j = 0; j < r->nfl; j++) {
+        sl_flow *fl = &m->flows[r->fl[j]];
+        if (fl->mark == stamp && !fl->frozen) { freeze(m, fl, level, stamp); nfree--; }
+      }
+      r->wfree = 0;
+    }
+  }
+}
+
+/* schedule the EV_FLOW of the earliest end if it is sooner than the one due */
+static void flow_event(sl_machine *m) {
+  sl_time t;
+  sl_event e;
+  if (m->nfheap == 0) return;
+  t = m->flows[m->fheap[0]].end;
+  if (t >= m->flow_ev_t) return;
+  memset(&e, 0, sizeof(e));
+  e.kind = EV_FLOW;
+  e.blk = -1;
+  m->flow_ev_t = t;
+  sli_push(m, t, &e);
+}
+
+/* recompute the rates of the flows the changes since the last call touch */
+void sli_flow_settle(sl_machine *m, sl_time now) {
+  int32_t nf, nr, i;
+  if (m->ndirty == 0) return;
+  if (!component(m, &nf, &nr)) return;   /* no memory: rates stay as they were */
+  for (i = 0; i < nf; i++) {             /* bring the bytes left up to date */
+    sl_flow *fl = &m->flows[m->scr[i]];
+    if (fl->t < now) {
+      fl->rem -= fl->rate * (double)(now - fl->t);
+      if (fl->rem < 0) fl->rem = 0;
+      fl->t = now;
+    }
+  }
+  fill(m, m->scr, nf, m->scr + nf, nr);
+  for (i = 0; i < nf; i++) {
+    int32_t f = m->scr[i];
+    sl_flow *fl = &m->flows[f];
+    double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
+    fl->end = now + (d > 0 ? (sl_time)d : 0);
+    if (fl->hpos >= 0) heap_fix(m, fl->hpos);
+  }
+  flow_event(m);
+}
+
+/* EV_FLOW at t: the flows that end by t end; their pipes go on */
+void sli_flow_due(sl_machine *m, sl_time t) {
+  if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
+  m->flow_ev_t = INT64_MAX;
+  while (m->nfheap > 0 && m->flows[m->fheap[0]].end <= t) {
+    int32_t f = m->fheap[0];
+    sl_flow *fl = &m->flows[f];
+    int blk = fl->blk, pipe = fl->pipe;
+    heap_remove(m, f);
+    res_leave(m, f);
+    fl->next_free = m->free_flow;
+    m->free_flow = f;
+    sli_xfer_done(m, blk, pipe, t);
+  }
+  sli_flow_settle(m, t);
+  flow_event(m);
+}

@@ -1,0 +1,362 @@
+/*
+** pipe.c -- the instruction queues of an AIV core's V, MTE2 and MTE3 pipes.
+**
+** The S pipe (the block's Lua code) issues instructions into the queues and
+** goes on; each pipe runs its queue in order: a transfer streams as a flow
+** (flow.c) and lands setup + path latency after its last byte, while the
+** pipe takes the next one; a vector op runs for its fixed time; set_flag
+** fires when its pipe reaches it, with the time all earlier work of that
+** pipe has landed; wait_flag holds its pipe until the flag fired. When S must
+** wait for a pipe (wait_flag to S, pipe_barrier, quiet, barrier_all, the end
+** of the kernel) the block parks and resumes when the pipes get there.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sli.h"
+
+/* grow a pool of items of size sz; 0 when out of memory */
+static int pool_grow(void **items, int32_t *cap, size_t sz) {
+  int32_t nc = *cap ? 2 * *cap : 256;
+  void *ni = realloc(*items, (size_t)nc * sz);
+  if (ni == NULL) return 0;
+  *items = ni;
+  *cap = nc;
+  return 1;
+}
+
+/* forget every op, token and mark (a launch begins or ends) */
+void sli_pools_reset(sl_machine *m) {
+  m->nops = m->ntoks = m->nmarks = 0;
+  m->free_op = m->free_tok = m->free_mark = -1;
+  m->nkq = m->kqh = m->kbusy = 0;
+}
+
+/* a new op of kind (its index, and *o to fill), -1 when out of memory */
+int sli_op_new(sl_machine *m, int kind, sl_ins **o) {
+  int32_t i;
+  if (m->free_op >= 0) { i = m->free_op; m->free_op = m->ops[i].next; }
+  else {
+    if (m->nops == m->capops &&
+        !pool_grow((void **)&m->ops, &m->capops, sizeof(*m->ops))) return -1;
+    i = m->nops++;
+  }
+  *o = &m->ops[i];
+  memset(*o, 0, sizeof(**o));
+  (*o)->kind = kind;
+  (*o)->next = -1;
+  (*o)->ev = (*o)->tok = -1;
+  return i;
+}
+
+/* a new unfired token; SL_OK or SL_ENOMEM */
+int sli_tok_new(sl_machine *m, int32_t *tok) {
+  int32_t i;
+  if (m->free_tok >= 0) { i = m->free_tok; m->free_tok = m->toks[i].next_free; }
+  else {
+    if (m->ntoks == m->captoks &&
+        !pool_grow((void **)&m->toks, &m->captoks, sizeof(*m->toks))) return SL_ENOMEM;
+    i = m->ntoks++;
+  }
+  m->toks[i].fired = 0;
+  m->toks[i].wblk = m->toks[i].wpipe = -1;
+  m->toks[i].t = 0;
+  *tok = i;
+  return SL_OK;
+}
+
+/* give a token back */
+static void tok_free(sl_machine *m, int32_t tok) {
+  m->toks[tok].next_free = m->free_tok;
+  m->free_tok = tok;
+}
+
+/* append op to block blk's pipe; the pipe starts it if it is idle */
+int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe), kind = m->ops[op].kind;
+  m->ops[op].issue = b->t;
+  if (kind == OP_XFER || kind == OP_VEC) b->nq[q]++;
+  if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
+  else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
+  if (!b->busy[q] && b->qhead[q] == op) {
+    sli_pipe_kick(m, blk, pipe, b->t);
+    sli_flow_settle(m, b->t);
+  }
+  return SL_OK;
+}
+
+/* 1 when one of the block's queues holds more than queue_depth instructions */
+int sli_queue_full(sl_machine *m, int blk) {
+  const sl_block *b = &m->blocks[blk];
+  int q;
+  for (q = 0; q < SL_NQ; q++) if (b->nq[q] > m->p.queue_depth) return 1;
+  return 0;
+}
+
+/* drop the head op of a queue */
+static void pop(sl_machine *m, sl_block *b, int q) {
+  int32_t op = b->qhead[q];
+  b->qhead[q] = m->ops[op].next;
+  if (b->qhead[q] < 0) b->qtail[q] = -1;
+  m->ops[op].next = m->free_op;
+  m->free_op = op;
+}
+
+/* a token fired at t: its waiter (a pipe, or S) goes on */
+static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
+  sl_tok *k = &m->toks[tok];
+  k->fired = 1;
+  k->t = t;
+  if (k->wblk < 0) return;
+  if (k->wpipe == SL_PIPE_S) {
+    sl_block *b = &m->blocks[k->wblk];
+    tok_free(m, tok);
+    if (b->state == B_FLAG && b->wtok == tok) sli_wake(m, k->wblk, t > b->t ? t : b->t);
+    return;
+  }
+  sli_pipe_kick(m, k->wblk, k->wpipe, now);
+}
+
+/* schedule an EV_PIPE for the block's pipe at t (once) */
+static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
+  sl_block *b = &m->blocks[blk];
+  sl_event e;
+  if (b->kick[QI(pipe)] == t) return;
+  memset(&e, 0, sizeof(e));
+  e.kind = EV_PIPE;
+  e.blk = blk;
+  e.pipe = pipe;
+  b->kick[QI(pipe)] = t;
+  if (sli_push(m, t, &e) != SL_OK) m->oom = 1;
+}
+
+/* start the transfer at the head of the pipe at now */
+static void xfer_start(sl_machine *m, int blk, int pipe, sl_ins *o, sl_time now) {
+  sl_block *b = &m->blocks[blk];
+  o->start = now;
+  b->busy[QI(pipe)] = 1;
+  if (sli_flow_start(m, blk, pipe, o->gm_pe, o->path, o->bytes, now) != SL_OK) {
+    m->oom = 1;                         /* no memory: it ends at once */
+    sli_xfer_done(m, blk, pipe, now);
+  }
+}
+
+/* start the vector op at the head of the V pipe */
+static void vec_start(sl_machine *m, sl_block *b, sl_ins *o, sl_time now) {
+  sl_time start = o->issue, end;
+  if (b->pipe[SL_PIPE_V] > start) start = b->pipe[SL_PIPE_V];
+  if (now > start) start = now;
+  end = start + o->dur;
+  b->busy[QI(SL_PIPE_V)] = 1;
+  b->pipe[SL_PIPE_V] = end;
+  if (end > b->done[SL_PIPE_V]) b->done[SL_PIPE_V] = end;
+  if (end > b->inflight) b->inflight = end;
+  if (sli_schedule(m, end, o->ev) != SL_OK) m->oom = 1;
+}
+
+/* the pipe reached a shadow read: one pipe fewer to wait for */
+static void mark_reached(sl_machine *m, int32_t mk, sl_time done) {
+  sl_mark *k = &m->marks[mk];
+  if (done > k->t) k->t = done;
+  if (--k->pending > 0) return;
+  sli_shadow_add(m, k->pe, k->block, k->frame, k->end, k->t);
+  k->next_free = m->free_mark;
+  m->free_mark = mk;
+}
+
+/* run the pipe's queue as far as it goes at now; 0 when it stopped */
+static int step(sl_machine *m, int blk, int pipe, sl_time now) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  int32_t op = b->qhead[q];
+  sl_ins *o = &m->ops[op];
+  sl_time start;
+  switch (o->kind) {
+    case OP_SET: {
+      int32_t tok = o->tok;
+      pop(m, b, q);
+      tok_fire(m, tok, b->done[pipe], now);
+      return 1;
+    }
+    case OP_WAIT: {
+      sl_tok *k = &m->toks[o->tok];
+      if (!k->fired) { k->wblk = blk; k->wpipe = pipe; return 0; }
+      if (k->t > b->pipe[pipe]) b->pipe[pipe] = k->t;
+      tok_free(m, o->tok);
+      pop(m, b, q);
+      return 1;
+    }
+    case OP_MARK: {
+      int32_t mk = o->tok;
+      pop(m, b, q);
+      mark_reached(m, mk, b->done[pipe]);
+      return 1;
+    }
+    case OP_VEC:
+      vec_start(m, b, o, now);
+      return 0;
+    default:                            /* OP_XFER */
+      start = o->issue > b->pipe[pipe] ? o->issue : b->pipe[pipe];
+      if (start > now) { kick_at(m, blk, pipe, start); return 0; }
+      xfer_start(m, blk, pipe, o, now);
+      return 0;
+  }
+}
+
+/* advance one pipe; a block waiting for its pipes to drain may go on */
+static void advance(sl_machine *m, int blk, int pipe, sl_time now) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  sl_time t;
+  while (!b->busy[q] && b->qhead[q] >= 0 && step(m, blk, pipe, now)) {}
+  if ((b->state == B_DRAIN || b->state == B_ENDING) && (b->dmask & (1 << pipe)) &&
+      sli_drained(m, b, b->dmask, &t))
+    sli_drain_done(m, blk, t, 1);
+}
+
+/* advance block blk's pipe at now (queued when called from inside a pipe) */
+void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
+  if (m->nkq == m->capkq) {
+    if (m->kqh > 0) {
+      memmove(m->kq, m->kq + m->kqh, (size_t)(m->nkq - m->kqh) * sizeof(*m->kq));
+      m->nkq -= m->kqh;
+      m->kqh = 0;
+    }
+    if (m->nkq == m->capkq && !pool_grow((void **)&m->kq, &m->capkq, sizeof(*m->kq))) {
+      m->oom = 1;
+      return;
+    }
+  }
+  m->kq[m->nkq++] = blk * 4 + pipe;
+  if (m->kbusy) return;
+  m->kbusy = 1;
+  while (m->kqh < m->nkq) {
+    int32_t k = m->kq[m->kqh++];
+    advance(m, k / 4, k % 4, now);
+  }
+  m->kqh = m->nkq = 0;
+  m->kbusy = 0;
+}
+
+/* the transfer at the head of the pipe streamed its last byte at t */
+void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  sl_ins *o = &m->ops[b->qhead[q]];
+  sl_time land = t + m->ps.mte_setup + sli_alpha(m, o->path);
+  if (land > b->done[pipe]) b->done[pipe] = land;
+  if (land > b->inflight) b->inflight = land;
+  b->pipe[pipe] = t;
+  if (SLI_TRACING(m))
+    sli_trace(m, o->start, t, b->pe, b->b, 0, o->path, o->bytes, o->gm_pe, pipe);
+  if (sli_schedule(m, land, o->ev) != SL_OK) m->oom = 1;
+  b->busy[q] = 0;
+  pop(m, b, q);
+  sli_pipe_kick(m, blk, pipe, t);
+}
+
+/* a copy or vector op of the block's pipe landed at t */
+void sli_landed(sl_machine *m, int blk, int pipe, int vec, sl_time t) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  b->nq[q]--;
+  if (vec) {
+    b->busy[q] = 0;
+    pop(m, b, q);
+    sli_pipe_kick(m, blk, pipe, t);
+  }
+  if (b->state == B_QUEUE && !sli_queue_full(m, blk)) sli_wake(m, blk, t);
+}
+
+/* 1 when the pipes of mask are empty and idle; *t = when S may go on */
+int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t) {
+  sl_time x = b->t;
+  int pipe;
+  (void)m;
+  for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
+    if (!(mask & (1 << pipe))) continue;
+    if (b->qhead[QI(pipe)] >= 0 || b->busy[QI(pipe)]) return 0;
+    if (b->done[pipe] > x) x = b->done[pipe];
+  }
+  if (mask == SL_DRAIN_ALL && b->inflight > x) x = b->inflight;
+  *t = x;
+  return 1;
+}
+
+/* S waits for the pipes of mask, then does act (now, or when they drain) */
+int sli_drain(sl_machine *m, int blk, int mask, int act) {
+  sl_block *b = &m->blocks[blk];
+  sl_time t;
+  if (b->state == B_QUEUE) b->state = B_RUN;   /* the drain waits longer */
+  b->act = act;
+  b->dmask = mask;
+  if (sli_drained(m, b, mask, &t)) { sli_drain_done(m, blk, t, 0); return SL_OK; }
+  b->state = act == ACT_END ? B_ENDING : B_DRAIN;
+  b->wsite = m->site;
+  return SL_OK;
+}
+
+/* park the running block when a queue is over its depth */
+void sli_queue_park(sl_machine *m, int blk) {
+  if (m->blocks[blk].state == B_RUN && sli_queue_full(m, blk))
+    m->blocks[blk].state = B_QUEUE;
+}
+
+/* a shadow frame read at the point every pipe reaches what S issued so far */
+int sli_mark(sl_machine *m, int blk, int frame, int end) {
+  sl_block *b = &m->blocks[blk];
+  int32_t mk;
+  int pipe;
+  sl_mark *k;
+  if (m->free_mark >= 0) { mk = m->free_mark; m->free_mark = m->marks[mk].next_free; }
+  else {
+    if (m->nmarks == m->capmarks &&
+        !pool_grow((void **)&m->marks, &m->capmarks, sizeof(*m->marks))) return SL_ENOMEM;
+    mk = m->nmarks++;
+  }
+  k = &m->marks[mk];
+  k->pe = b->pe; k->block = b->b; k->frame = frame; k->end = end;
+  k->t = b->t;
+  k->pending = 1;                       /* held until every pipe is asked */
+  for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
+    sl_ins *o;
+    int32_t op;
+    if (b->qhead[QI(pipe)] < 0 && !b->busy[QI(pipe)]) {
+      if (b->done[pipe] > m->marks[mk].t) m->marks[mk].t = b->done[pipe];
+      continue;
+    }
+    if ((op = sli_op_new(m, OP_MARK, &o)) < 0) return SL_ENOMEM;
+    o->tok = mk;
+    m->marks[mk].pending++;
+    sli_enqueue(m, blk, pipe, op);
+  }
+  mark_reached(m, mk, 0);
+  return SL_OK;
+}
+
+/* the pipes a draining block waits for are empty at t: it does its act;
+** deferred, from an event (the block is parked and resumes) */
+void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred) {
+  sl_block *b = &m->blocks[blk];
+  if (t > b->t) b->t = t;
+  if (deferred) b->state = B_RUN;
+  switch (b->act) {
+    case ACT_END:
+      b->end = b->t;
+      b->state = B_DONE;
+      m->ndone++;
+      sli_check_block_done(m, blk);
+      return;
+    case ACT_BAR_ALL: sli_arrive_all(m, blk); return;
+    case ACT_SYNC_ALL: sli_arrive_pe(m, blk); return;
+    case ACT_SIGNAL: sli_signal_send(m, blk); break;
+    case ACT_PROF: sli_prof_read(m, blk); break;
+    case ACT_POLL:
+      sli_poll_resume(m, blk);
+      if (b->state != B_RUN) return;    /* it waits for the value */
+      break;
+    default: b->t += m->ps.pipe_barrier; break;
+  }
+  if (deferred) sli_wake(m, blk, b->t);
+}
