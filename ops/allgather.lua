@@ -1,6 +1,7 @@
 -- allgather: every PE ends with the inputs of all PEs, PE p's at p * count.
 -- SHMEM style: the (destination PE, slice) pairs are spread over the blocks,
--- so every link carries a put at once; each put lands in a symmetric buffer
+-- so every link carries a put at once; each put is double-buffered (two UB
+-- halves, so reading a chunk overlaps writing the one before) and lands in a symmetric buffer
 -- of the destination and is announced by a SIGNAL_ADD there once its last
 -- MTE3 is done. A PE waits until every slice of every PE has arrived.
 -- When the gathered array fits the symmetric budget it is the output itself;
@@ -22,8 +23,8 @@ local function kernel(k, a)
       local first = j * per
       local n = math.min(per, len - first)
       if n > 0 then
-        k:mte_put_nbi(a.stage:sub(k.pe * a.chunk + first, n), a.input:sub(base + first, n),
-                      ub, a.ub_bytes, n, p, 0)
+        op.put_pipelined(k, a.stage:sub(k.pe * a.chunk + first, n),
+                         a.input:sub(base + first, n), ub, n, p)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)     -- the slice has landed
       end
       k:signal_op(a.arrived, 1, lab.SIGNAL_ADD, p)

@@ -1,0 +1,118 @@
+-- Sharing of links and HBM by concurrent transfers (core/flow.c): max-min
+-- fair rates, work-conserving, recomputed when a flow starts or ends. The
+-- expected figures come from the profile (m:params()), never from a run.
+local H = require("spec.helpers.engine")
+local lab = H.lab
+local op = require("shmemlab.op")
+local runner = require("shmemlab.runner")
+
+local US = 1000                 -- ns per us
+
+-- the time for blocks blocks of PE 0 to each write bytes from UB to PE 1
+local function ub_writes(blocks, bytes, params)
+  local o = { pes = 2 }
+  for k, v in pairs(params or {}) do o[k] = v end
+  local m = lab.machine(o)
+  local d = m:malloc("int8", bytes * blocks)
+  local r = m:launch(function(k)
+    if k.pe ~= 0 then return end
+    local u = k:ub("int8", bytes)
+    k:mte_put_nbi(d:sub(k.block * bytes, bytes), u, bytes, 1)
+  end, blocks)
+  return r.kernel_us[1], m:params()
+end
+
+describe("engine sharing", function()
+  it("N blocks writing through one link together get the link's bandwidth", function()
+    local B = 128 * 1024
+    for _, n in ipairs({ 1, 2, 3, 8 }) do
+      local t, p = ub_writes(n, B)
+      local link = p.hccs_GBps * p.hccs_write_eff
+      local core = p.mte3_bytes_per_cycle * p.core_ghz
+      local stream = math.max(n * B / link, B / core)
+      local want = p.issue_ns + stream + p.mte_setup_ns + p.hccs_alpha_ns
+      assert.near(want / US, t, 2e-3)       -- ps rounding of the shared rate
+    end
+  end)
+
+  it("two PEs writing to one PE through its switch port share it and finish together", function()
+    -- first come first served would finish PE 0 at B / port and PE 1 at 2 B / port
+    local B = 128 * 1024
+    local m = lab.machine{ soc = "Ascend910_93", pes = 4 }
+    local p = m:params()
+    assert.equals("hccs", m:path(0, 2))
+    assert.equals("hccs", m:path(1, 2))
+    local d = m:malloc("int8", 2 * B)
+    local r = m:launch(function(k)
+      if k.pe > 1 then return end
+      local u = k:ub("int8", B)
+      k:mte_put_nbi(d:sub(k.pe * B, B), u, B, 2)
+    end, 1)
+    local port = p.hccs_GBps * p.hccs_write_eff
+    local want = p.issue_ns + 2 * B / port + p.mte_setup_ns + p.hccs_alpha_ns
+    assert.near(want / US, r.kernel_us[1], 2e-3)
+    assert.near(want / US, r.kernel_us[2], 2e-3)
+  end)
+
+  it("a flow that is limited elsewhere leaves its share to the others", function()
+    -- one block writes to PE 1 (link-bound), one copies locally (HBM-bound
+    -- at 10 GB/s): the HBM of PE 0 carries only the local copy, so the link
+    -- flow is not slowed by it
+    local B = 128 * 1024
+    local m = lab.machine{ pes = 2, hbm_GBps = 10 }
+    local p = m:params()
+    local d = m:malloc("int8", B)
+    local g = m:alloc("int8", B)
+    local r = m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local u = k:ub("int8", B)
+      if k.block == 0 then k:mte_put_nbi(d, u, B, 1) else k:data_copy(g, u, B) end
+    end, 2)
+    -- the put lands in PE 1's HBM (10 GB/s too), the local copy in PE 0's
+    local hbm = B / p.hbm_GBps
+    assert.near((p.issue_ns + hbm + p.mte_setup_ns + p.hccs_alpha_ns) / US,
+                r.kernel_us[1], 2e-3)
+  end)
+
+  it("a double-buffered put from two blocks keeps the link busy", function()
+    local B = 4 * 1024 * 1024
+    local m = lab.machine{ pes = 2 }
+    local p = m:params()
+    local s = m:alloc("int8", B)
+    local d = m:malloc("int8", B)
+    local r = m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local half = B // 2
+      op.put_pipelined(k, d:sub(k.block * half, half), s:sub(k.block * half, half),
+                       k:ub("int8", 190 * 1024), half, 1)
+    end, 2)
+    local bound = B / (p.hccs_GBps * p.hccs_write_eff) / US
+    assert.is_true(r.kernel_us[1] >= bound)
+    assert.is_true(r.kernel_us[1] <= bound * 1.03, r.kernel_us[1] .. " us vs " .. bound)
+  end)
+
+  it("many cores reading their own HBM at once share it", function()
+    local B = 190 * 1024
+    local m = lab.machine{ pes = 1 }
+    local p = m:params()
+    local g = m:alloc("int8", B * 48)
+    local r = m:launch(function(k)
+      local u = k:ub("int8", B)
+      k:data_copy(u, g:sub(k.block * B, B), B)
+    end, 48)
+    local core = p.mte2_bytes_per_cycle * p.core_ghz
+    assert.is_true(48 * core > p.hbm_GBps)   -- the HBM binds
+    local want = p.issue_ns + 48 * B / p.hbm_GBps + p.mte_setup_ns + p.local_alpha_ns
+    assert.near(want / US, r.kernel_us[1], 2e-3)
+  end)
+
+  it("an 8-PE allgather of 16 MiB per PE is within 5% of its link bound", function()
+    local r = runner.run("allgather", { pes = 8, count = 4 * 1024 * 1024, dtype = "int32",
+                                        warmup = 0, iters = 1, baseline = "none" })
+    local p = lab.soc("Ascend910B")
+    local bound = 16 * 1024 * 1024 / (p.hccs_GBps * p.hccs_write_eff) / US
+    local lat = r.record.latency_us
+    assert.is_true(lat >= bound, lat .. " us below the bound " .. bound)
+    assert.is_true(lat <= bound * 1.05, lat .. " us vs bound " .. bound)
+  end)
+end)
