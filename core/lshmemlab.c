@@ -103,6 +103,7 @@ static const pfield pfields[] = {
   PF("pes", n_pes, 'i'), PF("aiv_cores", cores, 'i'),
   PF("ub_bytes", ub_bytes, 'l'), PF("pes_per_server", pes_per_server, 'i'),
   PF("dies_per_card", dies_per_card, 'i'), PF("hccs_switch", hccs_switch, 'b'),
+  PF("supernode_dies", supernode_dies, 'i'),
   PF("core_ghz", core_ghz, 'd'), PF("cycle2us", cycle2us, 'd'),
   PF("mte2_bytes_per_cycle", mte2_bytes_per_cycle, 'd'),
   PF("mte3_bytes_per_cycle", mte3_bytes_per_cycle, 'd'),

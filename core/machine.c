@@ -19,6 +19,9 @@ const char *sl_params_check(const sl_params *p) {
   if (p->pes_per_server < 1) return "pes_per_server";
   if (p->dies_per_card < 1 || p->pes_per_server % p->dies_per_card != 0)
     return "dies_per_card";
+  if (p->supernode_dies < 0 || (p->supernode_dies > 0 &&
+      (!p->hccs_switch || p->supernode_dies % p->dies_per_card != 0)))
+    return "supernode_dies";
   if (!(p->core_ghz > 0)) return "core_ghz";
   if (!(p->cycle2us > 0)) return "cycle2us";
   if (!(p->mte2_bytes_per_cycle > 0)) return "mte2_bytes_per_cycle";
@@ -139,9 +142,15 @@ const char *sl_path_name(int path) {
   return (path >= 0 && path < SL_NPATHS) ? names[path] : "?";
 }
 
+/* PEs that reach each other without RDMA: a supernode's switch fabric, or
+** a server */
+int sli_domain(const sl_params *p) {
+  return p->supernode_dies > 0 ? p->supernode_dies : p->pes_per_server;
+}
+
 /* kind of path between two PEs */
 int sl_path(const sl_machine *m, int from, int to) {
-  int pps = m->p.pes_per_server, dpc = m->p.dies_per_card;
+  int pps = sli_domain(&m->p), dpc = m->p.dies_per_card;
   if (from == to) return SL_PATH_LOCAL;
   if (from / pps != to / pps) return SL_PATH_RDMA;
   if (dpc > 1 && from / dpc == to / dpc) return SL_PATH_SIO;

@@ -72,6 +72,7 @@ typedef struct sl_params {
   int pes_per_server;
   int dies_per_card;        /* 2 on A3 (SIO between the dies), else 1 */
   int hccs_switch;          /* 1: HCCS through a switch (ports), 0: full mesh */
+  int supernode_dies;       /* PEs on one switch fabric (A3 supernode); 0 = a server */
   double core_ghz;          /* AI core clock */
   double cycle2us;          /* system counter ticks per microsecond */
   double mte2_bytes_per_cycle, mte3_bytes_per_cycle;

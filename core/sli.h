@@ -223,6 +223,9 @@ struct sl_machine {
   size_t ntrace, captrace, maxtrace;
 };
 
+/* machine.c */
+int sli_domain(const sl_params *p);
+
 /* sim.c */
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);

@@ -421,7 +421,7 @@ void sli_arrive_all(sl_machine *m, int blk) {
   b->state = B_BARRIER;
   if (b->t > m->bar_tmax) m->bar_tmax = b->t;
   if (++m->bar_count == m->nb) {
-    int path = m->p.n_pes > m->p.pes_per_server ? SL_PATH_RDMA
+    int path = m->p.n_pes > sli_domain(&m->p) ? SL_PATH_RDMA
              : m->p.n_pes > 1 ? SL_PATH_HCCS : SL_PATH_LOCAL;
     sl_time at = m->bar_tmax + m->ps.barrier_base +
                  (sl_time)log2up(m->p.n_pes) * 2 * sli_alpha(m, path);

@@ -115,4 +115,39 @@ describe("engine sharing", function()
     assert.is_true(lat >= bound, lat .. " us below the bound " .. bound)
     assert.is_true(lat <= bound * 1.05, lat .. " us vs bound " .. bound)
   end)
+
+  describe("the A3 supernode", function()
+    it("puts every die of up to 768 on one switch fabric, SIO within a card", function()
+      local m = lab.machine{ soc = "Ascend910_93", pes = 128 }
+      assert.equals(768, m:params().supernode_dies)
+      assert.equals("sio", m:path(0, 1))
+      assert.equals("hccs", m:path(0, 2))
+      assert.equals("hccs", m:path(3, 127))   -- EP128 crosses no RDMA
+    end)
+
+    it("goes over RDMA only between supernodes, one NIC per card", function()
+      local B = 64 * 1024
+      local m = lab.machine{ soc = "Ascend910_93", pes = 8, supernode_dies = 4 }
+      local p = m:params()
+      assert.equals("hccs", m:path(0, 3))
+      assert.equals("rdma", m:path(0, 4))
+      local d = m:malloc("int8", 2 * B)
+      local r = m:launch(function(k)         -- both dies of card 0 -> supernode 1
+        if k.pe > 1 then return end
+        local u = k:ub("int8", B)
+        k:mte_put_nbi(d:sub(k.pe * B, B), u, B, 4 + 2 * k.pe)
+      end, 1)
+      local want = p.issue_ns + 2 * B / p.rdma_GBps + p.mte_setup_ns + p.rdma_alpha_ns
+      assert.near(want / US, r.kernel_us[1], 2e-3)
+      assert.near(want / US, r.kernel_us[2], 2e-3)
+    end)
+
+    it("refuses a supernode without a switch or of a part of a card", function()
+      assert.has_error(function() lab.machine{ pes = 4, supernode_dies = 2 } end,
+        "bad argument #1 to 'machine' (profile figure 'supernode_dies' is out of range)")
+      assert.has_error(function()
+        lab.machine{ soc = "Ascend910_93", pes = 4, supernode_dies = 3 }
+      end, "bad argument #1 to 'machine' (profile figure 'supernode_dies' is out of range)")
+    end)
+  end)
 end)

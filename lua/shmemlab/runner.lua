@@ -189,7 +189,8 @@ end
 
 -- the peak bandwidth an operator is judged against on this machine
 local function peak_of(op, c)
-  local pps = c.profile.pes_per_server
+  local sn = c.profile.supernode_dies
+  local pps = sn and sn > 0 and sn or c.profile.pes_per_server   -- one HCCS domain
   return metrics.peak{ soc = c.profile, op = op.collective, n_pes = c.pes,
                        link_GBps = c.profile.hccs_GBps, link_type = "HCCS",
                        pes_per_server = pps,

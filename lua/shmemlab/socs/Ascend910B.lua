@@ -27,6 +27,7 @@ return {
   pes_per_server = 8,
   dies_per_card = 1,
   hccs_switch = false,            -- full mesh: one directed link per PE pair
+  supernode_dies = 0,             -- no supernode: RDMA beyond the server
   hccs_GBps = 28,                 -- per link per direction
   hccs_alpha_ns = 500,
   hccs_read_eff = 0.90,           -- remote reads (get) reach 90% of the link
