@@ -1055,6 +1055,7 @@ static int v_tostring(lua_State *L) {
 static void set_site(lua_State *L, lmach *lm) {
   lua_Debug ar;
   int32_t id = -1;
+  int top = lua_gettop(L);
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
     lua_rawgeti(L, 1, 2);
     lua_getiuservalue(L, -1, 1);
@@ -1074,9 +1075,8 @@ static void set_site(lua_State *L, lmach *lm) {
       lua_rawseti(L, -3, id);                 /* sites[id] = text */
       lua_pushinteger(L, id);
       lua_rawset(L, -3);                      /* sites[text] = id */
-      lua_pushnil(L);
     }
-    lua_pop(L, 4);
+    lua_settop(L, top);                       /* both branches: as it was */
   }
   sl_set_site(lm->m, id);
 }
