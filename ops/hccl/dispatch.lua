@@ -62,7 +62,7 @@ return op.define {
   title = hccl.title("MoeDispatch"),
   dtypes = { "fp16", "bf16" },
   unused = {
-    [F.LOCAL_COMPUTE] = "no compute: the permute's packing in UB is counted in copy_in",
+    [F.LOCAL_COMPUTE] = "the permute's packing (and INT8 quantisation) in UB is counted in copy_in",
   },
 
   describe = function(_, s)
