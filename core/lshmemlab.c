@@ -1298,36 +1298,28 @@ static int k_muls(lua_State *L) {
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
 }
 
+/* shared body of the one-source vector ops: op(dst, src, n) */
+static int vec_unary(lua_State *L, int op) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
+  lua_Integer n = luaL_checkinteger(L, 4);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, NULL, 0, (int64_t)n), 0);
+}
+
 /* k:cast(dst, src, n [, round]): round "trunc" (default: float -> int
 ** truncates, wraps) or "rint" (nearest even, saturating: CAST_RINT) */
 static int k_cast(lua_State *L) {
   static const char *const modes[] = { "trunc", "rint", NULL };
-  int blk;
-  lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
   int rint = luaL_checkoption(L, 5, "trunc", modes);
-  return kdone(L, lm, blk, sl_vec(lm->m, blk, rint ? SL_VEC_CAST_RINT : SL_VEC_CAST, &d, &a,
-                                  NULL, 0, (int64_t)n), 0);
+  return vec_unary(L, rint ? SL_VEC_CAST_RINT : SL_VEC_CAST);
 }
 
 /* k:abs(dst, src, n): Abs (V) */
-static int k_abs(lua_State *L) {
-  int blk;
-  lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
-  return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_ABS, &d, &a, NULL, 0, (int64_t)n), 0);
-}
+static int k_abs(lua_State *L) { return vec_unary(L, SL_VEC_ABS); }
 
 /* k:reduce_max(dst, src, n): ReduceMax without index, dst[0] = max (V) */
-static int k_reduce_max(lua_State *L) {
-  int blk;
-  lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
-  return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_RMAX, &d, &a, NULL, 0, (int64_t)n), 0);
-}
+static int k_reduce_max(lua_State *L) { return vec_unary(L, SL_VEC_RMAX); }
 
 /* k:system_cycle(): the system counter */
 static int k_system_cycle(lua_State *L) {
