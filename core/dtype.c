@@ -1001,6 +1001,167 @@ void sl_cast (sl_dtype dt, void *dst, sl_dtype st, const void *src,
 
 /*
 ** {======================================================
+** Abs, ReduceMax, Cast with CAST_RINT, and the INT8 token quantisation
+** (the V-pipe steps of MoE INT8 dispatch and their host reference)
+** =======================================================
+*/
+
+/* PFX d[i] = |a[i]| for a signed integer type U (two's complement: the
+** minimum stays itself, as the hardware's wrap gives) */
+#define ABSINT(PFX, U, S) \
+  static void PFX (U *d, const U *a, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = (S)a[i] < 0 ? (U)(0u - a[i]) : a[i]; \
+  }
+
+ABSINT(abs_8, uint8_t, int8_t)
+ABSINT(abs_16, uint16_t, int16_t)
+ABSINT(abs_32, uint32_t, int32_t)
+ABSINT(abs_64, uint64_t, int64_t)
+
+
+/* d[i] = a[i] with the sign bit (mask) cleared: fp16/bf16/fp32 Abs */
+#define ABSBITS(PFX, U, MASK) \
+  static void PFX (U *d, const U *a, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = (U)(a[i] & (MASK)); \
+  }
+
+ABSBITS(abs_h, uint16_t, 0x7fffu)
+ABSBITS(abs_f, uint32_t, 0x7fffffffu)
+
+
+/* dst[i] = |a[i]|: floats clear the sign (a NaN stays a NaN), signed
+** integers wrap at the minimum, uint8 is copied; dst may equal a */
+void sl_abs (sl_dtype t, void *dst, const void *a, size_t n) {
+  if (!dt_ok(t) || n == 0) return;
+  switch (t) {
+    case SL_INT8: abs_8(dst, a, n); return;
+    case SL_INT16: abs_16(dst, a, n); return;
+    case SL_INT32: abs_32(dst, a, n); return;
+    case SL_INT64: abs_64(dst, a, n); return;
+    case SL_FP16: case SL_BF16: abs_h(dst, a, n); return;
+    case SL_FP32: abs_f(dst, a, n); return;
+    default: memmove(dst, a, n); return;             /* uint8 */
+  }
+}
+
+
+/* the largest of n integers of type S (n >= 1), stored at d */
+#define RMAXINT(PFX, S) \
+  static void PFX (void *d, const void *a, size_t n) { \
+    const S *x = a; S m = x[0]; size_t i; \
+    for (i = 1; i < n; i++) m = x[i] > m ? x[i] : m; \
+    memcpy(d, &m, sizeof m); \
+  }
+
+RMAXINT(rmax_i8, int8_t)
+RMAXINT(rmax_i16, int16_t)
+RMAXINT(rmax_i32, int32_t)
+RMAXINT(rmax_i64, int64_t)
+RMAXINT(rmax_u8, uint8_t)
+
+
+/* the largest of n 16-bit floats by the vector max's rule (NaN wins) */
+static uint16_t rmax16 (const uint16_t *x, size_t n, int bf) {
+  uint16_t m = x[0];
+  size_t i;
+  for (i = 1; i < n; i++) m = bf ? maxb(m, x[i]) : maxh(m, x[i]);
+  return m;
+}
+
+
+/* the largest of n fp32 by the vector max's rule (NaN wins) */
+static float rmaxf (const float *x, size_t n) {
+  float m = x[0];
+  size_t i;
+  for (i = 1; i < n; i++) m = maxf(m, x[i]);
+  return m;
+}
+
+
+/* *dst = max of a[0..n) (ReduceMax, no index): the elementwise max folded
+** left to right, so a NaN gives NaN and +0 beats -0; n = 0 writes nothing */
+void sl_reduce_max (sl_dtype t, void *dst, const void *a, size_t n) {
+  uint16_t h;
+  float f;
+  if (!dt_ok(t) || n == 0) return;
+  switch (t) {
+    case SL_INT8: rmax_i8(dst, a, n); return;
+    case SL_INT16: rmax_i16(dst, a, n); return;
+    case SL_INT32: rmax_i32(dst, a, n); return;
+    case SL_INT64: rmax_i64(dst, a, n); return;
+    case SL_UINT8: rmax_u8(dst, a, n); return;
+    case SL_FP16: case SL_BF16:
+      h = rmax16(a, n, t == SL_BF16);
+      memcpy(dst, &h, sizeof h);
+      return;
+    default:
+      f = rmaxf(a, n);
+      memcpy(dst, &f, sizeof f);
+      return;
+  }
+}
+
+
+/* the exact fp32 value of element i of a float array of type t */
+static float getf (sl_dtype t, const void *a, size_t i) {
+  if (t == SL_FP16) return h2f(((const uint16_t *)a)[i]);
+  if (t == SL_BF16) return b2f(((const uint16_t *)a)[i]);
+  return ((const float *)a)[i];
+}
+
+
+/* v rounded to the nearest integer, ties to even, saturated to [lo, hi];
+** NaN -> 0 */
+static int64_t rintsat (float v, double lo, double hi) {
+  double r = nearbyint((double)v);
+  if (r != r) return 0;
+  return (int64_t)(r < lo ? lo : r > hi ? hi : r);
+}
+
+
+/* dst[i] = (dt) src[i] as Cast(CAST_RINT) with saturation: a float source
+** into an integer dt rounds to nearest even and saturates to dt's range
+** (NaN -> 0); every other pair converts as sl_cast (nearest even already) */
+void sl_cast_rint (sl_dtype dt, void *dst, sl_dtype st, const void *src,
+                   size_t n) {
+  static const double lo[] = { -128.0, -32768.0, -2147483648.0,
+                               -9223372036854775808.0, 0.0 };
+  static const double hi[] = { 127.0, 32767.0, 2147483647.0,
+                               9223372036854774784.0, 255.0 };
+  size_t i;
+  if (!dt_ok(dt) || !dt_ok(st) || n == 0) return;
+  if (sl_dtype_isfloat(dt) || !sl_dtype_isfloat(st)) {
+    sl_cast(dt, dst, st, src, n);
+    return;
+  }
+  for (i = 0; i < n; i++)
+    sl_set_int(dt, dst, i, rintsat(getf(st, src, i), lo[dt], hi[dt]));
+}
+
+
+/* the host reference of one token's INT8 quantisation, in the order and
+** fp32 arithmetic of Ascend's MoeDistributeDispatch dynamic quant: absmax
+** = max |x| (x in fp32, a NaN wins as in ReduceMax), inv = 127 / absmax, q[i] = rint(x[i] * inv)
+** saturated to [-127, 127] (NaN -> 0), scale = 1 / inv (so an all-zero
+** row gives q = 0, scale = 0). st is fp16, bf16 or fp32. */
+void sl_quant_int8 (sl_dtype st, const void *src, size_t n, int8_t *q,
+                    float *scale) {
+  float absmax = 0.0f, inv;
+  size_t i;
+  for (i = 0; i < n; i++) absmax = maxf(absmax, fabsf(getf(st, src, i)));
+  inv = 127.0f / absmax;
+  for (i = 0; i < n; i++)
+    q[i] = (int8_t)rintsat(getf(st, src, i) * inv, -127.0, 127.0);
+  *scale = 1.0f / inv;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
 ** Element access
 ** =======================================================
 */

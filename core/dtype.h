@@ -57,6 +57,25 @@ void sl_muls(sl_dtype t, void *dst, const void *a, double s, size_t n);
 /* dst[i] = (dt) src[i]; float->int truncates toward zero like Cast(CAST_TRUNC) */
 void sl_cast(sl_dtype dt, void *dst, sl_dtype st, const void *src, size_t n);
 
+/* dst[i] = |a[i]| (Abs): floats clear the sign bit, signed integers wrap
+** at the minimum, uint8 copies; dst may equal a */
+void sl_abs(sl_dtype t, void *dst, const void *a, size_t n);
+
+/* dst[0] = max of a[0..n) (ReduceMax without index), the vector max folded
+** left to right: a NaN gives NaN, +0 beats -0 */
+void sl_reduce_max(sl_dtype t, void *dst, const void *a, size_t n);
+
+/* Cast with CAST_RINT and saturation: float -> integer rounds to nearest
+** even and saturates to dt's range (NaN -> 0); other pairs as sl_cast */
+void sl_cast_rint(sl_dtype dt, void *dst, sl_dtype st, const void *src,
+                  size_t n);
+
+/* host reference of one token's INT8 dispatch quantisation (fp32, as
+** Ascend's dynamic quant): inv = 127 / max|x|, q[i] = rint(x[i] * inv)
+** saturated to [-127, 127], *scale = 1 / inv; st fp16, bf16 or fp32 */
+void sl_quant_int8(sl_dtype st, const void *src, size_t n, int8_t *q,
+                   float *scale);
+
 /* fill n elements; base is the index of element 0 in the pattern
 ** (so a sub-range or a per-PE offset continues the sequence) */
 void sl_fill_pattern(sl_dtype t, void *dst, size_t n, sl_fill pat,

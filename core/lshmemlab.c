@@ -955,6 +955,46 @@ static int v_copy(lua_State *L) {
   return 1;
 }
 
+/* v:reinterpret(dtype): ReinterpretCast, the same bytes as another dtype
+** (whole elements of it; the window must start on one) */
+static int v_reinterpret(lua_State *L) {
+  lview *v = checkview(L, 1);
+  int dt = checkdtype(L, 2);
+  int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt);
+  lview *nv;
+  if (v->l.off % ns != 0)
+    return luaL_argerror(L, 1, "window does not start on a whole element of the new dtype");
+  lua_getiuservalue(L, 1, 1);
+  nv = newview(L, -1, v->lm, &v->l, v->n * esize(v) / ns);
+  nv->gen = v->gen;
+  nv->l.dtype = dt;
+  return 1;
+}
+
+/* q:quant_int8(src, scale): host reference of the INT8 dispatch
+** quantisation of one token (sl_quant_int8): q int8 (n), src fp16, bf16
+** or fp32 (n), scale fp32 (1); on every PE of q */
+static int v_quant_int8(lua_State *L) {
+  lview *q = checkview(L, 1), *s = checkview(L, 2), *sc = checkview(L, 3);
+  int first, npes = view_pes(L, q, &first), sfirst, snpes = view_pes(L, s, &sfirst), k;
+  int cfirst, cnpes = view_pes(L, sc, &cfirst);
+  if (q->l.dtype != SL_INT8) return luaL_argerror(L, 1, "int8 view expected");
+  if (!sl_dtype_isfloat(s->l.dtype)) return luaL_argerror(L, 2, "fp16, bf16 or fp32 view expected");
+  if (sc->l.dtype != SL_FP32 || sc->n < 1) return luaL_argerror(L, 3, "fp32 view expected");
+  if (q->n != s->n || q->n < 1) return luaL_argerror(L, 2, "size mismatch");
+  if ((snpes != npes && snpes != 1) || cnpes != npes) return luaL_argerror(L, 2, "PE sets differ");
+  for (k = 0; k < npes; k++) {
+    uint8_t *qp = view_ptr(L, q, first + k, q->n, 1);
+    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
+    uint8_t *cp = view_ptr(L, sc, cfirst + k, 1, 1);
+    float scale;
+    sl_quant_int8(s->l.dtype, sp, (size_t)q->n, (int8_t *)qp, &scale);
+    memcpy(cp, &scale, sizeof scale);
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
 /* __index of a view: methods, then fields */
 static int v_index(lua_State *L) {
   lview *v = (lview *)luaL_checkudata(L, 1, VIEW_MT);
@@ -1016,6 +1056,7 @@ static int v_tostring(lua_State *L) {
 static void set_site(lua_State *L, lmach *lm) {
   lua_Debug ar;
   int32_t id = -1;
+  int top = lua_gettop(L);
   if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
     lua_rawgeti(L, 1, 2);
     lua_getiuservalue(L, -1, 1);
@@ -1035,9 +1076,8 @@ static void set_site(lua_State *L, lmach *lm) {
       lua_rawseti(L, -3, id);                 /* sites[id] = text */
       lua_pushinteger(L, id);
       lua_rawset(L, -3);                      /* sites[text] = id */
-      lua_pushnil(L);
     }
-    lua_pop(L, 4);
+    lua_settop(L, top);                       /* both branches: as it was */
   }
   sl_set_site(lm->m, id);
 }
@@ -1259,14 +1299,28 @@ static int k_muls(lua_State *L) {
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
 }
 
-/* k:cast(dst, src, n) */
-static int k_cast(lua_State *L) {
+/* shared body of the one-source vector ops: op(dst, src, n) */
+static int vec_unary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
   lua_Integer n = luaL_checkinteger(L, 4);
-  return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_CAST, &d, &a, NULL, 0, (int64_t)n), 0);
+  return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, NULL, 0, (int64_t)n), 0);
 }
+
+/* k:cast(dst, src, n [, round]): round "trunc" (default: float -> int
+** truncates, wraps) or "rint" (nearest even, saturating: CAST_RINT) */
+static int k_cast(lua_State *L) {
+  static const char *const modes[] = { "trunc", "rint", NULL };
+  int rint = luaL_checkoption(L, 5, "trunc", modes);
+  return vec_unary(L, rint ? SL_VEC_CAST_RINT : SL_VEC_CAST);
+}
+
+/* k:abs(dst, src, n): Abs (V) */
+static int k_abs(lua_State *L) { return vec_unary(L, SL_VEC_ABS); }
+
+/* k:reduce_max(dst, src, n): ReduceMax without index, dst[0] = max (V) */
+static int k_reduce_max(lua_State *L) { return vec_unary(L, SL_VEC_RMAX); }
 
 /* k:system_cycle(): the system counter */
 static int k_system_cycle(lua_State *L) {
@@ -1522,7 +1576,8 @@ static const luaL_Reg machine_meta[] = {
 static const luaL_Reg view_methods[] = {
   {"sub", v_sub}, {"on", v_on}, {"fill", v_fill}, {"read", v_read},
   {"raw", v_bytes}, {"checksum", v_checksum}, {"compare", v_compare},
-  {"copy", v_copy}, {NULL, NULL}
+  {"copy", v_copy}, {"reinterpret", v_reinterpret}, {"quant_int8", v_quant_int8},
+  {NULL, NULL}
 };
 
 static const luaL_Reg block_methods[] = {
@@ -1531,7 +1586,8 @@ static const luaL_Reg block_methods[] = {
   {"pipe_barrier", k_pipe_barrier}, {"set_atomic", k_set_atomic},
   {"set_atomic_none", k_set_atomic_none}, {"get_value", k_get_value},
   {"set_value", k_set_value}, {"add", k_add}, {"max", k_max}, {"min", k_min},
-  {"muls", k_muls}, {"cast", k_cast}, {"system_cycle", k_system_cycle},
+  {"muls", k_muls}, {"cast", k_cast}, {"abs", k_abs}, {"reduce_max", k_reduce_max},
+  {"system_cycle", k_system_cycle},
   {"mte_put_nbi", k_mte_put_nbi}, {"mte_get_nbi", k_mte_get_nbi},
   {"putmem", k_putmem}, {"getmem", k_getmem}, {"put_signal", k_put_signal},
   {"signal_op", k_signal_op}, {"signal_wait_until", k_signal_wait_until},

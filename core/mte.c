@@ -133,10 +133,15 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
         if (e->vop != SL_VEC_DUP)
           sli_init_read(m, &e->src, e->n * es, e->blk, SL_PIPE_V, e->site);
         if (e->vop > 0) sli_init_read(m, &e->src2, e->n * es, e->blk, SL_PIPE_V, e->site);
-        sli_init_write(m, &e->dst, e->n * (int64_t)sl_dtype_size(dt));
+        sli_init_write(m, &e->dst, (e->vop == SL_VEC_RMAX ? 1 : e->n) *
+                       (int64_t)sl_dtype_size(dt));
       }
       if (e->vop == SL_VEC_MULS) sl_muls(dt, d, a, e->s, (size_t)e->n);
       else if (e->vop == SL_VEC_CAST) sl_cast(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
+      else if (e->vop == SL_VEC_CAST_RINT)
+        sl_cast_rint(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
+      else if (e->vop == SL_VEC_ABS) sl_abs(dt, d, a, (size_t)e->n);
+      else if (e->vop == SL_VEC_RMAX) sl_reduce_max(dt, d, a, (size_t)e->n);
       else if (e->vop == SL_VEC_DUP)
         sl_fill_pattern(dt, d, (size_t)e->n, SL_FILL_CONST, e->s, 0, 0, 0);
       else if (e->vop == SL_VEC_COPY) memmove(d, a, (size_t)e->n * sl_dtype_size(dt));
@@ -466,9 +471,10 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
   if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
   if (op > 0 && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
-  if (op != SL_VEC_CAST && (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
+  if (op != SL_VEC_CAST && op != SL_VEC_CAST_RINT &&
+      (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");
-  dbytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)dst->dtype));
+  dbytes = sl_nbytes(op == SL_VEC_RMAX ? 1 : n, (int64_t)sl_dtype_size((sl_dtype)dst->dtype));
   abytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)a->dtype));
   if ((st = sli_bounds(m, dst, dbytes, 1, "vector op", 1, b->pe, b->b)) != SL_OK)
     return st;

@@ -222,7 +222,10 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint);
 /* vector ops besides the binary SL_OP_ADD/MAX/MIN */
-enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3 };
+enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3,
+       SL_VEC_ABS = -4, SL_VEC_RMAX = -5, SL_VEC_CAST_RINT = -6 };
+/* SL_VEC_RMAX writes one element of dst (ReduceMax of n elements of a);
+** the casts take a dst of another dtype */
 int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
               int64_t elems, int pe);
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,

@@ -69,6 +69,7 @@ return op.define {
   end,
 
   payload = moe.payload,
+  deepep = moe.deepep_combine,
 
   setup = function(m, c)
     local s = moe.state(c)

@@ -177,3 +177,27 @@ describe("engine regressions", function()
     assert.is_falsy(H.has(msg, "PE -1"))
   end)
 end)
+
+describe("a checked run's site bookkeeping", function()
+  -- set_site left the machine on the Lua stack whenever a line it had seen
+  -- before called a primitive again, so the primitive's first optional
+  -- argument read that machine: k:set_flag(ev) with its id left out failed
+  -- with "number expected, got shmemlab.machine" on the second pass of a loop
+  it("leaves the stack as it found it, so optional arguments stay optional", function()
+    local m = lab.machine{ pes = 1, check = "all" }
+    local out = m:alloc("int8", 32)
+    m:launch(function(k)
+      local a, q = k:ub("fp32", 8), k:ub("int8", 32)
+      k:duplicate(a, 2.5, 8)
+      k:duplicate(q, 0, 32)
+      for _ = 1, 3 do
+        k:set_flag("V_S"); k:wait_flag("V_S")
+        k:cast(q, a, 8)
+      end
+      k:set_flag("V_MTE3"); k:wait_flag("V_MTE3")
+      k:data_copy(out, q, 32)
+    end, 1)
+    assert.same({}, m:check_reports())
+    assert.equal(2, out:on(0):read(0))
+  end)
+end)

@@ -380,6 +380,11 @@ P.max = function(ctx) ctx.k:max(pick_view(ctx), pick_view(ctx), pick_view(ctx), 
 P.min = function(ctx) ctx.k:min(pick_view(ctx), pick_view(ctx), pick_view(ctx), count(ctx.R)) end
 P.muls = function(ctx) ctx.k:muls(pick_view(ctx), pick_view(ctx), scalar(ctx.R), count(ctx.R)) end
 P.cast = function(ctx) ctx.k:cast(pick_view(ctx), pick_view(ctx), count(ctx.R)) end
+P.cast_rint = function(ctx)
+  ctx.k:cast(pick_view(ctx), pick_view(ctx), count(ctx.R), ctx.R.chance(0.9) and "rint" or junk(ctx.R))
+end
+P.abs = function(ctx) ctx.k:abs(pick_view(ctx), pick_view(ctx), count(ctx.R)) end
+P.reduce_max = function(ctx) ctx.k:reduce_max(pick_view(ctx), pick_view(ctx), count(ctx.R)) end
 P.vec_legal = function(ctx)
   local k, R = ctx.k, ctx.R
   local dt = R.pick(DTYPES)
@@ -387,9 +392,12 @@ P.vec_legal = function(ctx)
   ctx.ubs[#ctx.ubs + 1] = a
   k:set_value(a, R.int(0, 63), scalar(R))
   k:set_flag("S_V", 0); k:wait_flag("S_V", 0)
-  k[R.pick({ "add", "max", "min" })](k, b, a, a, R.int(1, 64))
+  k:add(b, a, a, R.int(1, 64)); k:max(b, a, a, R.int(1, 64)); k:min(b, a, a, R.int(1, 64))
   k:muls(a, b, R.pick({ 2, -1.5, 0.5 }), 64)
   k:cast(k:ub(R.pick(DTYPES), 64), a, R.int(1, 64))
+  k:cast(k:ub(R.pick(DTYPES), 64), a, R.int(1, 64), "rint")
+  k:abs(b, a, R.int(1, 64))
+  k:reduce_max(b:sub(R.int(0, 63), 1), a, R.int(1, 64))
   k:set_flag("V_S", 0); k:wait_flag("V_S", 0)
   k:get_value(b, R.int(0, 63))
 end

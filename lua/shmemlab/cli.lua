@@ -24,6 +24,8 @@ usage: lua run_op.lua OP [options]       OP: a name from ops/ (see --list) or a 
   --src P --dst P    p2p PEs                          --mode M       p2p: put | get
   --tokens N --hidden N --topk K --experts E --routing uniform|lognormal|zipf|file
   --routes FILE      routing file (--routing file)
+  --dispatch-dtype T dispatch: int8 (rows quantised in the kernel, per-token fp32 scale) or
+                     the input dtype (default); the combine stays in the input dtype
   --set KEY=VALUE    override a SoC profile figure (e.g. --set hccs_GBps=14)
   --ub-bytes N       UB bytes an op may stage through (190K)
   --sym-bytes N      symmetric staging budget of an op (half the heap)
@@ -58,6 +60,7 @@ local valued = {
   ["--set"] = { "set", "set" }, ["--ub-bytes"] = { "ub_bytes", "size" },
   ["--sym-bytes"] = { "sym_bytes", "size" }, ["--output"] = { "output", "str" },
   ["--plot"] = { "plot", "str" }, ["--check"] = { "check", "str" },
+  ["--dispatch-dtype"] = { "dispatch_dtype", "str" },
 }
 local flags = { ["--json"] = "json", ["--list"] = "list", ["--help"] = "help", ["-h"] = "help" }
 
@@ -224,7 +227,10 @@ local function json_row(r)
     shmem = { latency_us = s.latency_us, e2e_latency_us = s.e2e_latency_us,
               algo_bandwidth_GBps = s.algo_bandwidth_GBps,
               kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
-              wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe },
+              wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe,
+              deepep_recv_rows = s.deepep_recv_rows, deepep_row_bytes = s.deepep_row_bytes,
+              deepep_wire_dtype = s.deepep_wire_dtype,
+              deepep_bandwidth_GBps = s.deepep_bandwidth_GBps },
     verdict = s.verdict.text, ratio_pct = s.ratio_pct, per_pe = r.metrics.per_pe,
   }
   if r.baseline then
@@ -232,7 +238,10 @@ local function json_row(r)
     row.baseline = { name = r.baseline.op.title, latency_us = b.latency_us,
                      e2e_latency_us = b.e2e_latency_us,
                      kernel_bus_bandwidth_GBps = b.kernel_bus_bandwidth_GBps,
-                     wrong = r.baseline.check.wrong, spread = r.baseline.spread }
+                     wrong = r.baseline.check.wrong, spread = r.baseline.spread,
+                     deepep_recv_rows = b.deepep_recv_rows, deepep_row_bytes = b.deepep_row_bytes,
+                     deepep_wire_dtype = b.deepep_wire_dtype,
+                     deepep_bandwidth_GBps = b.deepep_bandwidth_GBps }
   end
   return row
 end

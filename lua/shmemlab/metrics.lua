@@ -326,4 +326,55 @@ function M.compute(opts)
   return { per_pe = rows, summary = s }
 end
 
+-- the DeepEP bandwidth of a summary s over mean received bytes per PE
+local function deepep_summary(s, rows, row_bytes, wire)
+  s.deepep_recv_rows, s.deepep_row_bytes, s.deepep_wire_dtype = rows, row_bytes, wire
+  s.deepep_recv_bytes = rows * row_bytes
+  s.deepep_bandwidth_GBps = s.deepep_recv_bytes / s.latency_us / 1e3
+end
+
+M.DEEPEP_FORMULA = "deepep_bandwidth_GBps = deepep_recv_rows * deepep_row_bytes / latency_us / 1e3"
+
+-- metrics.deepep(result, d [, bd]) -> result with DeepEP's bandwidth added (the
+-- figure DeepEP's tests print for dispatch and combine: the bytes of all rows a
+-- rank receives, one row per token-expert pair, local rows included, in the
+-- dtype on the wire, over the time).
+-- d = {recv_rows = {[pe] = rows}, row_bytes =, wire_dtype =} of the op, bd the
+-- baseline's (or nil). Per PE row: deepep_recv_rows, deepep_row_bytes,
+-- deepep_recv_bytes = rows * row_bytes, deepep_bandwidth_GBps = recv_bytes /
+-- that PE's kernel_us / 1e3 (per rank, as DeepEP prints). Summary (and its
+-- baseline): deepep_recv_rows = the mean over PEs (every row received is one
+-- sent: local_tokens * topk), deepep_recv_bytes = that * row_bytes,
+-- deepep_bandwidth_GBps = deepep_recv_bytes / latency_us (the slowest PE) / 1e3.
+function M.deepep(res, d, bd)
+  if type(res) ~= "table" or type(res.per_pe) ~= "table" or type(res.summary) ~= "table" then
+    error("bad argument #1 to 'deepep' (metrics.compute result expected)", 2)
+  end
+  if type(d) ~= "table" or type(d.recv_rows) ~= "table" or not positive(d.row_bytes) then
+    error("bad argument #2 to 'deepep' ({recv_rows = {[pe] = rows}, row_bytes > 0} expected)", 2)
+  end
+  local sum = 0
+  for i, r in ipairs(res.per_pe) do
+    local rows = d.recv_rows[r.pe]
+    if math.type(rows) ~= "integer" or rows < 0 then
+      error(string.format("bad argument #2 to 'deepep' (recv_rows[%s] must be an integer >= 0)",
+        tostring(r.pe)), 2)
+    end
+    r.deepep_recv_rows, r.deepep_row_bytes = rows, d.row_bytes
+    r.deepep_recv_bytes = rows * d.row_bytes
+    r.deepep_bandwidth_GBps = r.deepep_recv_bytes / r.kernel_us / 1e3
+    sum = sum + rows
+    res.per_pe[i] = r
+  end
+  local mean = sum / #res.per_pe
+  deepep_summary(res.summary, mean, d.row_bytes, d.wire_dtype)
+  res.summary.deepep_formula = M.DEEPEP_FORMULA
+  if bd and res.summary.baseline then
+    local bsum = 0
+    for _, r in ipairs(res.per_pe) do bsum = bsum + (bd.recv_rows[r.pe] or 0) end
+    deepep_summary(res.summary.baseline, bsum / #res.per_pe, bd.row_bytes, bd.wire_dtype)
+  end
+  return res
+end
+
 return M

@@ -532,11 +532,13 @@ function moe.hccl_rows(comm, hidden)
 end
 
 -- an HCCL baseline moving total token rows per rank: s.blocks (one per peer
--- rank), s.comm (flag slots b and n + r per rank) and its launch windows s.windows
+-- rank), s.comm (flag slots b and n + r per rank) and its launch windows
+-- s.windows; rows of s.wire (default: hidden elements of c.dtype)
 function moe.hccl_windows(m, c, s, total)
+  local dtype, row = s.wire and s.wire.dtype or c.dtype, s.wire and s.wire.row or s.hidden
   s.blocks = hccl.blocks(c)
-  s.comm = hccl.comm(m, c.dtype, total * s.hidden, 2 * c.pes)
-  s.windows = moe.windows(total, moe.hccl_rows(s.comm, s.hidden))
+  s.comm = hccl.comm(m, dtype, total * row, 2 * c.pes)
+  s.windows = moe.windows(total, moe.hccl_rows(s.comm, row))
   return s
 end
 
@@ -563,6 +565,51 @@ function moe.state(c, ub_cap)
   return s
 end
 
+-- the dtypes a dispatch may send its rows in: int8 (quantised in the kernel)
+-- or the input dtype itself
+moe.QUANT = { int8 = true }
+
+-- the scale's byte offset in an INT8 row, the row's bytes on the wire:
+-- align32(hidden) int8 values (zero padded), then one 32-byte block holding
+-- the fp32 scale in its first 4 bytes (Ascend's MoeDistributeDispatch
+-- reserves 32 bytes after a quantised token for its scale, 4 of them used)
+function moe.int8_row(hidden)
+  local at = (hidden + 31) // 32 * 32
+  return at, at + 32
+end
+
+-- the wire format of a dispatch's rows from c.dispatch_dtype (default the
+-- input dtype; "int8" quantises): {dtype, row = elements per row in GM,
+-- stride = elements per row in UB, bytes = bytes per row, quant, scale_at}
+function moe.wire(c, s)
+  local want = c.dispatch_dtype or c.dtype
+  if not moe.QUANT[want] and want ~= c.dtype then
+    error(string.format("moe: dispatch dtype must be int8 or the input dtype %s, got '%s'",
+                        c.dtype, tostring(want)), 0)
+  end
+  if moe.QUANT[want] then
+    local at, row = moe.int8_row(s.hidden)
+    return { dtype = want, row = row, stride = row, bytes = row, quant = true, scale_at = at }
+  end
+  return { dtype = c.dtype, row = s.hidden, stride = s.stride, bytes = s.hidden * s.esize,
+           quant = false }
+end
+
+-- tokens per dispatch tile: tile rows + topk packed rows per token in the input
+-- dtype, or, quantising, an input row plus topk INT8 rows per token beside the
+-- two fp32 rows and the 32-byte max the quantisation works in
+function moe.dispatch_tile_tokens(s, topk)
+  if not s.wire.quant then return moe.tile_tokens(s, 1 + topk) end
+  local per = s.stride * s.esize + topk * s.wire.bytes
+  local n = (s.ub_bytes - 2 * moe.stride(s.hidden, 4) * 4 - 32) // per
+  if n < 1 then
+    error(string.format("moe: hidden %d does not fit: an INT8 dispatch tile of one token needs "
+      .. "%d UB bytes, the UB budget is %d bytes", s.hidden,
+      per + 2 * moe.stride(s.hidden, 4) * 4 + 32, s.ub_bytes), 0)
+  end
+  return n
+end
+
 -- tokens per tile when a tile needs rows_per_token UB rows per token plus extra rows
 function moe.tile_tokens(s, rows_per_token, extra)
   local n = (s.ub_rows - (extra or 0)) // rows_per_token
@@ -586,11 +633,36 @@ function moe.counter(n)
   return t
 end
 
--- payload (metrics.payload_bytes) of an MoE op: local tokens x hidden
+-- payload (metrics.payload_bytes) of an MoE op: local tokens x hidden, in the
+-- input dtype
 function moe.payload(c)
   local cfg = moe.config(c)
   return { local_tokens = cfg.tokens, hidden = cfg.hidden,
            dtype_size = lab.core.dtype_size(c.dtype) }
+end
+
+-- payload of a dispatch: local tokens x hidden in the dtype its rows are sent
+-- in (c.dispatch_dtype; an INT8 row's scale is not counted)
+function moe.dispatch_payload(c)
+  local p = moe.payload(c)
+  p.dtype_size = lab.core.dtype_size(c.dispatch_dtype or c.dtype)
+  return p
+end
+
+-- DeepEP's bandwidth inputs (metrics.deepep): the rows each PE receives (one
+-- per token-expert pair, local rows included) and the bytes of one on the wire.
+-- dispatch: PE d receives R.recv[d] rows of s.wire.bytes
+function moe.deepep_dispatch(_, s)
+  local rows = {}
+  for d = 0, s.routes.n_pes - 1 do rows[d] = s.routes.recv[d] end
+  return { recv_rows = rows, row_bytes = s.wire.bytes, wire_dtype = s.wire.dtype }
+end
+
+-- combine: every PE gets back its tokens x topk rows, in the input dtype
+function moe.deepep_combine(_, s)
+  local rows = {}
+  for p = 0, s.routes.n_pes - 1 do rows[p] = s.routes.tokens * s.routes.topk end
+  return { recv_rows = rows, row_bytes = s.hidden * s.esize, wire_dtype = s.dtype }
 end
 
 -- describe of an MoE op: the algorithm, chunk, cores, the UB and the routing summary
@@ -676,18 +748,84 @@ function moe.weighted_sum(k, out, grp, tmp, tile, topk, hidden, stride)
   end
 end
 
--- permute the tiles' rows into buf by destination (position = send position - lo):
--- load a tile, pack it in UB, one copy per destination group
-function moe.permute(k, buf, input, ub, tiles, lo, a)
-  local H, S = a.hidden, a.stride
-  local tile, pack = ub:sub(0, a.tile_tokens * S), ub:sub(a.tile_tokens * S)
+-- the UB of a dispatch tile: {tile = input rows, pack = rows by destination in
+-- the wire dtype, stage = a UB of the wire dtype to copy GM -> GM through};
+-- quantising also the fp32 work rows {f, t, r} and the pack cleared once (the
+-- pads of every INT8 row go out as zeros)
+function moe.dispatch_ub(k, a)
+  local n, S = a.tile_tokens, a.stride
+  if not a.wire.quant then
+    local ub = k:ub(a.dtype, a.ub_elems)
+    return { tile = ub:sub(0, n * S), pack = ub:sub(n * S), stage = ub }
+  end
+  local F = moe.stride(a.hidden, 4)
+  local u = { tile = k:ub(a.dtype, n * S), pack = k:ub("int8", n * a.routes.topk * a.wire.row),
+              f = k:ub("fp32", F), t = k:ub("fp32", F), r = k:ub("fp32", 8) }
+  u.stage = u.pack
+  k:duplicate(u.pack, 0, #u.pack)
+  return u
+end
+
+-- x rounded to fp32 (the scalar unit's float arithmetic)
+local function f32(x)
+  return (string.unpack("<f", string.pack("<f", x)))
+end
+
+-- quantise token row x (hidden elements, UB) into INT8 row q (UB) as Ascend's
+-- dynamic quant does: Cast to fp32, Abs, ReduceMax (V); the max on the S pipe
+-- (V_S, GetValue, S_V), inv = 127 / max; Muls by inv, Cast to int8 with
+-- CAST_RINT (V). Returns the scale 1 / inv (fp32) for the caller to store.
+function moe.quantise(k, q, x, u, hidden)
+  k:cast(u.f, x, hidden)
+  k:abs(u.t, u.f, hidden)
+  k:reduce_max(u.r, u.t, hidden)
+  k:set_flag("V_S", 0); k:wait_flag("V_S", 0)
+  local inv = f32(127 / k:get_value(u.r, 0))
+  k:set_flag("S_V", 0); k:wait_flag("S_V", 0)
+  k:muls(u.f, u.f, inv, hidden)
+  k:cast(q, u.f, hidden, "rint")
+  return f32(1 / inv)
+end
+
+-- pack a loaded tile's tokens by destination as INT8 rows: each token with
+-- rows in the tile is quantised once into its first pack row, the int8 values
+-- copied (V) into its other rows, its scale written into every one (S);
+-- then S_MTE3 so that the scales are in place before the puts
+function moe.pack_int8(k, pack, u, tile, a)
+  local H, S, K, P, at = a.hidden, a.stride, a.routes.topk, a.wire.row, a.wire.scale_at
+  for i = 0, tile.n - 1 do
+    local rows = {}
+    for kk = 0, K - 1 do rows[#rows + 1] = tile.at[i * K + kk + 1] end
+    if #rows > 0 then
+      local first = pack:sub(rows[1] * P, P)
+      local scale = moe.quantise(k, first:sub(0, H), u.tile:sub(i * S, H), u, H)
+      for j = 2, #rows do k:data_copy(pack:sub(rows[j] * P, at), first:sub(0, at), at) end
+      for _, r in ipairs(rows) do
+        k:set_value(pack:sub(r * P + at, 4):reinterpret("fp32"), 0, scale)
+      end
+    end
+  end
+  k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+end
+
+-- pack a loaded tile's rows by destination in the wire format (a.wire)
+function moe.pack_tile(k, u, tile, a)
+  if a.wire.quant then moe.pack_int8(k, u.pack, u, tile, a)
+  else moe.pack(k, u.pack, u.tile, tile, a.hidden, a.stride) end
+end
+
+-- permute the tiles' rows into buf by destination (position = send position - lo),
+-- in the wire format: load a tile, pack it in UB, one copy per destination group
+function moe.permute(k, buf, input, u, tiles, lo, a)
+  local H, S, W = a.hidden, a.stride, a.wire
   for i, t in ipairs(tiles) do
-    moe.load_rows(k, tile, input:sub(t.first * H), t.n, H, S)
+    moe.load_rows(k, u.tile, input:sub(t.first * H), t.n, H, S)
     k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
-    moe.pack(k, pack, tile, t, H, S)
+    moe.pack_tile(k, u, t, a)
     k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
     for _, g in ipairs(t.groups) do
-      moe.store_rows(k, buf:sub((g.send - lo) * H), pack:sub(g.first * S), g.count, H, S)
+      moe.store_rows(k, buf:sub((g.send - lo) * W.row), u.pack:sub(g.first * W.stride), g.count,
+                     W.row, W.stride)
     end
     if i < #tiles then k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0) end
   end
@@ -738,16 +876,19 @@ end
 ------------------------------------------------------------------------------
 -- host-side references (untimed, in C through view:copy)
 
--- dispatch: every source row copied into its slot of the expected receive
--- buffers (PE d's at d * cap * hidden of a host buffer)
-function moe.expect_dispatch(m, R, input, cap)
-  local H, K = R.hidden, R.topk
-  local e = m:host(input.dtype, R.n_pes * cap * H, "expect"):fill("zero")
+-- dispatch: every source row in its slot of the expected receive buffers
+-- (PE d's at d * cap * wire.row of a host buffer), in the wire format: copied,
+-- or quantised on the host (view:quant_int8: int8 values, zero pads, scale)
+function moe.expect_dispatch(m, R, input, cap, wire)
+  local H, K, W = R.hidden, R.topk, wire.row
+  local e = m:host(wire.dtype, R.n_pes * cap * W, "expect"):fill("zero")
   for p = 0, R.n_pes - 1 do
     local src = input:on(p)
     for i = 1, R.tokens * K do
-      local t = (i - 1) // K
-      e:sub((R.dest[p][i] * cap + R.slot[p][i]) * H, H):copy(src:sub(t * H, H))
+      local x = src:sub((i - 1) // K * H, H)
+      local row = e:sub((R.dest[p][i] * cap + R.slot[p][i]) * W, W)
+      if wire.quant then row:sub(0, H):quant_int8(x, row:sub(wire.scale_at, 4):reinterpret("fp32"))
+      else row:copy(x) end
     end
   end
   return e
@@ -791,9 +932,10 @@ function moe.compare(buf, expect, per, n_pes)
   return wrong, first[1], first[2], first[3], first[4]
 end
 
--- check of a dispatch: every PE's receive buffer s.recv against its part of s.expect
+-- check of a dispatch: every PE's receive buffer s.recv against its part of
+-- s.expect (INT8 rows: values, pads and scale bytes, bit for bit)
 function moe.check_dispatch(_, c, s)
-  return moe.compare(s.recv, s.expect, s.routes.max_recv * s.hidden, c.pes)
+  return moe.compare(s.recv, s.expect, s.routes.max_recv * s.wire.row, c.pes)
 end
 
 -- check of a combine: every PE's output tokens s.output against its part of s.expect

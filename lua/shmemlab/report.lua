@@ -48,8 +48,16 @@ function M.make_record(meta, s)
     algo_bandwidth_GBps = s.algo_bandwidth_GBps, kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
     baseline = s.baseline and s.baseline.name or nil, baseline_latency_us = s.baseline_latency_us,
     ratio = s.ratio_pct,
+    deepep_wire_dtype = s.deepep_wire_dtype, deepep_recv_rows = s.deepep_recv_rows,
+    deepep_row_bytes = s.deepep_row_bytes, deepep_bandwidth_GBps = s.deepep_bandwidth_GBps,
+    baseline_deepep_bandwidth_GBps = s.baseline and s.baseline.deepep_bandwidth_GBps or nil,
   }
 end
+
+-- the record lines of an MoE op, after the fixed ones, when its summary has
+-- them (metrics.deepep): how each is printed
+M.DEEPEP_KEYS = { "deepep_wire_dtype", "deepep_recv_rows", "deepep_row_bytes",
+  "deepep_bandwidth_GBps", "baseline_deepep_bandwidth_GBps" }
 
 -- report.record(r) -> the fixed "key: value" lines (RECORD_KEYS order), each ending in "\n".
 -- r.ratio is a percentage number (115.26 -> "115.3%"); without a baseline the last three
@@ -73,6 +81,13 @@ function M.record(r)
   }
   local out = {}
   for i, k in ipairs(M.RECORD_KEYS) do out[i] = k .. ": " .. v[k] .. "\n" end
+  for _, k in ipairs(M.DEEPEP_KEYS) do
+    local x = r[k]
+    if x ~= nil then
+      out[#out + 1] = k .. ": " .. (type(x) == "string" and x
+        or k:find("GBps$") and fmt3(x) or int_or_3(x)) .. "\n"
+    end
+  end
   return table.concat(out)
 end
 
@@ -95,6 +110,11 @@ function M.perf_lines(rows)
         error(string.format("bad argument #1 to 'perf_lines' (rows[%d].%s missing)", i, f), 2)
       end
       parts[#parts + 1] = f .. "=" .. (f == "payload_bytes" and int_or_3(x) or fmt3(x))
+    end
+    if r.deepep_bandwidth_GBps then                  -- MoE ops (metrics.deepep)
+      parts[#parts + 1] = "deepep_recv_rows=" .. int_or_3(r.deepep_recv_rows)
+      parts[#parts + 1] = "deepep_row_bytes=" .. int_or_3(r.deepep_row_bytes)
+      parts[#parts + 1] = "deepep_bandwidth_GBps=" .. fmt3(r.deepep_bandwidth_GBps)
     end
     lines[i] = table.concat(parts, " ")
   end
@@ -156,10 +176,24 @@ function M.formula_text(s, path_bytes)
   add("peak_bandwidth_GBps = %s (%s)", fmt3(s.peak_bandwidth_GBps), tostring(s.peak_source))
   add("bandwidth_utilization_pct = kernel_bus_bandwidth_GBps / peak_bandwidth_GBps * 100 = %s",
     fmt3(s.bandwidth_utilization_pct))
+  if s.deepep_bandwidth_GBps then
+    add("%s = %s * %s / %s / 1e3 = %s (DeepEP's: the bytes of the rows a rank receives, one per "
+      .. "token-expert pair, local rows included, %s on the wire; rows = the mean over PEs = "
+      .. "local_tokens * topk; time = the slowest PE's kernel; [PERF]: each PE's own rows and "
+      .. "kernel_us)", metrics.DEEPEP_FORMULA, int_or_3(s.deepep_recv_rows),
+      int_or_3(s.deepep_row_bytes), fmt3(s.latency_us), fmt3(s.deepep_bandwidth_GBps),
+      tostring(s.deepep_wire_dtype))
+  end
   if s.baseline then
     add("baseline: %s, latency_us %s, e2e_latency_us %s, kernel_bus_bandwidth_GBps %s", s.baseline.name,
       fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us),
       fmt3(s.baseline.kernel_bus_bandwidth_GBps))
+    if s.baseline.deepep_bandwidth_GBps then
+      add("baseline deepep_bandwidth_GBps = %s * %s / %s / 1e3 = %s (%s on the wire)",
+        int_or_3(s.baseline.deepep_recv_rows), int_or_3(s.baseline.deepep_row_bytes),
+        fmt3(s.baseline.latency_us), fmt3(s.baseline.deepep_bandwidth_GBps),
+        tostring(s.baseline.deepep_wire_dtype))
+    end
     add("ratio = baseline %s / %s * 100 = %s%% (over 100%% = faster than the baseline)",
       s.ratio_basis, s.ratio_basis, metrics.fmt(s.ratio_pct, 1))
   end

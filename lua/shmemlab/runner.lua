@@ -154,6 +154,7 @@ function runner.measure(op, c)
     e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
     check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got },
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
+    deepep = op.deepep and op.deepep(c, s) or nil,
     trace = trace, iter_launches = launches // c.iters,
   }
 end
@@ -200,11 +201,13 @@ end
 -- metrics of a measured run (with an optional measured baseline)
 local function evaluate(op, c, res, base)
   local payload = metrics.payload_bytes(op.collective, op.payload(c))
-  return metrics.compute{
+  local mt = metrics.compute{
     op = op.collective, n_pes = c.pes, payload_bytes = payload, per_pe = res.per_pe,
     peak = peak_of(op, c),
     baseline = base and { name = base.op.title or base.op.name, per_pe = base.per_pe } or nil,
   }
+  if res.deepep then metrics.deepep(mt, res.deepep, base and base.deepep) end  -- MoE ops
+  return mt
 end
 
 -- the frame report of a measured run {rows, text}; a frame the op does not

@@ -7,7 +7,9 @@
 -- into the receive buffer (CpGM2GM), then post-syncs with rank b (Record +
 -- Wait); block == rank copies its own rows out. With more ranks than cores a
 -- block serves ranks b, b + block_dim, ... Send orders longer than the HCCL
--- buffer take one kernel launch per window of it.
+-- buffer take one kernel launch per window of it. dispatch_dtype "int8"
+-- quantises in the permute (as MoeDistributeDispatch's dynamic quant) and
+-- moves INT8 rows with their scales.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
@@ -16,11 +18,12 @@ local F = lab.frames
 
 -- flag slots of a rank: b = "my rows for rank b are staged"; n + r = "rank r finished reading"
 local function kernel(k, a)
-  local rank, n, H, R, tag = k.pe, k.n_pes, a.hidden, a.routes, a.tag
-  local ub = k:ub(a.dtype, a.ub_elems)
+  local rank, n, R, tag, W = k.pe, k.n_pes, a.routes, a.tag, a.wire.row
+  local u = moe.dispatch_ub(k, a)
+  local ub = u.stage
   local flag = hccl.flag_ub(k)
   k:prof_start(F.COPY_IN)
-  moe.permute(k, a.comm.buffer, a.input, ub, a.plan[rank][k.block], a.lo, a)
+  moe.permute(k, a.comm.buffer, a.input, u, a.plan[rank][k.block], a.lo, a)
   k:sync_all()                                               -- the whole window is staged
   k:prof_end(F.COPY_IN)
   for b = k.block, n - 1, k.block_num do
@@ -33,8 +36,8 @@ local function kernel(k, a)
       k:prof_end(F.SIGNAL_WAIT)
       k:prof_start(F.REMOTE_PUT_GET)
       if cnt > 0 then                                        -- CpGM2GM
-        op.copy_gm(k, a.recv:sub(slot * H, cnt * H),
-                   k:ptr(a.comm.buffer, b):sub((x - a.lo) * H, cnt * H), cnt * H, ub)
+        op.copy_gm(k, a.recv:sub(slot * W, cnt * W),
+                   k:ptr(a.comm.buffer, b):sub((x - a.lo) * W, cnt * W), cnt * W, ub)
       end
       k:pipe_barrier("ALL")
       k:prof_end(F.REMOTE_PUT_GET)
@@ -44,8 +47,8 @@ local function kernel(k, a)
     else
       k:prof_start(F.FINALIZE)
       if cnt > 0 then
-        op.copy_gm(k, a.recv:sub(slot * H, cnt * H), a.comm.buffer:sub((x - a.lo) * H, cnt * H),
-                   cnt * H, ub)
+        op.copy_gm(k, a.recv:sub(slot * W, cnt * W), a.comm.buffer:sub((x - a.lo) * W, cnt * W),
+                   cnt * W, ub)
       end
       k:pipe_barrier("ALL")
       k:prof_end(F.FINALIZE)
@@ -59,7 +62,7 @@ return op.define {
   title = hccl.title("MoeDispatch"),
   dtypes = { "fp16", "bf16" },
   unused = {
-    [F.LOCAL_COMPUTE] = "no compute: the permute's packing in UB is counted in copy_in",
+    [F.LOCAL_COMPUTE] = "the permute's packing (and INT8 quantisation) in UB is counted in copy_in",
   },
 
   describe = function(_, s)
@@ -67,18 +70,20 @@ return op.define {
                            .. "peer rank, soft sync by flags", s.comm.elems, s.blocks)
   end,
 
-  payload = moe.payload,
+  payload = moe.dispatch_payload,
+  deepep = moe.deepep_dispatch,
 
   setup = function(m, c)
     local s = moe.state(c, hccl.UB_BYTES)
     local R, H = s.routes, s.hidden
+    s.wire = moe.wire(c, s)                                  -- the rows' dtype on the wire
     moe.hccl_windows(m, c, s, R.tokens * R.topk)             -- every rank's send order
-    s.tile_tokens = moe.tile_tokens(s, 1 + R.topk)
+    s.tile_tokens = moe.dispatch_tile_tokens(s, R.topk)
     for _, w in ipairs(s.windows) do w.plan = moe.plan(R, s.blocks, s.tile_tokens, w.lo, w.hi) end
     s.route_table = moe.route_buffer(m, R)
     s.input = op.fill_input(m:alloc(c.dtype, R.tokens * H, "input"), c.dtype)
-    s.recv = m:alloc(c.dtype, R.max_recv * H, "recv"):fill("zero")
-    s.expect = moe.expect_dispatch(m, R, s.input, R.max_recv)
+    s.recv = m:alloc(s.wire.dtype, R.max_recv * s.wire.row, "recv"):fill("zero")
+    s.expect = moe.expect_dispatch(m, R, s.input, R.max_recv, s.wire)
     return s
   end,
 

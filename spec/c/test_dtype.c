@@ -1000,6 +1000,61 @@ static void t_invalid (void) {
 }
 
 
+/* Abs, ReduceMax, Cast(CAST_RINT) and the INT8 token quantisation */
+static void t_quant (void) {
+  int8_t i8[4] = { -128, -127, 3, 0 }, q8[11];
+  float f[11] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 126.6f, 300.0f, -300.0f, 0, 0, -2.5f };
+  float r = 7, fa[3];
+  uint16_t h[3] = { 0x7800u, 0xf800u, 0x4100u };            /* 32768, -32768, 2.5 */
+  int16_t o16[3];
+  uint32_t u;
+  unsigned seed = 12345u;
+  int k, bad = 0;
+  f[8] = bitsf(0xffc00000u);                                 /* a negative NaN */
+  f[9] = INFINITY;
+  sl_abs(SL_INT8, i8, i8, 4);
+  CHECK(i8[0] == -128 && i8[1] == 127 && i8[2] == 3, "abs int8 wraps at the minimum");
+  sl_abs(SL_FP32, fa, f + 7, 3);
+  CHECK(fa[0] == 300.0f && fbits(fa[1]) == 0x7fc00000u && fa[2] == INFINITY, "abs fp32");
+  sl_cast_rint(SL_INT8, q8, SL_FP32, f, 11);
+  CHECK(q8[0] == 0 && q8[1] == 2 && q8[2] == 2 && q8[3] == 0 && q8[4] == -2, "rint ties even");
+  CHECK(q8[5] == 127 && q8[6] == 127 && q8[7] == -128 && q8[8] == 0 && q8[9] == 127 &&
+        q8[10] == -2, "rint saturates, NaN -> 0");
+  sl_cast_rint(SL_INT16, o16, SL_FP16, h, 3);
+  CHECK(o16[0] == 32767 && o16[1] == -32768 && o16[2] == 2, "rint fp16 -> int16");
+  sl_reduce_max(SL_FP32, &r, f, 8);
+  CHECK(r == 300.0f, "reduce_max fp32");
+  sl_reduce_max(SL_FP32, &r, f, 9);
+  CHECK(r != r, "reduce_max: a NaN wins");
+  r = 7;
+  sl_reduce_max(SL_FP32, &r, f, 0);
+  sl_reduce_max(SL_NDTYPES, &r, f, 2);
+  CHECK(r == 7, "reduce_max of nothing writes nothing");
+  for (k = 0; k < 2000; k++) {                               /* random rows of bf16 */
+    uint16_t x[67];
+    int8_t q[67];
+    float scale, amax = 0;
+    int j;
+    for (j = 0; j < 67; j++) {
+      seed = seed * 1103515245u + 12345u;
+      u = seed >> 8;                          /* sign, exponent 2^-15..2^16, mantissa */
+      x[j] = (uint16_t)((u & 0x8000u) | ((0x70u + (u >> 16) % 32u) << 7) | (u & 0x7fu));
+      if (fabsf(sl_bf16_to_f32(x[j])) > amax) amax = fabsf(sl_bf16_to_f32(x[j]));
+    }
+    sl_quant_int8(SL_BF16, x, 67, q, &scale);
+    /* half a step, plus the fp32 roundings of x * inv and inv * scale != 1 */
+    for (j = 0; j < 67; j++) {
+      double v = (double)sl_bf16_to_f32(x[j]);
+      if (q[j] < -127 ||
+          fabs((double)q[j] * (double)scale - v) > (0.5 + 0x1p-15) * (double)scale)
+        bad++;
+    }
+    if (fabs((double)scale - (double)amax / 127) > (double)amax / 127 * 0x1p-22) bad++;
+  }
+  CHECK(bad == 0, "quant_int8: %d rows off by more than half a step", bad);
+}
+
+
 int main (void) {
   const char *full = getenv("SL_TEST_FULL");
   t_names();
@@ -1015,6 +1070,7 @@ int main (void) {
   t_compare();
   t_checksum();
   t_invalid();
+  t_quant();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail != 0;
 }
