@@ -692,7 +692,7 @@ static int m_launch(lua_State *L) {
       lua_rawseti(L, cos, blk + 1);
     } else if (st == LUA_YIELD) {
       if (nout > 0) sl_block_stash(m, blk, 3, nout);
-      if (!sl_must_yield(m, blk)) {
+      if (sl_block_running(m, blk) && !sl_must_yield(m, blk)) {
         lua_pushliteral(co, "coroutine.yield() inside a kernel: a block "
                         "yields only through the engine's primitives");
         return launch_fail(L, lm, fault_text(L, co, lm, blk));

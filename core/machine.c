@@ -259,6 +259,11 @@ int sl_block_parked(const sl_machine *m, int blk) {
          s == B_DRAIN || s == B_QUEUE;
 }
 
+/* 1 while the block runs (it has neither parked nor been rescheduled) */
+int sl_block_running(const sl_machine *m, int blk) {
+  return m->blocks[blk].state == B_RUN;
+}
+
 /* blocks per PE of the launch */
 int sl_block_dim(const sl_machine *m) { return m->block_dim; }
 

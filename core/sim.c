@@ -191,13 +191,35 @@ static sl_time time_limit(const sl_machine *m) {
       ? m->t0 + (sl_time)(m->p.time_limit_us * (int64_t)1000000) : INT64_MAX;
 }
 
+/* a parked running block: handle the events due before anything else runs,
+** in the order sl_step would; 1 when it is woken here (no yield needed) */
+static int wait_inline(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  const sl_key *top;
+  while ((top = peek(m)) != NULL && top->t <= time_limit(m)) {
+    sl_key k;
+    if (m->evs[top->ev].kind == EV_WAKE && m->evs[top->ev].blk != blk) return 0;
+    k = pop(m);
+    if (k.t > m->now) m->now = k.t;
+    if (m->evs[k.ev].kind == EV_WAKE) {  /* its own wake-up: it goes on */
+      ev_release(m, k.ev);
+      b->state = B_RUN;
+      if (b->t < k.t) b->t = k.t;
+      return 1;
+    }
+    sli_apply(m, &m->evs[k.ev], k.t);
+    ev_release(m, k.ev);
+  }
+  return 0;
+}
+
 /* 1 when the running block must yield: it is parked, or another block is due
 ** before its clock. Copies and signals due before it land here without a
 ** yield: the order is the one a yield and a wake-up at its clock would give */
 int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
-  if (b->state != B_RUN) return 1;
+  if (b->state != B_RUN && !wait_inline(m, blk)) return 1;
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
     if (m->evs[top->ev].kind == EV_WAKE || top->t > time_limit(m)) {

@@ -195,6 +195,7 @@ int sl_running(const sl_machine *m);
 uint32_t sl_machine_gen(const sl_machine *m);
 double sl_kernel_now_us(const sl_machine *m);   /* now, from the kernel start */
 int sl_block_parked(const sl_machine *m, int blk);
+int sl_block_running(const sl_machine *m, int blk);
 int sl_block_dim(const sl_machine *m);
 void sl_block_where(const sl_machine *m, int blk, int *pe, int *block);
 double sl_block_time_us(const sl_machine *m, int blk);
