@@ -41,29 +41,29 @@ end
 M.cases = {}
 -- hixl_a2: single server, READ / WRITE, "HCCS D2D" column (GiB/s)
 family({ label = "A2 HCCS", soc = "Ascend910B", pes = 2, peer = 1, op = "get",
-         path = "HCCS", source = "hixl_a2", table = "单机 READ, HCCS D2D",
+         path = "HCCS", source = "hixl_a2", table = "one server (单机) READ, HCCS D2D",
          role = "calibrates hccs_read_eff (fit); checks the per-descriptor cost" },
        { 25.245, 25.521, 25.631, 25.741 })
 family({ label = "A2 HCCS", soc = "Ascend910B", pes = 2, peer = 1, op = "put",
-         path = "HCCS", source = "hixl_a2", table = "单机 WRITE, HCCS D2D",
+         path = "HCCS", source = "hixl_a2", table = "one server (单机) WRITE, HCCS D2D",
          role = "calibrates hccs_write_eff (fit); checks the per-descriptor cost" },
        { 19.058, 19.234, 19.287, 19.371 })
 -- hixl_a3: single server, dies on different cards (0 and 1 share a card)
 family({ label = "A3 HCCS", soc = "Ascend910_93", pes = 4, peer = 2, op = "get",
-         path = "HCCS", source = "hixl_a3", table = "单机 READ, HCCS D2D",
+         path = "HCCS", source = "hixl_a3", table = "one server (单机) READ, HCCS D2D",
          role = "calibrates A3 hccs_read_eff (fit); checks the per-descriptor cost" },
        { 124.131, 137.363, 144.342, 148.104 })
 family({ label = "A3 HCCS", soc = "Ascend910_93", pes = 4, peer = 2, op = "put",
-         path = "HCCS", source = "hixl_a3", table = "单机 WRITE, HCCS D2D",
+         path = "HCCS", source = "hixl_a3", table = "one server (单机) WRITE, HCCS D2D",
          role = "calibrates A3 hccs_write_eff (fit); checks the per-descriptor cost" },
        { 106.293, 115.101, 120.192, 123.518 })
 -- hixl_a2: two servers, "RDMA D2D" column: an untuned check of rdma_GBps
 family({ label = "A2 RDMA", soc = "Ascend910B", pes = 16, peer = 8, op = "get",
-         path = "RDMA", source = "hixl_a2", table = "双机 READ, RDMA D2D",
+         path = "RDMA", source = "hixl_a2", table = "two servers (双机) READ, RDMA D2D",
          role = "untuned check (rdma_GBps from msmodeling)" },
        { 22.454, 22.482, 22.492, 22.490 })
 family({ label = "A2 RDMA", soc = "Ascend910B", pes = 16, peer = 8, op = "put",
-         path = "RDMA", source = "hixl_a2", table = "双机 WRITE, RDMA D2D",
+         path = "RDMA", source = "hixl_a2", table = "two servers (双机) WRITE, RDMA D2D",
          role = "untuned check (rdma_GBps from msmodeling)" },
        { 22.571, 22.600, 22.608, 22.604 })
 
