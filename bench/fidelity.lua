@@ -16,14 +16,14 @@ print()
 
 -- the calibration: t(N) = t0 + N * c fitted over each family's published
 -- figures (N descriptors of 128 MiB), and the same fit over the modeled ones
-print(string.format("%-22s %9s %8s %9s %8s %6s %9s %8s", "fit t = t0 + N c",
-  "pub GB/s", "us/desc", "mod GB/s", "us/desc", "link", "pub/link", "eff"))
+print(string.format("%-22s %9s %8s %9s %8s %6s %9s %6s  %s", "fit t = t0 + N c",
+  "pub GB/s", "us/desc", "mod GB/s", "us/desc", "link", "pub/link", "eff", "use"))
 local families, order = {}, {}
 for _, r in ipairs(rows) do
   local c = r.case
   local key = c.soc .. " " .. c.path .. " " .. c.op
   if not families[key] then families[key] = {}; order[#order + 1] = key end
-  table.insert(families[key], { desc_bytes = c.desc_bytes, gib_s = r.modeled })
+  table.insert(families[key], { desc_bytes = c.desc_bytes, gib_s = r.modeled, role = c.role })
 end
 for _, key in ipairs(order) do
   local soc, path, op = key:match("^(%S+) (%S+) (%S+)$")
@@ -35,8 +35,8 @@ for _, key in ipairs(order) do
   if path == "HCCS" then
     eff = string.format("%.3f", op == "get" and p.hccs_read_eff or p.hccs_write_eff)
   end
-  print(string.format("%-22s %9.2f %8.3f %9.2f %8.3f %6.1f %9.3f %8s",
-    key, bw, cost, mbw, mcost, link, bw / link, eff))
+  print(string.format("%-22s %9.2f %8.3f %9.2f %8.3f %6.1f %9.3f %6s  %s",
+    key, bw, cost, mbw, mcost, link, bw / link, eff, families[key][1].role))
 end
 print("(pub/link is the published asymptote over the profile's link; eff is the "
   .. "profile's hccs_*_eff, calibrated to it)")

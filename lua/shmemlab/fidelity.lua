@@ -26,46 +26,47 @@ M.unit = "GiB/s"
 local MiB = 1024 * 1024
 local sizes = { 1, 2, 4, 8 }
 
--- a family of cases: one transfer kind at 1, 2, 4 and 8 MiB descriptors
-local function family(t, figures)
-  for i, mib in ipairs(sizes) do
-    M.cases[#M.cases + 1] = {
-      name = string.format("%s %s %d MiB", t.label, t.op, mib),
-      soc = t.soc, pes = t.pes, peer = t.peer, op = t.op, path = t.path,
-      desc_bytes = mib * MiB, published = figures[i], source = t.source,
-      table = t.table, role = t.role,
-    }
-  end
+-- the measured pairs: machine, peer of PE 0, path, source, HIXL table
+local setups = {
+  A2 = { soc = "Ascend910B", pes = 2, peer = 1, path = "HCCS", source = "hixl_a2",
+         where = "one server (单机)" },
+  -- dies 0 and 1 share a card (SIO), so the pair is dies 0 and 2 (two cards)
+  A3 = { soc = "Ascend910_93", pes = 4, peer = 2, path = "HCCS", source = "hixl_a3",
+         where = "one server (单机)" },
+  ["A2 2-server"] = { soc = "Ascend910B", pes = 16, peer = 8, path = "RDMA",
+                      source = "hixl_a2", where = "two servers (双机)" },
+}
+
+-- published GiB/s at 1, 2, 4 and 8 MiB descriptors: HCCS D2D and RDMA D2D columns
+local published = {
+  { "A2", "get", { 25.245, 25.521, 25.631, 25.741 } },
+  { "A2", "put", { 19.058, 19.234, 19.287, 19.371 } },
+  { "A3", "get", { 124.131, 137.363, 144.342, 148.104 } },
+  { "A3", "put", { 106.293, 115.101, 120.192, 123.518 } },
+  { "A2 2-server", "get", { 22.454, 22.482, 22.492, 22.490 } },
+  { "A2 2-server", "put", { 22.571, 22.600, 22.608, 22.604 } },
+}
+
+-- what a family's figures are used for (the bench prints it beside the fit)
+local function role(path, op)
+  if path == "RDMA" then return "untuned check" end
+  return "fits hccs_" .. (op == "get" and "read" or "write") .. "_eff"
 end
 
 M.cases = {}
--- hixl_a2: single server, READ / WRITE, "HCCS D2D" column (GiB/s)
-family({ label = "A2 HCCS", soc = "Ascend910B", pes = 2, peer = 1, op = "get",
-         path = "HCCS", source = "hixl_a2", table = "one server (单机) READ, HCCS D2D",
-         role = "calibrates hccs_read_eff (fit); checks the per-descriptor cost" },
-       { 25.245, 25.521, 25.631, 25.741 })
-family({ label = "A2 HCCS", soc = "Ascend910B", pes = 2, peer = 1, op = "put",
-         path = "HCCS", source = "hixl_a2", table = "one server (单机) WRITE, HCCS D2D",
-         role = "calibrates hccs_write_eff (fit); checks the per-descriptor cost" },
-       { 19.058, 19.234, 19.287, 19.371 })
--- hixl_a3: single server, dies on different cards (0 and 1 share a card)
-family({ label = "A3 HCCS", soc = "Ascend910_93", pes = 4, peer = 2, op = "get",
-         path = "HCCS", source = "hixl_a3", table = "one server (单机) READ, HCCS D2D",
-         role = "calibrates A3 hccs_read_eff (fit); checks the per-descriptor cost" },
-       { 124.131, 137.363, 144.342, 148.104 })
-family({ label = "A3 HCCS", soc = "Ascend910_93", pes = 4, peer = 2, op = "put",
-         path = "HCCS", source = "hixl_a3", table = "one server (单机) WRITE, HCCS D2D",
-         role = "calibrates A3 hccs_write_eff (fit); checks the per-descriptor cost" },
-       { 106.293, 115.101, 120.192, 123.518 })
--- hixl_a2: two servers, "RDMA D2D" column: an untuned check of rdma_GBps
-family({ label = "A2 RDMA", soc = "Ascend910B", pes = 16, peer = 8, op = "get",
-         path = "RDMA", source = "hixl_a2", table = "two servers (双机) READ, RDMA D2D",
-         role = "untuned check (rdma_GBps from msmodeling)" },
-       { 22.454, 22.482, 22.492, 22.490 })
-family({ label = "A2 RDMA", soc = "Ascend910B", pes = 16, peer = 8, op = "put",
-         path = "RDMA", source = "hixl_a2", table = "two servers (双机) WRITE, RDMA D2D",
-         role = "untuned check (rdma_GBps from msmodeling)" },
-       { 22.571, 22.600, 22.608, 22.604 })
+for _, f in ipairs(published) do
+  local label, op, figures = f[1], f[2], f[3]
+  local t = setups[label]
+  for i, mib in ipairs(sizes) do
+    M.cases[#M.cases + 1] = {
+      name = string.format("%s %s %s %d MiB", label:gsub(" 2%-server", ""), t.path, op, mib),
+      soc = t.soc, pes = t.pes, peer = t.peer, op = op, path = t.path,
+      desc_bytes = mib * MiB, published = figures[i], source = t.source,
+      table = string.format("%s %s, %s D2D", t.where, op == "get" and "READ" or "WRITE", t.path),
+      role = role(t.path, op),
+    }
+  end
+end
 
 -- offset and length (elements) of block b's slice of n int32, in 8-element granules
 local function slice(n, b, nb)

@@ -13,8 +13,10 @@ return {
   core_ghz = 1.8,                 -- ini: cube_freq=1800 (B2, B3; B1 1850, B4 1500);
                                   -- C220 has no separate vector clock
   cycle2us = 50,                  -- guide: GetSystemCycle ticks at 50 MHz
-  hbm_GBps = 1600,                -- msmodeling: 1.6 TB/s per A2 card (its code
-                                  -- writes 1.6 * 1024^4 B/s; we keep decimal)
+  hbm_GBps = 1200,                -- shmem_hw: HBM about 1.2 TB/s (910B1/B2/B3), shared by
+                                  -- reads and writes; checks: ini ddr_rate 32 x 24 AIC x
+                                  -- 1.8 GHz = 1.38 TB/s; msmodeling 1.6 TiB/s x its
+                                  -- memory_efficiency 0.6 = 1.06 TB/s
   local_alpha_ns = 300,           -- assumed: no public GM access latency
   sym_heap_bytes = 1024 * 1024 * 1024,   -- assumed: lab default, not a hardware figure
   -- copy engines and pipes
@@ -34,8 +36,8 @@ return {
   pes_per_server = 8,             -- msmodeling: A2 grid of 8 cards per node
   dies_per_card = 1,              -- ini: one die (ai_core_cnt=24 per device)
   hccs_switch = false,            -- msmodeling: A2 intra-node topology FULL_MESH
-  hccs_GBps = 28,                 -- msmodeling: 196 GB/s full mesh / 7 links;
-                                  -- hixl_a2 reads reach 27.7 GB/s, so no less
+  hccs_GBps = 28,                 -- shmem_hw: 28 GB/s per link one way, 7 links;
+                                  -- msmodeling 196 GB/s mesh; hixl_a2 reads reach 27.7
   hccs_alpha_ns = 500,            -- msmodeling: A2 full mesh latency 0.5 us
   hccs_read_eff = 0.989,          -- hixl_a2: READ HCCS D2D 1-8 MiB, fitted t = t0 + N c:
                                   -- 27.70 GB/s asymptote / 28 GB/s
@@ -71,6 +73,9 @@ return {
       .. "(benchmarks/benchmark.cpp divides by 1024^3)",
     msmodeling = "Ascend/msmodeling tensor_cast/device.py @ 56a17ec8: ATLAS_800 "
       .. "A2_INTERCONNECT, A2_376T_64G (link bandwidths, latencies, HBM)",
+    shmem_hw = "hicann/shmem .agents/skills/shmem-ops-design/references/"
+      .. "hardware-architecture.md @ 8e88787d: HBM about 1.2 TB/s (910B), HCCS 28 GB/s "
+      .. "per link one way, 7 links full mesh; 910C 196 GB/s per die, SIO 270 GB/s",
     guide = "CANN SHMEM performance guide (the seed text, SPEC.md 5 and 11): "
       .. "cycle2us 50 on 910B",
     hccl_docs = "HCCL docs as restated in SPEC.md 11: HCCL_BUFFSIZE defaults to "

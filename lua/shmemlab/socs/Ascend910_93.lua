@@ -8,17 +8,20 @@ for k, v in pairs(require("shmemlab.socs.Ascend910B")) do p[k] = v end
 p.name = "Ascend910_93"
 p.aiv_cores = 48                  -- ini: vector_core_cnt=48 per die (9382, 9392)
 p.core_ghz = 1.85                 -- ini: cube_freq=1850 (Ascend910_9392; 9382 1800)
+p.hbm_GBps = 1200                 -- assumed: the 910B's; shmem_hw gives 1.8-3.2 TB/s
+                                  -- per 910C card (0.9-1.6 per die), msmodeling 1.6 TiB/s
 p.pes_per_server = 16             -- msmodeling: A3 grid of 8 cards x 2 dies per node
 p.dies_per_card = 2               -- msmodeling, cloudmatrix: two dies per 910C
 p.hccs_switch = true              -- cloudmatrix: non-blocking UB switch fabric
 p.hccs_GBps = 196                 -- cloudmatrix: 392 GB/s one way per 910C = 196 per
-                                  -- die; msmodeling: A3 1-level CLOS 196 GB/s per die
+                                  -- die; msmodeling, shmem_hw: 196 GB/s per die
 p.hccs_alpha_ns = 500             -- msmodeling: A3 1-level CLOS 0.5 us (cloudmatrix: < 1 us)
 p.hccs_read_eff = 0.836           -- hixl_a3: READ HCCS D2D 1-8 MiB, fitted t = t0 + N c:
                                   -- 163.8 GB/s asymptote / 196 GB/s
 p.hccs_write_eff = 0.691          -- hixl_a3: WRITE HCCS D2D 1-8 MiB, same fit:
                                   -- 135.4 GB/s / 196 GB/s
 p.sio_GBps = 224                  -- msmodeling: A3 SIO 224 GB/s between the two dies
+                                  -- (shmem_hw says 270 GB/s; no measurement to choose)
 p.sio_alpha_ns = 200              -- msmodeling: A3 SIO latency 0.2 us
 p.rdma_GBps = 25                  -- cloudmatrix: 400 Gb/s RDMA per 910C = 25 GB/s per
                                   -- die; msmodeling ROCE 196 / 8 = 24.5 GB/s per die;
@@ -36,6 +39,7 @@ p.sources = {
     .. "CloudMatrix384, arXiv:2506.12708: UB over 392 GB/s one way per 910C, "
     .. "< 1 us between NPUs, RDMA 400 Gb/s per NPU",
   msmodeling = p.sources.msmodeling,
+  shmem_hw = p.sources.shmem_hw,
   guide = p.sources.guide,
   hccl_docs = p.sources.hccl_docs,
   inherited = "fields without a comment here keep the Ascend910B values and sources",
