@@ -41,5 +41,20 @@ end
 print("(pub/link is the published asymptote over the profile's link; eff is the "
   .. "profile's hccs_*_eff, calibrated to it)")
 print()
-print("sources:")
+print("sources of the cases:")
 for _, line in ipairs(F.source_lines()) do print("  " .. line) end
+print()
+print("every source of the calibrated profiles (lab.soc(name).sources), each once:")
+local seen = {}
+for _, soc in ipairs({ "Ascend910B", "Ascend910_93" }) do
+  local src = lab.soc(soc).sources
+  local keys = {}
+  for k in pairs(src) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if not seen[src[k]] then
+      seen[src[k]] = true
+      print(string.format("  %s %s: %s", soc, k, src[k]))
+    end
+  end
+end

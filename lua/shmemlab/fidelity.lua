@@ -101,7 +101,7 @@ end
 function M.model(c, opts)
   opts = opts or {}
   local total = opts.total_bytes or M.total_bytes
-  local mopts = { soc = c.soc, pes = c.pes }
+  local mopts = { soc = c.soc, pes = c.pes, prof_pe = false }   -- no profiling barriers
   for k, v in pairs(opts.overrides or {}) do mopts[k] = v end
   local m = lab.machine(mopts)
   local elems = c.desc_bytes // 4
