@@ -23,18 +23,20 @@ return {
   mte2_bytes_per_cycle = 32,      -- ini: ddr_read_rate=32 B/cycle/core (GM from HBM;
                                   -- l2_read_rate=110 from L2 is not modeled)
   mte3_bytes_per_cycle = 64,      -- ini: ub_to_ddr_rate=64 B/cycle/core (ub_to_l2_rate=64)
-  mte_setup_ns = 200,             -- assumed: checked by the fidelity table's per-
-                                  -- descriptor cost (hixl_a2: about 0.8-0.9 us with alpha)
-  issue_ns = 10,                  -- assumed: a few scalar cycles
-  scalar_ns = 5,                  -- assumed: GetValue / SetValue, about 9 cycles
+  mte_setup_ns = 200,             -- assumed: no public per-instruction MTE cost; the
+                                  -- fidelity table's per-descriptor cost checks it with
+                                  -- the alphas (hixl_a2 0.8-0.9 us, hixl_a3 1.45 us)
+  issue_ns = 10,                  -- assumed: no public figure; about 18 scalar cycles
+  scalar_ns = 5,                  -- assumed: no public figure; GetValue / SetValue,
+                                  -- about 9 cycles
   vec_bytes_per_cycle = 256,      -- assumed: one 256-byte repeat per cycle (Ascend C
                                   -- repeat width); the ini's vec_calc_size=128 is not a rate
-  vec_setup_ns = 20,              -- assumed
-  pipe_barrier_ns = 20,           -- assumed
+  vec_setup_ns = 20,              -- assumed: no public figure (pipeline fill)
+  pipe_barrier_ns = 20,           -- assumed: no public figure (drain handshake)
   queue_depth = 16,               -- assumed: instructions a pipe queues before S stalls
   -- topology
   pes_per_server = 8,             -- msmodeling: A2 grid of 8 cards per node
-  dies_per_card = 1,              -- ini: one die (ai_core_cnt=24 per device)
+  dies_per_card = 1,              -- msmodeling: the A2 grid has no die level (one die per card)
   hccs_switch = false,            -- msmodeling: A2 intra-node topology FULL_MESH
   hccs_GBps = 28,                 -- shmem_hw: 28 GB/s per link one way, 7 links;
                                   -- msmodeling 196 GB/s mesh; hixl_a2 reads reach 27.7
@@ -49,16 +51,17 @@ return {
                                   -- checked by the fidelity table (hixl_a2, two servers)
   rdma_alpha_ns = 1500,           -- msmodeling: A2 CLOS latency 1.5 us
   -- synchronisation
-  signal_ns = 20,                 -- assumed: S pipe cost of a signal write
-  poll_ns = 100,                  -- assumed: one poll of a GM flag (dcci + load)
-  barrier_base_ns = 1000,         -- assumed: barrier_all = base + 2 * ceil(log2 n) * alpha
-  sync_all_ns = 500,              -- assumed: checked with mte_setup_ns by the
-                                  -- fidelity table's per-descriptor cost
+  signal_ns = 20,                 -- assumed: no public figure; S cost of a signal write
+  poll_ns = 100,                  -- assumed: no public figure; a GM flag poll (dcci + load)
+  barrier_base_ns = 1000,         -- assumed: no public figure; barrier_all =
+                                  -- base + 2 * ceil(log2 n) * alpha
+  sync_all_ns = 500,              -- assumed: no public figure; checked with mte_setup_ns
+                                  -- by the fidelity table's per-descriptor cost
   -- host side
-  launch_us = 4,                  -- assumed: kernel launch, host to device
+  launch_us = 4,                  -- assumed: no public figure for an AIV kernel launch
   host_GBps = 24,                 -- assumed: aclrtMemcpy over PCIe Gen4 x16; no public
                                   -- single-copy measurement found
-  host_setup_us = 10,             -- assumed
+  host_setup_us = 10,             -- assumed: no public figure (aclrtMemcpy call cost)
   time_limit_us = 60 * 1000 * 1000,      -- lab guard, not a hardware figure
   hccl_buffer_bytes = 200 * 1024 * 1024, -- hccl_docs: HCCL_BUFFSIZE default 200 (MB)
   instruction_budget = 200 * 1000 * 1000, -- lab guard (0 = none)
