@@ -25,6 +25,14 @@ describe("fidelity table", function()
     end
   end)
 
+  it("is the table the README shows (make fidelity-readme rewrites it)", function()
+    local readme = {}
+    for line in io.lines("README.md") do readme[line] = true end
+    for line in F.markdown(rows):gmatch("[^\n]+") do
+      assert.is_true(readme[line] == true, "README lacks: " .. line)
+    end
+  end)
+
   it("names, for every case, a source of its SoC profile", function()
     for _, c in ipairs(F.cases) do
       assert.are.equal("string", type(F.source_text(c)), c.name .. " " .. c.source)

@@ -9,9 +9,10 @@
 -- HcclBatchPut), so descriptor i+1 starts when descriptor i is done; the
 -- figure is bytes over host wall time, in GiB/s. The lab runs the same bytes
 -- in the same descriptors in the same order: each descriptor is split over
--- `blocks` AIV blocks of the client PE (32-byte granules, one UB chunk each),
--- moved with mte_get_nbi (READ) or mte_put_nbi (WRITE), then quiet + sync_all
--- before the next, and the figure is 128 MiB over the launch's e2e_us. One
+-- `blocks` AIV blocks of the client PE (32-byte granules), each block's slice
+-- moved as `parts` transfers through as many UB buffers with mte_get_nbi
+-- (READ) or mte_put_nbi (WRITE), then quiet + sync_all before the next; the
+-- figure is 128 MiB over the launch's e2e_us. One
 -- descriptor-sized buffer is reused (the lab's timing does not depend on the
 -- address; HIXL uses 128 MiB of distinct addresses).
 local lab = require("shmemlab")
@@ -21,6 +22,7 @@ local M = {}
 M.tolerance_pct = 10
 M.total_bytes = 128 * 1024 * 1024
 M.blocks = 48            -- every AIV core of the client PE (die)
+M.parts = 4              -- transfers per block per descriptor (UB ping-pong)
 M.unit = "GiB/s"
 
 local MiB = 1024 * 1024
@@ -77,18 +79,27 @@ local function slice(n, b, nb)
   return first * 8, count * 8
 end
 
--- the client PE moves a.ndesc descriptors in order, each split over its blocks
+-- the client PE moves a.ndesc descriptors in order, each split over its
+-- blocks; a block moves its slice as M.parts transfers through distinct UB
+-- buffers, so the MTE3 half of one overlaps the MTE2 half of the next
+-- (ping-pong, as an AIV kernel streams GM to GM; HIXL's DMA has no UB stage)
 local function stream_kernel(k, a)
   if k.pe ~= 0 then return end
   local off, n = slice(a.desc_elems, k.block, k.block_num)
-  local ub = k:ub("int32", math.max(n, 8))
-  local here, there = a.loc:sub(off, math.max(n, 8)), a.sym:sub(off, math.max(n, 8))
+  local parts = {}
+  for i = 0, a.parts - 1 do
+    local o, c = slice(n, i, a.parts)
+    if c > 0 then
+      parts[#parts + 1] = { n = c, ub = k:ub("int32", c),
+                            here = a.loc:sub(off + o, c), there = a.sym:sub(off + o, c) }
+    end
+  end
   for _ = 1, a.ndesc do
-    if n > 0 then
+    for _, t in ipairs(parts) do
       if a.op == "get" then
-        k:mte_get_nbi(here, there, ub, n * 4, n, a.peer, 0)
+        k:mte_get_nbi(t.here, t.there, t.ub, t.n * 4, t.n, a.peer, 0)
       else
-        k:mte_put_nbi(there, here, ub, n * 4, n, a.peer, 0)
+        k:mte_put_nbi(t.there, t.here, t.ub, t.n * 4, t.n, a.peer, 0)
       end
     end
     k:quiet()
@@ -107,6 +118,7 @@ function M.model(c, opts)
   local elems = c.desc_bytes // 4
   local a = {
     op = c.op, peer = c.peer, desc_elems = elems, ndesc = total // c.desc_bytes,
+    parts = opts.parts or M.parts,
     loc = m:alloc("int32", elems, "local"):fill("iota"),
     sym = m:malloc("int32", elems, "remote"),
   }
@@ -175,13 +187,23 @@ function M.markdown(rows)
   return table.concat(out, "\n")
 end
 
--- each source of the cases once: "key: text" lines, in first-use order
+-- every source of the calibrated profiles (the cases' SoCs) once, as
+-- "SoC key: text" lines; a text shared by two profiles is listed once
 function M.source_lines()
-  local seen, out = {}, {}
+  local out, seen, socs = {}, {}, {}
   for _, c in ipairs(M.cases) do
-    if not seen[c.source] then
-      seen[c.source] = true
-      out[#out + 1] = c.source .. ": " .. M.source_text(c)
+    if not socs[c.soc] then socs[c.soc] = true; socs[#socs + 1] = c.soc end
+  end
+  for _, soc in ipairs(socs) do
+    local src = lab.soc(soc).sources
+    local keys = {}
+    for k in pairs(src) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      if not seen[src[k]] then
+        seen[src[k]] = true
+        out[#out + 1] = string.format("%s %s: %s", soc, k, src[k])
+      end
     end
   end
   return out
