@@ -5,6 +5,8 @@
 #   make test       deps + build + lint + C unit tests + busted specs
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build, then bench/engine.lua and every bench/*.c
+#   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
+#   make fidelity-readme   the same, written into README.md's fidelity block
 #   make install    DESTDIR=... PREFIX=/usr/local
 #   make rockspec-check   rockspec lists every core/*.c and lua/shmemlab/**.lua
 #   make clean
@@ -72,7 +74,7 @@ ASAN_PRELOAD  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all module deps run test lint ctest spec test-asan bench install \
+.PHONY: all module deps run test lint ctest spec test-asan bench fidelity fidelity-readme install \
         rockspec-check clean
 
 all: $(MODULE)
@@ -149,6 +151,15 @@ bench: all $(BENCH_BINS)
 	  $(RUN_ENV) $(LUA) $$b || exit 1; \
 	done; \
 	for b in $(BENCH_BINS); do echo "== $$b"; ./$$b || exit 1; done
+
+# The fidelity table (virtual time, so the same on every machine): published
+# figure, modeled figure and error of every case in lua/shmemlab/fidelity.lua.
+fidelity: all
+	$(RUN_ENV) $(LUA) bench/fidelity.lua
+
+# The same, and rewrite README.md's fidelity block with it.
+fidelity-readme: all
+	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme README.md
 
 # ---------------------------------------------------------------- install
 PREFIX    ?= /usr/local

@@ -50,6 +50,7 @@ build = {
     },
     ["shmemlab.check"] = "lua/shmemlab/check.lua",
     ["shmemlab.cli"] = "lua/shmemlab/cli.lua",
+    ["shmemlab.fidelity"] = "lua/shmemlab/fidelity.lua",
     ["shmemlab.frames"] = "lua/shmemlab/frames.lua",
     ["shmemlab.hccl"] = "lua/shmemlab/hccl.lua",
     ["shmemlab"] = "lua/shmemlab/init.lua",

@@ -183,9 +183,7 @@ static int join_path(sl_machine *m, int32_t f, int path, int a, int b, double w)
                                      (size_t)(b % p->pes_per_server)], w);
     case SL_PATH_SIO:
       return res_join(m, f, &m->sio[a], 1.0);
-    case SL_PATH_RDMA:                  /* one NIC per card, both ways */
-      a /= p->dies_per_card;
-      b /= p->dies_per_card;
+    case SL_PATH_RDMA:
       return res_join(m, f, &m->nic[2 * a], 1.0) && res_join(m, f, &m->nic[2 * b + 1], 1.0);
     default:
       return 1;

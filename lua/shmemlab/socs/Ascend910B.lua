@@ -1,51 +1,89 @@
 -- Ascend910B (Atlas A2): one PE per card, 8 cards per server in an HCCS full
 -- mesh (7 links of 28 GB/s one way per card), servers joined by RDMA.
 -- Every figure of the timing model is a field here; lab.machine{...} overrides
--- any of them. Sources: SPEC.md section 11 (CANN platform ini files, Ascend C
--- docs, msmodeling); defaults, not gospel.
+-- any of them. The comment beside each field names its source (a key of
+-- `sources` below) or says "assumed" and why; lua/shmemlab/fidelity.lua
+-- checks the modeled HCCS and RDMA streams against published measurements
+-- (`make fidelity`).
 return {
   name = "Ascend910B",
-  -- cores and memory
-  aiv_cores = 48,                 -- AIV cores per PE (910B2; B1 50, B3/B4 40)
-  ub_bytes = 192 * 1024,          -- unified buffer per AIV core
-  core_ghz = 1.85,                -- AI core clock
-  cycle2us = 50,                  -- system counter ticks per microsecond
-  hbm_GBps = 1600,                -- HBM bandwidth per PE, shared by its cores
-  local_alpha_ns = 300,           -- GM access latency
-  sym_heap_bytes = 1024 * 1024 * 1024,   -- symmetric heap per PE
+  -- cores and memory: the 910B2 SKU (48 AIV cores)
+  aiv_cores = 48,                 -- ini: vector_core_cnt=48 (B1, B2; B3 and B4 40)
+  ub_bytes = 192 * 1024,          -- ini: ub_size=196608
+  core_ghz = 1.8,                 -- ini: cube_freq=1800 (B2, B3; B1 1850, B4 1500);
+                                  -- C220 has no separate vector clock
+  cycle2us = 50,                  -- guide: GetSystemCycle ticks at 50 MHz
+  hbm_GBps = 1200,                -- shmem_hw: HBM about 1.2 TB/s (910B1/B2/B3), shared by
+                                  -- reads and writes; checks: ini ddr_rate 32 x 24 AIC x
+                                  -- 1.8 GHz = 1.38 TB/s; msmodeling 1.6 TiB/s x its
+                                  -- memory_efficiency 0.6 = 1.06 TB/s
+  local_alpha_ns = 300,           -- assumed: no public GM access latency
+  sym_heap_bytes = 1024 * 1024 * 1024,   -- assumed: lab default, not a hardware figure
   -- copy engines and pipes
-  mte2_bytes_per_cycle = 32,      -- GM -> UB per core
-  mte3_bytes_per_cycle = 64,      -- UB -> GM per core
-  mte_setup_ns = 200,             -- fixed cost of one MTE transfer
-  issue_ns = 10,                  -- S pipe cost to issue one instruction
-  scalar_ns = 5,                  -- GetValue / SetValue
-  vec_bytes_per_cycle = 256,      -- vector unit throughput
-  vec_setup_ns = 20,
-  pipe_barrier_ns = 20,           -- PipeBarrier itself
-  queue_depth = 16,               -- instructions a pipe queues before S stalls (assumed)
+  mte2_bytes_per_cycle = 32,      -- ini: ddr_read_rate=32 B/cycle/core (GM from HBM;
+                                  -- l2_read_rate=110 from L2 is not modeled)
+  mte3_bytes_per_cycle = 64,      -- ini: ub_to_ddr_rate=64 B/cycle/core (ub_to_l2_rate=64)
+  mte_setup_ns = 200,             -- assumed: no public per-instruction MTE cost; the
+                                  -- fidelity table's per-descriptor cost checks it with
+                                  -- the alphas (hixl_a2 0.8-0.9 us, hixl_a3 1.45 us)
+  issue_ns = 10,                  -- assumed: no public figure; about 18 scalar cycles
+  scalar_ns = 5,                  -- assumed: no public figure; GetValue / SetValue,
+                                  -- about 9 cycles
+  vec_bytes_per_cycle = 256,      -- assumed: one 256-byte repeat per cycle (Ascend C
+                                  -- repeat width); the ini's vec_calc_size=128 is not a rate
+  vec_setup_ns = 20,              -- assumed: no public figure (pipeline fill)
+  pipe_barrier_ns = 20,           -- assumed: no public figure (drain handshake)
+  queue_depth = 16,               -- assumed: instructions a pipe queues before S stalls
   -- topology
-  pes_per_server = 8,
-  dies_per_card = 1,
-  hccs_switch = false,            -- full mesh: one directed link per PE pair
-  supernode_dies = 0,             -- no supernode: RDMA beyond the server
-  hccs_GBps = 28,                 -- per link per direction
-  hccs_alpha_ns = 500,
-  hccs_read_eff = 0.90,           -- remote reads (get) reach 90% of the link
-  hccs_write_eff = 0.95,          -- remote writes (put) reach 95%
+  pes_per_server = 8,             -- msmodeling: A2 grid of 8 cards per node
+  dies_per_card = 1,              -- msmodeling: the A2 grid has no die level (one die per card)
+  hccs_switch = false,            -- msmodeling: A2 intra-node topology FULL_MESH
+  supernode_dies = 0,             -- msmodeling: the A2 grid has no supernode level, RDMA
+                                  -- beyond the 8-card node (0: the server is the domain)
+  hccs_GBps = 28,                 -- shmem_hw: 28 GB/s per link one way, 7 links;
+                                  -- msmodeling 196 GB/s mesh; hixl_a2 reads reach 27.7
+  hccs_alpha_ns = 500,            -- msmodeling: A2 full mesh latency 0.5 us
+  hccs_read_eff = 0.989,          -- hixl_a2: READ HCCS D2D 1-8 MiB, fitted t = t0 + N c:
+                                  -- 27.70 GB/s asymptote / 28 GB/s
+  hccs_write_eff = 0.744,         -- hixl_a2: WRITE HCCS D2D 1-8 MiB, same fit:
+                                  -- 20.83 GB/s / 28 GB/s
   sio_GBps = 224,                 -- unused on A2 (one die per card)
-  sio_alpha_ns = 200,
-  rdma_GBps = 25,                 -- 200 GbE per PE, one way
-  rdma_alpha_ns = 1500,
+  sio_alpha_ns = 200,             -- unused on A2
+  rdma_GBps = 25,                 -- msmodeling: A2 CLOS 25 GB/s (200 GbE) per card;
+                                  -- checked by the fidelity table (hixl_a2, two servers)
+  rdma_alpha_ns = 1500,           -- msmodeling: A2 CLOS latency 1.5 us
   -- synchronisation
-  signal_ns = 20,                 -- S pipe cost of a signal write
-  poll_ns = 100,                  -- one poll of a GM flag (dcci + load)
-  barrier_base_ns = 1000,         -- barrier_all: base + 2 * ceil(log2 n) * alpha
-  sync_all_ns = 500,
+  signal_ns = 20,                 -- assumed: no public figure; S cost of a signal write
+  poll_ns = 100,                  -- assumed: no public figure; a GM flag poll (dcci + load)
+  barrier_base_ns = 1000,         -- assumed: no public figure; barrier_all =
+                                  -- base + 2 * ceil(log2 n) * alpha
+  sync_all_ns = 500,              -- assumed: no public figure; checked with mte_setup_ns
+                                  -- by the fidelity table's per-descriptor cost
   -- host side
-  launch_us = 4,                  -- kernel launch, host to device
-  host_GBps = 24,                 -- aclrtMemcpy over PCIe
-  host_setup_us = 10,
-  time_limit_us = 60 * 1000 * 1000,      -- virtual-time limit of one launch
-  hccl_buffer_bytes = 200 * 1024 * 1024, -- HCCL buffer per rank (baselines)
-  instruction_budget = 200 * 1000 * 1000, -- Lua instructions between primitives (0 = none)
+  launch_us = 4,                  -- assumed: no public figure for an AIV kernel launch
+  host_GBps = 24,                 -- assumed: aclrtMemcpy over PCIe Gen4 x16; no public
+                                  -- single-copy measurement found
+  host_setup_us = 10,             -- assumed: no public figure (aclrtMemcpy call cost)
+  time_limit_us = 60 * 1000 * 1000,      -- lab guard, not a hardware figure
+  hccl_buffer_bytes = 200 * 1024 * 1024, -- hccl_docs: HCCL_BUFFSIZE default 200 (MB)
+  instruction_budget = 200 * 1000 * 1000, -- lab guard (0 = none)
+  -- each source once, so reports can print them (fidelity.lua prints the list)
+  sources = {
+    ini = "CANN platform ini, hicann/runtime src/platform/platform_config/cann/"
+      .. "Ascend910B2.ini (also B1, B3, B4) @ c3f8438d: [SoCInfo], [AICoreSpec], "
+      .. "[AICoreMemoryRates] in bytes per cycle per core",
+    hixl_a2 = "HIXL benchmark, hicann/hixl benchmarks/A2_benchmark_performance.md "
+      .. "@ 0b06e94b (Dec 2025): one pair, 128 MiB as 1-8 MiB descriptors in one "
+      .. "TransferSync (HcclBatchGet/Put on one stream); 'GB/s' there is GiB/s "
+      .. "(benchmarks/benchmark.cpp divides by 1024^3)",
+    msmodeling = "Ascend/msmodeling tensor_cast/device.py @ 56a17ec8: ATLAS_800 "
+      .. "A2_INTERCONNECT, A2_376T_64G (link bandwidths, latencies, HBM)",
+    shmem_hw = "hicann/shmem .agents/skills/shmem-ops-design/references/"
+      .. "hardware-architecture.md @ 8e88787d: HBM about 1.2 TB/s (910B), HCCS 28 GB/s "
+      .. "per link one way, 7 links full mesh; 910C 196 GB/s per die, SIO 270 GB/s",
+    guide = "CANN SHMEM performance guide (the seed text, SPEC.md 5 and 11): "
+      .. "cycle2us 50 on 910B",
+    hccl_docs = "HCCL docs as restated in SPEC.md 11: HCCL_BUFFSIZE defaults to "
+      .. "200 MB per rank (not re-checked against a page here)",
+  },
 }

@@ -1,6 +1,7 @@
 -- Ascend950: 56 AIV cores with 248 KiB usable UB, a 1 GHz system counter,
 -- UB links of 53 GB/s in a 4-card mesh with a 1.5 us round trip.
--- Figures the public sources leave open (HBM, MTE rates) keep the 910B values.
+-- Figures the public sources leave open (HBM, MTE rates, HCCS read/write
+-- efficiency) keep the 910B values; not calibrated against a measurement.
 local p = {}
 for k, v in pairs(require("shmemlab.socs.Ascend910B")) do p[k] = v end
 p.name = "Ascend950"
@@ -11,4 +12,9 @@ p.cycle2us = 1000
 p.pes_per_server = 4
 p.hccs_GBps = 53
 p.hccs_alpha_ns = 750
+p.sources = {
+  spec = "SPEC.md 11: 56 AIV cores, 248 KiB usable UB, 1.65 GHz, 1 GHz counter, "
+    .. "UB links 53 GB/s in a 4-card mesh, 1.5 us round trip",
+  inherited = "every other field keeps the Ascend910B value (see its sources)",
+}
 return p

@@ -1,0 +1,78 @@
+-- bench/fidelity.lua: the fidelity table (`make fidelity`). Models every case
+-- of shmemlab.fidelity (published single-pair transfer measurements), prints
+-- the README's Markdown table, the fits the profiles were calibrated from
+-- (with the modeled per-descriptor cost beside the published one) and every
+-- source once. Virtual time only: the numbers do not depend on this machine.
+-- `lua5.4 bench/fidelity.lua --readme README.md` (`make fidelity-readme`)
+-- also rewrites the README between its fidelity markers with this output.
+local lab = require("shmemlab")
+local F = require("shmemlab.fidelity")
+
+local BEGIN = "<!-- fidelity:begin (make fidelity-readme writes this block) -->"
+local END = "<!-- fidelity:end -->"
+
+-- the fit t(N) = t0 + N * c of each family, published and modeled, as text lines
+local function fit_lines(rows)
+  local out = { string.format("%-22s %9s %8s %9s %8s %6s %9s %6s  %s", "fit t = t0 + N c",
+    "pub GB/s", "us/desc", "mod GB/s", "us/desc", "link", "pub/link", "eff", "use") }
+  local families, order = {}, {}
+  for _, r in ipairs(rows) do
+    local c = r.case
+    local key = c.soc .. " " .. c.path .. " " .. c.op
+    if not families[key] then families[key] = {}; order[#order + 1] = key end
+    table.insert(families[key], { desc_bytes = c.desc_bytes, gib_s = r.modeled, role = c.role })
+  end
+  for _, key in ipairs(order) do
+    local soc, path, op = key:match("^(%S+) (%S+) (%S+)$")
+    local p = lab.soc(soc)
+    local bw, cost = F.fit(F.published(soc, op, path))
+    local mbw, mcost = F.fit(families[key])
+    local link = path == "RDMA" and p.rdma_GBps or p.hccs_GBps
+    local eff = "-"
+    if path == "HCCS" then
+      eff = string.format("%.3f", op == "get" and p.hccs_read_eff or p.hccs_write_eff)
+    end
+    out[#out + 1] = string.format("%-22s %9.2f %8.3f %9.2f %8.3f %6.1f %9.3f %6s  %s",
+      key, bw, cost, mbw, mcost, link, bw / link, eff, families[key][1].role)
+  end
+  out[#out + 1] = "(pub/link: the published asymptote over the profile's link; eff: the "
+    .. "profile's hccs_*_eff, calibrated to it)"
+  return out
+end
+
+-- the README block: table, fits, sources (Markdown)
+local function readme_block(rows)
+  local src = {}
+  for _, l in ipairs(F.source_lines()) do src[#src + 1] = "- " .. l end
+  return table.concat({ BEGIN, F.markdown(rows), "", "```",
+    table.concat(fit_lines(rows), "\n"), "```", "",
+    "Sources of the calibrated profiles, each once (`lab.soc(name).sources`):", "",
+    table.concat(src, "\n"), END }, "\n")
+end
+
+-- replace the marked block of a README file
+local function write_readme(path, block)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  local a = text:find(BEGIN, 1, true)
+  local _, b = text:find(END, 1, true)
+  assert(a and b and b > a, path .. ": fidelity markers not found")
+  f = assert(io.open(path, "wb"))
+  f:write(text:sub(1, a - 1), block, text:sub(b + 1))
+  f:close()
+  print("rewrote the fidelity block of " .. path)
+end
+
+local rows = F.run_all()
+print(string.format("shmemlab fidelity: %d cases, %d MiB per case as 1-8 MiB descriptors, "
+  .. "%d AIV blocks x %d transfers, tolerance %d%%", #F.cases, F.total_bytes // (1024 * 1024),
+  F.blocks, F.parts, F.tolerance_pct))
+print()
+print(F.markdown(rows))
+print()
+print(table.concat(fit_lines(rows), "\n"))
+print()
+print("sources of the calibrated profiles (lab.soc(name).sources), each once:")
+for _, l in ipairs(F.source_lines()) do print("  " .. l) end
+if arg[1] == "--readme" then write_readme(assert(arg[2], "--readme FILE"), readme_block(rows)) end
