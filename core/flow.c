@@ -51,6 +51,7 @@ void sli_res_clear(sl_machine *m, int release) {
   m->free_flow = -1;
   m->stamp = 0;
   m->flow_ev_t = INT64_MAX;
+  m->settle_t = 0;
   if (release) {
     free(m->flows); free(m->fheap); free(m->dirty); free(m->scr);
     m->flows = NULL; m->fheap = NULL; m->dirty = NULL; m->scr = NULL;
@@ -200,6 +201,8 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
   sl_flow *fl;
   int ok, get = pipe == SL_PIPE_MTE2;
   if (f < 0) return SL_ENOMEM;
+  if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
+  m->settle_t = now;
   fl = &m->flows[f];
   memset(fl, 0, sizeof(*fl));
   fl->rem = (double)bytes;
@@ -276,14 +279,6 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   return 1;
 }
 
-/* order of flows by cap, then sequence (deterministic) */
-static const sl_flow *sort_base;
-static int by_cap(const void *a, const void *b) {
-  const sl_flow *x = &sort_base[*(const int32_t *)a], *y = &sort_base[*(const int32_t *)b];
-  if (x->cap != y->cap) return x->cap < y->cap ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /* freeze flow f at rate r */
 static void freeze(sl_machine *m, sl_flow *fl, double rate, int32_t stamp) {
   int k;
@@ -295,10 +290,43 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, int32_t stamp) {
   }
 }
 
+#define NCAPS 8                 /* distinct flow caps handled without sorting */
+
+/* the distinct caps of the flows F (at most NCAPS, ascending); 0 if more */
+static int caps_of(const sl_machine *m, const int32_t *F, int32_t nf, double *caps) {
+  int32_t i;
+  int n = 0, j, k;
+  for (i = 0; i < nf; i++) {
+    double c = m->flows[F[i]].cap;
+    for (j = 0; j < n && caps[j] < c; j++) {}
+    if (j < n && caps[j] == c) continue;
+    if (n == NCAPS) return 0;
+    for (k = n++; k > j; k--) caps[k] = caps[k - 1];
+    caps[j] = c;
+  }
+  return n;
+}
+
+/* the smallest cap above level among the unfrozen flows (INFINITY if none) */
+static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
+                       const double *caps, int ncaps, double level) {
+  int32_t i;
+  int j;
+  double best = INFINITY;
+  for (j = 0; j < ncaps; j++) if (caps[j] > level * (1 + 1e-12)) return caps[j];
+  if (ncaps > 0) return INFINITY;
+  for (i = 0; i < nf; i++) {            /* many distinct caps: scan */
+    const sl_flow *fl = &m->flows[F[i]];
+    if (!fl->frozen && fl->cap < best) best = fl->cap;
+  }
+  return best;
+}
+
 /* progressive filling of the flows F[0..nf) over the resources R[0..nr) */
-static void fill(sl_machine *m, int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
-  int32_t i, j, ci = 0, nfree = nf, stamp = m->stamp;
-  double level = 0;
+static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+  int32_t i, j, nfree = nf, stamp = m->stamp;
+  double level = 0, caps[NCAPS], cap;
+  int ncaps = caps_of(m, F, nf, caps);
   for (i = 0; i < nr; i++) { m->allres[R[i]].left = m->allres[R[i]].C; m->allres[R[i]].wfree = 0; }
   for (i = 0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
@@ -309,12 +337,10 @@ static void fill(sl_machine *m, int32_t *F, int32_t nf, const int32_t *R, int32_
       if (r->mark == stamp && binds(r)) r->wfree += fl->w[k];
     }
   }
-  sort_base = m->flows;
-  qsort(F, (size_t)nf, sizeof(*F), by_cap);
   while (nfree > 0) {
-    double delta = INFINITY;
-    while (ci < nf && m->flows[F[ci]].frozen) ci++;
-    if (ci < nf) delta = m->flows[F[ci]].cap - level;
+    double delta;
+    cap = next_cap(m, F, nf, caps, ncaps, level);
+    delta = cap - level;
     for (i = 0; i < nr; i++) {
       const sl_res *r = &m->allres[R[i]];
       if (r->wfree > EPS && r->left / r->wfree < delta) delta = r->left / r->wfree;
@@ -322,9 +348,12 @@ static void fill(sl_machine *m, int32_t *F, int32_t nf, const int32_t *R, int32_
     if (delta < 0) delta = 0;
     level += delta;
     for (i = 0; i < nr; i++) m->allres[R[i]].left -= delta * m->allres[R[i]].wfree;
-    for (; ci < nf && m->flows[F[ci]].cap <= level * (1 + 1e-12); ci++)
-      if (!m->flows[F[ci]].frozen) { freeze(m, &m->flows[F[ci]], m->flows[F[ci]].cap, stamp); nfree--; }
-    for (i = 0; i < nr; i++) {
+    if (cap <= level * (1 + 1e-12))     /* flows that reached their cap */
+      for (i = 0; i < nf; i++) {
+        sl_flow *fl = &m->flows[F[i]];
+        if (!fl->frozen && fl->cap <= level * (1 + 1e-12)) { freeze(m, fl, fl->cap, stamp); nfree--; }
+      }
+    for (i = 0; i < nr; i++) {          /* flows on a full resource */
       sl_res *r = &m->allres[R[i]];
       if (r->wfree <= EPS || r->left > r->C * 1e-9) continue;
       for (j = 0; j < r->nfl; j++) {
@@ -374,8 +403,16 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   flow_event(m);
 }
 
+/* settle the flows' changes before the event at next (an EV_FLOW when
+** flow_next) is handled: changes at one instant are settled once */
+void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
+  if (m->ndirty > 0 && (flow_next || next > m->settle_t))
+    sli_flow_settle(m, m->settle_t);
+}
+
 /* EV_FLOW at t: the flows that end by t end; their pipes go on */
 void sli_flow_due(sl_machine *m, sl_time t) {
+  if (m->ndirty > 0) sli_flow_settle(m, m->settle_t);
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
   while (m->nfheap > 0 && m->flows[m->fheap[0]].end <= t) {
@@ -388,6 +425,6 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     m->free_flow = f;
     sli_xfer_done(m, blk, pipe, t);
   }
-  sli_flow_settle(m, t);
+  if (m->ndirty > 0) m->settle_t = t;    /* settled before time moves on */
   flow_event(m);
 }

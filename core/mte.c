@@ -101,7 +101,6 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
   if (e->kind == EV_PIPE) {             /* a pipe's next instruction is due */
     if (m->blocks[e->blk].kick[QI(e->pipe)] == t) m->blocks[e->blk].kick[QI(e->pipe)] = -1;
     sli_pipe_kick(m, e->blk, e->pipe, t);
-    sli_flow_settle(m, t);
     return;
   }
   if (e->kind == EV_FLOW) { sli_flow_due(m, t); return; }
@@ -147,7 +146,6 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       else if (e->vop == SL_VEC_COPY) memmove(d, a, (size_t)e->n * sl_dtype_size(dt));
       else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
       sli_landed(m, e->blk, SL_PIPE_V, 1, t);
-      sli_flow_settle(m, t);
       break;
     }
     case EV_SIGNAL: {

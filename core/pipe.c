@@ -79,10 +79,7 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   if (kind == OP_XFER || kind == OP_VEC) b->nq[q]++;
   if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
   else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
-  if (!b->busy[q] && b->qhead[q] == op) {
-    sli_pipe_kick(m, blk, pipe, b->t);
-    sli_flow_settle(m, b->t);
-  }
+  if (!b->busy[q] && b->qhead[q] == op) sli_pipe_kick(m, blk, pipe, b->t);
   return SL_OK;
 }
 

@@ -141,8 +141,8 @@ static sl_key heap_pop(sl_machine *m) {
   return top;
 }
 
-/* the earliest pending key, or NULL */
-static const sl_key *peek(const sl_machine *m) {
+/* the earliest pending key, or NULL (without settling flows) */
+static const sl_key *peek_raw(const sl_machine *m) {
   const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
   const sl_key *h = m->nheap > 0 ? &m->heap[0] : NULL;
   if (f == NULL) return h;
@@ -150,9 +150,18 @@ static const sl_key *peek(const sl_machine *m) {
   return ev_less(h, f) ? h : f;
 }
 
+/* the earliest pending key, or NULL, once the flows' changes due before it
+** are settled (settling may schedule the next EV_FLOW) */
+static const sl_key *peek(sl_machine *m) {
+  const sl_key *k = peek_raw(m);
+  if (m->ndirty == 0) return k;
+  sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? m->evs[k->ev].kind == EV_FLOW : 1);
+  return peek_raw(m);
+}
+
 /* remove the earliest pending key (there is one) */
 static sl_key pop(sl_machine *m) {
-  const sl_key *k = peek(m);
+  const sl_key *k = peek_raw(m);
   if (m->fn > 0 && k == &m->fifo[m->fhead]) {
     m->fn--;
     return m->fifo[m->fhead++];
@@ -162,7 +171,7 @@ static sl_key pop(sl_machine *m) {
 
 /* time of the earliest pending event (INT64_MAX when none) */
 sl_time sli_top(const sl_machine *m) {
-  const sl_key *k = peek(m);
+  const sl_key *k = peek_raw(m);
   return k ? k->t : INT64_MAX;
 }
 
@@ -174,7 +183,7 @@ void sli_clear_events(sl_machine *m) {
   m->free_ev = -1;
 }
 
-/* schedule block blk to resume at t */
+/* schedule block blk to resume at t, or at its clock if that is later */
 void sli_wake(sl_machine *m, int blk, sl_time t) {
   sl_event e;
   memset(&e, 0, sizeof(e));
@@ -182,7 +191,8 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   e.blk = blk;
   m->blocks[blk].state = B_READY;
   if (m->blocks[blk].t < t) m->blocks[blk].t = t;
-  if (sli_push(m, t, &e) != SL_OK) m->blocks[blk].state = B_IDLE;
+  /* at its own clock: it may not run before the events due until then */
+  if (sli_push(m, m->blocks[blk].t, &e) != SL_OK) m->blocks[blk].state = B_IDLE;
 }
 
 /* the virtual-time limit of the running launch */

@@ -182,6 +182,7 @@ struct sl_machine {
   int32_t *scr, capscr;     /* solver scratch: flows, then resources */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
+  sl_time settle_t;         /* the flows changed at this time, not yet settled */
   uint64_t flow_seq;
   sl_ins *ops;
   int32_t nops, capops, free_op;
@@ -256,6 +257,7 @@ void sli_res_clear(sl_machine *m, int release);
 int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
                    int64_t bytes, sl_time now);
 void sli_flow_settle(sl_machine *m, sl_time now);
+void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next);
 void sli_flow_due(sl_machine *m, sl_time t);
 
 /* pipe.c: the instruction queues of V, MTE2 and MTE3 */

@@ -19,7 +19,7 @@ local function kernel(k, a)
     local per = op.split(len, a.slices, a.esize)
     k:prof_start(F.REMOTE_PUT_GET)
     for item = k.block, items - 1, k.block_num do
-      local p, j = item % k.n_pes, item // k.n_pes
+      local p, j = op.item(k, item)
       local first = j * per
       local n = math.min(per, len - first)
       if n > 0 then

@@ -36,7 +36,7 @@ local function kernel(k, a)
     k:prof_start(F.REMOTE_PUT_GET)                  -- reduce-scatter: atomic puts
     k:set_atomic(a.atomic, a.dtype)
     for item = k.block, items - 1, k.block_num do
-      local p, j = item % n_pes, item // n_pes
+      local p, j = op.item(k, item)
       local off, n, at = piece(a, len, p, j)
       if n > 0 then
         k:mte_put_nbi(a.acc:sub(at, n), a.input:sub(base + off, n), ub, a.ub_bytes, n, p, 0)
@@ -47,7 +47,7 @@ local function kernel(k, a)
     k:set_atomic_none()
     k:prof_end(F.REMOTE_PUT_GET)
     for item = k.block, items - 1, k.block_num do   -- allgather: owner puts
-      local q, j = item % n_pes, item // n_pes
+      local q, j = op.item(k, item)
       local off, n, at = piece(a, len, me, j)
       k:prof_start(F.SIGNAL_WAIT)
       k:signal_wait_until(slot(a, "contrib", j), lab.CMP_GE, gen * n_pes)
@@ -63,7 +63,7 @@ local function kernel(k, a)
       k:prof_end(F.REMOTE_PUT_GET)
     end
     for item = k.block, items - 1, k.block_num do   -- reset what was read
-      local q, j = item % n_pes, item // n_pes
+      local q, j = op.item(k, item)
       local _, n, at = piece(a, len, me, j)
       if q == me and n > 0 then
         k:prof_start(F.SIGNAL_WAIT)

@@ -71,6 +71,13 @@ function op.split(n, blocks, esize)
   return ((per + per32 - 1) // per32) * per32
 end
 
+-- the (destination PE, part) of work item `item` of block k's PE: the
+-- destinations rotate with the PE, so that at each step every PE sends to a
+-- different one (no incast on one PE's links or NIC)
+function op.item(k, item)
+  return (k.pe + item) % k.n_pes, item // k.n_pes
+end
+
 -- a double-buffered put of count elements of src to dst on PE pe: the UB
 -- tensor ub is split in two halves (event ids 0 and 1) and the chunks
 -- alternate, so the MTE2 read of one chunk overlaps the MTE3 write of the
