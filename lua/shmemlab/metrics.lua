@@ -275,7 +275,7 @@ local function bound_of(b)
   if b == nil then return nil end
   if type(b) == "number" and b >= 0 then return { us = b, formula = "given: " .. b .. " us" } end
   if type(b) == "table" and type(b.us) == "number" and b.us >= 0 then return b end
-  error("bad argument #1 to 'compute' (bound must be a number of us or a bound table {us=})", 3)
+  error("bad argument #1 to 'compute' (bound must be a number of us or a bound table {us=})", 4)
 end
 
 -- metrics.compute(opts) -> {per_pe = {rows}, summary = {...}}
@@ -288,36 +288,42 @@ end
 -- over them, efficiency_pct = bound_us / latency_us * 100; with a baseline ratio_pct =
 -- baseline latency_us / latency_us * 100 and e2e_ratio_pct = baseline e2e_latency_us /
 -- e2e_latency_us * 100, each from the printed (3-decimal) latencies.
-function M.compute(opts)
+-- the checked inputs of compute: canonical op, n_pes, payload, peak table, bound, and the
+-- figures pe_rows and summarise share
+local function compute_args(opts)
   if type(opts) ~= "table" then
-    error("bad argument #1 to 'compute' (table expected, got " .. type(opts) .. ")", 2)
+    error("bad argument #1 to 'compute' (table expected, got " .. type(opts) .. ")", 3)
   end
   local c = M.canonical(opts.op)
   if not c then
-    error(string.format("bad argument #1 to 'compute' (unknown operator '%s')", tostring(opts.op)), 2)
+    error(string.format("bad argument #1 to 'compute' (unknown operator '%s')", tostring(opts.op)), 3)
   end
   local n = opts.n_pes
   if math.type(n) ~= "integer" or n < 1 then
-    error("bad argument #1 to 'compute' (n_pes must be an integer >= 1)", 2)
+    error("bad argument #1 to 'compute' (n_pes must be an integer >= 1)", 3)
   end
   local payload = opts.payload_bytes
   if type(payload) ~= "number" or payload < 0 then
-    error("bad argument #1 to 'compute' (payload_bytes must be a number >= 0)", 2)
+    error("bad argument #1 to 'compute' (payload_bytes must be a number >= 0)", 3)
   end
   local peak = opts.peak
   if type(peak) == "number" then peak = { GBps = peak, source = "given: " .. peak .. " GB/s" } end
   if type(peak) ~= "table" or type(peak.GBps) ~= "number" or peak.GBps < 0 then
-    error("bad argument #1 to 'compute' (peak must be a metrics.peak table or a number)", 2)
+    error("bad argument #1 to 'compute' (peak must be a metrics.peak table or a number)", 3)
   end
   if opts.ratio_basis ~= nil then
     error("bad argument #1 to 'compute' (ratio_basis is gone: ratio is kernel to kernel, "
-      .. "e2e_ratio end to end)", 2)
+      .. "e2e_ratio end to end)", 3)
   end
   local bound = bound_of(opts.bound)
   local bf, formula, _, scope = M.bus_factor(c, n)
-  local k = { payload = payload, bf = bf, peak = peak.GBps, scope = scope,
-              bound = bound and bound.us }
+  return c, n, payload, peak, bound, formula, { payload = payload, bf = bf, peak = peak.GBps,
+    scope = scope, bound = bound and bound.us }
+end
 
+function M.compute(opts)
+  local c, n, payload, peak, bound, formula, k = compute_args(opts)
+  local bf, scope = k.bf, k.scope
   local rows = pe_rows(opts.per_pe, k, "")
   local s = summarise(rows, k)
   s.op, s.n_pes, s.payload_bytes, s.scope = c, n, payload, scope

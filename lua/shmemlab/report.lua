@@ -135,6 +135,27 @@ end
 
 local PATHS = { "local", "hccs", "sio", "rdma" }
 
+-- the bound, efficiency and baseline lines of formula_text, through add(fmt, ...)
+local function comparison_lines(s, add)
+  if s.bound then
+    add("%s", s.bound.formula or ("bound_us = " .. fmt3(s.bound_us)))
+    add("efficiency_pct = bound_us / latency_us * 100 = %s (per PE: over its bandwidth_time_us)",
+      fmt3(s.efficiency_pct))
+  end
+  if s.baseline then
+    add("baseline: %s, latency_us %s, e2e_latency_us %s, kernel_bus_bandwidth_GBps %s%s",
+      s.baseline.name, fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us),
+      fmt3(s.baseline.kernel_bus_bandwidth_GBps), s.baseline.efficiency_pct
+        and (", efficiency_pct " .. fmt3(s.baseline.efficiency_pct)) or "")
+    add("ratio = baseline_latency_us / latency_us * 100 = %s / %s * 100 = %s%% (kernel time; "
+      .. "over 100%% = faster than the baseline)", fmt3(s.baseline.latency_us), fmt3(s.latency_us),
+      metrics.fmt(s.ratio_pct, 1))
+    add("e2e_ratio = baseline_e2e_latency_us / e2e_latency_us * 100 = %s / %s * 100 = %s%% "
+      .. "(end to end: launches and host copies included)", fmt3(s.baseline.e2e_latency_us),
+      fmt3(s.e2e_latency_us), metrics.fmt(s.e2e_ratio_pct, 1))
+  end
+end
+
 -- report.formula_text(summary [, path_bytes]) -> text explaining every number of the summary:
 -- formulas, the bus factor used, the peak and its source, the timing boundary and, beside
 -- the logical payload, the bytes that moved on each path: path_bytes (or summary.path_bytes)
@@ -177,23 +198,7 @@ function M.formula_text(s, path_bytes)
   add("peak_bandwidth_GBps = %s (%s)", fmt3(s.peak_bandwidth_GBps), tostring(s.peak_source))
   add("bandwidth_utilization_pct = kernel_bus_bandwidth_GBps / peak_bandwidth_GBps * 100 = %s",
     fmt3(s.bandwidth_utilization_pct))
-  if s.bound then
-    add("%s", s.bound.formula or ("bound_us = " .. fmt3(s.bound_us)))
-    add("efficiency_pct = bound_us / latency_us * 100 = %s (per PE: over its bandwidth_time_us)",
-      fmt3(s.efficiency_pct))
-  end
-  if s.baseline then
-    add("baseline: %s, latency_us %s, e2e_latency_us %s, kernel_bus_bandwidth_GBps %s%s",
-      s.baseline.name, fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us),
-      fmt3(s.baseline.kernel_bus_bandwidth_GBps), s.baseline.efficiency_pct
-        and (", efficiency_pct " .. fmt3(s.baseline.efficiency_pct)) or "")
-    add("ratio = baseline_latency_us / latency_us * 100 = %s / %s * 100 = %s%% (kernel time; "
-      .. "over 100%% = faster than the baseline)", fmt3(s.baseline.latency_us), fmt3(s.latency_us),
-      metrics.fmt(s.ratio_pct, 1))
-    add("e2e_ratio = baseline_e2e_latency_us / e2e_latency_us * 100 = %s / %s * 100 = %s%% "
-      .. "(end to end: launches and host copies included)", fmt3(s.baseline.e2e_latency_us),
-      fmt3(s.e2e_latency_us), metrics.fmt(s.e2e_ratio_pct, 1))
-  end
+  comparison_lines(s, add)
   if s.verdict then
     add("verdict: %s (rule: %s; %s)", s.verdict.text, s.verdict.rule, s.verdict.detail or "")
   end
