@@ -262,7 +262,8 @@ describe("metrics.compute", function()
     opts.per_pe[2].e2e_us = 40
     local s = metrics.compute(opts).summary
     assert.are.equal(2, #s.notes)
-    assert.are.equal("utilisation above 100%: bus_factor overestimates or the link exceeds its nominal rate",
+    assert.are.equal("utilisation above 100%: the bus_factor or the peak convention counts fewer "
+      .. "bytes or links than the op used",
       s.notes[1])
     assert.are.equal("PE 1: e2e_us < kernel_us (timing boundaries disagree)", s.notes[2])
   end)

@@ -9,7 +9,10 @@ local M = {}
 
 M.PASS_BASELINE_FRACTION = 0.8   -- PASS: kernel bus bandwidth >= 80% of the baseline's
 M.PASS_MIN_UTILISATION_PCT = 20  -- PASS without a baseline: utilisation >= 20%
-M.OVER_100_NOTE = "utilisation above 100%: bus_factor overestimates or the link exceeds its nominal rate"
+-- bandwidths are counted on the PEs that move the bytes (see BUS scope): over 100% of the
+-- guide's peak can only come from its conventions, the bus factor or the peak's link count
+M.OVER_100_NOTE = "utilisation above 100%: the bus_factor or the peak convention counts fewer "
+  .. "bytes or links than the op used"
 
 local function nm1_over_n(n) return (n - 1) / n end
 
