@@ -85,8 +85,9 @@ local function res_name(t, key)
   return string.format(KINDS[kind], key % n), t.GBps[KIND_CLASS[kind]]
 end
 
--- ingress (or egress: the same, links being symmetric) bandwidth of PE p, nominal or
--- effective, and the classes it can use
+-- ingress (or egress: the same, links being symmetric) bandwidth of PE p at rates (nominal
+-- or effective): one SIO (shared by the PE's siblings), a mesh link per HCCS peer or one
+-- switch port, one NIC; and the count of peers per class
 local function port_GBps(t, p, rates)
   local count = { sio = 0, hccs = 0, rdma = 0 }
   for q = 0, t.n - 1 do
@@ -94,7 +95,8 @@ local function port_GBps(t, p, rates)
     if c ~= "local" then count[c] = count[c] + 1 end
   end
   local hccs = t.switch and math.min(1, count.hccs) or count.hccs
-  return count.sio * rates.sio + hccs * rates.hccs + math.min(1, count.rdma) * rates.rdma, count
+  return math.min(1, count.sio) * rates.sio + hccs * rates.hccs
+    + math.min(1, count.rdma) * rates.rdma, count
 end
 
 -- the slowest and the fastest remote alpha among the classes of a job
@@ -356,7 +358,7 @@ function M.peak_GBps(p, n, pe)
   local bw, count = port_GBps(t, pe or 0, t.nominal)
   if n == 1 then return t.hbm, "local HBM" end
   local hccs = t.switch and math.min(1, count.hccs) or count.hccs
-  return bw, string.format("%d x SIO %g + %d x HCCS %s %g + %d x RDMA %g", count.sio,
+  return bw, string.format("%d x SIO %g + %d x HCCS %s %g + %d x RDMA %g", math.min(1, count.sio),
     t.nominal.sio, hccs, t.switch and "port" or "link", t.nominal.hccs,
     math.min(1, count.rdma), t.nominal.rdma)
 end

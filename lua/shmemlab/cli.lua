@@ -287,7 +287,6 @@ local function sweep_table(results)
   end
   return table.concat(out)
 end
-cli.sweep_table = sweep_table
 
 -- run everything the options ask for; returns the exit status
 function cli.run(o, out)

@@ -213,7 +213,6 @@ end
 
 -- the printed value of x (3 decimals), as a number: ratios are computed from it
 local function printed(x) return tonumber(M.fmt3(x)) end
-M.printed = printed
 
 -- printed(b) / printed(a) * 100, or nil when a prints as 0
 local function pct(b, a)
@@ -221,7 +220,6 @@ local function pct(b, a)
   if not pa or pa == 0 then return nil end
   return printed(b) / pa * 100
 end
-M.printed_ratio_pct = pct
 
 local function pe_rows(per_pe, k, what)
   what = what == "" and "" or (what .. " ")
