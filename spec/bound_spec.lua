@@ -120,11 +120,10 @@ end)
 -- keep most rows local, and then the (n-1)/n bus factor overstates the bytes: the
 -- convention's note, not an accounting error)
 local SOCS = { { "Ascend910B", { 2, 3, 8, 16 } }, { "Ascend910_93", { 2, 3, 8, 32 } } }
-local OPS = { "allgather", "allreduce", "reduce_scatter", "alltoall", "broadcast", "p2p",
-  "dispatch", "combine" }
+local OPS = runner.list()                  -- every op in ops/ (each measured with its baseline)
 local SIZES = { 1, 1000, 8192 }
 
--- the variants of an op on n PEs: option tables
+-- the variants of an op (its collective) on n PEs: option tables
 local function variants(op, n)
   if op == "p2p" then
     return { { mode = "put" }, { mode = "get" }, { mode = "get", src_pe = n - 1, dst_pe = 0 },
@@ -137,7 +136,7 @@ local function variants(op, n)
   return { {} }
 end
 
--- the runs of an op on n PEs of soc: option tables
+-- the runs of an op (its collective) on n PEs of soc: option tables
 local function cases(op, soc, n)
   local list = {}
   for _, v in ipairs(variants(op, n)) do
@@ -182,12 +181,21 @@ local function assert_peak(m, r, label)
 end
 
 describe("every op and its baseline", function()
+  it("covers the eight collectives", function()
+    local seen = {}
+    for _, op in ipairs(OPS) do seen[runner.load_op(op).collective] = true end
+    for _, c in ipairs({ "allgather", "allreduce", "reduce_scatter", "alltoall", "broadcast",
+      "p2p", "dispatch", "combine" }) do
+      assert.is_true(seen[c], c)
+    end
+  end)
+
   for _, sp in ipairs(SOCS) do
     for _, n in ipairs(sp[2]) do
       for _, op in ipairs(OPS) do
         it(string.format("%s on %d PEs of %s: latency >= bound, bandwidth <= physical peak", op, n,
           sp[1]), function()
-          for _, o in ipairs(cases(op, sp[1], n)) do
+          for _, o in ipairs(cases(runner.load_op(op).collective, sp[1], n)) do
             local r = runner.run(op, o)
             local label = op .. " " .. what(o)
             assert.is_not_nil(r.baseline, label .. ": no baseline")
