@@ -294,25 +294,30 @@ function M.p2p(p, a)
     function(q) return (q == src or q == dst) and N or 0 end)
 end
 
--- the distinct (token, destination PE) pairs of a routing: pairs[p][d] = count, and the
--- tokens of p with a remote destination
-local function token_pairs(R)
-  local pairs_, remote = {}, {}
+-- the distinct (token, destination PE) pairs of a routing: pairs[p][d] = count; remote[p] =
+-- tokens of p with a destination other than p; into[g] = tokens from outside supernode g
+-- with a destination in it; outof[g] = tokens of g with a destination outside it
+local function token_pairs(R, t)
+  local pairs_, remote, into, outof = {}, {}, {}, {}
+  for g = 0, (R.n_pes - 1) // t.sn do into[g], outof[g] = 0, 0 end
   for p = 0, R.n_pes - 1 do
-    local row, far = {}, 0
+    local row, far, home = {}, 0, p // t.sn
     for d = 0, R.n_pes - 1 do row[d] = 0 end
     for tok = 0, R.tokens - 1 do
-      local seen, any = {}, false
+      local seen, groups, any, away = {}, {}, false, false
       for k = 1, R.topk do
         local d = R.dest[p][tok * R.topk + k]
+        local g = d // t.sn
         if not seen[d] then seen[d] = true; row[d] = row[d] + 1 end
-        any = any or d ~= p
+        if g ~= home and not groups[g] then groups[g] = true; into[g] = into[g] + 1 end
+        any, away = any or d ~= p, away or g ~= home
       end
       if any then far = far + 1 end
+      if away then outof[home] = outof[home] + 1 end
     end
     pairs_[p], remote[p] = row, far
   end
-  return pairs_, remote
+  return pairs_, remote, into, outof
 end
 
 -- MoE traffic: bytes rows of routes R (moe.routes), row = hidden * dtype bytes; back = combine
@@ -323,7 +328,7 @@ local function moe_bound(p, name, a, back)
     error(string.format("bad argument #2 to '%s' (routes of %d PEs expected)", name, a.n_pes), 3)
   end
   local t, row = topology(p, a.n_pes), a.row_bytes
-  local pr, remote = token_pairs(R)
+  local pr, remote, into, outof = token_pairs(R, t)
   local function tr(x, y) return (back and pr[y][x] or pr[x][y]) * row end
   local sent = {}
   for q = 0, a.n_pes - 1 do
@@ -339,6 +344,8 @@ local function moe_bound(p, name, a, back)
     inb = function(q) return back and remote[q] * row or sent[q].inb end,
     outb = function(q) return back and sent[q].out or remote[q] * row end,
     total = total,
+    cut_in = function(g) return (back and outof[g] or into[g]) * row end,
+    cut_out = function(g) return (back and into[g] or outof[g]) * row end,
   }, function(q) return (R.tokens + R.recv[q]) * row end)   -- my tokens' rows, the routed rows
 end
 
