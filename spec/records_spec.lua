@@ -162,5 +162,11 @@ describe("a JSON row", function()
     assert.equal(row.bound_us, row.baseline.bound_us)
     assert.near(row.bound_us / row.shmem.latency_us * 100, row.efficiency_pct, 1e-9)
     for _, p in ipairs(row.per_pe) do assert.is_number(p.efficiency_pct) end
+    local b = row.bound                             -- the bound's working adds up
+    local alphas = 0
+    for _, a in ipairs(b.alphas_us) do alphas = alphas + a end
+    assert.near(b.bytes / b.GBps / 1e3 + alphas, row.bound_us, 1e-9)
+    assert.equal(b.steps, #b.alphas_us)
+    assert.matches("^bound_us = bytes / GBps / 1e3 %+ alphas = ", b.formula)
   end)
 end)

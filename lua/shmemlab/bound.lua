@@ -178,11 +178,23 @@ local function relay(t, need)
 end
 
 -- a family's result: the larger of its bandwidth term and the HBM term, plus its alphas
-local function family(name, bw, hbm, steps, alpha_us)
+local function family(name, bw, hbm, alpha_list)
   local term = bw.us >= hbm.us and bw or hbm
+  local alpha_us = 0
+  for _, a in ipairs(alpha_list) do alpha_us = alpha_us + a end
   return { family = name, bw_us = term.us, bytes = term.bytes or 0, GBps = term.GBps,
-    bottleneck = term.what, steps = steps, alpha_us = alpha_us,
+    bottleneck = term.what, steps = #alpha_list, alphas_us = alpha_list, alpha_us = alpha_us,
     us = term.us + alpha_us }
+end
+
+-- the printed formula of a bound, every figure of it shown
+local function formula(b)
+  local fmt3, parts = require("shmemlab.metrics").fmt3, {}
+  for i, a in ipairs(b.alphas_us) do parts[i] = fmt3(a) end
+  return string.format("bound_us = bytes / GBps / 1e3 + alphas = %d / %s / 1e3 + %s = %s (%s "
+    .. "design, %d dependent step%s; bottleneck %s)", math.tointeger(b.bytes) or 0,
+    b.GBps and fmt3(b.GBps) or "-", table.concat(parts, " + "), fmt3(b.us), b.family, b.steps,
+    b.steps == 1 and "" or "s", b.bottleneck)
 end
 
 -- bound of an op given its direct traffic, its relay needs and its HBM bytes per PE
@@ -190,19 +202,15 @@ local function solve(t, op, traffic, need, hbm)
   local h = hbm_term(t, hbm)
   local d, dused = direct(t, traffic)
   local dhi = alphas(t, dused)
-  local best = family("direct", d, h, 1, dhi)
+  local best = family("direct", d, h, { dhi })
   if need then
     local r, rused = relay(t, need)
     local _, lo = alphas(t, rused)
-    local rel = family("relay", r, h, 2, dhi + lo)
+    local rel = family("relay", r, h, { dhi, lo })
     if rel.us < best.us then best = rel end
   end
   best.op, best.n_pes = op, t.n
-  best.formula = string.format("bound_us = bytes / GBps / 1e3 + alphas = %.0f / %s / 1e3 + %s "
-    .. "= %s (%s design, %d dependent step%s; bottleneck %s)", best.bytes,
-    best.GBps and string.format("%.3f", best.GBps) or "-", string.format("%.3f", best.alpha_us),
-    string.format("%.3f", best.us), best.family, best.steps, best.steps == 1 and "" or "s",
-    best.bottleneck)
+  best.formula = formula(best)
   return best
 end
 

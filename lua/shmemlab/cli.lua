@@ -228,7 +228,7 @@ local function json_row(r)
               wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe },
     verdict = s.verdict.text, ratio_pct = s.ratio_pct, e2e_ratio_pct = s.e2e_ratio_pct,
     bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
-    bound_formula = s.bound and s.bound.formula, per_pe = r.metrics.per_pe,
+    bound = s.bound, per_pe = r.metrics.per_pe,
   }
   if r.baseline then
     local b = r.baseline.metrics.summary
