@@ -78,7 +78,7 @@ describe("a record", function()
 
   it("prints bound_us and efficiency_pct on every [PERF] line", function()
     local n = 0
-    for line in out:gmatch("%[PERF%][^\n]*") do
+    for line in out:gmatch("%[PERF%] pe=[^\n]*") do
       n = n + 1
       local t = num(line:match(" bandwidth_time_us=([%d.]+)"))
       local b = num(line:match(" bound_us=([%d.]+)"))
@@ -89,6 +89,15 @@ describe("a record", function()
         b / t * 100 * 5e-4 * (1 / b + 1 / t) + 5e-4, "[PERF] efficiency")
     end
     assert.equal(2, n)
+  end)
+
+  it("repeats the comparison in one [PERF] op= line, as the record prints it", function()
+    local line = out:match("\n(%[PERF%] op=allgather [^\n]*)")
+    assert.is_string(line)
+    for _, k in ipairs({ "latency_us", "baseline_latency_us", "ratio", "e2e_latency_us",
+      "baseline_e2e_latency_us", "e2e_ratio", "bound_us", "efficiency_pct" }) do
+      assert.equal(r[k], line:match(" " .. k .. "=([^ ]+)"), k)
+    end
   end)
 end)
 
@@ -102,7 +111,7 @@ describe("a p2p record", function()
         local r = record_of(out)
         assert.is_true(num(r.algo_bandwidth_GBps) <= link, "record algo " .. r.algo_bandwidth_GBps)
         local seen = 0
-        for line in out:gmatch("%[PERF%][^\n]*") do
+        for line in out:gmatch("%[PERF%] pe=[^\n]*") do
           for key, v in line:gmatch(" ([%w_]+_bandwidth_GBps)=([%d.]+)") do
             seen = seen + 1
             assert.is_true(num(v) <= link, line .. ": " .. key)

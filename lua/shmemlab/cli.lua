@@ -196,7 +196,8 @@ local function write_output(dir, results, cases)
   end
   local last = results[#results]
   local f = assert(io.open(dir .. "/record.txt", "w"))
-  f:write(report.record(last.record), "\n", (report.perf_lines(last.metrics.per_pe)))
+  f:write(report.record(last.record), "\n", (report.perf_lines(last.metrics.per_pe)),
+    report.perf_summary(last.record))
   f:close()
   f = assert(io.open(dir .. "/record.json", "w"))
   f:write(report.to_json(last.record), "\n")

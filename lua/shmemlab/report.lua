@@ -119,6 +119,27 @@ function M.perf_lines(rows)
   return (#lines > 0 and table.concat(lines, "\n") .. "\n" or ""), lines
 end
 
+M.PERF_SUMMARY_FIELDS = { "latency_us", "baseline_latency_us", "ratio", "e2e_latency_us",
+  "baseline_e2e_latency_us", "e2e_ratio", "bound_us", "efficiency_pct" }
+
+-- report.perf_summary(r) -> "[PERF] op=<name> key=value ...\n": the op's comparison in one
+-- line beside the per-PE ones, from a record r (make_record): latencies and bound with 3
+-- decimals, the ratios with 1 and a "%" as in the record, "-" for what is absent
+function M.perf_summary(r)
+  if type(r) ~= "table" then
+    error("bad argument #1 to 'perf_summary' (record expected, got " .. type(r) .. ")", 2)
+  end
+  local parts = { "[PERF] op=" .. tostring(r.op_name) }
+  for _, f in ipairs(M.PERF_SUMMARY_FIELDS) do
+    local x, text = r[f], "-"
+    if type(x) == "number" then
+      text = (f == "ratio" or f == "e2e_ratio") and (metrics.fmt(x, 1) .. "%") or fmt3(x)
+    end
+    parts[#parts + 1] = f .. "=" .. text
+  end
+  return table.concat(parts, " ") .. "\n"
+end
+
 -- report.to_json(r [, opts]) -> JSON object of the record (raw numbers, sorted keys,
 -- indented by 2 unless opts.indent); a missing baseline, baseline_latency_us or ratio is null.
 -- Extra fields of r (verdict, notes, ...) are kept.

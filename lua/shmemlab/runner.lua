@@ -291,7 +291,7 @@ function runner.text(r)
     out[#out + 1] = runner.check_text(r.baseline.op.title or r.baseline.op.name, r.baseline.check)
   end
   out[#out + 1] = "\n" .. report.record(r.record)
-  out[#out + 1] = "\n" .. (report.perf_lines(r.metrics.per_pe))
+  out[#out + 1] = "\n" .. (report.perf_lines(r.metrics.per_pe)) .. report.perf_summary(r.record)
   out[#out + 1] = "\n" .. report.formula_text(r.metrics.summary, r.shmem.path_bytes)
   if r.shmem.prof.pe >= 0 and #r.shmem.prof.rows > 0 then
     out[#out + 1] = string.format("\ncycle profiling of PE %d, measured launches "
