@@ -98,6 +98,20 @@ describe("report.perf_lines", function()
   end)
 end)
 
+describe("report.perf_summary", function()
+  it("prints the record's comparison in one line, '-' for what a run lacks", function()
+    local meta = { op_name = "allgather", dtype = "int32", shape = "s" }
+    local with = report.make_record(meta, seed_summary(true).summary)
+    assert.are.equal("[PERF] op=allgather latency_us=45.200 baseline_latency_us=52.100 ratio=115.3% "
+      .. "e2e_latency_us=45.200 baseline_e2e_latency_us=52.100 e2e_ratio=115.3% bound_us=- "
+      .. "efficiency_pct=-\n", report.perf_summary(with))
+    local without = report.make_record(meta, seed_summary(false).summary)
+    assert.matches(" baseline_latency_us=%- ratio=%- ", report.perf_summary(without))
+    assert.has_error(function() report.perf_summary(1) end,
+      "bad argument #1 to 'perf_summary' (record expected, got number)")
+  end)
+end)
+
 describe("report.to_json", function()
   it("writes the record as a JSON object that cjson reads back", function()
     local s = seed_summary(true).summary
