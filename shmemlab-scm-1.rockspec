@@ -48,6 +48,7 @@ build = {
       defines = { "_POSIX_C_SOURCE=200809L" },
       libraries = { "m" },
     },
+    ["shmemlab.bound"] = "lua/shmemlab/bound.lua",
     ["shmemlab.check"] = "lua/shmemlab/check.lua",
     ["shmemlab.cli"] = "lua/shmemlab/cli.lua",
     ["shmemlab.fidelity"] = "lua/shmemlab/fidelity.lua",

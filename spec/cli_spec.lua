@@ -82,7 +82,8 @@ describe("run_op.lua", function()
     local status, out = run({ "allgather", "--pes", "2", "-b", "1K", "-e", "4K", "-f", "2",
                               "-w", "1", "-n", "1" })
     assert.equal(0, status)
-    assert.matches("#%s+size%s+count%s+type |%s+time%(us%)%s+algbw%s+busbw%s+#wrong |", out)
+    assert.matches("#%s+size%s+count%s+type |%s+kernel_us%s+bound_us%s+eff_%%%s+algbw%s+busbw%s+"
+      .. "#wrong |", out)
     local rows = {}
     for size, count in out:gmatch("\n%s+(%d+)%s+(%d+)%s+int32 |") do rows[#rows + 1] = { size, count } end
     assert.same({ { "1024", "256" }, { "2048", "512" }, { "4096", "1024" } }, rows)

@@ -237,13 +237,15 @@ describe("metrics.compute", function()
     assert.are.equal(32768, p1.payload_bytes)
     assert.are.equal(0.5, p1.bus_factor)
     assert.are.equal(28, p1.peak_bandwidth_GBps)
-    -- latency is the maximum over PEs (kernel and e2e on different PEs), bandwidths are means
+    -- latency is the maximum over PEs (kernel and e2e on different PEs); the op's bandwidths
+    -- are the payload over those latencies, so the record's pair gives its bandwidth
     local s = r.summary
     assert.are.equal(50, s.latency_us)
     assert.are.equal(80, s.e2e_latency_us)
-    close((32768 / 40e-6 + 32768 / 50e-6) / 2 / 1e9, s.algo_bandwidth_GBps)
-    close((32768 / 64e-6 + 32768 / 80e-6) / 2 / 1e9 * 0.5, s.e2e_bus_bandwidth_GBps)
-    close((32768 / 40e-6 + 32768 / 50e-6) / 2 / 1e9 * 0.5 / 28 * 100, s.bandwidth_utilization_pct)
+    close(32768 / 50e-6 / 1e9, s.algo_bandwidth_GBps)
+    close(32768 / 80e-6 / 1e9 * 0.5, s.e2e_bus_bandwidth_GBps)
+    close(32768 / 50e-6 / 1e9 * 0.5 / 28 * 100, s.bandwidth_utilization_pct)
+    assert.are.equal(40, r.per_pe[2].bandwidth_time_us)    -- allgather: every PE on its own time
   end)
 
   it("takes PE ids from the list position when pe is absent", function()
@@ -260,7 +262,8 @@ describe("metrics.compute", function()
     opts.per_pe[2].e2e_us = 40
     local s = metrics.compute(opts).summary
     assert.are.equal(2, #s.notes)
-    assert.are.equal("utilisation above 100%: bus_factor overestimates or the link exceeds its nominal rate",
+    assert.are.equal("utilisation above 100%: the bus_factor or the peak convention counts fewer "
+      .. "bytes or links than the op used",
       s.notes[1])
     assert.are.equal("PE 1: e2e_us < kernel_us (timing boundaries disagree)", s.notes[2])
   end)
@@ -293,18 +296,55 @@ describe("metrics.compute", function()
     assert.is_true(metrics.compute(seed_opts(near)).summary.verdict.pass)
   end)
 
-  it("compares latencies end to end by default, kernel to kernel on request", function()
+  it("compares latencies kernel to kernel (ratio) and end to end (e2e_ratio)", function()
     local opts = seed_opts({ name = "HCCL", per_pe = { { kernel_us = 30, e2e_us = 60 } } })
     opts.per_pe = { { kernel_us = 20, e2e_us = 50 } }
     local s = metrics.compute(opts).summary
-    assert.are.equal("e2e_latency_us", s.ratio_basis)
-    assert.are.equal(60, s.baseline_latency_us)
-    close(60 / 50 * 100, s.ratio_pct)
-    opts.ratio_basis = "kernel"
-    s = metrics.compute(opts).summary
-    assert.are.equal("latency_us", s.ratio_basis)
     assert.are.equal(30, s.baseline_latency_us)
     close(30 / 20 * 100, s.ratio_pct)
+    assert.are.equal(60, s.baseline_e2e_latency_us)
+    close(60 / 50 * 100, s.e2e_ratio_pct)
+    opts.ratio_basis = "kernel"
+    assert.has_error(function() metrics.compute(opts) end, "bad argument #1 to 'compute' "
+      .. "(ratio_basis is gone: ratio is kernel to kernel, e2e_ratio end to end)")
+  end)
+
+  it("computes ratios from the printed (3-decimal) latencies", function()
+    -- 2.0004 prints 2.000 and 1.0006 prints 1.001: the exact ratio 199.92% would print
+    -- 199.9%, the printed pair gives 2.000 / 1.001 = 199.8%
+    local opts = seed_opts({ name = "HCCL", per_pe = { { kernel_us = 2.0004, e2e_us = 2.0004 } } })
+    opts.per_pe = { { kernel_us = 1.0006, e2e_us = 1.0006 } }
+    local s = metrics.compute(opts).summary
+    assert.are.equal("199.8", metrics.fmt(s.ratio_pct, 1))
+    assert.are.equal("199.8", metrics.fmt(s.e2e_ratio_pct, 1))
+  end)
+
+  it("counts a p2p's bandwidth on the slowest participating PE's time", function()
+    -- get mode: src stages locally and is done early; dst moves the bytes over the link
+    local s = metrics.compute({ op = "p2p", n_pes = 8, payload_bytes = 1048576, peak = 28,
+      per_pe = { { pe = 0, kernel_us = 3, e2e_us = 50 }, { pe = 1, kernel_us = 46, e2e_us = 50 } } })
+    for _, row in ipairs(s.per_pe) do
+      assert.are.equal(46, row.bandwidth_time_us)
+      close(1048576 / 46e-6 / 1e9, row.algo_bandwidth_GBps)
+    end
+    close(1048576 / 46e-6 / 1e9, s.summary.algo_bandwidth_GBps)
+    assert.are.same({}, s.summary.notes)
+  end)
+
+  it("gives efficiency_pct = bound_us / latency_us * 100 per PE and for the op", function()
+    local opts = seed_opts({ name = "HCCL", per_pe = { { kernel_us = 90, e2e_us = 95 } } })
+    opts.per_pe = { { kernel_us = 40, e2e_us = 44 }, { kernel_us = 50, e2e_us = 54 } }
+    opts.bound = { us = 20, formula = "f" }
+    local r = metrics.compute(opts)
+    assert.are.equal(20, r.summary.bound_us)
+    close(20 / 50 * 100, r.summary.efficiency_pct)
+    close(20 / 40 * 100, r.per_pe[1].efficiency_pct)
+    close(20 / 90 * 100, r.summary.baseline.efficiency_pct)
+    opts.bound = 7
+    assert.are.equal(7, metrics.compute(opts).summary.bound_us)
+    opts.bound = "x"
+    assert.has_error(function() metrics.compute(opts) end, "bad argument #1 to 'compute' "
+      .. "(bound must be a number of us or a bound table {us=})")
   end)
 
   it("accepts a bare number as the peak", function()

@@ -22,7 +22,9 @@ describe("report.record", function()
   it("prints the seed's record in the fixed order", function()
     local r = { op_name = "allgather", dtype = "int32", shape = "M1024, N8", n_pes = 2, data_bytes = 32768,
       latency_us = 45.2, algo_bandwidth_GBps = 0.725, kernel_bus_bandwidth_GBps = 0.3625,
-      baseline = "HCCL AllGather", baseline_latency_us = 52.1, ratio = 52.1 / 45.2 * 100 }
+      baseline = "HCCL AllGather", baseline_latency_us = 52.1, ratio = 52.1 / 45.2 * 100,
+      e2e_latency_us = 49.2, baseline_e2e_latency_us = 56.1, e2e_ratio = 56.1 / 49.2 * 100,
+      bound_us = 1.732, efficiency_pct = 1.732 / 45.2 * 100 }
     assert.are.equal(table.concat({
       "op_name: allgather",
       "dtype: int32",
@@ -35,6 +37,11 @@ describe("report.record", function()
       "baseline: HCCL AllGather",
       "baseline_latency_us: 52.100",
       "ratio: 115.3%",
+      "e2e_latency_us: 49.200",
+      "baseline_e2e_latency_us: 56.100",
+      "e2e_ratio: 114.0%",
+      "bound_us: 1.732",
+      "efficiency_pct: 3.832",
     }, "\n") .. "\n", report.record(r))
   end)
 
@@ -50,6 +57,8 @@ describe("report.record", function()
       "op_name: allgather", "dtype: int32", "shape: M1024, N8", "n_pes: 2", "data_bytes: 32768",
       "latency_us: 45.200", "algo_bandwidth_GBps: 0.725", "kernel_bus_bandwidth_GBps: 0.362",
       "baseline: HCCL AllGather", "baseline_latency_us: 52.100", "ratio: 115.3%",
+      "e2e_latency_us: 45.200", "baseline_e2e_latency_us: 52.100", "e2e_ratio: 115.3%",
+      "bound_us: -", "efficiency_pct: -",
     }, "\n") .. "\n", report.record(r))
   end)
 
@@ -58,7 +67,8 @@ describe("report.record", function()
     local meta = { op_name = "allgather", dtype = "int32", shape = { 1024, 8 } }
     local text = report.record(report.make_record(meta, s))
     assert.truthy(text:find("\nshape: 1024x8\n", 1, true), text)
-    local tail = "\nbaseline: none\nbaseline_latency_us: -\nratio: -\n"
+    local tail = "\nbaseline: none\nbaseline_latency_us: -\nratio: -\ne2e_latency_us: 45.200\n"
+      .. "baseline_e2e_latency_us: -\ne2e_ratio: -\nbound_us: -\nefficiency_pct: -\n"
     assert.are.equal(tail, text:sub(-#tail))
   end)
 
@@ -74,9 +84,10 @@ describe("report.perf_lines", function()
     local text, lines = report.perf_lines(r.per_pe)
     assert.are.equal(2, #lines)
     -- 32768 B in 45.2 us: algo 0.72496, bus 0.36248 GB/s, 1.29456% of 28 GB/s
-    assert.are.equal("[PERF] pe=0 e2e_us=45.200 kernel_us=45.200 algo_bandwidth_GBps=0.725 "
-      .. "e2e_bus_bandwidth_GBps=0.362 kernel_bus_bandwidth_GBps=0.362 bandwidth_utilization_pct=1.295 "
-      .. "payload_bytes=32768 bus_factor=0.500 peak_bandwidth_GBps=28.000", lines[1])
+    assert.are.equal("[PERF] pe=0 e2e_us=45.200 kernel_us=45.200 bandwidth_time_us=45.200 "
+      .. "algo_bandwidth_GBps=0.725 e2e_bus_bandwidth_GBps=0.362 kernel_bus_bandwidth_GBps=0.362 "
+      .. "bandwidth_utilization_pct=1.295 payload_bytes=32768 bus_factor=0.500 "
+      .. "peak_bandwidth_GBps=28.000 bound_us=- efficiency_pct=-", lines[1])
     assert.truthy(lines[2]:find("^%[PERF%] pe=1 "))
     assert.are.equal(lines[1] .. "\n" .. lines[2] .. "\n", text)
   end)
@@ -84,6 +95,20 @@ describe("report.perf_lines", function()
   it("names a missing field", function()
     assert.has_error(function() report.perf_lines({ { pe = 0, e2e_us = 1 } }) end,
       "bad argument #1 to 'perf_lines' (rows[1].kernel_us missing)")
+  end)
+end)
+
+describe("report.perf_summary", function()
+  it("prints the record's comparison in one line, '-' for what a run lacks", function()
+    local meta = { op_name = "allgather", dtype = "int32", shape = "s" }
+    local with = report.make_record(meta, seed_summary(true).summary)
+    assert.are.equal("[PERF] op=allgather latency_us=45.200 baseline_latency_us=52.100 ratio=115.3% "
+      .. "e2e_latency_us=45.200 baseline_e2e_latency_us=52.100 e2e_ratio=115.3% bound_us=- "
+      .. "efficiency_pct=-\n", report.perf_summary(with))
+    local without = report.make_record(meta, seed_summary(false).summary)
+    assert.matches(" baseline_latency_us=%- ratio=%- ", report.perf_summary(without))
+    assert.has_error(function() report.perf_summary(1) end,
+      "bad argument #1 to 'perf_summary' (record expected, got number)")
   end)
 end)
 
@@ -122,12 +147,14 @@ describe("report.formula_text", function()
     has("bytes per path: local=16384 hccs=16384 sio=0 rdma=0 (total 32768) beside logical payload 32768")
     has("bus_factor = (n_pes-1)/n_pes = 0.500 for allgather with n_pes = 2")
     has("kernel_bus_bandwidth_GBps = algo_bandwidth_GBps * bus_factor = 0.362")
-    has("algo_bandwidth_GBps = logical_payload_bytes / kernel_s / 1e9 = 0.725")
+    has("algo_bandwidth_GBps = logical_payload_bytes / latency_s / 1e9 = 0.725")
     has("peak_bandwidth_GBps = 28.000 (Ascend910B HCCS 2-PE full mesh: 1 link x 28 GB/s)")
     has("timing boundary: kernel_us: first block start to last MTE completion of the kernel on that PE; "
       .. "e2e_us: kernel launch + host copies + kernel")
     has("latency_us = max over PEs of kernel_us = 45.200")
-    has("ratio = baseline e2e_latency_us / e2e_latency_us * 100 = 115.3%")
+    has("ratio = baseline_latency_us / latency_us * 100 = 52.100 / 45.200 * 100 = 115.3% (kernel time")
+    has("e2e_ratio = baseline_e2e_latency_us / e2e_latency_us * 100 = 52.100 / 45.200 * 100 = 115.3%")
+    has("bandwidth_time_us of a PE = its own kernel_us")
     has("verdict: PASS (rule: kernel_bus_bandwidth >= 80% of baseline")
     has("reference only, never used for PASS/FAIL")
   end)

@@ -199,7 +199,8 @@ local function write_output(dir, results, cases)
   end
   local last = results[#results]
   local f = assert(io.open(dir .. "/record.txt", "w"))
-  f:write(report.record(last.record), "\n", (report.perf_lines(last.metrics.per_pe)))
+  f:write(report.record(last.record), "\n", (report.perf_lines(last.metrics.per_pe)),
+    report.perf_summary(last.record))
   f:close()
   f = assert(io.open(dir .. "/record.json", "w"))
   f:write(report.to_json(last.record), "\n")
@@ -227,17 +228,21 @@ local function json_row(r)
     shmem = { latency_us = s.latency_us, e2e_latency_us = s.e2e_latency_us,
               algo_bandwidth_GBps = s.algo_bandwidth_GBps,
               kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
+              bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
               wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe,
               deepep_recv_rows = s.deepep_recv_rows, deepep_row_bytes = s.deepep_row_bytes,
               deepep_wire_dtype = s.deepep_wire_dtype,
               deepep_bandwidth_GBps = s.deepep_bandwidth_GBps },
-    verdict = s.verdict.text, ratio_pct = s.ratio_pct, per_pe = r.metrics.per_pe,
+    verdict = s.verdict.text, ratio_pct = s.ratio_pct, e2e_ratio_pct = s.e2e_ratio_pct,
+    bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
+    bound = s.bound, per_pe = r.metrics.per_pe,
   }
   if r.baseline then
     local b = r.baseline.metrics.summary
     row.baseline = { name = r.baseline.op.title, latency_us = b.latency_us,
                      e2e_latency_us = b.e2e_latency_us,
                      kernel_bus_bandwidth_GBps = b.kernel_bus_bandwidth_GBps,
+                     bound_us = b.bound_us, efficiency_pct = b.efficiency_pct,
                      wrong = r.baseline.check.wrong, spread = r.baseline.spread,
                      deepep_recv_rows = b.deepep_recv_rows, deepep_row_bytes = b.deepep_row_bytes,
                      deepep_wire_dtype = b.deepep_wire_dtype,
@@ -246,30 +251,51 @@ local function json_row(r)
   return row
 end
 
--- the nccl-tests style table of a sweep
+cli.SWEEP_LEGEND = "# basis: kernel_us, bound_us, eff_%, algbw, busbw (GB/s) and ratio_kernel on "
+  .. "kernel time (eff_% = bound_us / kernel_us * 100; ratio_kernel = hccl kernel_us / kernel_us "
+  .. "* 100); e2e_us and ratio_e2e end to end (ratio_e2e = hccl e2e_us / e2e_us * 100)\n"
+
+-- the cells of one side (op or baseline) of a sweep row
+local function sweep_cells(s, wrong, with_bound)
+  local eff = s.efficiency_pct and metrics.fmt3(s.efficiency_pct) or "-"
+  local cells = string.format("%10s", metrics.fmt3(s.latency_us))
+  if with_bound then
+    cells = cells .. string.format(" %10s", s.bound_us and metrics.fmt3(s.bound_us) or "-")
+  end
+  return cells .. string.format(" %8s %9s %9s %7d", eff, metrics.fmt3(s.algo_bandwidth_GBps),
+    metrics.fmt3(s.kernel_bus_bandwidth_GBps), wrong)
+end
+
+-- the nccl-tests style table of a sweep: the op, its bound and the baseline on kernel time,
+-- then the kernel ratio and the end-to-end comparison
 local function sweep_table(results)
-  local out = {}
+  local out = { cli.SWEEP_LEGEND }
   local base = results[1].baseline ~= nil
-  out[#out + 1] = string.format("#%11s %12s %6s | %10s %9s %9s %7s |%s ratio", "size", "count", "type",
-    "time(us)", "algbw", "busbw", "#wrong",
-    base and string.format(" %10s %9s %9s %7s |", "hccl(us)", "algbw", "busbw", "#wrong") or "")
+  local head = string.format("#%11s %12s %6s | %10s %10s %8s %9s %9s %7s |", "size", "count", "type",
+    "kernel_us", "bound_us", "eff_%", "algbw", "busbw", "#wrong")
+  if base then
+    head = head .. string.format(" %10s %8s %9s %9s %7s | %12s %10s %10s %9s", "hccl_kern",
+      "eff_%", "algbw", "busbw", "#wrong", "ratio_kernel", "e2e_us", "hccl_e2e", "ratio_e2e")
+  else
+    head = head .. string.format(" %10s", "e2e_us")
+  end
+  out[#out + 1] = head .. "\n"
   for _, r in ipairs(results) do
     local s = r.metrics.summary
-    local line = string.format("%12d %12d %6s | %10s %9s %9s %7d |", r.config.count *
-      lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype, metrics.fmt3(s.latency_us),
-      metrics.fmt3(s.algo_bandwidth_GBps), metrics.fmt3(s.kernel_bus_bandwidth_GBps),
-      r.shmem.check.wrong)
+    local line = string.format("%12d %12d %6s | %s |", r.config.count *
+      lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype,
+      sweep_cells(s, r.shmem.check.wrong, true))
     if base then
       local b = r.baseline.metrics.summary
-      line = line .. string.format(" %10s %9s %9s %7d | %s%%", metrics.fmt3(b.latency_us),
-        metrics.fmt3(b.algo_bandwidth_GBps), metrics.fmt3(b.kernel_bus_bandwidth_GBps),
-        r.baseline.check.wrong, metrics.fmt(s.ratio_pct, 1))
+      line = line .. string.format(" %s | %12s %10s %10s %9s", sweep_cells(b, r.baseline.check.wrong),
+        metrics.fmt(s.ratio_pct, 1) .. "%", metrics.fmt3(s.e2e_latency_us),
+        metrics.fmt3(b.e2e_latency_us), metrics.fmt(s.e2e_ratio_pct, 1) .. "%")
     else
-      line = line .. " -"
+      line = line .. string.format(" %10s", metrics.fmt3(s.e2e_latency_us))
     end
-    out[#out + 1] = line
+    out[#out + 1] = line .. "\n"
   end
-  return table.concat(out, "\n") .. "\n"
+  return table.concat(out)
 end
 
 -- run everything the options ask for; returns the exit status

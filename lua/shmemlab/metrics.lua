@@ -9,20 +9,29 @@ local M = {}
 
 M.PASS_BASELINE_FRACTION = 0.8   -- PASS: kernel bus bandwidth >= 80% of the baseline's
 M.PASS_MIN_UTILISATION_PCT = 20  -- PASS without a baseline: utilisation >= 20%
-M.OVER_100_NOTE = "utilisation above 100%: bus_factor overestimates or the link exceeds its nominal rate"
+-- bandwidths are counted on the PEs that move the bytes (see BUS scope): over 100% of the
+-- guide's peak can only come from its conventions, the bus factor or the peak's link count
+M.OVER_100_NOTE = "utilisation above 100%: the bus_factor or the peak convention counts fewer "
+  .. "bytes or links than the op used"
 
 local function nm1_over_n(n) return (n - 1) / n end
 
--- the one bus factor table
+-- the one bus factor table; scope says whose time a PE's bandwidth is counted on:
+-- "pe": every PE moves its own payload (it receives or produces the op's bytes itself), so
+-- a PE's bandwidth is over its own kernel time; "op": one payload for the whole op, moved
+-- jointly by the PEs that take part (a p2p pair, a broadcast from its root), so every PE's
+-- bandwidth is over the slowest participating PE's time -- a PE whose kernel ends early
+-- (a p2p src in get mode, a root whose readers pull) has not moved the op's bytes by then.
 local BUS = {
-  allreduce = { formula = "2*(n_pes-1)/n_pes", f = function(n) return 2 * (n - 1) / n end },
-  reduce_scatter = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
-  allgather = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
-  alltoall = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
-  broadcast = { formula = "1", f = function() return 1 end },
-  p2p = { formula = "1", f = function() return 1 end },
-  dispatch = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
-  combine = { formula = "(n_pes-1)/n_pes", f = nm1_over_n },
+  allreduce = { formula = "2*(n_pes-1)/n_pes", f = function(n) return 2 * (n - 1) / n end,
+    scope = "pe" },
+  reduce_scatter = { formula = "(n_pes-1)/n_pes", f = nm1_over_n, scope = "pe" },
+  allgather = { formula = "(n_pes-1)/n_pes", f = nm1_over_n, scope = "pe" },
+  alltoall = { formula = "(n_pes-1)/n_pes", f = nm1_over_n, scope = "pe" },
+  broadcast = { formula = "1", f = function() return 1 end, scope = "op" },
+  p2p = { formula = "1", f = function() return 1 end, scope = "op" },
+  dispatch = { formula = "(n_pes-1)/n_pes", f = nm1_over_n, scope = "pe" },
+  combine = { formula = "(n_pes-1)/n_pes", f = nm1_over_n, scope = "pe" },
 }
 
 -- canonical names, in the guide's order
@@ -59,12 +68,13 @@ local function check_n(n, fname, argn)
   return math.tointeger(n)
 end
 
--- metrics.bus_factor(op, n_pes) -> factor, formula ("2*(n_pes-1)/n_pes"), canonical op
+-- metrics.bus_factor(op, n_pes) -> factor, formula ("2*(n_pes-1)/n_pes"), canonical op,
+-- scope ("pe" | "op": whose time a PE's bandwidth is counted on, see BUS)
 function M.bus_factor(op, n)
   local c = check_op(op, "bus_factor")
   n = check_n(n, "bus_factor", 2)
   local b = BUS[c]
-  return b.f(n), b.formula, c
+  return b.f(n), b.formula, c, b.scope
 end
 
 -- metrics.payload_bytes(op, p) -> logical payload bytes of one PE, formula
@@ -201,83 +211,125 @@ local function positive(v)
   return type(v) == "number" and v > 0 and v < math.huge
 end
 
-local function pe_rows(per_pe, payload, bf, peak_GBps, what)
+-- the printed value of x (3 decimals), as a number: ratios are computed from it
+local function printed(x) return tonumber(M.fmt3(x)) end
+
+-- printed(b) / printed(a) * 100, or nil when a prints as 0
+local function pct(b, a)
+  local pa = printed(a)
+  if not pa or pa == 0 then return nil end
+  return printed(b) / pa * 100
+end
+
+local function pe_rows(per_pe, k, what)
   what = what == "" and "" or (what .. " ")
   if type(per_pe) ~= "table" or #per_pe == 0 then
     error("bad argument #1 to 'compute' (" .. what .. "per_pe must be a non-empty list)", 3)
   end
-  local rows = {}
+  local op_k, op_e = 0, 0
   for i, p in ipairs(per_pe) do
     if not positive(p.kernel_us) or not positive(p.e2e_us) then
       error(string.format("bad argument #1 to 'compute' (%sper_pe[%d]: kernel_us and e2e_us "
         .. "must be > 0)", what, i), 3)
     end
-    local algo = payload / p.kernel_us / 1e3   -- bytes / (us * 1e-6) / 1e9
-    local e2e_algo = payload / p.e2e_us / 1e3
-    local kbus = algo * bf
+    op_k, op_e = math.max(op_k, p.kernel_us), math.max(op_e, p.e2e_us)
+  end
+  local rows = {}
+  for i, p in ipairs(per_pe) do
+    local t_k = k.scope == "op" and op_k or p.kernel_us
+    local t_e = k.scope == "op" and op_e or p.e2e_us
+    local algo = k.payload / t_k / 1e3   -- bytes / (us * 1e-6) / 1e9
+    local e2e_algo = k.payload / t_e / 1e3
+    local kbus = algo * k.bf
     rows[i] = {
-      pe = p.pe or (i - 1), kernel_us = p.kernel_us, e2e_us = p.e2e_us,
-      payload_bytes = payload, bus_factor = bf, peak_bandwidth_GBps = peak_GBps,
+      pe = p.pe or (i - 1), kernel_us = p.kernel_us, e2e_us = p.e2e_us, bandwidth_time_us = t_k,
+      payload_bytes = k.payload, bus_factor = k.bf, peak_bandwidth_GBps = k.peak,
       algo_bandwidth_GBps = algo, e2e_algo_bandwidth_GBps = e2e_algo,
-      kernel_bus_bandwidth_GBps = kbus, e2e_bus_bandwidth_GBps = e2e_algo * bf,
-      bandwidth_utilization_pct = peak_GBps > 0 and kbus / peak_GBps * 100 or 0,
+      kernel_bus_bandwidth_GBps = kbus, e2e_bus_bandwidth_GBps = e2e_algo * k.bf,
+      bandwidth_utilization_pct = k.peak > 0 and kbus / k.peak * 100 or 0,
+      bound_us = k.bound, efficiency_pct = k.bound and k.bound / t_k * 100 or nil,
     }
   end
   return rows
 end
 
-local MEAN_FIELDS = { "algo_bandwidth_GBps", "e2e_algo_bandwidth_GBps", "kernel_bus_bandwidth_GBps",
-  "e2e_bus_bandwidth_GBps", "bandwidth_utilization_pct" }
-
-local function summarise(rows)
+-- the op's figures: latencies = max over PEs; bandwidths = payload over those latencies
+-- (so that the record's algo_bandwidth = data_bytes / latency_us); efficiency = bound / latency
+local function summarise(rows, k)
   local s = { latency_us = -math.huge, e2e_latency_us = -math.huge, n_pe_rows = #rows }
-  for _, f in ipairs(MEAN_FIELDS) do s[f] = 0 end
   for _, r in ipairs(rows) do
     s.latency_us = math.max(s.latency_us, r.kernel_us)
     s.e2e_latency_us = math.max(s.e2e_latency_us, r.e2e_us)
-    for _, f in ipairs(MEAN_FIELDS) do s[f] = s[f] + r[f] / #rows end
   end
+  s.algo_bandwidth_GBps = k.payload / s.latency_us / 1e3
+  s.e2e_algo_bandwidth_GBps = k.payload / s.e2e_latency_us / 1e3
+  s.kernel_bus_bandwidth_GBps = s.algo_bandwidth_GBps * k.bf
+  s.e2e_bus_bandwidth_GBps = s.e2e_algo_bandwidth_GBps * k.bf
+  s.bandwidth_utilization_pct = k.peak > 0 and s.kernel_bus_bandwidth_GBps / k.peak * 100 or 0
+  s.bound_us = k.bound
+  s.efficiency_pct = k.bound and k.bound / s.latency_us * 100 or nil
   return s
+end
+
+-- the bound of opts: nil, a number of us, or a bound table ({us=, formula=})
+local function bound_of(b)
+  if b == nil then return nil end
+  if type(b) == "number" and b >= 0 then return { us = b, formula = "given: " .. b .. " us" } end
+  if type(b) == "table" and type(b.us) == "number" and b.us >= 0 then return b end
+  error("bad argument #1 to 'compute' (bound must be a number of us or a bound table {us=})", 4)
 end
 
 -- metrics.compute(opts) -> {per_pe = {rows}, summary = {...}}
 -- opts = {op=, n_pes=, payload_bytes=, per_pe = {{pe=, kernel_us=, e2e_us=}, ...},
 --   peak = metrics.peak{...} (or a number of GB/s), baseline = nil | {name=, per_pe=...},
---   ratio_basis = "e2e" (default, as the guide compares with HCCL) | "kernel"}
--- Per PE: algo (kernel), e2e algo, kernel bus, e2e bus bandwidth, utilisation.
--- Summary: latency_us = max kernel_us, e2e_latency_us = max e2e_us, bandwidths and
--- utilisation = mean over PEs; ratio_pct = baseline latency / latency * 100.
-function M.compute(opts)
+--   bound = nil | us | shmemlab.bound table {us=, formula=}}
+-- Per PE: algo (kernel), e2e algo, kernel bus, e2e bus bandwidth, utilisation, efficiency,
+-- each over bandwidth_time_us (the PE's kernel_us, or with scope "op" the slowest PE's).
+-- Summary: latency_us = max kernel_us, e2e_latency_us = max e2e_us, bandwidths = payload
+-- over them, efficiency_pct = bound_us / latency_us * 100; with a baseline ratio_pct =
+-- baseline latency_us / latency_us * 100 and e2e_ratio_pct = baseline e2e_latency_us /
+-- e2e_latency_us * 100, each from the printed (3-decimal) latencies.
+-- the checked inputs of compute: canonical op, n_pes, payload, peak table, bound, and the
+-- figures pe_rows and summarise share
+local function compute_args(opts)
   if type(opts) ~= "table" then
-    error("bad argument #1 to 'compute' (table expected, got " .. type(opts) .. ")", 2)
+    error("bad argument #1 to 'compute' (table expected, got " .. type(opts) .. ")", 3)
   end
   local c = M.canonical(opts.op)
   if not c then
-    error(string.format("bad argument #1 to 'compute' (unknown operator '%s')", tostring(opts.op)), 2)
+    error(string.format("bad argument #1 to 'compute' (unknown operator '%s')", tostring(opts.op)), 3)
   end
   local n = opts.n_pes
   if math.type(n) ~= "integer" or n < 1 then
-    error("bad argument #1 to 'compute' (n_pes must be an integer >= 1)", 2)
+    error("bad argument #1 to 'compute' (n_pes must be an integer >= 1)", 3)
   end
   local payload = opts.payload_bytes
   if type(payload) ~= "number" or payload < 0 then
-    error("bad argument #1 to 'compute' (payload_bytes must be a number >= 0)", 2)
+    error("bad argument #1 to 'compute' (payload_bytes must be a number >= 0)", 3)
   end
   local peak = opts.peak
   if type(peak) == "number" then peak = { GBps = peak, source = "given: " .. peak .. " GB/s" } end
   if type(peak) ~= "table" or type(peak.GBps) ~= "number" or peak.GBps < 0 then
-    error("bad argument #1 to 'compute' (peak must be a metrics.peak table or a number)", 2)
+    error("bad argument #1 to 'compute' (peak must be a metrics.peak table or a number)", 3)
   end
-  local basis = opts.ratio_basis or "e2e"
-  if basis ~= "e2e" and basis ~= "kernel" then
-    error("bad argument #1 to 'compute' (ratio_basis must be 'e2e' or 'kernel')", 2)
+  if opts.ratio_basis ~= nil then
+    error("bad argument #1 to 'compute' (ratio_basis is gone: ratio is kernel to kernel, "
+      .. "e2e_ratio end to end)", 3)
   end
-  local bf, formula = M.bus_factor(c, n)
+  local bound = bound_of(opts.bound)
+  local bf, formula, _, scope = M.bus_factor(c, n)
+  return c, n, payload, peak, bound, formula, { payload = payload, bf = bf, peak = peak.GBps,
+    scope = scope, bound = bound and bound.us }
+end
 
-  local rows = pe_rows(opts.per_pe, payload, bf, peak.GBps, "")
-  local s = summarise(rows)
-  s.op, s.n_pes, s.payload_bytes = c, n, payload
+function M.compute(opts)
+  local c, n, payload, peak, bound, formula, k = compute_args(opts)
+  local bf, scope = k.bf, k.scope
+  local rows = pe_rows(opts.per_pe, k, "")
+  local s = summarise(rows, k)
+  s.op, s.n_pes, s.payload_bytes, s.scope = c, n, payload, scope
   s.bus_factor, s.bus_factor_formula = bf, formula
+  s.bound = bound
   s.peak_bandwidth_GBps, s.peak_source = peak.GBps, peak.source
   s.notes = {}
   for _, r in ipairs(rows) do
@@ -298,12 +350,12 @@ function M.compute(opts)
     if type(b) ~= "table" then
       error("bad argument #1 to 'compute' (baseline must be a table {name=, per_pe=})", 2)
     end
-    local bs = summarise(pe_rows(b.per_pe, payload, bf, peak.GBps, "baseline"))
+    local bs = summarise(pe_rows(b.per_pe, k, "baseline"), k)
     bs.name = b.name or "baseline"
     s.baseline = bs
-    s.ratio_basis = basis == "e2e" and "e2e_latency_us" or "latency_us"
-    s.baseline_latency_us = bs[s.ratio_basis]
-    s.ratio_pct = bs[s.ratio_basis] / s[s.ratio_basis] * 100
+    s.baseline_latency_us, s.baseline_e2e_latency_us = bs.latency_us, bs.e2e_latency_us
+    s.ratio_pct = pct(bs.latency_us, s.latency_us)
+    s.e2e_ratio_pct = pct(bs.e2e_latency_us, s.e2e_latency_us)
     local need = M.PASS_BASELINE_FRACTION * bs.kernel_bus_bandwidth_GBps
     local pass = s.kernel_bus_bandwidth_GBps >= need
     s.verdict = {

@@ -13,8 +13,11 @@ local M = {}
 
 local fmt3 = metrics.fmt3
 
+-- the guide's 6.3 record (latency on kernel time, ratio = baseline_latency_us / latency_us),
+-- then the end-to-end comparison on its own lines, then the lower bound and efficiency
 M.RECORD_KEYS = { "op_name", "dtype", "shape", "n_pes", "data_bytes", "latency_us",
-  "algo_bandwidth_GBps", "kernel_bus_bandwidth_GBps", "baseline", "baseline_latency_us", "ratio" }
+  "algo_bandwidth_GBps", "kernel_bus_bandwidth_GBps", "baseline", "baseline_latency_us", "ratio",
+  "e2e_latency_us", "baseline_e2e_latency_us", "e2e_ratio", "bound_us", "efficiency_pct" }
 
 M.TIMING_BOUNDARY = "kernel_us: first block start to last MTE completion of the kernel on that PE; "
   .. "e2e_us: kernel launch + host copies + kernel"
@@ -47,7 +50,9 @@ function M.make_record(meta, s)
     n_pes = s.n_pes, data_bytes = s.payload_bytes, latency_us = s.latency_us,
     algo_bandwidth_GBps = s.algo_bandwidth_GBps, kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
     baseline = s.baseline and s.baseline.name or nil, baseline_latency_us = s.baseline_latency_us,
-    ratio = s.ratio_pct,
+    ratio = s.ratio_pct, e2e_latency_us = s.e2e_latency_us,
+    baseline_e2e_latency_us = s.baseline_e2e_latency_us, e2e_ratio = s.e2e_ratio_pct,
+    bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
     deepep_wire_dtype = s.deepep_wire_dtype, deepep_recv_rows = s.deepep_recv_rows,
     deepep_row_bytes = s.deepep_row_bytes, deepep_bandwidth_GBps = s.deepep_bandwidth_GBps,
     baseline_deepep_bandwidth_GBps = s.baseline and s.baseline.deepep_bandwidth_GBps or nil,
@@ -60,8 +65,10 @@ M.DEEPEP_KEYS = { "deepep_wire_dtype", "deepep_recv_rows", "deepep_row_bytes",
   "deepep_bandwidth_GBps", "baseline_deepep_bandwidth_GBps" }
 
 -- report.record(r) -> the fixed "key: value" lines (RECORD_KEYS order), each ending in "\n".
--- r.ratio is a percentage number (115.26 -> "115.3%"); without a baseline the last three
--- lines read "baseline: none", "baseline_latency_us: -", "ratio: -".
+-- r.ratio and r.e2e_ratio are percentage numbers (115.26 -> "115.3%"); without a baseline
+-- the baseline lines read "baseline: none", "baseline_latency_us: -", "ratio: -",
+-- "baseline_e2e_latency_us: -", "e2e_ratio: -"; without a bound, bound_us and
+-- efficiency_pct read "-". An absent e2e_latency_us reads "-".
 function M.record(r)
   if type(r) ~= "table" then
     error("bad argument #1 to 'record' (table expected, got " .. type(r) .. ")", 2)
@@ -78,6 +85,11 @@ function M.record(r)
     baseline = r.baseline and tostring(r.baseline) or "none",
     baseline_latency_us = r.baseline_latency_us and fmt3(r.baseline_latency_us) or "-",
     ratio = r.ratio and (metrics.fmt(r.ratio, 1) .. "%") or "-",
+    e2e_latency_us = r.e2e_latency_us and fmt3(r.e2e_latency_us) or "-",
+    baseline_e2e_latency_us = r.baseline_e2e_latency_us and fmt3(r.baseline_e2e_latency_us) or "-",
+    e2e_ratio = r.e2e_ratio and (metrics.fmt(r.e2e_ratio, 1) .. "%") or "-",
+    bound_us = r.bound_us and fmt3(r.bound_us) or "-",
+    efficiency_pct = r.efficiency_pct and fmt3(r.efficiency_pct) or "-",
   }
   local out = {}
   for i, k in ipairs(M.RECORD_KEYS) do out[i] = k .. ": " .. v[k] .. "\n" end
@@ -91,12 +103,14 @@ function M.record(r)
   return table.concat(out)
 end
 
-M.PERF_FIELDS = { "e2e_us", "kernel_us", "algo_bandwidth_GBps", "e2e_bus_bandwidth_GBps",
-  "kernel_bus_bandwidth_GBps", "bandwidth_utilization_pct", "payload_bytes", "bus_factor",
-  "peak_bandwidth_GBps" }
+M.PERF_FIELDS = { "e2e_us", "kernel_us", "bandwidth_time_us", "algo_bandwidth_GBps",
+  "e2e_bus_bandwidth_GBps", "kernel_bus_bandwidth_GBps", "bandwidth_utilization_pct",
+  "payload_bytes", "bus_factor", "peak_bandwidth_GBps", "bound_us", "efficiency_pct" }
+local PERF_OPTIONAL = { bound_us = true, efficiency_pct = true }
 
 -- report.perf_lines(rows) -> text, list of lines: one "[PERF] pe=<id> key=value ..." per PE
--- (rows = metrics.compute(...).per_pe; payload_bytes as an integer, the rest 3 decimals)
+-- (rows = metrics.compute(...).per_pe; payload_bytes as an integer, the rest 3 decimals;
+-- bound_us and efficiency_pct read "-" when the run has no bound)
 function M.perf_lines(rows)
   if type(rows) ~= "table" then
     error("bad argument #1 to 'perf_lines' (list of per-PE rows expected)", 2)
@@ -106,10 +120,14 @@ function M.perf_lines(rows)
     local parts = { "[PERF] pe=" .. tostring(r.pe) }
     for _, f in ipairs(M.PERF_FIELDS) do
       local x = r[f]
-      if type(x) ~= "number" then
+      if x == nil and f == "bandwidth_time_us" then x = r.kernel_us end
+      if x == nil and PERF_OPTIONAL[f] then
+        parts[#parts + 1] = f .. "=-"
+      elseif type(x) ~= "number" then
         error(string.format("bad argument #1 to 'perf_lines' (rows[%d].%s missing)", i, f), 2)
+      else
+        parts[#parts + 1] = f .. "=" .. (f == "payload_bytes" and int_or_3(x) or fmt3(x))
       end
-      parts[#parts + 1] = f .. "=" .. (f == "payload_bytes" and int_or_3(x) or fmt3(x))
     end
     if r.deepep_bandwidth_GBps then                  -- MoE ops (metrics.deepep)
       parts[#parts + 1] = "deepep_recv_rows=" .. int_or_3(r.deepep_recv_rows)
@@ -119,6 +137,27 @@ function M.perf_lines(rows)
     lines[i] = table.concat(parts, " ")
   end
   return (#lines > 0 and table.concat(lines, "\n") .. "\n" or ""), lines
+end
+
+M.PERF_SUMMARY_FIELDS = { "latency_us", "baseline_latency_us", "ratio", "e2e_latency_us",
+  "baseline_e2e_latency_us", "e2e_ratio", "bound_us", "efficiency_pct" }
+
+-- report.perf_summary(r) -> "[PERF] op=<name> key=value ...\n": the op's comparison in one
+-- line beside the per-PE ones, from a record r (make_record): latencies and bound with 3
+-- decimals, the ratios with 1 and a "%" as in the record, "-" for what is absent
+function M.perf_summary(r)
+  if type(r) ~= "table" then
+    error("bad argument #1 to 'perf_summary' (record expected, got " .. type(r) .. ")", 2)
+  end
+  local parts = { "[PERF] op=" .. tostring(r.op_name) }
+  for _, f in ipairs(M.PERF_SUMMARY_FIELDS) do
+    local x, text = r[f], "-"
+    if type(x) == "number" then
+      text = (f == "ratio" or f == "e2e_ratio") and (metrics.fmt(x, 1) .. "%") or fmt3(x)
+    end
+    parts[#parts + 1] = f .. "=" .. text
+  end
+  return table.concat(parts, " ") .. "\n"
 end
 
 -- report.to_json(r [, opts]) -> JSON object of the record (raw numbers, sorted keys,
@@ -136,6 +175,27 @@ function M.to_json(r, opts)
 end
 
 local PATHS = { "local", "hccs", "sio", "rdma" }
+
+-- the bound, efficiency and baseline lines of formula_text, through add(fmt, ...)
+local function comparison_lines(s, add)
+  if s.bound then
+    add("%s", s.bound.formula or ("bound_us = " .. fmt3(s.bound_us)))
+    add("efficiency_pct = bound_us / latency_us * 100 = %s (per PE: over its bandwidth_time_us)",
+      fmt3(s.efficiency_pct))
+  end
+  if s.baseline then
+    add("baseline: %s, latency_us %s, e2e_latency_us %s, kernel_bus_bandwidth_GBps %s%s",
+      s.baseline.name, fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us),
+      fmt3(s.baseline.kernel_bus_bandwidth_GBps), s.baseline.efficiency_pct
+        and (", efficiency_pct " .. fmt3(s.baseline.efficiency_pct)) or "")
+    add("ratio = baseline_latency_us / latency_us * 100 = %s / %s * 100 = %s%% (kernel time; "
+      .. "over 100%% = faster than the baseline)", fmt3(s.baseline.latency_us), fmt3(s.latency_us),
+      metrics.fmt(s.ratio_pct, 1))
+    add("e2e_ratio = baseline_e2e_latency_us / e2e_latency_us * 100 = %s / %s * 100 = %s%% "
+      .. "(end to end: launches and host copies included)", fmt3(s.baseline.e2e_latency_us),
+      fmt3(s.e2e_latency_us), metrics.fmt(s.e2e_ratio_pct, 1))
+  end
+end
 
 -- report.formula_text(summary [, path_bytes]) -> text explaining every number of the summary:
 -- formulas, the bus factor used, the peak and its source, the timing boundary and, beside
@@ -165,13 +225,16 @@ function M.formula_text(s, path_bytes)
   add("latency_us = max over PEs of kernel_us = %s; e2e_latency_us = max over PEs of e2e_us = %s",
     fmt3(s.latency_us), fmt3(s.e2e_latency_us))
   add("timing boundary: %s", M.TIMING_BOUNDARY)
-  add("algo_bandwidth_GBps = logical_payload_bytes / kernel_s / 1e9 = %s (mean over PEs)",
-    fmt3(s.algo_bandwidth_GBps))
+  add("bandwidth_time_us of a PE = %s", s.scope == "op"
+    and "the slowest participating PE's kernel_us (one payload moved jointly by the PEs that take part)"
+    or "its own kernel_us (every PE moves its own payload)")
+  add("algo_bandwidth_GBps = logical_payload_bytes / latency_s / 1e9 = %s (per PE: over its "
+    .. "bandwidth_time_us)", fmt3(s.algo_bandwidth_GBps))
   add("bus_factor = %s = %s for %s with n_pes = %d (the one table in shmemlab.metrics)",
     s.bus_factor_formula, fmt3(s.bus_factor), s.op, s.n_pes)
-  add("kernel_bus_bandwidth_GBps = algo_bandwidth_GBps * bus_factor = %s (mean over PEs)",
+  add("kernel_bus_bandwidth_GBps = algo_bandwidth_GBps * bus_factor = %s",
     fmt3(s.kernel_bus_bandwidth_GBps))
-  add("e2e_bus_bandwidth_GBps = logical_payload_bytes / e2e_s / 1e9 * bus_factor = %s "
+  add("e2e_bus_bandwidth_GBps = logical_payload_bytes / e2e_latency_s / 1e9 * bus_factor = %s "
     .. "(reference only, never used for PASS/FAIL)", fmt3(s.e2e_bus_bandwidth_GBps))
   add("peak_bandwidth_GBps = %s (%s)", fmt3(s.peak_bandwidth_GBps), tostring(s.peak_source))
   add("bandwidth_utilization_pct = kernel_bus_bandwidth_GBps / peak_bandwidth_GBps * 100 = %s",
@@ -184,18 +247,12 @@ function M.formula_text(s, path_bytes)
       int_or_3(s.deepep_row_bytes), fmt3(s.latency_us), fmt3(s.deepep_bandwidth_GBps),
       tostring(s.deepep_wire_dtype))
   end
-  if s.baseline then
-    add("baseline: %s, latency_us %s, e2e_latency_us %s, kernel_bus_bandwidth_GBps %s", s.baseline.name,
-      fmt3(s.baseline.latency_us), fmt3(s.baseline.e2e_latency_us),
-      fmt3(s.baseline.kernel_bus_bandwidth_GBps))
-    if s.baseline.deepep_bandwidth_GBps then
-      add("baseline deepep_bandwidth_GBps = %s * %s / %s / 1e3 = %s (%s on the wire)",
-        int_or_3(s.baseline.deepep_recv_rows), int_or_3(s.baseline.deepep_row_bytes),
-        fmt3(s.baseline.latency_us), fmt3(s.baseline.deepep_bandwidth_GBps),
-        tostring(s.baseline.deepep_wire_dtype))
-    end
-    add("ratio = baseline %s / %s * 100 = %s%% (over 100%% = faster than the baseline)",
-      s.ratio_basis, s.ratio_basis, metrics.fmt(s.ratio_pct, 1))
+  comparison_lines(s, add)
+  if s.baseline and s.baseline.deepep_bandwidth_GBps then
+    add("baseline deepep_bandwidth_GBps = %s * %s / %s / 1e3 = %s (%s on the wire)",
+      int_or_3(s.baseline.deepep_recv_rows), int_or_3(s.baseline.deepep_row_bytes),
+      fmt3(s.baseline.latency_us), fmt3(s.baseline.deepep_bandwidth_GBps),
+      tostring(s.baseline.deepep_wire_dtype))
   end
   if s.verdict then
     add("verdict: %s (rule: %s; %s)", s.verdict.text, s.verdict.rule, s.verdict.detail or "")

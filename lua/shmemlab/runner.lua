@@ -198,12 +198,12 @@ local function peak_of(op, c)
                        topology = c.profile.hccs_switch and "hccs_switch" or "hccs_mesh" }
 end
 
--- metrics of a measured run (with an optional measured baseline)
-local function evaluate(op, c, res, base)
+-- metrics of a measured run (with an optional measured baseline) against the op's bound
+local function evaluate(op, c, res, bound, base)
   local payload = metrics.payload_bytes(op.collective, op.payload(c))
   local mt = metrics.compute{
     op = op.collective, n_pes = c.pes, payload_bytes = payload, per_pe = res.per_pe,
-    peak = peak_of(op, c),
+    peak = peak_of(op, c), bound = bound,
     baseline = base and { name = base.op.title or base.op.name, per_pe = base.per_pe } or nil,
   }
   if res.deepep then metrics.deepep(mt, res.deepep, base and base.deepep) end  -- MoE ops
@@ -230,22 +230,23 @@ function runner.run(spec, opts)
   local op = runner.load_op(spec)
   local c = runner.config(op, opts)
   local res = runner.measure(op, c)
+  local bound = require("shmemlab.bound").of(op.collective, c)   -- the baseline's too
   local base
   if c.baseline == "hccl" then
     local bop = runner.load_baseline(op)
     if bop then
       base = runner.measure(bop, c)
-      base.metrics = evaluate(bop, c, base)
+      base.metrics = evaluate(bop, c, base, bound)
     end
   end
-  local mt = evaluate(op, c, res, base)
+  local mt = evaluate(op, c, res, bound, base)
   local frames = runner.frames(res, op, c)
   if base then base.frame_report = runner.frames(base, base.op, c) end
   local record = report.make_record({ op_name = op.name, dtype = c.dtype,
     shape = c.shape and string.format("M=%d, N=%d", c.shape[1], c.shape[2] or 1)
             or string.format("count=%d", c.count) },
     mt.summary)
-  return { op = op, config = c, shmem = res, baseline = base, metrics = mt,
+  return { op = op, config = c, shmem = res, baseline = base, metrics = mt, bound = bound,
            record = record, frames = frames }
 end
 
@@ -294,7 +295,7 @@ function runner.text(r)
     out[#out + 1] = runner.check_text(r.baseline.op.title or r.baseline.op.name, r.baseline.check)
   end
   out[#out + 1] = "\n" .. report.record(r.record)
-  out[#out + 1] = "\n" .. (report.perf_lines(r.metrics.per_pe))
+  out[#out + 1] = "\n" .. (report.perf_lines(r.metrics.per_pe)) .. report.perf_summary(r.record)
   out[#out + 1] = "\n" .. report.formula_text(r.metrics.summary, r.shmem.path_bytes)
   if r.shmem.prof.pe >= 0 and #r.shmem.prof.rows > 0 then
     out[#out + 1] = string.format("\ncycle profiling of PE %d, measured launches "

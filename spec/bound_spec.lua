@@ -1,0 +1,223 @@
+-- shmemlab.bound: the lower bound of every op (figures derived here from the SoC profile
+-- fields, never pasted), the supernode field, the physical peak; then a sweep of every op
+-- and its baseline over sizes, PE counts and SoCs: no modeled kernel latency is below its
+-- bound and no printed bandwidth is above the physical peak of the paths it used.
+local lab = require("shmemlab")
+local bound = require("shmemlab.bound")
+local runner = require("shmemlab.runner")
+
+local MiB = 1024 * 1024
+
+-- the best effective HCCS rate of a profile (push or pull, whichever is better)
+local function hccs(p) return p.hccs_GBps * math.max(p.hccs_read_eff, p.hccs_write_eff) end
+
+describe("bound", function()
+  local A2, A3 = lab.soc("Ascend910B"), lab.soc("Ascend910_93")
+
+  it("of an 8-PE mesh allgather: one shard over one link plus one HCCS alpha", function()
+    local b = bound.allgather(A2, { n_pes = 8, shard_bytes = 16 * MiB })
+    assert.near(16 * MiB / hccs(A2) / 1e3 + A2.hccs_alpha_ns / 1e3, b.us, 1e-9)
+    assert.equal("direct", b.family)
+    assert.equal(1, b.steps)
+    assert.matches("bound_us = bytes / GBps / 1e3 + alphas = 16777216 / ", b.formula, 1, true)
+  end)
+
+  it("takes the better of read and write efficiency", function()
+    local p = lab.soc("Ascend910B")
+    p.hccs_read_eff, p.hccs_write_eff = 0.98, 0.74
+    local b1 = bound.p2p(p, { n_pes = 2, bytes = MiB, src = 0, dst = 1 })
+    p.hccs_read_eff, p.hccs_write_eff = 0.74, 0.98
+    local b2 = bound.p2p(p, { n_pes = 2, bytes = MiB, src = 0, dst = 1 })
+    assert.equal(b1.us, b2.us)
+    assert.near(MiB / (28 * 0.98) / 1e3 + p.hccs_alpha_ns / 1e3, b1.us, 1e-9)
+  end)
+
+  it("of a p2p between the two dies of an A3 card: SIO, and the slower of its alphas", function()
+    local b = bound.p2p(A3, { n_pes = 2, bytes = MiB, src = 1, dst = 0 })
+    -- every op also reads or writes local GM: its alpha is the larger of local and SIO
+    local alpha = math.max(A3.sio_alpha_ns, A3.local_alpha_ns) / 1e3
+    assert.near(MiB / A3.sio_GBps / 1e3 + alpha, b.us, 1e-9)
+    assert.equal("SIO of PE1", b.bottleneck)
+  end)
+
+  it("of an allreduce: the direct design on 2 PEs, relay (2(n-1)/n of the data) on 8", function()
+    local b2 = bound.allreduce(A2, { n_pes = 2, bytes = MiB })
+    assert.near(MiB / hccs(A2) / 1e3 + 0.5, b2.us, 1e-9)
+    local b8 = bound.allreduce(A2, { n_pes = 8, bytes = 64 * MiB })
+    assert.equal("relay", b8.family)
+    assert.near(2 * 7 / 8 * 64 * MiB / (7 * hccs(A2)) / 1e3 + 2 * A2.hccs_alpha_ns / 1e3, b8.us,
+      1e-6)
+  end)
+
+  it("of a reduce_scatter and an alltoall on 8 PEs: a shard per link", function()
+    for _, f in ipairs({ "reduce_scatter", "alltoall" }) do
+      local b = bound[f](A2, { n_pes = 8, shard_bytes = MiB })
+      assert.near(MiB / hccs(A2) / 1e3 + A2.hccs_alpha_ns / 1e3, b.us, 1e-9)
+    end
+  end)
+
+  it("of a broadcast on a mesh: the data over all ingress of a reader (scatter + allgather)",
+    function()
+      local b = bound.broadcast(A2, { n_pes = 8, bytes = 64 * MiB, root = 3 })
+      assert.equal("relay", b.family)
+      assert.near(64 * MiB / (7 * hccs(A2)) / 1e3 + 2 * A2.hccs_alpha_ns / 1e3, b.us, 1e-6)
+    end)
+
+  it("crosses RDMA beyond supernode_dies and the switch within", function()
+    local n, s = 32, MiB
+    local small = lab.soc("Ascend910_93")
+    small.supernode_dies = 16               -- two supernodes of 16 dies
+    local b = bound.alltoall(small, { n_pes = n, shard_bytes = s })
+    assert.matches("RDMA", b.bottleneck)
+    local p = lab.soc("Ascend910_93")
+    assert.equal(768, p.supernode_dies)     -- one supernode: every die on the switch
+    local one = bound.alltoall(p, { n_pes = n, shard_bytes = s })
+    assert.is_nil(one.bottleneck:match("RDMA"))
+    -- 30 dies over the port, one over SIO: (30 shards) / port, or all egress in relay
+    local direct = 30 * s / hccs(p) / 1e3 + p.hccs_alpha_ns / 1e3
+    local relay = 31 * s / (p.sio_GBps + hccs(p)) / 1e3 + (p.hccs_alpha_ns + p.sio_alpha_ns) / 1e3
+    assert.near(math.min(direct, relay), one.us, 1e-6)
+    assert.is_true(one.us < b.us)
+  end)
+
+  it("of dispatch and combine follows the routing's (token, PE) pairs", function()
+    local c = { profile = A2, pes = 2, dtype = "bf16", local_tokens = 8, hidden = 64, topk = 1,
+                experts = 2, routing = "uniform" }
+    local moe = require("shmemlab.moe")
+    local R = moe.routes(moe.config(c))
+    local far = R.send[0][1]                       -- topk 1: rows = distinct pairs
+    local b = bound.of("dispatch", c)
+    assert.near(far * 64 * 2 / hccs(A2) / 1e3 + 0.5, b.us, 1e-9)
+    local back = bound.of("combine", c)
+    assert.near(math.max(R.send[0][1], R.send[1][0]) * 128 / hccs(A2) / 1e3 + 0.5, back.us, 1e-9)
+  end)
+
+  it("names bad arguments as Lua does", function()
+    assert.has_error(function() bound.allgather(A2, { n_pes = 0, shard_bytes = 1 }) end,
+      "bad argument #2 to 'allgather' (n_pes must be a non-negative integer, got 0)")
+    assert.has_error(function() bound.p2p(A2, 3) end,
+      "bad argument #2 to 'p2p' (table expected, got number)")
+    assert.has_error(function() bound.of("gather", { profile = A2, pes = 2, dtype = "int32" }) end,
+      "bad argument #1 to 'of' (no bound for operator 'gather')")
+  end)
+end)
+
+describe("physical peak", function()
+  it("sums the links, port, SIO and NIC a PE can drive; a p2p gets its one path", function()
+    local A2, A3 = lab.soc("Ascend910B"), lab.soc("Ascend910_93")
+    assert.equal(7 * A2.hccs_GBps, (bound.peak_GBps(A2, 8, 0)))
+    assert.equal(7 * A2.hccs_GBps + A2.rdma_GBps, (bound.peak_GBps(A2, 16, 0)))
+    assert.equal(A3.sio_GBps + A3.hccs_GBps, (bound.peak_GBps(A3, 16, 0)))
+    assert.equal(A3.sio_GBps + A3.hccs_GBps, (bound.peak_GBps(A3, 32, 0)))  -- one supernode
+    local A3s = lab.soc("Ascend910_93")
+    A3s.supernode_dies = 16
+    assert.equal(A3.sio_GBps + A3.hccs_GBps + A3.rdma_GBps, (bound.peak_GBps(A3s, 32, 0)))
+    assert.equal(A2.hbm_GBps, (bound.peak_GBps(A2, 1, 0)))
+    assert.equal(A2.hccs_GBps, (bound.physical_peak("p2p", { profile = A2, pes = 8 }, 0)))
+    assert.equal(A2.rdma_GBps, (bound.physical_peak("p2p",
+      { profile = A2, pes = 16, src_pe = 15, dst_pe = 3 }, 3)))
+  end)
+end)
+
+-- the sweep: every op over sizes (elements; two sizes beyond 8 PEs), PE counts and SoCs
+-- (910B: 16 = two servers over RDMA; 910_93: 2 = one card over SIO, 32 = 16 cards of
+-- one supernode), p2p both modes and both directions, reductions sum and max, broadcast from
+-- both ends; MoE with uniform routing (a skewed routing can keep most rows local, and then
+-- the (n-1)/n bus factor overstates the bytes: the convention's note, not an accounting
+-- error)
+local SOCS = { { "Ascend910B", { 2, 3, 8, 16 } }, { "Ascend910_93", { 2, 3, 8, 32 } } }
+local OPS = runner.list()                  -- every op in ops/ (each measured with its baseline)
+local SIZES = { 1, 1000, 8192 }        -- elements; beyond a server the 8192 case is left out
+local SIZES_FAR = { 1, 1000 }          -- (a 32-PE alltoall of 8192 is 1 MiB per PE: slow)
+
+-- the variants of an op (its collective) on n PEs: option tables
+local function variants(op, n)
+  if op == "p2p" then
+    return { { mode = "put" }, { mode = "get" }, { mode = "get", src_pe = n - 1, dst_pe = 0 },
+             { mode = "put", src_pe = n - 1, dst_pe = 0 } }
+  elseif op == "allreduce" or op == "reduce_scatter" then
+    return { { reduce = "sum" }, { reduce = "max" } }
+  elseif op == "broadcast" then
+    return { { root = 0 }, { root = n - 1 } }
+  end
+  return { {} }
+end
+
+-- the runs of an op (its collective) on n PEs of soc: option tables
+local function cases(op, soc, n)
+  local list = {}
+  for _, v in ipairs(variants(op, n)) do
+    local sizes = (op == "dispatch" or op == "combine") and { { local_tokens = 16, hidden = 256 },
+      { local_tokens = 64, hidden = 512, topk = 4 } } or (n > 8 and SIZES_FAR or SIZES)
+    for _, size in ipairs(sizes) do
+      local o = { soc = soc, pes = n, warmup = 0, iters = 1, prof_pe = -1 }
+      for k, x in pairs(v) do o[k] = x end
+      if type(size) == "table" then
+        for k, x in pairs(size) do o[k] = x end
+      else
+        o.count = size
+      end
+      list[#list + 1] = o
+    end
+  end
+  return list
+end
+
+local function what(o)
+  local parts = {}
+  for k, v in pairs(o) do
+    if k ~= "warmup" and k ~= "iters" and k ~= "prof_pe" then parts[#parts + 1] = k .. "=" .. tostring(v) end
+  end
+  table.sort(parts)
+  return table.concat(parts, " ")
+end
+
+-- every bandwidth a record shows of result m (metrics.compute) within the physical peak
+local function assert_peak(m, r, label)
+  local c, worst = r.config, 0
+  for _, row in ipairs(m.per_pe) do
+    local peak, src = bound.physical_peak(r.op.collective, c, row.pe)
+    worst = math.max(worst, peak)
+    assert.is_true(row.kernel_bus_bandwidth_GBps <= peak, string.format("%s: PE %d bus %.3f GB/s "
+      .. "above %s = %.3f", label, row.pe, row.kernel_bus_bandwidth_GBps, src, peak))
+    if r.op.collective == "p2p" or r.op.collective == "broadcast" then   -- bus factor 1
+      assert.is_true(row.algo_bandwidth_GBps <= peak, label .. ": algo above the peak")
+    end
+  end
+  assert.is_true(m.summary.kernel_bus_bandwidth_GBps <= worst, label .. ": summary above the peak")
+end
+
+describe("every op and its baseline", function()
+  it("covers the eight collectives", function()
+    local seen = {}
+    for _, op in ipairs(OPS) do seen[runner.load_op(op).collective] = true end
+    for _, c in ipairs({ "allgather", "allreduce", "reduce_scatter", "alltoall", "broadcast",
+      "p2p", "dispatch", "combine" }) do
+      assert.is_true(seen[c], c)
+    end
+  end)
+
+  for _, sp in ipairs(SOCS) do
+    for _, n in ipairs(sp[2]) do
+      for _, op in ipairs(OPS) do
+        it(string.format("%s on %d PEs of %s: latency >= bound, bandwidth <= physical peak", op, n,
+          sp[1]), function()
+          for _, o in ipairs(cases(runner.load_op(op).collective, sp[1], n)) do
+            local r = runner.run(op, o)
+            local label = op .. " " .. what(o)
+            assert.is_not_nil(r.baseline, label .. ": no baseline")
+            assert.is_true(r.bound.us > 0, label)
+            for _, res in ipairs({ { "op", r.metrics }, { "baseline", r.baseline.metrics } }) do
+              local s = res[2].summary
+              assert.is_true(s.latency_us >= r.bound.us, string.format("%s (%s): latency %.3f us "
+                .. "below the bound %.3f us (%s)", label, res[1], s.latency_us, r.bound.us,
+                r.bound.formula))
+              assert.is_true(s.efficiency_pct <= 100, label)
+              assert_peak(res[2], r, label .. " (" .. res[1] .. ")")
+            end
+          end
+        end)
+      end
+    end
+  end
+end)
