@@ -78,24 +78,36 @@ function op.item(k, item)
   return (k.pe + item) % k.n_pes, item // k.n_pes
 end
 
--- a double-buffered put of count elements of src to dst on PE pe: the UB
--- tensor ub is split in two halves (event ids 0 and 1) and the chunks
--- alternate, so the MTE2 read of one chunk overlaps the MTE3 write of the
--- one before (mte_put_nbi alone waits for each chunk's write to land before
--- it reads the next); returns with the last writes in flight
-function op.put_pipelined(k, dst, src, ub, count, pe)
+-- a double-buffered transfer of count elements of src to dst, to (put) or
+-- from (get) PE pe: the UB tensor ub is split in two halves (event ids 0 and
+-- 1) and the chunks alternate, so the MTE2 read of one chunk overlaps the
+-- MTE3 write of the one before (mte_put_nbi / mte_get_nbi alone wait for each
+-- chunk's write to land before reading the next); returns with the last
+-- writes in flight
+local function pipelined(k, get, dst, src, ub, count, pe)
   local half = #ub // 2
   local halves = { ub:sub(0, half), ub:sub(half, half) }
   local bytes = half * lab.core.dtype_size(ub.dtype)
+  local move = get and k.mte_get_nbi or k.mte_put_nbi
   local done, c = 0, 0
   while done < count do
     local h, n = c % 2, math.min(half, count - done)
     if c >= 2 then k:wait_flag("MTE3_MTE2", h) end     -- that half was written out
-    k:mte_put_nbi(dst:sub(done, n), src:sub(done, n), halves[h + 1], bytes, n, pe, h)
+    move(k, dst:sub(done, n), src:sub(done, n), halves[h + 1], bytes, n, pe, h)
     k:set_flag("MTE3_MTE2", h)
     done, c = done + n, c + 1
   end
   for h = 0, math.min(c, 2) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % 2) end
+end
+
+-- double-buffered put of count elements of src to PE pe's dst (see pipelined)
+function op.put_pipelined(k, dst, src, ub, count, pe)
+  pipelined(k, false, dst, src, ub, count, pe)
+end
+
+-- double-buffered get of count elements of PE pe's src to dst (see pipelined)
+function op.get_pipelined(k, dst, src, ub, count, pe)
+  pipelined(k, true, dst, src, ub, count, pe)
 end
 
 -- CpGM2GM: copy count elements GM -> GM through the UB tensor ub in chunks
