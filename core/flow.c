@@ -101,6 +101,11 @@ static void heap_remove(sl_machine *m, int32_t f) {
 
 /* ---------------------------------------------------------- flows */
 
+/* can resource r limit its flows (their caps add up to more than it has)? */
+static int binds(const sl_res *r) { return r->capsum > r->C * (1 + 1e-9); }
+
+static void flow_event(sl_machine *m);
+
 /* a free flow slot, -1 when out of memory */
 static int32_t flow_new(sl_machine *m) {
   int32_t f;
@@ -150,8 +155,8 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   fl->w[fl->nres] = w;
   fl->pos[fl->nres++] = r->nfl;
   r->fl[r->nfl++] = f;
-  r->capsum += w * fl->cap;
-  return res_dirty(m, (int32_t)(r - m->allres));
+  r->capsum += w * fl->cap;   /* a resource that cannot bind changes no rate */
+  return binds(r) ? res_dirty(m, (int32_t)(r - m->allres)) : 1;
 }
 
 /* take flow f off its resources */
@@ -161,6 +166,7 @@ static void res_leave(sl_machine *m, int32_t f) {
   for (j = 0; j < fl->nres; j++) {
     sl_res *r = &m->allres[fl->res[j]];
     int32_t pos = fl->pos[j], last = r->fl[--r->nfl];
+    int bound = binds(r);
     r->capsum -= fl->w[j] * fl->cap;
     if (r->nfl == 0 || r->capsum < 0) r->capsum = 0;
     if (last != f) {
@@ -168,7 +174,7 @@ static void res_leave(sl_machine *m, int32_t f) {
       r->fl[pos] = last;
       for (k = 0; k < o->nres; k++) if (o->res[k] == fl->res[j]) o->pos[k] = pos;
     }
-    res_dirty(m, fl->res[j]);
+    if (bound) res_dirty(m, fl->res[j]);
   }
   fl->nres = 0;
 }
@@ -199,7 +205,7 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
   const sl_block *b = &m->blocks[blk];
   int32_t f = flow_new(m);
   sl_flow *fl;
-  int ok, get = pipe == SL_PIPE_MTE2;
+  int ok, j, get = pipe == SL_PIPE_MTE2;
   if (f < 0) return SL_ENOMEM;
   if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
   m->settle_t = now;
@@ -220,14 +226,16 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
              : join_path(m, f, path, b->pe, gm_pe, 1.0 / p->hccs_write_eff);
   if (!ok) { res_leave(m, f); return SL_ENOMEM; }
   m->fheap[m->nfheap] = f;           /* room: the heap is as large as the pool */
-  m->flows[f].hpos = m->nfheap++;
+  fl->hpos = m->nfheap++;
+  for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->res[j]])) return SL_OK;
+  fl->rate = fl->cap;                /* nothing it crosses can bind: its own cap */
+  fl->end = now + (sl_time)ceil(fl->rem / fl->rate - 1e-9);
+  heap_fix(m, fl->hpos);
+  flow_event(m);
   return SL_OK;
 }
 
 /* ---------------------------------------------------------- the solver */
-
-/* can resource r limit its flows (their caps add up to more than it has)? */
-static int binds(const sl_res *r) { return r->capsum > r->C * (1 + 1e-9); }
 
 /* scratch room for n entries; 0 when out of memory */
 static int scratch(sl_machine *m, int32_t n) {
