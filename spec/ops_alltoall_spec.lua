@@ -59,8 +59,10 @@ describe("alltoall", function()
 
   it("names every frame kind it does not use", function()
     local r = run{ pes = 8, count = 1003 }
-    H.assert_frames_used(r, { lab.frames.REMOTE_PUT_GET, lab.frames.SIGNAL_WAIT,
-                              lab.frames.FINALIZE })
+    H.assert_frames_used(r, { lab.frames.REMOTE_PUT_GET, lab.frames.SIGNAL_WAIT })
+    local staged = run{ pes = 3, count = 1003, sym_bytes = 1024 }
+    H.assert_frames_used(staged, { lab.frames.COPY_IN, lab.frames.REMOTE_PUT_GET,
+                                   lab.frames.SIGNAL_WAIT }, "staged")
   end)
 
   it("catches one corrupted output element, with its index and PE", function()

@@ -21,6 +21,7 @@
 -- op.fit_ub, op.plan_rounds), op.launch, the kernel copies (op.copy_gm,
 -- op.share, op.split) and the host-side references (op.allreduce_expect, ...).
 local lab = require("shmemlab")
+local F = lab.frames
 
 local op = {}
 
@@ -108,6 +109,46 @@ end
 -- double-buffered get of count elements of PE pe's src to dst (see pipelined)
 function op.get_pipelined(k, dst, src, ub, count, pe)
   pipelined(k, true, dst, src, ub, count, pe)
+end
+
+-- pull designs: make this PE's elements [base, base + len) of each of the
+-- `shards` shards of src (shard j at j * a.count) readable, then announce them
+-- to every PE with a SIGNAL_SET of gen on a.ready[me]. Direct (src symmetric,
+-- a.staged false): nothing to copy. Staged: the blocks copy their shares into
+-- the symmetric a.stage (shard j at j * a.chunk) and meet in sync_all first
+function op.publish(k, a, src, shards, base, len, gen, ub)
+  if a.staged then
+    k:prof_start(F.COPY_IN)
+    local first, n = op.share(k, len, a.esize)
+    for j = 0, shards - 1 do
+      if n > 0 then
+        op.copy_gm(k, a.stage:sub(j * a.chunk + first, n), src:sub(j * a.count + base + first, n),
+                   n, ub)
+        k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)
+      end
+    end
+    k:sync_all()                                    -- the whole chunk has landed
+    k:prof_end(F.COPY_IN)
+  end
+  k:prof_start(F.SIGNAL_WAIT)
+  for p = k.block, k.n_pes - 1, k.block_num do
+    k:signal_op(a.ready:sub(k.pe, 1), gen, lab.SIGNAL_SET, p)
+  end
+  k:prof_end(F.SIGNAL_WAIT)
+end
+
+-- pull designs: the symmetric source of every PE's shards (the input itself
+-- when `bytes` fit the symmetric budget, else a staging window the op runs
+-- through in rounds): sets s.staged, s.chunk, s.rounds, s.stride, s.stage,
+-- s.ready
+function op.plan_pull(m, c, s, shards, input)
+  local fits = shards * c.count * s.esize <= c.sym_bytes
+  op.plan_rounds(c, s, fits and c.count or math.max(1, op.fit(c.sym_bytes // shards, s.esize)))
+  s.staged = s.rounds > 1 or not fits
+  s.stride = s.staged and s.chunk or c.count
+  s.stage = s.staged and m:malloc(c.dtype, s.chunk * shards, "stage") or input
+  s.ready = m:malloc("int32", c.pes, "ready")       -- [p]: PE p's chunk is readable
+  return s
 end
 
 -- CpGM2GM: copy count elements GM -> GM through the UB tensor ub in chunks
