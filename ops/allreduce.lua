@@ -39,7 +39,7 @@ local function kernel(k, a)
       local p, j = op.item(k, item)
       local off, n, at = piece(a, len, p, j)
       if n > 0 then
-        k:mte_put_nbi(a.acc:sub(at, n), a.input:sub(base + off, n), ub, a.ub_bytes, n, p, 0)
+        op.put_pipelined(k, a.acc:sub(at, n), a.input:sub(base + off, n), ub, n, p)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       end
       k:signal_op(slot(a, "contrib", j), 1, lab.SIGNAL_ADD, p)
@@ -54,8 +54,8 @@ local function kernel(k, a)
       k:prof_end(F.SIGNAL_WAIT)
       k:prof_start(F.REMOTE_PUT_GET)
       if n > 0 then
-        k:mte_put_nbi(a.dest:sub((a.staged and 0 or base) + off, n), a.acc:sub(at, n), ub,
-                      a.ub_bytes, n, q, 0)
+        op.put_pipelined(k, a.dest:sub((a.staged and 0 or base) + off, n), a.acc:sub(at, n), ub,
+                         n, q)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       end
       k:signal_op(slot(a, "arrived"), 1, lab.SIGNAL_ADD, q)

@@ -26,8 +26,8 @@ local function kernel(k, a)
       local first = j * per
       local n = math.min(per, len - first)
       if n > 0 then
-        k:mte_put_nbi(a.acc:sub(first, n), a.input:sub(p * a.count + base + first, n),
-                      ub, a.ub_bytes, n, p, 0)
+        op.put_pipelined(k, a.acc:sub(first, n), a.input:sub(p * a.count + base + first, n),
+                         ub, n, p)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)     -- the piece has landed
       end
       k:signal_op(a.arrived, 1, lab.SIGNAL_ADD, p)
