@@ -19,16 +19,11 @@ sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 /* the landing event of a copy, allocated now and scheduled by its pipe */
 static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
                       const sl_loc *src, int64_t bytes, int op, int32_t *id) {
-  sl_event *e = sli_newev(m, id);
+  sl_event *e = sli_event_new(m, EV_COPY, blk, id);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
-  memset(e, 0, sizeof(*e));
-  e->kind = EV_COPY;
-  e->blk = blk;
   e->op = op;
   e->n = bytes;
-  e->site = m->site;
   e->pipe = pipe;
-  e->next_free = -1;
   sli_addr(dst, &e->dst);
   sli_addr(src, &e->src);
   return SL_OK;
@@ -434,17 +429,12 @@ static int vec_queue(sl_machine *m, int blk, int op, const sl_loc *dst, const sl
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
-  sl_event *e = sli_newev(m, &ev);
+  sl_event *e = sli_event_new(m, EV_VEC, blk, &ev);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
-  memset(e, 0, sizeof(*e));
-  e->kind = EV_VEC;
-  e->blk = blk;
-  e->site = m->site;
   e->vop = op;
   e->n = n;
   e->s = s;
   e->pipe = SL_PIPE_V;
-  e->next_free = -1;
   sli_addr(dst, &e->dst);
   sli_addr(a, &e->src);
   if (op > 0) sli_addr(bb, &e->src2);

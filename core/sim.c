@@ -61,6 +61,19 @@ sl_event *sli_newev(sl_machine *m, int32_t *id) {
   return e;
 }
 
+/* a new zeroed event of kind for block blk at the running primitive's Lua
+** line, not yet scheduled; NULL when out of memory */
+sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id) {
+  sl_event *e = sli_newev(m, id);
+  if (e == NULL) return NULL;
+  memset(e, 0, sizeof(*e));
+  e->kind = kind;
+  e->blk = blk;
+  e->site = m->site;
+  e->next_free = -1;
+  return e;
+}
+
 /* give an event slot back */
 static void ev_release(sl_machine *m, int32_t id) {
   m->evs[id].next_free = m->free_ev;

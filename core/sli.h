@@ -230,6 +230,7 @@ int sli_domain(const sl_params *p);
 /* sim.c */
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
+sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);

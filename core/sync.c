@@ -210,15 +210,10 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   if (m->bufs[sig->buf].space != SL_SPACE_SYM && pe != b->pe)
     return sli_err(m, SL_EARG, 1, "a remote signal must be a symmetric address");
   if ((st = check_sig(m, &l, 1, b, 1)) != SL_OK) return st;
-  if ((e = sli_newev(m, &id)) == NULL)
+  if ((e = sli_event_new(m, EV_SIGNAL, blk, &id)) == NULL)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
-  memset(e, 0, sizeof(*e));
-  e->kind = EV_SIGNAL;
-  e->blk = blk;
   e->op = op;
   e->val = v;
-  e->site = m->site;
-  e->next_free = -1;
   if (after_mte3) sli_race_barrier(m, blk, SL_NPIPES);
   e->snap = sli_race_release(m, blk);
   sli_addr(&l, &e->dst);

@@ -113,6 +113,70 @@ local function assert_reduced(r)
   luassert.are.equal(0, (s.acc:compare(s.identity)), what .. ": accumulator not reset")
 end
 
+-- the cases the pull ops share (per_shard: the input is n_pes shards, as
+-- alltoall's; else one, as allgather's), as {title, fn} pairs for it(): on
+-- 2, 3, 8 and 16 PEs and every dtype, 1 and 1003 elements per shard in one
+-- launch, inputs beyond the HCCL buffer (several baseline launches), rounds
+-- beyond the symmetric budget (one launch, staged), a share beyond a 256-byte
+-- UB and beyond the real one, frames used or explained, and a corrupted
+-- element of PE 5's slot 3 caught, whose right value is want(pes, count)
+function H.shard_cases(name, per_shard, want)
+  local cases = {}
+  local function run(o) return H.run(name, o) end
+  local function case(title, fn) cases[#cases + 1] = { title, fn } end
+  for _, pes in ipairs(H.PES) do
+    local shards = per_shard and pes or 1
+    for _, dt in ipairs(H.DTYPES) do
+      case(string.format("moves 1 and 1003 %s elements per shard on %d PEs", dt, pes), function()
+        for _, count in ipairs({ 1, 1003 }) do
+          local r = run{ pes = pes, dtype = dt, count = count }
+          H.assert_exact(r, string.format("%d PEs %s count %d", pes, dt, count))
+          luassert.are.equal(1, r.shmem.launches)
+          luassert.are.equal(1, r.baseline.launches)
+        end
+      end)
+      case(string.format("splits %s beyond the HCCL buffer into launches on %d PEs", dt, pes),
+        function()
+          local r = run{ pes = pes, dtype = dt, count = H.beyond(4096, dt, shards),
+                         overrides = { hccl_buffer_bytes = 4096 } }
+          H.assert_exact(r, string.format("%d PEs %s beyond the HCCL buffer", pes, dt))
+          H.assert_split(r)
+        end)
+      case(string.format("runs %s beyond the symmetric budget in rounds on %d PEs", dt, pes),
+        function()
+          local count = H.beyond(1024, dt, shards)
+          local r = run{ pes = pes, dtype = dt, count = count, sym_bytes = 1024 }
+          H.assert_exact(r, string.format("%d PEs %s beyond the symmetric budget", pes, dt))
+          luassert.is_true(r.shmem.describe.chunk_elems < count)
+          luassert.are.equal(1, r.shmem.launches)
+        end)
+    end
+    case(string.format("stages shares larger than the UB on %d PEs", pes), function()
+      local r = run{ pes = pes, dtype = H.DTYPES[pes % #H.DTYPES + 1], count = 1003,
+                     ub_bytes = 256 }
+      H.assert_exact(r, string.format("%d PEs, 256-byte UB", pes))
+    end)
+  end
+  case("moves shards larger than the real UB (190 KiB) per block", function()
+    local r = run{ pes = 3, dtype = "int32", count = 100003, block_dim = 3 }
+    H.assert_exact(r, "3 PEs, 3 blocks, 100003 int32 per shard")
+    luassert.is_true(100003 * 4 > r.shmem.describe.ub_bytes)   -- one block per source
+  end)
+  case("names every frame kind it does not use; a staged run copies in", function()
+    local F = lab.frames
+    H.assert_frames_used(run{ pes = 8, count = 1003 }, { F.REMOTE_PUT_GET, F.SIGNAL_WAIT })
+    H.assert_frames_used(run{ pes = 3, count = 1003, sym_bytes = 1024 },
+                         { F.COPY_IN, F.REMOTE_PUT_GET, F.SIGNAL_WAIT }, "staged")
+  end)
+  case("catches one corrupted output element, with its index and PE", function()
+    local pes, count = 8, 1003
+    local r = run{ pes = pes, dtype = "int32", count = count }
+    H.assert_exact(r, "before the corruption")
+    H.assert_catches(r, 5, 3 * count + 7, want(pes, count))
+  end)
+  return cases
+end
+
 -- the cases allreduce and reduce_scatter (per_shard: its input is n_pes shards)
 -- share, as {title, fn} pairs for it(): every dtype and reduction at an odd size,
 -- one element, pieces beyond the UB, inputs beyond the HCCL buffer, rounds beyond
