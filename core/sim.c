@@ -174,15 +174,18 @@ void sli_clear_events(sl_machine *m) {
   m->free_ev = -1;
 }
 
-/* schedule block blk to resume at t */
+/* schedule block blk to resume at t, never before its own clock: it must
+** not run ahead of events its clock has passed (a queue slot that freed
+** before S got there) */
 void sli_wake(sl_machine *m, int blk, sl_time t) {
   sl_event e;
+  sl_block *b = &m->blocks[blk];
   memset(&e, 0, sizeof(e));
   e.kind = EV_WAKE;
   e.blk = blk;
-  m->blocks[blk].state = B_READY;
-  if (m->blocks[blk].t < t) m->blocks[blk].t = t;
-  if (sli_push(m, t, &e) != SL_OK) m->blocks[blk].state = B_IDLE;
+  b->state = B_READY;
+  if (b->t < t) b->t = t;
+  if (sli_push(m, b->t, &e) != SL_OK) b->state = B_IDLE;
 }
 
 /* the virtual-time limit of the running launch */
