@@ -644,6 +644,9 @@ static int m_launch(lua_State *L) {
     int blk, nres, nout, r = sl_step(m, &blk);
     lua_State *co;
     if (r == SL_STEP_DONE) break;
+    if (r == SL_STEP_NOMEM)
+      return launch_fail(L, lm, "not enough memory: the launch was abandoned (its timing "
+                         "could not be kept)");
     if ((r == SL_STEP_DEADLOCK || r == SL_STEP_TIMEOUT) &&
         (sl_machine_params(m)->check & SL_CHECK_SYNC)) {
       sl_launch_salvage(m);               /* reported; the launch ends here */

@@ -33,6 +33,7 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   vsnprintf(m->err, sizeof(m->err), fmt, ap);
   va_end(ap);
   m->err_arg = arg;
+  if (code == SL_ENOMEM) m->oom = 1;    /* a running launch cannot be trusted */
   return code;
 }
 
@@ -185,7 +186,7 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   e.blk = blk;
   b->state = B_READY;
   if (b->t < t) b->t = t;
-  if (sli_push(m, b->t, &e) != SL_OK) b->state = B_IDLE;
+  if (sli_push(m, b->t, &e) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
 }
 
 /* the virtual-time limit of the running launch */
@@ -200,7 +201,7 @@ static sl_time time_limit(const sl_machine *m) {
 int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
-  if (b->state != B_RUN) return 1;
+  if (b->state != B_RUN || m->oom) return 1;   /* out of memory: sl_step says so */
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
     if (m->evs[top->ev].kind == EV_WAKE || top->t > time_limit(m)) {
@@ -211,13 +212,17 @@ int sl_must_yield(sl_machine *m, int blk) {
     if (k.t > m->now) m->now = k.t;
     sli_apply(m, &m->evs[k.ev], k.t);
     ev_release(m, k.ev);
+    if (m->oom) return 1;
   }
   return 0;
 }
 
-/* handle events until a block is to be resumed, or the launch ends */
+/* handle events until a block is to be resumed, or the launch ends; out of
+** memory anywhere in the launch (a flow, an event, an instruction) ends it:
+** its timing would be wrong */
 int sl_step(sl_machine *m, int *blk) {
   sl_time limit = time_limit(m);
+  if (m->oom) return SL_STEP_NOMEM;
   while (peek(m) != NULL) {
     sl_key k = pop(m);
     sl_event *e = &m->evs[k.ev];
@@ -238,6 +243,7 @@ int sl_step(sl_machine *m, int *blk) {
     }
     sli_apply(m, e, k.t);
     ev_release(m, k.ev);
+    if (m->oom) return SL_STEP_NOMEM;
   }
   return m->ndone == m->nb ? SL_STEP_DONE : SL_STEP_DEADLOCK;
 }
@@ -252,7 +258,7 @@ void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,
     sl_trace_rec *nt;
     if (cap > m->maxtrace) cap = m->maxtrace;
     nt = realloc(m->trace, cap * sizeof(*nt));
-    if (nt == NULL) return;
+    if (nt == NULL) { m->oom = 1; return; }   /* a hole in the trace: the launch fails */
     m->trace = nt;
     m->captrace = cap;
   }

@@ -184,7 +184,8 @@ int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
               int64_t bytes, double *cost_us);
 
 /* launches */
-enum { SL_STEP_RESUME, SL_STEP_DONE, SL_STEP_DEADLOCK, SL_STEP_TIMEOUT };
+/* SL_STEP_NOMEM: the launch ran out of host memory (sl_launch_abort it) */
+enum { SL_STEP_RESUME, SL_STEP_DONE, SL_STEP_DEADLOCK, SL_STEP_TIMEOUT, SL_STEP_NOMEM };
 int sl_launch_begin(sl_machine *m, int block_dim);
 int sl_step(sl_machine *m, int *blk);
 void sl_block_done(sl_machine *m, int blk);

@@ -190,7 +190,7 @@ struct sl_machine {
   sl_mark *marks;
   int32_t nmarks, capmarks, free_mark;
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
-  int oom;                  /* a flow could not be had: it ran unshared */
+  int oom;                  /* the launch ran out of memory: sl_step ends it */
   /* events */
   sl_event *evs;
   int32_t nevs, capevs, free_ev;
