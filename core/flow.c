@@ -278,12 +278,37 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   return 1;
 }
 
-/* order of flows by cap, then sequence (deterministic) */
-static const sl_flow *sort_base;
-static int by_cap(const void *a, const void *b) {
-  const sl_flow *x = &sort_base[*(const int32_t *)a], *y = &sort_base[*(const int32_t *)b];
-  if (x->cap != y->cap) return x->cap < y->cap ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
+/* does flow a come before flow b: smaller cap, then older (a total order) */
+static int by_cap(const sl_flow *fl, int32_t a, int32_t b) {
+  if (fl[a].cap != fl[b].cap) return fl[a].cap < fl[b].cap;
+  return fl[a].seq < fl[b].seq;
+}
+
+/* sift F[i] down the max-heap F[0..n) */
+static void sift(const sl_flow *fl, int32_t *F, int32_t i, int32_t n) {
+  int32_t f = F[i];
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && by_cap(fl, F[c], F[c + 1])) c++;
+    if (!by_cap(fl, f, F[c])) break;
+    F[i] = F[c];
+    i = c;
+  }
+  F[i] = f;
+}
+
+/* sort F[0..n) by cap, then sequence: a heapsort over the machine's flows
+** (no static state, the same order on every run) */
+static void sort_by_cap(const sl_flow *fl, int32_t *F, int32_t n) {
+  int32_t i;
+  for (i = n / 2 - 1; i >= 0; i--) sift(fl, F, i, n);
+  for (i = n - 1; i > 0; i--) {
+    int32_t t = F[0];
+    F[0] = F[i];
+    F[i] = t;
+    sift(fl, F, 0, i);
+  }
 }
 
 /* freeze flow f at rate r */
@@ -311,8 +336,7 @@ static void fill(sl_machine *m, int32_t *F, int32_t nf, const int32_t *R, int32_
       if (r->mark == stamp && binds(r)) r->wfree += fl->w[k];
     }
   }
-  sort_base = m->flows;
-  qsort(F, (size_t)nf, sizeof(*F), by_cap);
+  sort_by_cap(m->flows, F, nf);
   while (nfree > 0) {
     double delta = INFINITY;
     while (ci < nf && m->flows[F[ci]].frozen) ci++;
