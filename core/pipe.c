@@ -10,6 +10,7 @@
 ** wait for a pipe (wait_flag to S, pipe_barrier, quiet, barrier_all, the end
 ** of the kernel) the block parks and resumes when the pipes get there.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,4 +360,31 @@ void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred) {
     default: b->t += m->ps.pipe_barrier; break;
   }
   if (deferred) sli_wake(m, blk, b->t);
+}
+
+/* what a draining block does once drained (deadlock and salvage texts) */
+const char *sli_act_name(const sl_block *b) {
+  static const char *const names[] = { "pipe_barrier or quiet", "put_signal's signal",
+                                       "barrier_all", "sync_all", "a profiling frame",
+                                       "wait_signal_value", "the end of its kernel" };
+  return b->act >= 0 && b->act <= ACT_END ? names[b->act] : "?";
+}
+
+/* the instructions queued on each pipe of a block, and a flag a head waits for */
+sli_text sli_queues_text(const sl_machine *m, const sl_block *b) {
+  sli_text t;
+  size_t used = 0;
+  int pipe;
+  t.s[0] = '\0';
+  for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
+    int32_t op = b->qhead[QI(pipe)], n = 0;
+    const sl_ins *h = op >= 0 ? &m->ops[op] : NULL;
+    for (; op >= 0; op = m->ops[op].next) n++;
+    used += (size_t)snprintf(t.s + used, sizeof(t.s) - used, "%s%s %d queued%s",
+                             pipe == SL_PIPE_V ? "" : ", ", sl_pipe_name(pipe), (int)n,
+                             h && h->kind == OP_WAIT && !m->toks[h->tok].fired
+                             ? " behind a wait_flag" : "");
+    if (used >= sizeof(t.s)) break;
+  }
+  return t;
 }

@@ -292,43 +292,51 @@ const char *sl_cmp_name(int cmp) {
   return (cmp >= 0 && cmp < SL_NCMP) ? names[cmp] : "CMP_?";
 }
 
-/* one line about what block blk waits for */
-static int wait_line(const sl_machine *m, int blk, char *out, size_t size) {
+/* what a parked block waits for */
+int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size) {
   const sl_block *b = &m->blocks[blk];
-  int n = snprintf(out, size, "  PE %d block %d (at %.3f us): ", (int)b->pe,
-                   (int)b->b, (double)(b->t - m->t0) / SL_PS_PER_US);
-  if (n < 0 || (size_t)n >= size) return n;
-  out += n; size -= (size_t)n;
   switch (b->state) {
     case B_SIGNAL: {
       const sl_buf *bf = &m->bufs[b->w.buf];
       const uint8_t *p = bf->data + bf->stride * b->w.pe + b->w.off;
       int64_t cur = sl_get_int((sl_dtype)bf->dtype, p, 0);
-      return n + snprintf(out, size,
+      return snprintf(out, size,
           "%s(%s[%lld] on PE %d, %s, %lld): current value %lld",
           b->wperiod > 0 ? "wait_signal_value" : "signal_wait_until", bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
           (int)b->w.pe, sl_cmp_name(b->wcmp), (long long)b->wval,
           (long long)cur);
     }
     case B_BARRIER:
-      return n + snprintf(out, size,
+      return snprintf(out, size,
           "barrier_all (%d of %d blocks arrived)", (int)m->bar_count, m->nb);
     case B_SYNC:
-      return n + snprintf(out, size,
+      return snprintf(out, size,
           "sync_all (%d of %d blocks of PE %d arrived)",
           (int)m->sync_count[b->pe], m->block_dim, (int)b->pe);
     case B_READY:
-      return n + snprintf(out, size, "ready, beyond the time limit");
+      return snprintf(out, size, "ready, beyond the time limit");
     case B_FLAG:
-      return n + snprintf(out, size, "wait_flag: a flag its pipes have not set yet");
+      return snprintf(out, size, "wait_flag(%s, %d): its pipe has not reached the "
+                      "set_flag yet (%s)", sl_event_name(b->wflag / SL_NEVENT_IDS),
+                      (int)(b->wflag % SL_NEVENT_IDS), sli_queues_text(m, b).s);
     case B_DRAIN: case B_ENDING:
-      return n + snprintf(out, size, "its pipes to drain%s",
-                          b->state == B_ENDING ? " (its code has ended)" : "");
+      return snprintf(out, size, "%s: its pipes to drain (%s)", sli_act_name(b),
+                      sli_queues_text(m, b).s);
     case B_QUEUE:
-      return n + snprintf(out, size, "a free slot in a full pipe queue");
+      return snprintf(out, size, "a free slot in a pipe queue over queue_depth %d (%s)",
+                      m->p.queue_depth, sli_queues_text(m, b).s);
     default:
-      return n + snprintf(out, size, "not finished");
+      return snprintf(out, size, "not finished");
   }
+}
+
+/* one line about what block blk waits for */
+static int wait_line(const sl_machine *m, int blk, char *out, size_t size) {
+  const sl_block *b = &m->blocks[blk];
+  int n = snprintf(out, size, "  PE %d block %d (at %.3f us): ", (int)b->pe,
+                   (int)b->b, (double)(b->t - m->t0) / SL_PS_PER_US);
+  if (n < 0 || (size_t)n >= size) return n;
+  return n + sli_wait_what(m, blk, out + n, size - (size_t)n);
 }
 
 /* describe every unfinished block; returns the number of such blocks */

@@ -127,3 +127,171 @@ describe("engine hardening: clocks and pending events", function()
     assert.near(stream_us(p, "MTE2", 65536), dur, 1.01e-6)
   end)
 end)
+
+-- ---------------------------------------------------------------- determinism
+-- a nontrivial launch of the new timing core: every block of a PE puts
+-- through the one link to the next PE (shared flows), queues over
+-- queue_depth, flags between the pipes in every direction (and to S while
+-- its pipe is busy), profiling frames on the profiled PE and the others, a
+-- get from the peer while the puts run, barrier_all
+local PES, BLOCKS, N = 4, 4, 6144
+
+local function world(opts)
+  local o = { pes = PES, queue_depth = 3, prof_pe = 1, time_limit_us = 400 }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  local m = lab.machine(o)
+  local w = { m = m, src = m:malloc("int32", N, "src"):fill("iota_pe", 1),
+              dst = m:malloc("int32", BLOCKS * N, "dst"),
+              out = m:malloc("fp32", BLOCKS * 256, "out") }
+  w.kernel = function(k)
+    local b, peer = k.block, (k.pe + 1) % k.n_pes
+    local u, x, y = k:ub("int32", 1024), k:ub("fp32", 256), k:ub("fp32", 256)
+    k:prof_start(b % 3)
+    k:mte_put_nbi(w.dst:sub(b * N, N), w.src, u, 4096, N, peer, b)   -- 6 chunks, full queues
+    k:data_copy(x, k:ptr(w.out, peer):sub(b * 256, 256), 256)        -- a remote get
+    k:set_flag("MTE2_V", b); k:wait_flag("MTE2_V", b)
+    k:muls(y, x, 1.5, 256)
+    k:set_flag("V_MTE2", 0); k:wait_flag("V_MTE2", 0)
+    k:set_flag("V_MTE3", 1); k:wait_flag("V_MTE3", 1)
+    k:data_copy(w.out:sub(b * 256, 256), y, 256)
+    k:set_flag("MTE3_S", 2); k:wait_flag("MTE3_S", 2)                 -- S waits on a busy pipe
+    k:set_flag("MTE3_V", 3); k:wait_flag("MTE3_V", 3)
+    k:set_flag("S_MTE2", 4); k:wait_flag("S_MTE2", 4)
+    k:set_flag("MTE2_MTE3", 5); k:wait_flag("MTE2_MTE3", 5)
+    k:set_flag("MTE3_MTE2", 6); k:wait_flag("MTE3_MTE2", 6)
+    k:set_flag("V_S", 7); k:wait_flag("V_S", 7)
+    k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
+    k:set_flag("S_V", 1); k:wait_flag("S_V", 1)
+    k:set_flag("S_MTE3", 2); k:wait_flag("S_MTE3", 2)
+    k:prof_end(b % 3)
+    k:putmem(w.dst:sub(b * N, 64), w.src, 64, peer)
+    k:barrier_all()
+  end
+  return w
+end
+
+-- a run's figures, times taken from the launch start (to compare machines
+-- whose clocks differ), in whole picoseconds
+local function run(w)
+  w.dst:fill("zero"); w.out:fill("const", 1)
+  w.m:reset_prof()
+  w.m:trace(100000)
+  w.m:trace_records(true)
+  local r = w.m:launch(w.kernel, BLOCKS)
+  local trace = {}
+  for i, t in ipairs(w.m:trace_records(true)) do
+    local c = {}
+    for k, v in pairs(t) do c[k] = v end
+    c.ts = math.floor((t.ts - r.start_us) * 1e6 + 0.5)
+    c.dur = math.floor(t.dur * 1e6 + 0.5)
+    trace[i] = c
+  end
+  return { kernel_us = r.kernel_us, trace = trace, prof = w.m:prof_rows(),
+           shadow = w.m:shadow_rows(), dst = w.dst:checksum(), out = w.out:checksum() }
+end
+
+describe("engine hardening: determinism of the flow and queue core", function()
+  local ref
+  setup(function() ref = run(world()) end)
+
+  it("two fresh machines give the same kernel times, trace and counters", function()
+    local again = run(world())
+    assert.same(ref, again)
+    -- and the launch did what it should: work on every PE, frames counted
+    assert.equals(PES, #ref.kernel_us)
+    for pe = 1, PES do assert.is_true(ref.kernel_us[pe] > 0) end
+    assert.is_true(#ref.trace > PES * BLOCKS * 8)
+    assert.equals(BLOCKS, #ref.prof)
+    for _, row in ipairs(ref.prof) do assert.equals(1, row.count) end
+    assert.equals(PES * BLOCKS, #ref.shadow)
+  end)
+
+  -- a launch stopped at the virtual-time limit with flows in flight, full
+  -- queues and parked blocks (it ends at the limit, a whole number of counter
+  -- ticks: the counters compare exactly), then a kernel fault midway: the
+  -- same machine then runs the launch exactly as a fresh one
+  it("a launch after failed ones on the same machine equals a fresh machine", function()
+    local w = world()
+    local ok, e = pcall(w.m.launch, w.m, function(k)
+      local u = k:ub("int32", 1024)
+      if k.block == 0 then
+        k:mte_put_nbi(w.dst, w.src, u, 4096, N, (k.pe + 1) % k.n_pes, 0)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      while true do k:data_copy(w.dst:sub(k.block * 1024, 1024), u, 1024) end
+    end, BLOCKS)
+    assert.is_false(ok)
+    H.contains(e, "virtual-time limit of 400 us reached")
+    assert.same(ref, run(w))
+    ok, e = pcall(w.m.launch, w.m, function(k)
+      local u = k:ub("int32", 1024)
+      k:mte_put_nbi(w.dst, w.src, u, 4096, N, (k.pe + 1) % k.n_pes, 0)
+      if k.pe == 2 and k.block == 1 then k:data_copy(u, w.src, 1024); error("midway") end
+      k:barrier_all()
+    end, BLOCKS)
+    assert.is_false(ok)
+    H.contains(e, "midway")
+    local after = run(w)
+    assert.same(ref.kernel_us, after.kernel_us)
+    assert.same(ref.trace, after.trace)
+    assert.same(ref.dst, after.dst)
+    for i, row in ipairs(ref.prof) do assert.equals(row.count, after.prof[i].count) end
+  end)
+end)
+
+-- ---------------------------------------------------------------- stuck texts
+describe("engine hardening: what a stuck block waits for", function()
+  -- the four states of the queued pipes, caught by the time limit: a drain
+  -- (quiet), a queue over queue_depth, wait_flag to S, the end of the code
+  local function stuck(check)
+    local m = lab.machine{ pes = 2, time_limit_us = 3, queue_depth = 1, check = check }
+    local d = m:malloc("int32", 49152):fill("zero")
+    local ok, e = pcall(m.launch, m, function(k)
+      if k.pe ~= 0 then return end
+      local u, r = k:ub("int32", 49152), k:ptr(d, 1)
+      if k.block == 0 then k:mte_put_nbi(d, d, u, 196608, 49152, 1, 0); k:quiet()
+      elseif k.block == 1 then k:data_copy(r, u, 49152); k:data_copy(r, u, 49152)
+      elseif k.block == 2 then
+        k:data_copy(r, u, 49152); k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      else k:data_copy(r, u, 49152) end
+    end, 4)
+    return m, ok, e
+  end
+  local WANT = {
+    "PE 0 block 0 (at 0.020 us): pipe_barrier or quiet: its pipes to drain (V 0 queued, "
+      .. "MTE2 2 queued, MTE3 2 queued behind a wait_flag)",
+    "PE 0 block 1 (at 0.030 us): a free slot in a pipe queue over queue_depth 1 (V 0 queued, "
+      .. "MTE2 0 queued, MTE3 2 queued)",
+    "PE 0 block 2 (at 0.040 us): wait_flag(MTE3_S, 0): its pipe has not reached the set_flag "
+      .. "yet (V 0 queued, MTE2 0 queued, MTE3 2 queued)",
+    "PE 0 block 3 (at 0.020 us): the end of its kernel: its pipes to drain (V 0 queued, "
+      .. "MTE2 0 queued, MTE3 1 queued)",
+  }
+
+  it("the time-out text names the pipes, the queue, the flag or the act", function()
+    local _, ok, e = stuck(nil)
+    assert.is_false(ok)
+    H.contains(e, "virtual-time limit of 3 us reached", table.unpack(WANT))
+  end)
+
+  it("a checked run's salvage reports the same, then the machine runs as a fresh one",
+     function()
+    local m, ok = stuck("synccheck")
+    assert.is_true(ok)
+    local msgs = {}
+    for _, r in ipairs(m:check_reports(true)) do msgs[#msgs + 1] = r.what end
+    assert.equals(4, #msgs)
+    for i, want in ipairs(WANT) do
+      assert.equals("block stopped at the virtual-time limit waiting for "
+                    .. want:gsub("^PE %d block %d %(at [%d.]+ us%): ", ""), msgs[i])
+    end
+    local function good(mm)
+      local s = mm:malloc("int32", 4096):fill("iota")
+      return mm:launch(function(k) k:putmem(s, s, 4096, 1 - k.pe); k:barrier_all() end, 2)
+                 .kernel_us
+    end
+    local fresh = lab.machine{ pes = 2, time_limit_us = 3, queue_depth = 1, check = "synccheck" }
+    fresh:malloc("int32", 49152)
+    assert.same(good(fresh), good(m))
+  end)
+end)
