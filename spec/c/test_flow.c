@@ -7,7 +7,11 @@
 **     either reports out of memory (SL_ENOMEM from a primitive or
 **     SL_STEP_NOMEM) or gives exactly the reference timing, never another;
 **   - after each such failed launch, on the same machine: the reference
-**     timing exactly (sl_launch_abort leaves nothing behind).
+**     timing exactly (sl_launch_abort leaves nothing behind);
+**   - random programs on random topologies, the solver's invariants checked
+**     after every primitive and every event: every change settled, no
+**     resource over its capacity, every flow at its cap or at the top rate of
+**     a full resource (max-min fair), and the run repeatable.
 ** Last line printed: "N passed, N failed"; exit status 1 on any failure.
 */
 #define _GNU_SOURCE
@@ -18,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sl.h"
+#include "sli.h"
 
 #include "check.h"
 
@@ -77,10 +81,18 @@ typedef struct result {
 
 typedef struct world { sl_machine *m; int src, dst; } world;
 
+static world world_of(const sl_params *pp);
+
 /* a machine with its two symmetric buffers (NULL machine on failure) */
 static world world_new(void) {
-  world w;
   sl_params p = params();
+  return world_of(&p);
+}
+
+/* the same of parameters p */
+static world world_of(const sl_params *pp) {
+  world w;
+  sl_params p = *pp;
   int st;
   w.m = sl_machine_new(&p, &st);
   w.src = w.dst = -1;
@@ -103,7 +115,10 @@ static sl_loc gm(const world *w, int buf, int pe, int64_t elems) {
 
 /* ---------------------------------------------------------------- kernel */
 
-typedef struct blockst { int pc; sl_loc ub, ub2; } blockst;
+typedef struct blockst { int pc; sl_loc ub, ub2; uint64_t rng; } blockst;
+typedef int (*stepfn)(world *w, blockst *s, int blk, int *st);
+static int fair(const sl_machine *m);
+static int check_fair;                  /* check the solver after every step */
 
 /* step pc of block blk's program; 1 when the program has ended */
 static int step(world *w, blockst *s, int blk, int *st) {
@@ -139,12 +154,13 @@ static int step(world *w, blockst *s, int blk, int *st) {
   }
 }
 
-/* run the kernel on w; fills r */
-static void run(world *w, result *r) {
+/* run the kernel whose steps are stepf on w; fills r */
+static void run_with(world *w, result *r, stepfn stepf, uint64_t seed) {
   blockst bs[NB];
   int blk, i;
   double e2e, start;
   memset(bs, 0, sizeof(bs));
+  for (i = 0; i < NB; i++) bs[i].rng = seed * 0x9E3779B97F4A7C15ull + (uint64_t)i * 7919 + 1;
   memset(r, 0, sizeof(*r));
   sl_trace_clear(w->m);
   sl_prof_reset(w->m);
@@ -158,7 +174,8 @@ static void run(world *w, result *r) {
       return;
     }
     for (;;) {
-      if (step(w, &bs[blk], blk, &st)) { sl_block_done(w->m, blk); break; }
+      if (check_fair && !fair(w->m)) { r->status = -1; sl_launch_abort(w->m); return; }
+      if (stepf(w, &bs[blk], blk, &st)) { sl_block_done(w->m, blk); break; }
       if (st != SL_OK) { r->status = st; sl_launch_abort(w->m); return; }
       if (sl_must_yield(w->m, blk)) break;
     }
@@ -177,6 +194,9 @@ static void run(world *w, result *r) {
   }
 }
 
+/* run the fixed kernel */
+static void run(world *w, result *r) { run_with(w, r, step, 0); }
+
 /* do two results agree (times, trace, and the counters when cycles) */
 static int same(const result *a, const result *b, int cycles) {
   int i;
@@ -185,6 +205,88 @@ static int same(const result *a, const result *b, int cycles) {
   if (memcmp(a->rec, b->rec, a->ntrace * sizeof(a->rec[0])) != 0) return 0;
   if (memcmp(a->count, b->count, sizeof(a->count)) != 0) return 0;
   return !cycles || memcmp(a->cycles, b->cycles, sizeof(a->cycles)) == 0;
+}
+
+/* ---------------------------------------------------------------- random */
+
+/* xorshift64: the next number of a block's stream */
+static uint64_t rnd(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* one random primitive of block blk (a program of 24, then barrier_all) */
+static int rstep(world *w, blockst *s, int blk, int *st) {
+  sl_machine *m = w->m;
+  int pe, b, npes = sl_machine_params(m)->n_pes, peer;
+  uint64_t x = rnd(&s->rng);
+  int64_t n = 8 * (int64_t)(1 + (x >> 8) % 512);          /* 32 B .. 16 KiB */
+  sl_loc g;
+  sl_block_where(m, blk, &pe, &b);
+  peer = (int)((x >> 20) % (uint64_t)npes);
+  g = gm(w, w->src, peer, (int64_t)((x >> 30) % 4096));
+  *st = SL_OK;
+  if (s->pc == 0) { s->pc++; *st = sl_ub_alloc(m, blk, SL_INT32, 4096, &s->ub); return 0; }
+  if (s->pc == 25) { s->pc++; *st = sl_barrier_all(m, blk); return 0; }
+  if (s->pc++ > 25) return 1;
+  switch ((x >> 40) % 8) {
+    case 0: case 1: *st = sl_data_copy(m, blk, &s->ub, &g, n, 0); break;
+    case 2: case 3: g = gm(w, w->dst, peer, (int64_t)((x >> 30) % 8192));
+      *st = sl_data_copy(m, blk, &g, &s->ub, n, 0); break;
+    case 4: {
+      sl_loc d = gm(w, w->dst, pe, 0), src = gm(w, w->src, pe, 0);
+      *st = sl_mte(m, blk, (int)(x & 1), (x & 1) ? &src : &d, (x & 1) ? &d : &src, &s->ub,
+                   1024 * (int64_t)(1 + (x >> 50) % 4), n, peer, b % 8);
+      break;
+    }
+    case 5: *st = sl_vec(m, blk, SL_VEC_MULS, &s->ub, &s->ub, NULL, 2, n); break;
+    case 6: {
+      int ev = (int)((x >> 50) % SL_NEVENTS);
+      *st = sl_set_flag(m, blk, ev, 3);
+      if (*st == SL_OK) *st = sl_wait_flag(m, blk, ev, 3);
+      break;
+    }
+    default: *st = (x >> 50) % 2 ? sl_quiet(m, blk) : sl_pipe_barrier(m, blk, SL_PIPE_MTE2);
+      break;
+  }
+  return 0;
+}
+
+/* the solver's invariants now (between events every rate holds) */
+static int fair(const sl_machine *m) {
+  static double load[4096];
+  int32_t i;
+  int k;
+  if (m->ndirty != 0) { printf("unsettled changes: %d\n", (int)m->ndirty); return 0; }
+  memset(load, 0, m->nres * sizeof(load[0]));
+  for (i = 0; i < m->nfheap; i++) {
+    const sl_flow *f = &m->flows[m->fheap[i]];
+    if (!(f->rate > 0) || f->rate > f->cap * (1 + 1e-9) || f->end < m->now) {
+      printf("flow %d: rate %g cap %g end %lld now %lld\n", (int)m->fheap[i], f->rate, f->cap,
+             (long long)f->end, (long long)m->now);
+      return 0;
+    }
+    for (k = 0; k < f->nres; k++) load[f->res[k]] += f->rate * f->w[k];
+  }
+  for (i = 0; i < (int32_t)m->nres; i++)
+    if (load[i] > m->allres[i].C * (1 + 1e-6)) {
+      printf("resource %d over capacity: %g of %g\n", (int)i, load[i], m->allres[i].C);
+      return 0;
+    }
+  for (i = 0; i < m->nfheap; i++) {     /* a bottleneck: a full resource it tops */
+    const sl_flow *f = &m->flows[m->fheap[i]];
+    int ok = f->rate >= f->cap * (1 - 1e-9);
+    for (k = 0; k < f->nres && !ok; k++) {
+      const sl_res *r = &m->allres[f->res[k]];
+      int32_t j, top = load[f->res[k]] >= r->C * (1 - 1e-6);
+      for (j = 0; j < r->nfl && top; j++) top = m->flows[r->fl[j]].rate <= f->rate * (1 + 1e-9);
+      ok = top;
+    }
+    if (!ok) { printf("flow %d below its cap without a bottleneck\n", (int)m->fheap[i]); return 0; }
+  }
+  return 1;
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -238,10 +340,38 @@ static void test_oom(void) {
          clean);
 }
 
+/* random programs on random topologies: the solver's invariants hold */
+static void test_random(void) {
+  int seed, fails = 0;
+  uint64_t x = 88172645463325252ull;
+  check_fair = 1;
+  for (seed = 1; seed <= 40; seed++) {
+    sl_params p = params();
+    world w1, w2;
+    p.queue_depth = 1 + (int)(rnd(&x) % 6);
+    p.hccs_switch = (int)(rnd(&x) % 2);
+    p.pes_per_server = rnd(&x) % 2 ? 2 : 4;
+    p.dies_per_card = p.hccs_switch && rnd(&x) % 2 ? 2 : 1;
+    p.hccs_GBps = 28 * (1 + (double)(rnd(&x) % 8));
+    w1 = world_of(&p);
+    w2 = world_of(&p);
+    run_with(&w1, &ref, rstep, (uint64_t)seed);
+    run_with(&w2, &got, rstep, (uint64_t)seed);
+    if (ref.status != SL_OK || !same(&ref, &got, 1)) fails++;
+    CHECK(ref.status == SL_OK, "random seed %d: status %d", seed, ref.status);
+    CHECK(same(&ref, &got, 1), "random seed %d: two runs differ", seed);
+    sl_machine_free(w1.m);
+    sl_machine_free(w2.m);
+  }
+  check_fair = 0;
+  printf("random: 40 seeds, %d failed\n", fails);
+}
+
 /* main */
 int main(void) {
   test_determinism();
   test_oom();
+  test_random();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
