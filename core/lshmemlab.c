@@ -1390,6 +1390,12 @@ static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
 
 static int blocking_body(lua_State *L, int get, int resumed);
 
+/* sl_mte's argument positions as putmem/getmem/put_signal number them (the
+** UB, its size and the event id are the call's own) */
+static const int mte_args[8] = { 0, 1, 2, 0, 0, 3, 0, 0 };
+/* and sl_signal_op's (signal, value, op, pe) as put_signal's */
+static const int put_signal_args[5] = { 0, 4, 5, 6, 7 };
+
 /* a blocking call goes on after the yield its scratch UB asked for */
 static int blocking_cont(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
@@ -1409,6 +1415,7 @@ static int blocking_body(lua_State *L, int get, int resumed) {
     return engine_error(L, lm->m, st, 1);
   if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, get, blocking_cont);
   st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
   if (st == SL_OK) st = sl_quiet(lm->m, blk);
   return kdone(L, lm, blk, st, 0);
 }
@@ -1442,7 +1449,10 @@ static int put_signal_body(lua_State *L, int resumed) {
     return engine_error(L, lm->m, st, 1);
   if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, put_signal_cont);
   st = sl_mte(lm->m, blk, 0, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
-  if (st == SL_OK) st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
+  else if (st == SL_OK && (st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) ==
+           SL_EARG)
+    sl_machine_map_err_arg(lm->m, put_signal_args, 5);
   return kdone(L, lm, blk, st, 0);
 }
 

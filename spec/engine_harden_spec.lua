@@ -295,3 +295,28 @@ describe("engine hardening: what a stuck block waits for", function()
     assert.same(good(fresh), good(m))
   end)
 end)
+
+describe("engine hardening: argument positions of the calls built of others", function()
+  -- core/lshmemlab.c blocking_prim / k_put_signal passed sl_mte's and
+  -- sl_signal_op's argument numbers through: putmem's count was "#5" (sl_mte's
+  -- elems), put_signal's signal "#1" (sl_signal_op's)
+  local function fault(kernel)
+    local m = lab.machine{ pes = 2 }
+    local d = m:malloc("int32", 64):fill("zero")
+    local f = m:malloc("fp32", 8)
+    local e = H.err(m.launch, m, function(k) kernel(k, d, f) end, 1)
+    return e:match("^[^\n]*")
+  end
+  it("putmem and getmem name their own count", function()
+    H.contains(fault(function(k, d) k:putmem(d, d, 0, 1) end),
+               "bad argument #3 to 'putmem' (element count must be positive)")
+    H.contains(fault(function(k, d) k:getmem(d, d, -4, 1) end),
+               "bad argument #3 to 'getmem' (element count must be positive)")
+  end)
+  it("put_signal names its signal and its count", function()
+    H.contains(fault(function(k, d, f) k:put_signal(d, d, 8, f, 1, lab.SIGNAL_SET, 1) end),
+               "bad argument #4 to 'put_signal' (signal must be an integer element, got fp32)")
+    H.contains(fault(function(k, d) k:put_signal(d, d, 0, d, 1, lab.SIGNAL_SET, 1) end),
+               "bad argument #3 to 'put_signal' (element count must be positive)")
+  end)
+end)
