@@ -15,7 +15,11 @@
 -- (check = "all") records out-of-bounds accesses instead of raising and never
 -- reports a deadlock as an error; after every failed launch (and every few
 -- launches anyway) a small known-good launch, a get and a put around the PE
--- ring, runs and moves exactly the right data; enough launches ran.
+-- ring, runs, moves exactly the right data and takes exactly the kernel times
+-- it takes on a fresh machine with the same options; enough launches ran.
+-- Legal patterns keep the timing core busy: blocks sharing one link, queues
+-- over queue_depth (some worlds have 1..4), flags from busy pipes in every
+-- direction (to S too), profiling frames on the profiled and other PEs.
 --
 -- The engine bugs the fuzz found (KNOWN_BUGS at the end: signed overflows,
 -- heap overflows, NULL dereferences, a hang, a leak) are fixed and their
