@@ -318,7 +318,7 @@ int sli_mark(sl_machine *m, int blk, int frame, int end) {
   }
   k = &m->marks[mk];
   k->pe = b->pe; k->block = b->b; k->frame = frame; k->end = end;
-  k->t = b->t;
+  k->t = b->t > b->inflight ? b->t : b->inflight;   /* signals landed, as a barrier waits */
   k->pending = 1;                       /* held until every pipe is asked */
   for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
     sl_ins *o;

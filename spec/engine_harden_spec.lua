@@ -320,3 +320,28 @@ describe("engine hardening: argument positions of the calls built of others", fu
                "bad argument #3 to 'put_signal' (element count must be positive)")
   end)
 end)
+
+describe("engine hardening: profiling frames", function()
+  -- core/pipe.c sli_mark read a shadow frame (the PEs not profiled) when the
+  -- pipes reached it but not the signals in flight, which a PipeBarrier(ALL)
+  -- waits for: a frame around a remote signal_op was 1 tick on PE 1 and 27 on
+  -- the profiled PE 0 (signal_ns + alpha)
+  it("a shadow frame waits for the signals in flight as the profiled PE's barrier does", function()
+    local m = lab.machine{ pes = 2, prof_pe = 0 }
+    local p = m:params()
+    local s = m:malloc("int32", 8):fill("zero")
+    m:launch(function(k)
+      k:prof_start(1)
+      k:signal_op(s, 1, lab.SIGNAL_SET, 1 - k.pe)
+      k:prof_end(1)
+    end, 1)
+    local prof = m:prof_rows()[1].cycles
+    local shadow
+    for _, r in ipairs(m:shadow_rows()) do if r.pe == 1 then shadow = r.cycles end end
+    local tick_ns = 1000 / p.cycle2us
+    -- the signal lands signal_ns + alpha after it is sent
+    assert.is_true(shadow >= math.floor((p.signal_ns + p.hccs_alpha_ns) / tick_ns))
+    -- the profiled PE pays its two barriers on top (and a tick of rounding)
+    assert.is_true(prof - shadow <= math.ceil(2 * p.pipe_barrier_ns / tick_ns) + 1)
+  end)
+end)
