@@ -370,21 +370,24 @@ const char *sli_act_name(const sl_block *b) {
   return b->act >= 0 && b->act <= ACT_END ? names[b->act] : "?";
 }
 
-/* the instructions queued on each pipe of a block, and a flag a head waits for */
+/* the instructions queued on each pipe of a block, and the pipes whose head
+** waits for a flag ("V 0, MTE2 2, MTE3 2 queued; MTE3 behind a wait_flag") */
 sli_text sli_queues_text(const sl_machine *m, const sl_block *b) {
   sli_text t;
-  size_t used = 0;
+  char held[32] = "";
+  size_t used = 0, nheld = 0;
   int pipe;
-  t.s[0] = '\0';
   for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
     int32_t op = b->qhead[QI(pipe)], n = 0;
     const sl_ins *h = op >= 0 ? &m->ops[op] : NULL;
     for (; op >= 0; op = m->ops[op].next) n++;
-    used += (size_t)snprintf(t.s + used, sizeof(t.s) - used, "%s%s %d queued%s",
-                             pipe == SL_PIPE_V ? "" : ", ", sl_pipe_name(pipe), (int)n,
-                             h && h->kind == OP_WAIT && !m->toks[h->tok].fired
-                             ? " behind a wait_flag" : "");
-    if (used >= sizeof(t.s)) break;
+    used += (size_t)snprintf(t.s + used, sizeof(t.s) - used, "%s%s %d",
+                             pipe == SL_PIPE_V ? "" : ", ", sl_pipe_name(pipe), (int)n);
+    if (h && h->kind == OP_WAIT && !m->toks[h->tok].fired)
+      nheld += (size_t)snprintf(held + nheld, sizeof(held) - nheld, "%s%s",
+                                nheld ? ", " : "", sl_pipe_name(pipe));
   }
+  snprintf(t.s + used, sizeof(t.s) - used, " queued%s%s%s", nheld ? "; " : "", held,
+           nheld ? " behind a wait_flag" : "");
   return t;
 }

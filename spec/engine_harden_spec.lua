@@ -258,14 +258,14 @@ describe("engine hardening: what a stuck block waits for", function()
     return m, ok, e
   end
   local WANT = {
-    "PE 0 block 0 (at 0.020 us): pipe_barrier or quiet: its pipes to drain (V 0 queued, "
-      .. "MTE2 2 queued, MTE3 2 queued behind a wait_flag)",
-    "PE 0 block 1 (at 0.030 us): a free slot in a pipe queue over queue_depth 1 (V 0 queued, "
-      .. "MTE2 0 queued, MTE3 2 queued)",
+    "PE 0 block 0 (at 0.020 us): pipe_barrier or quiet: its pipes to drain (V 0, MTE2 2, "
+      .. "MTE3 2 queued; MTE3 behind a wait_flag)",
+    "PE 0 block 1 (at 0.030 us): a free slot in a pipe queue over queue_depth 1 (V 0, "
+      .. "MTE2 0, MTE3 2 queued)",
     "PE 0 block 2 (at 0.040 us): wait_flag(MTE3_S, 0): its pipe has not reached the set_flag "
-      .. "yet (V 0 queued, MTE2 0 queued, MTE3 2 queued)",
-    "PE 0 block 3 (at 0.020 us): the end of its kernel: its pipes to drain (V 0 queued, "
-      .. "MTE2 0 queued, MTE3 1 queued)",
+      .. "yet (V 0, MTE2 0, MTE3 2 queued)",
+    "PE 0 block 3 (at 0.020 us): the end of its kernel: its pipes to drain (V 0, MTE2 0, "
+      .. "MTE3 1 queued)",
   }
 
   it("the time-out text names the pipes, the queue, the flag or the act", function()
