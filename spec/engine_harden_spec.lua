@@ -128,6 +128,35 @@ describe("engine hardening: clocks and pending events", function()
   end)
 end)
 
+describe("engine hardening: a full queue, then a drain in the same call", function()
+  -- putmem is sl_mte (which may leave S parked on a full queue) then quiet:
+  -- the drain must take over the park, so S goes on only when every chunk has
+  -- landed -- whatever queue_depth is
+  it("a blocking put over a full queue ends when its last chunk landed", function()
+    local function put(depth)
+      local m = lab.machine{ pes = 2, queue_depth = depth }
+      local src = m:malloc("int32", 65536):fill("iota_pe", 1)
+      local dst = m:malloc("int32", 65536):fill("zero")
+      local last
+      local r = m:launch(function(k)
+        if k.pe ~= 0 then return end
+        local u = k:ub("int32", 8)
+        k:putmem(dst, src, 65536, 1)               -- 16 chunks of the 16 KiB scratch
+        k:data_copy(u, k:ptr(dst, 1):sub(65528, 8), 8)   -- S goes on only now: read it back
+        k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
+        last = k:get_value(u, 7)
+      end, 1)
+      assert.equals(src:on(0):read(65535, 1)[1], last)
+      return r.kernel_us[1], dst:on(1):checksum(), src:on(0):checksum()
+    end
+    local t1, got1, want = put(1)
+    local t16, got16 = put(16)
+    assert.equals(want, got1)
+    assert.equals(want, got16)
+    assert.equals(t16, t1)
+  end)
+end)
+
 -- ---------------------------------------------------------------- determinism
 -- a nontrivial launch of the new timing core: every block of a PE puts
 -- through the one link to the next PE (shared flows), queues over
