@@ -202,6 +202,10 @@ int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
   if (b->state != B_RUN || m->oom) return 1;   /* out of memory: sl_step says so */
+  if (b->t > time_limit(m)) {           /* S alone ran past the limit: sl_step stops it */
+    sli_wake(m, blk, b->t);
+    return 1;
+  }
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
     if (m->evs[top->ev].kind == EV_WAKE || top->t > time_limit(m)) {

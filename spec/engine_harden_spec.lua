@@ -374,3 +374,29 @@ describe("engine hardening: profiling frames", function()
     assert.is_true(prof - shadow <= math.ceil(2 * p.pipe_barrier_ns / tick_ns) + 1)
   end)
 end)
+
+describe("engine hardening: the virtual-time limit", function()
+  -- core/sim.c sl_must_yield looked at the limit only for a pending event due
+  -- before the block's clock: a block spinning on S primitives with nothing
+  -- pending (a get_value poll of a flag nobody writes) ran forever. In a child
+  -- lua5.4 under `timeout 20`: a regression hangs that, not the suite.
+  it("stops a block that spins on S with nothing pending", function()
+    local out = H.subprocess([[
+local lab = require("shmemlab")
+local function spin(k)
+  local flag = k:ub("int32", 8)
+  k:set_value(flag, 0, 0)
+  while k:get_value(flag, 0) == 0 do end
+end
+local m = lab.machine{ pes = 1, time_limit_us = 10 }
+local ok, e = pcall(m.launch, m, spin, 1)
+print(ok, (e:gsub("\n", "|")))
+local c = lab.machine{ pes = 1, time_limit_us = 10, check = "synccheck" }
+c:launch(spin, 1)                        -- a checked run ends it with a report
+for _, r in ipairs(c:check_reports()) do print("report", r.what) end
+]])
+    H.contains(out, "false\tvirtual-time limit of 10 us reached; blocks still waiting:|"
+               .. "  PE 0 block 0 (at 10.00",
+               "report\tblock stopped at the virtual-time limit\n", "exit=0")
+  end)
+end)

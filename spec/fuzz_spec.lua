@@ -578,7 +578,7 @@ P.host_in_kernel = function(ctx)
   else ctx.w.m:memcpy(ctx.w.views[9], ctx.w.views[1]:on(0), 8) end
 end
 -- rare: an endless loop (instruction budget), a non-string error object, a
--- bare coroutine.yield()
+-- bare coroutine.yield(), an endless loop of S primitives (time limit)
 P.misbehave = function(ctx)
   local c = ctx.R.int(1, 40)
   if c == 1 then while true do end                          -- luacheck: ignore
@@ -586,6 +586,7 @@ P.misbehave = function(ctx)
   elseif c == 3 then error(nil)
   elseif c == 4 then coroutine.yield(1, 2)
   elseif c == 5 then error(setmetatable({}, { __tostring = function() return "obj" end }))
+  elseif c == 6 then while true do ctx.k:set_atomic_none() end   -- S spins: the time limit
   end
 end
 -- a launch of another machine inside this kernel (a separate engine)
