@@ -1147,13 +1147,13 @@ static int kraise(lua_State *L, int status, lua_KContext ctx) {
 ** filled) raises only once the block may go on: a kernel that catches the
 ** error must not run ahead of events its clock has passed */
 static int kdone(lua_State *L, lmach *lm, int blk, int st, int nret) {
-  if (st != SL_OK && st != SL_ESKIP) {
+  if (st != SL_OK && st != SL_ESKIP) {   /* the error as it is now, before any event */
     sl_machine *m = lm->m;
-    if (!sl_must_yield(m, blk)) return engine_error(L, m, st, 1);
     lua_pushstring(L, sl_machine_err(m));
     lua_pushinteger(L, st == SL_EARG && sl_machine_err_arg(m) > 0 ? sl_machine_err_arg(m) + 1
                                                                   : 0);
-    return lua_yieldk(L, 0, (lua_KContext)(lua_gettop(L) - 1), kraise);
+    if (sl_must_yield(m, blk)) return lua_yieldk(L, 0, (lua_KContext)(lua_gettop(L) - 1), kraise);
+    return kraise(L, LUA_OK, (lua_KContext)(lua_gettop(L) - 1));
   }
   if (sl_must_yield(lm->m, blk)) return lua_yield(L, nret);
   return nret;
