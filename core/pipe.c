@@ -184,6 +184,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       sl_tok *k = &m->toks[o->tok];
       if (!k->fired) { k->wblk = blk; k->wpipe = pipe; return 0; }
       if (k->t > b->pipe[pipe]) b->pipe[pipe] = k->t;
+      if (k->t > b->done[pipe]) b->done[pipe] = k->t;   /* a later flag or drain waits too */
       tok_free(m, o->tok);
       pop(m, b, q);
       return 1;

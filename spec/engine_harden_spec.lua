@@ -400,3 +400,37 @@ for _, r in ipairs(c:check_reports()) do print("report", r.what) end
                "report\tblock stopped at the virtual-time limit\n", "exit=0")
   end)
 end)
+
+describe("engine hardening: flags through a waiting pipe", function()
+  -- core/pipe.c: a pipe's wait_flag raised when the pipe may go on but not
+  -- "all its earlier work done": a set_flag behind it fired at the work before
+  -- the wait, and a pipe_barrier on it let S go before the wait had passed.
+  -- MTE2 -> V -> MTE3 then started MTE3 at MTE2's stream end, not when MTE2's
+  -- bytes landed, and pipe_barrier(V) read the UB before they had.
+  it("MTE2 -> V -> MTE3 waits for MTE2's bytes; pipe_barrier(V) waits for V's wait", function()
+    local m = lab.machine{ pes = 1 }
+    local p = m:params()
+    local g = m:alloc("int32", 16384):fill("iota", 1)
+    local out = m:alloc("int32", 8):fill("zero")
+    local seen
+    m:trace(100)
+    m:launch(function(k)
+      local u = k:ub("int32", 16384)
+      k:data_copy(u, g, 16384)
+      k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
+      k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
+      k:data_copy(out, u, 8)
+      k:pipe_barrier("V")
+      seen = k:get_value(u, 5)
+    end, 1)
+    assert.equals(6, seen)
+    assert.same({ 1, 2, 3, 4, 5, 6, 7, 8 }, out:on(0):read(0, 8))
+    local get, put
+    for _, r in ipairs(m:trace_records()) do
+      if r.kind == "mte" then if r.pipe == "MTE2" then get = r else put = r end end
+    end
+    -- MTE3 starts when MTE2's bytes have landed: stream end + setup + alpha
+    local landed = get.ts + get.dur + (p.mte_setup_ns + p.local_alpha_ns) / 1000
+    assert.near(landed, put.ts, 1e-6)
+  end)
+end)
