@@ -9,7 +9,8 @@
 **   - after each such failed launch, on the same machine: the reference
 **     timing exactly (sl_launch_abort leaves nothing behind);
 **   - random programs on random topologies, the solver's invariants checked
-**     after every primitive and every event: every change settled, no
+**     after every primitive and every event: the running block not behind
+**     the clock, every change settled, no
 **     resource over its capacity, every flow at its cap or at the top rate of
 **     a full resource (max-min fair), and the run repeatable (40 seeds;
 **     SL_FLOW_SEEDS=N in the environment runs N).
@@ -175,7 +176,13 @@ static void run_with(world *w, result *r, stepfn stepf, uint64_t seed) {
       return;
     }
     for (;;) {
-      if (check_fair && !fair(w->m)) { r->status = -1; sl_launch_abort(w->m); return; }
+      if (check_fair && (!fair(w->m) || w->m->blocks[blk].t < w->m->now)) {
+        printf("block %d at %lld, the clock at %lld\n", blk, (long long)w->m->blocks[blk].t,
+               (long long)w->m->now);
+        r->status = -1;
+        sl_launch_abort(w->m);
+        return;
+      }
       if (stepf(w, &bs[blk], blk, &st)) { sl_block_done(w->m, blk); break; }
       if (st != SL_OK) { r->status = st; sl_launch_abort(w->m); return; }
       if (sl_must_yield(w->m, blk)) break;
