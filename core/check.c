@@ -196,8 +196,12 @@ void sl_launch_salvage(sl_machine *m) {
                "%d %s %lld, current value %lld, nothing pending",
                bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
                (int)b->w.pe, sl_cmp_name(b->wcmp), (long long)b->wval, (long long)cur);
-    } else {
+    } else if (b->state == B_READY || b->state == B_IDLE || b->state == B_RUN) {
       snprintf(line, sizeof(line), "block stopped at the virtual-time limit");
+    } else {                            /* its pipes were still at work */
+      int n = snprintf(line, sizeof(line), "block stopped at the virtual-time limit "
+                       "waiting for ");
+      sli_wait_what(m, i, line + n, sizeof(line) - (size_t)n);
     }
     m->site = b->state == B_READY ? -1 : b->wsite;
     sli_report(m, SL_R_SYNC, NULL, 0, 0, i, -1, line);
@@ -207,4 +211,6 @@ void sl_launch_salvage(sl_machine *m) {
   }
   sli_clear_events(m);
   sli_unpark_all(m);
+  sli_res_clear(m, 0);                  /* flows and queued instructions of the stuck pipes */
+  sli_pools_reset(m);
 }

@@ -174,7 +174,7 @@ static void res_leave(sl_machine *m, int32_t f) {
       r->fl[pos] = last;
       for (k = 0; k < o->nres; k++) if (o->res[k] == fl->res[j]) o->pos[k] = pos;
     }
-    if (bound) res_dirty(m, fl->res[j]);
+    if (bound && !res_dirty(m, fl->res[j])) m->oom = 1;
   }
   fl->nres = 0;
 }
@@ -391,7 +391,7 @@ static void flow_event(sl_machine *m) {
 void sli_flow_settle(sl_machine *m, sl_time now) {
   int32_t nf, nr, i;
   if (m->ndirty == 0) return;
-  if (!component(m, &nf, &nr)) return;   /* no memory: rates stay as they were */
+  if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
   for (i = 0; i < nf; i++) {             /* bring the bytes left up to date */
     sl_flow *fl = &m->flows[m->scr[i]];
     if (fl->t < now) {

@@ -644,6 +644,9 @@ static int m_launch(lua_State *L) {
     int blk, nres, nout, r = sl_step(m, &blk);
     lua_State *co;
     if (r == SL_STEP_DONE) break;
+    if (r == SL_STEP_NOMEM)
+      return launch_fail(L, lm, "not enough memory: the launch was abandoned (its timing "
+                         "could not be kept)");
     if ((r == SL_STEP_DEADLOCK || r == SL_STEP_TIMEOUT) &&
         (sl_machine_params(m)->check & SL_CHECK_SYNC)) {
       sl_launch_salvage(m);               /* reported; the launch ends here */
@@ -1129,9 +1132,29 @@ static sl_loc kloc(lua_State *L, lmach *lm, int i) {
   return l;
 }
 
-/* finish a primitive: raise on error, yield when the block must wait */
+/* continuation of a failed primitive that had to yield first: raise the
+** error kept on the stack (message at ctx, argument position above it) */
+static int kraise(lua_State *L, int status, lua_KContext ctx) {
+  int arg = (int)lua_tointeger(L, (int)ctx + 1);
+  (void)status;
+  lua_settop(L, (int)ctx);
+  if (arg > 0) return luaL_argerror(L, arg, lua_tostring(L, -1));
+  return luaL_error(L, "%s", lua_tostring(L, -1));
+}
+
+/* finish a primitive: raise on error, yield when the block must wait. A
+** failed call that moved the block's clock (an issue cost, a queue it
+** filled) raises only once the block may go on: a kernel that catches the
+** error must not run ahead of events its clock has passed */
 static int kdone(lua_State *L, lmach *lm, int blk, int st, int nret) {
-  if (st != SL_OK && st != SL_ESKIP) return engine_error(L, lm->m, st, 1);
+  if (st != SL_OK && st != SL_ESKIP) {   /* the error as it is now, before any event */
+    sl_machine *m = lm->m;
+    lua_pushstring(L, sl_machine_err(m));
+    lua_pushinteger(L, st == SL_EARG && sl_machine_err_arg(m) > 0 ? sl_machine_err_arg(m) + 1
+                                                                  : 0);
+    if (sl_must_yield(m, blk)) return lua_yieldk(L, 0, (lua_KContext)(lua_gettop(L) - 1), kraise);
+    return kraise(L, LUA_OK, (lua_KContext)(lua_gettop(L) - 1));
+  }
   if (sl_must_yield(lm->m, blk)) return lua_yield(L, nret);
   return nret;
 }
@@ -1365,8 +1388,24 @@ static int k_mte_put_nbi(lua_State *L) { return mte_prim(L, 0); }
 /* k:mte_get_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
 static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
 
-/* shared body of putmem / getmem: through the scratch UB, then quiet */
-static int blocking_prim(lua_State *L, int get) {
+static int blocking_body(lua_State *L, int get, int resumed);
+
+/* sl_mte's argument positions as putmem/getmem/put_signal number them (the
+** UB, its size and the event id are the call's own) */
+static const int mte_args[8] = { 0, 1, 2, 0, 0, 3, 0, 0 };
+/* and sl_signal_op's (signal, value, op, pe) as put_signal's */
+static const int put_signal_args[5] = { 0, 4, 5, 6, 7 };
+
+/* a blocking call goes on after the yield its scratch UB asked for */
+static int blocking_cont(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  return blocking_body(L, (int)ctx, 1);
+}
+
+/* shared body of putmem / getmem: through the scratch UB, then quiet. The
+** first call carves the scratch (an issue on S): when that took the block
+** past a pending event it yields, and goes on (resumed) at its clock */
+static int blocking_body(lua_State *L, int get, int resumed) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
@@ -1374,19 +1413,29 @@ static int blocking_prim(lua_State *L, int get) {
   int pe = checkpe(L, lm, 5);
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
     return engine_error(L, lm->m, st, 1);
+  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, get, blocking_cont);
   st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
   if (st == SL_OK) st = sl_quiet(lm->m, blk);
   return kdone(L, lm, blk, st, 0);
 }
 
 /* k:putmem(dst, src, elems, pe): blocking put */
-static int k_putmem(lua_State *L) { return blocking_prim(L, 0); }
+static int k_putmem(lua_State *L) { return blocking_body(L, 0, 0); }
 
 /* k:getmem(dst, src, elems, pe): blocking get */
-static int k_getmem(lua_State *L) { return blocking_prim(L, 1); }
+static int k_getmem(lua_State *L) { return blocking_body(L, 1, 0); }
 
-/* k:put_signal(dst, src, elems, sig, value, op, pe): put, then signal */
-static int k_put_signal(lua_State *L) {
+static int put_signal_body(lua_State *L, int resumed);
+
+/* put_signal goes on after the yield its scratch UB asked for */
+static int put_signal_cont(lua_State *L, int status, lua_KContext ctx) {
+  (void)status; (void)ctx;
+  return put_signal_body(L, 1);
+}
+
+/* put, then signal (the scratch UB as in blocking_body) */
+static int put_signal_body(lua_State *L, int resumed) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g = kloc(L, lm, 5), u;
@@ -1398,10 +1447,17 @@ static int k_put_signal(lua_State *L) {
   int pe = checkpe(L, lm, 8);
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
     return engine_error(L, lm->m, st, 1);
+  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, put_signal_cont);
   st = sl_mte(lm->m, blk, 0, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
-  if (st == SL_OK) st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
+  else if (st == SL_OK && (st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) ==
+           SL_EARG)
+    sl_machine_map_err_arg(lm->m, put_signal_args, 5);
   return kdone(L, lm, blk, st, 0);
 }
+
+/* k:put_signal(dst, src, elems, sig, value, op, pe): put, then signal */
+static int k_put_signal(lua_State *L) { return put_signal_body(L, 0); }
 
 /* k:signal_op(sig, value, op, pe) */
 static int k_signal_op(lua_State *L) {

@@ -133,6 +133,11 @@ const char *sl_machine_err(const sl_machine *m) { return m->err; }
 /* argument position of the last error (0 = none) */
 int sl_machine_err_arg(const sl_machine *m) { return m->err_arg; }
 
+/* renumber the last error's argument through map[0..n) (0: none of the caller's) */
+void sl_machine_map_err_arg(sl_machine *m, const int *map, int n) {
+  m->err_arg = m->err_arg > 0 && m->err_arg < n ? map[m->err_arg] : 0;
+}
+
 /* current virtual time */
 sl_time sl_machine_now(const sl_machine *m) { return m->now; }
 

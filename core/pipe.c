@@ -10,6 +10,7 @@
 ** wait for a pipe (wait_flag to S, pipe_barrier, quiet, barrier_all, the end
 ** of the kernel) the block parks and resumes when the pipes get there.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       sl_tok *k = &m->toks[o->tok];
       if (!k->fired) { k->wblk = blk; k->wpipe = pipe; return 0; }
       if (k->t > b->pipe[pipe]) b->pipe[pipe] = k->t;
+      if (k->t > b->done[pipe]) b->done[pipe] = k->t;   /* a later flag or drain waits too */
       tok_free(m, o->tok);
       pop(m, b, q);
       return 1;
@@ -314,7 +316,7 @@ int sli_mark(sl_machine *m, int blk, int frame, int end) {
   }
   k = &m->marks[mk];
   k->pe = b->pe; k->block = b->b; k->frame = frame; k->end = end;
-  k->t = b->t;
+  k->t = b->t > b->inflight ? b->t : b->inflight;   /* signals landed, as a barrier waits */
   k->pending = 1;                       /* held until every pipe is asked */
   for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
     sl_ins *o;
@@ -356,4 +358,34 @@ void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred) {
     default: b->t += m->ps.pipe_barrier; break;
   }
   if (deferred) sli_wake(m, blk, b->t);
+}
+
+/* what a draining block does once drained (deadlock and salvage texts) */
+const char *sli_act_name(const sl_block *b) {
+  static const char *const names[] = { "pipe_barrier or quiet", "put_signal's signal",
+                                       "barrier_all", "sync_all", "a profiling frame",
+                                       "wait_signal_value", "the end of its kernel" };
+  return b->act >= 0 && b->act <= ACT_END ? names[b->act] : "?";
+}
+
+/* the instructions queued on each pipe of a block, and the pipes whose head
+** waits for a flag ("V 0, MTE2 2, MTE3 2 queued; MTE3 behind a wait_flag") */
+sli_text sli_queues_text(const sl_machine *m, const sl_block *b) {
+  sli_text t;
+  char held[32] = "";
+  size_t used = 0, nheld = 0;
+  int pipe;
+  for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
+    int32_t op = b->qhead[QI(pipe)], n = 0;
+    const sl_ins *h = op >= 0 ? &m->ops[op] : NULL;
+    for (; op >= 0; op = m->ops[op].next) n++;
+    used += (size_t)snprintf(t.s + used, sizeof(t.s) - used, "%s%s %d",
+                             pipe == SL_PIPE_V ? "" : ", ", sl_pipe_name(pipe), (int)n);
+    if (h && h->kind == OP_WAIT && !m->toks[h->tok].fired)
+      nheld += (size_t)snprintf(held + nheld, sizeof(held) - nheld, "%s%s",
+                                nheld ? ", " : "", sl_pipe_name(pipe));
+  }
+  snprintf(t.s + used, sizeof(t.s) - used, " queued%s%s%s", nheld ? "; " : "", held,
+           nheld ? " behind a wait_flag" : "");
+  return t;
 }

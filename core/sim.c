@@ -33,6 +33,7 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   vsnprintf(m->err, sizeof(m->err), fmt, ap);
   va_end(ap);
   m->err_arg = arg;
+  if (code == SL_ENOMEM) m->oom = 1;    /* a running launch cannot be trusted */
   return code;
 }
 
@@ -196,16 +197,18 @@ void sli_clear_events(sl_machine *m) {
   m->free_ev = -1;
 }
 
-/* schedule block blk to resume at t, or at its clock if that is later */
+/* schedule block blk to resume at t, never before its own clock: it must
+** not run ahead of events its clock has passed (a queue slot that freed
+** before S got there) */
 void sli_wake(sl_machine *m, int blk, sl_time t) {
   sl_event e;
+  sl_block *b = &m->blocks[blk];
   memset(&e, 0, sizeof(e));
   e.kind = EV_WAKE;
   e.blk = blk;
-  m->blocks[blk].state = B_READY;
-  if (m->blocks[blk].t < t) m->blocks[blk].t = t;
-  /* at its own clock: it may not run before the events due until then */
-  if (sli_push(m, m->blocks[blk].t, &e) != SL_OK) m->blocks[blk].state = B_IDLE;
+  b->state = B_READY;
+  if (b->t < t) b->t = t;
+  if (sli_push(m, b->t, &e) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
 }
 
 /* the virtual-time limit of the running launch */
@@ -219,7 +222,7 @@ static sl_time time_limit(const sl_machine *m) {
 static int wait_inline(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
-  while ((top = peek(m)) != NULL && top->t <= time_limit(m)) {
+  while (!m->oom && (top = peek(m)) != NULL && top->t <= time_limit(m)) {
     sl_key k;
     if (m->evs[top->ev].kind == EV_WAKE && m->evs[top->ev].blk != blk) return 0;
     k = pop(m);
@@ -242,7 +245,12 @@ static int wait_inline(sl_machine *m, int blk) {
 int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
-  if (b->state != B_RUN && !wait_inline(m, blk)) return 1;
+  if (m->oom) return 1;                  /* out of memory: sl_step says so */
+  if (b->state != B_RUN && (!wait_inline(m, blk) || m->oom)) return 1;
+  if (b->t > time_limit(m)) {           /* S alone ran past the limit: sl_step stops it */
+    sli_wake(m, blk, b->t);
+    return 1;
+  }
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
     if (m->evs[top->ev].kind == EV_WAKE || top->t > time_limit(m)) {
@@ -253,13 +261,17 @@ int sl_must_yield(sl_machine *m, int blk) {
     if (k.t > m->now) m->now = k.t;
     sli_apply(m, &m->evs[k.ev], k.t);
     ev_release(m, k.ev);
+    if (m->oom) return 1;
   }
   return 0;
 }
 
-/* handle events until a block is to be resumed, or the launch ends */
+/* handle events until a block is to be resumed, or the launch ends; out of
+** memory anywhere in the launch (a flow, an event, an instruction) ends it:
+** its timing would be wrong */
 int sl_step(sl_machine *m, int *blk) {
   sl_time limit = time_limit(m);
+  if (m->oom) return SL_STEP_NOMEM;
   while (peek(m) != NULL) {
     sl_key k = pop(m);
     sl_event *e = &m->evs[k.ev];
@@ -280,6 +292,7 @@ int sl_step(sl_machine *m, int *blk) {
     }
     sli_apply(m, e, k.t);
     ev_release(m, k.ev);
+    if (m->oom) return SL_STEP_NOMEM;
   }
   return m->ndone == m->nb ? SL_STEP_DONE : SL_STEP_DEADLOCK;
 }
@@ -294,7 +307,7 @@ void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,
     sl_trace_rec *nt;
     if (cap > m->maxtrace) cap = m->maxtrace;
     nt = realloc(m->trace, cap * sizeof(*nt));
-    if (nt == NULL) return;
+    if (nt == NULL) { m->oom = 1; return; }   /* a hole in the trace: the launch fails */
     m->trace = nt;
     m->captrace = cap;
   }
@@ -328,43 +341,51 @@ const char *sl_cmp_name(int cmp) {
   return (cmp >= 0 && cmp < SL_NCMP) ? names[cmp] : "CMP_?";
 }
 
-/* one line about what block blk waits for */
-static int wait_line(const sl_machine *m, int blk, char *out, size_t size) {
+/* what a parked block waits for */
+int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size) {
   const sl_block *b = &m->blocks[blk];
-  int n = snprintf(out, size, "  PE %d block %d (at %.3f us): ", (int)b->pe,
-                   (int)b->b, (double)(b->t - m->t0) / SL_PS_PER_US);
-  if (n < 0 || (size_t)n >= size) return n;
-  out += n; size -= (size_t)n;
   switch (b->state) {
     case B_SIGNAL: {
       const sl_buf *bf = &m->bufs[b->w.buf];
       const uint8_t *p = bf->data + bf->stride * b->w.pe + b->w.off;
       int64_t cur = sl_get_int((sl_dtype)bf->dtype, p, 0);
-      return n + snprintf(out, size,
+      return snprintf(out, size,
           "%s(%s[%lld] on PE %d, %s, %lld): current value %lld",
           b->wperiod > 0 ? "wait_signal_value" : "signal_wait_until", bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
           (int)b->w.pe, sl_cmp_name(b->wcmp), (long long)b->wval,
           (long long)cur);
     }
     case B_BARRIER:
-      return n + snprintf(out, size,
+      return snprintf(out, size,
           "barrier_all (%d of %d blocks arrived)", (int)m->bar_count, m->nb);
     case B_SYNC:
-      return n + snprintf(out, size,
+      return snprintf(out, size,
           "sync_all (%d of %d blocks of PE %d arrived)",
           (int)m->sync_count[b->pe], m->block_dim, (int)b->pe);
     case B_READY:
-      return n + snprintf(out, size, "ready, beyond the time limit");
+      return snprintf(out, size, "ready, beyond the time limit");
     case B_FLAG:
-      return n + snprintf(out, size, "wait_flag: a flag its pipes have not set yet");
+      return snprintf(out, size, "wait_flag(%s, %d): its pipe has not reached the "
+                      "set_flag yet (%s)", sl_event_name(b->wflag / SL_NEVENT_IDS),
+                      (int)(b->wflag % SL_NEVENT_IDS), sli_queues_text(m, b).s);
     case B_DRAIN: case B_ENDING:
-      return n + snprintf(out, size, "its pipes to drain%s",
-                          b->state == B_ENDING ? " (its code has ended)" : "");
+      return snprintf(out, size, "%s: its pipes to drain (%s)", sli_act_name(b),
+                      sli_queues_text(m, b).s);
     case B_QUEUE:
-      return n + snprintf(out, size, "a free slot in a full pipe queue");
+      return snprintf(out, size, "a free slot in a pipe queue over queue_depth %d (%s)",
+                      m->p.queue_depth, sli_queues_text(m, b).s);
     default:
-      return n + snprintf(out, size, "not finished");
+      return snprintf(out, size, "not finished");
   }
+}
+
+/* one line about what block blk waits for */
+static int wait_line(const sl_machine *m, int blk, char *out, size_t size) {
+  const sl_block *b = &m->blocks[blk];
+  int n = snprintf(out, size, "  PE %d block %d (at %.3f us): ", (int)b->pe,
+                   (int)b->b, (double)(b->t - m->t0) / SL_PS_PER_US);
+  if (n < 0 || (size_t)n >= size) return n;
+  return n + sli_wait_what(m, blk, out + n, size - (size_t)n);
 }
 
 /* describe every unfinished block; returns the number of such blocks */

@@ -163,6 +163,8 @@ void sl_machine_free(sl_machine *m);
 const sl_params *sl_machine_params(const sl_machine *m);
 const char *sl_machine_err(const sl_machine *m);
 int sl_machine_err_arg(const sl_machine *m);
+/* renumber the last error's argument through map[arg] (a call built of others) */
+void sl_machine_map_err_arg(sl_machine *m, const int *map, int n);
 sl_time sl_machine_now(const sl_machine *m);
 int sl_path(const sl_machine *m, int from_pe, int to_pe);
 int64_t sl_path_bytes(const sl_machine *m, int path);
@@ -184,7 +186,8 @@ int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
               int64_t bytes, double *cost_us);
 
 /* launches */
-enum { SL_STEP_RESUME, SL_STEP_DONE, SL_STEP_DEADLOCK, SL_STEP_TIMEOUT };
+/* SL_STEP_NOMEM: the launch ran out of host memory (sl_launch_abort it) */
+enum { SL_STEP_RESUME, SL_STEP_DONE, SL_STEP_DEADLOCK, SL_STEP_TIMEOUT, SL_STEP_NOMEM };
 int sl_launch_begin(sl_machine *m, int block_dim);
 int sl_step(sl_machine *m, int *blk);
 void sl_block_done(sl_machine *m, int blk);

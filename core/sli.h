@@ -108,7 +108,7 @@ typedef struct sl_block {
   uint8_t busy[SL_NQ];      /* the head instruction runs */
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
   int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
-  int32_t wtok;             /* B_FLAG: the token */
+  int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
   int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
   sl_time inflight;         /* latest completion of what it issued */
   sl_time fence;            /* remote writes land no earlier than this */
@@ -191,7 +191,7 @@ struct sl_machine {
   sl_mark *marks;
   int32_t nmarks, capmarks, free_mark;
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
-  int oom;                  /* a flow could not be had: it ran unshared */
+  int oom;                  /* the launch ran out of memory: sl_step ends it */
   /* events */
   sl_event *evs;
   int32_t nevs, capevs, free_ev;
@@ -236,6 +236,7 @@ void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);
 void sli_clear_events(sl_machine *m);
 int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...);
+int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size);
 #define SLI_TRACING(m) ((m)->maxtrace > 0)
 void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,
                int kind, int path, int64_t bytes, int ppe, int pblock);
@@ -273,6 +274,9 @@ int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t);
 int sli_drain(sl_machine *m, int blk, int mask, int act);
 void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred);
 int sli_mark(sl_machine *m, int blk, int frame, int end);
+typedef struct sli_text { char s[96]; } sli_text;
+sli_text sli_queues_text(const sl_machine *m, const sl_block *b);
+const char *sli_act_name(const sl_block *b);
 void sli_shadow_add(sl_machine *m, int pe, int block, int frame, int end, sl_time t);
 int sli_tok_new(sl_machine *m, int32_t *tok);
 void sli_pools_reset(sl_machine *m);

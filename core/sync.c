@@ -111,6 +111,7 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
     m->toks[tok].wblk = (int)(b - m->blocks);
     m->toks[tok].wpipe = SL_PIPE_S;
     b->wtok = tok;
+    b->wflag = ev * SL_NEVENT_IDS + id;
     b->state = B_FLAG;
     b->wsite = m->site;
     return SL_OK;

@@ -4,23 +4,7 @@
 local H = require("spec.helpers.engine")
 local lab = H.lab
 
--- run code in a fresh lua5.4 (memory-limited, time-limited): its output
-local function subprocess(code)
-  local file = os.tmpname()
-  local f = assert(io.open(file, "w"))
-  f:write(string.format("package.path = %q\npackage.cpath = %q\n", package.path,
-                        package.cpath), code)
-  f:close()
-  -- a memory limit stops a runaway case; AddressSanitizer needs its own huge
-  -- mappings, so under it (LD_PRELOAD of libasan) the limit is left out
-  local limit = (os.getenv("LD_PRELOAD") or ""):find("asan") and "" or "ulimit -v 2000000; "
-  local p = assert(io.popen("sh -c '" .. limit .. "exec timeout 20 lua5.4 " .. file
-                            .. "' 2>&1; echo \"exit=$?\""))
-  local out = p:read("a")
-  p:close()
-  os.remove(file)
-  return out
-end
+local subprocess = H.subprocess
 
 describe("engine regressions", function()
   -- core/lshmemlab.c alloc_in: luaL_argerror(L, 2, "size must be positive")

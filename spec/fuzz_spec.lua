@@ -15,7 +15,11 @@
 -- (check = "all") records out-of-bounds accesses instead of raising and never
 -- reports a deadlock as an error; after every failed launch (and every few
 -- launches anyway) a small known-good launch, a get and a put around the PE
--- ring, runs and moves exactly the right data; enough launches ran.
+-- ring, runs, moves exactly the right data and takes exactly the kernel times
+-- it takes on a fresh machine with the same options; enough launches ran.
+-- Legal patterns keep the timing core busy: blocks sharing one link, queues
+-- over queue_depth (some worlds have 1..4), flags from busy pipes in every
+-- direction (to S too), profiling frames on the profiled and other PEs.
 --
 -- The engine bugs the fuzz found (KNOWN_BUGS at the end: signed overflows,
 -- heap overflows, NULL dereferences, a hang, a leak) are fixed and their
@@ -197,6 +201,7 @@ local function new_world(R, checked)
   if R.chance(0.3) then opts.pes_per_server = 2 end      -- RDMA between PE pairs
   if checked then opts.check = "all" end
   if R.chance(0.5) then opts.prof_pe = R.int(0, pes - 1) end
+  if R.chance(0.3) then opts.queue_depth = R.int(1, 4) end  -- queues that fill at once
   if opts.soc == "Ascend910_93" and opts.pes_per_server then opts.pes_per_server = 4 end
   local m = lab.machine(opts)
   VIEW_MT = VIEW_MT or getmetatable(m:host("int8", 1))
@@ -230,13 +235,14 @@ end
 
 -- the known-good launch: block 0 of every PE gets the next PE's kg_src and
 -- puts its own to the next PE; every block meets in barrier_all
-local function known_good(w, block_dim)
+local known_good_times           -- the known-good launch's times on a fresh machine
+local function known_good(w, block_dim, fresh)
   local m, n = w.m, w.pes
   w.kg_src:fill("iota_pe", 1)            -- PE p holds 1 + p*32 + i
   w.kg_get:fill("const", -1)
   w.kg_put:fill("const", -1)
   if w.checked then m:check_reports(true) end
-  local ok, err = pcall(m.launch, m, function(k, src, get, put)
+  local ok, res = pcall(m.launch, m, function(k, src, get, put)
     local ub = k:ub("int32", 32)
     if k.block == 0 then
       local peer = (k.pe + 1) % k.n_pes
@@ -246,7 +252,7 @@ local function known_good(w, block_dim)
     end
     k:barrier_all()
   end, block_dim, w.kg_src, w.kg_get, w.kg_put)
-  if not ok then return false, "known-good launch failed: " .. tostring(err) end
+  if not ok then return false, "known-good launch failed: " .. tostring(res) end
   for p = 0, n - 1 do
     local got, put = w.kg_get:on(p):read(0, 32), w.kg_put:on(p):read(0, 32)
     local from_get, from_put = (p + 1) % n, (p - 1) % n
@@ -264,8 +270,38 @@ local function known_good(w, block_dim)
                     .. tostring(reps[1].what)
     end
   end
+  if fresh then return true, res.kernel_us end
+  -- whatever launches failed on this machine before, its times are those of
+  -- a fresh machine with the same options
+  local want = known_good_times(w, block_dim)
+  for p = 1, n do
+    if res.kernel_us[p] ~= want[p] then
+      return false, string.format("known-good launch on PE %d took %.6f us, %.6f us on a fresh "
+                                  .. "machine", p - 1, res.kernel_us[p], want[p])
+    end
+  end
   return true
 end
+
+local fresh_times = {}
+function known_good_times(w, block_dim)
+  local keys = {}
+  for k, v in pairs(w.opts) do keys[#keys + 1] = k .. "=" .. tostring(v) end
+  table.sort(keys)
+  local key = table.concat(keys, ",") .. "/" .. block_dim
+  if not fresh_times[key] then
+    local m = lab.machine(w.opts)
+    local f = { m = m, pes = w.pes, checked = w.checked,
+                kg_src = m:malloc("int32", 32), kg_get = m:malloc("int32", 32),
+                kg_put = m:malloc("int32", 32) }
+    local ok, times = known_good(f, block_dim, true)
+    assert(ok, times)
+    m:close()
+    fresh_times[key] = times
+  end
+  return fresh_times[key]
+end
+
 
 -- ---------------------------------------------------------------- views
 -- without KNOWN, a kernel gets no host buffer that carries a PE (buf:on(p),
@@ -435,7 +471,12 @@ P.getmem = function(ctx)
   ctx.k:getmem(pick_view(ctx), pick_view(ctx), count(ctx.R), pe_arg(ctx.R, ctx.w.pes))
 end
 P.put_signal = function(ctx)
-  local R = ctx.R
+  local R, w = ctx.R, ctx.w
+  if R.chance(0.4) then                      -- int32 views and a signal: often legal
+    ctx.k:put_signal(w.views[5]:sub(R.int(0, 32)), w.views[1], R.int(1, 32), w.sigs[R.int(1, 3)],
+                     R.int(0, 3), R.int(0, 1), R.int(0, w.pes - 1))
+    return
+  end
   ctx.k:put_signal(pick_view(ctx), pick_view(ctx), count(R), pick_sig(ctx), sigval(R), sigop(R),
                    pe_arg(R, ctx.w.pes))
 end
@@ -454,11 +495,56 @@ P.signal_wait_until = function(ctx)
 end
 P.wait_signal_value = function(ctx)
   local R = ctx.R
+  if R.chance(0.3) then                      -- satisfied at the first poll
+    local s = ctx.w.sigs[R.int(1, 3)]
+    local ok, p = pcall(ctx.k.ptr, ctx.k, s, R.int(0, ctx.w.pes - 1))
+    ctx.k:wait_signal_value(ok and p or s, ctx.k:ub(s.dtype, 8), 1, lab.CMP_NE, 1 << 40)
+    return
+  end
   local n = count(R)
   if not KNOWN and math.type(n) == "integer" and (n > 1 << 41 or n < -(1 << 41)) then n = 1 << 41 end
   ctx.k:wait_signal_value(pick_sig(ctx), pick_view(ctx), n, cmp(R), sigval(R))
 end
 P.quiet = function(ctx) ctx.k:quiet() end
+-- the timing core's sharing and queues (legal calls): every block puts
+-- through the one link to a peer; more copies than queue_depth in a row;
+-- work on a pipe, then a flag from it (to S: S waits on a busy pipe); a
+-- profiling frame around queued work (on the profiled PE a real barrier)
+P.share_link = function(ctx)
+  local k, R, w = ctx.k, ctx.R, ctx.w
+  local u = k:ub("int32", R.pick({ 8, 16 }))
+  k:mte_put_nbi(w.views[5]:sub(R.int(0, 8) * 4, 32), w.views[1], u, R.pick({ 32, 64 }), 32,
+                (k.pe + 1) % w.pes, k.block % 8)
+  if R.chance(0.5) then k:quiet() end
+end
+P.queue_fill = function(ctx)
+  local k, R, w = ctx.k, ctx.R, ctx.w
+  local u = k:ub("int32", 32)
+  local up = R.chance(0.5)
+  for _ = 1, R.int(2, 8) do
+    if up then k:data_copy(k:ptr(w.views[5], R.int(0, w.pes - 1)):sub(R.int(0, 4) * 8, 32), u, 32)
+    else k:data_copy(u, w.views[1]:sub(R.int(0, 4) * 8, 32), 32) end
+  end
+end
+P.flag_busy = function(ctx)
+  local k, R, w = ctx.k, ctx.R, ctx.w
+  local ev = R.pick(EVENTS)
+  local src = ev:match("^(%w+)_")
+  local u = k:ub("int32", 32)
+  if src == "MTE2" then k:data_copy(u, w.views[1]:sub(R.int(0, 4) * 8, 32), 32)
+  elseif src == "MTE3" then k:data_copy(w.views[5]:sub(R.int(0, 4) * 8, 32), u, 32)
+  elseif src == "V" then k:muls(u, u, 2, 32) end
+  local id = R.int(0, 7)
+  k:set_flag(ev, id)
+  k:wait_flag(ev, id)
+end
+P.prof_pair = function(ctx)
+  local k, R = ctx.k, ctx.R
+  local f = R.int(0, 15)
+  k:prof_start(f)
+  if R.chance(0.5) then P.flag_busy(ctx) else P.share_link(ctx) end
+  k:prof_end(f)
+end
 P.fence = function(ctx) ctx.k:fence() end
 P.barrier_all = function(ctx) if ctx.R.chance(0.5) then ctx.k:barrier_all() end end
 P.sync_all = function(ctx) if ctx.R.chance(0.5) then ctx.k:sync_all() end end
@@ -492,7 +578,7 @@ P.host_in_kernel = function(ctx)
   else ctx.w.m:memcpy(ctx.w.views[9], ctx.w.views[1]:on(0), 8) end
 end
 -- rare: an endless loop (instruction budget), a non-string error object, a
--- bare coroutine.yield()
+-- bare coroutine.yield(), an endless loop of S primitives (time limit)
 P.misbehave = function(ctx)
   local c = ctx.R.int(1, 40)
   if c == 1 then while true do end                          -- luacheck: ignore
@@ -500,6 +586,7 @@ P.misbehave = function(ctx)
   elseif c == 3 then error(nil)
   elseif c == 4 then coroutine.yield(1, 2)
   elseif c == 5 then error(setmetatable({}, { __tostring = function() return "obj" end }))
+  elseif c == 6 then while true do ctx.k:set_atomic_none() end   -- S spins: the time limit
   end
 end
 -- a launch of another machine inside this kernel (a separate engine)
@@ -515,6 +602,7 @@ for name in pairs(P) do NAMES[#NAMES + 1] = name end
 table.sort(NAMES)
 -- weights: the plain primitives often, patterns and misbehaviour less
 local WEIGHT = { misbehave = 1, nested_launch = 1, bad_self = 2, host_in_kernel = 2,
+                 share_link = 3, queue_fill = 2, flag_busy = 3, prof_pair = 2,
                  copy_roundtrip = 3, vec_legal = 3, mte_legal = 4, flag_pair = 3, ub = 6,
                  data_copy = 5, data_copy_pad = 5, mte_put_nbi = 4, mte_get_nbi = 4,
                  signal_op = 4, signal_wait_until = 2, barrier_all = 1, sync_all = 1 }

@@ -13,17 +13,8 @@
 
 #include "dtype.h"
 
-static int npass, nfail;
+#include "check.h"
 
-#define CHECK(c, ...) do { \
-    if (c) npass++; \
-    else { \
-      nfail++; \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__); \
-      printf("\n"); \
-    } \
-  } while (0)
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
