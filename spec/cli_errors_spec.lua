@@ -7,23 +7,7 @@ local lab = require("shmemlab")
 local cjson = require("cjson")
 local lfs = require("lfs")
 
--- a writable sink that keeps what is written
-local function sink()
-  local s = { parts = {} }
-  function s:write(...)
-    for _, v in ipairs({ ... }) do self.parts[#self.parts + 1] = tostring(v) end
-    return self
-  end
-  function s:text() return table.concat(self.parts) end
-  return s
-end
-
--- run main with argv; returns status, stdout text, stderr text
-local function run(argv)
-  local out, err = sink(), sink()
-  local status = cli.main(argv, out, err)
-  return status, out:text(), err:text()
-end
+local run = require("spec.helpers.cli").run
 
 -- a usage error: exit 2, nothing on stdout, one line on stderr with no position
 local function assert_usage(argv, want)

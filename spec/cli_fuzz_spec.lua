@@ -5,16 +5,7 @@
 local cli = require("shmemlab.cli")
 local lfs = require("lfs")
 
--- a writable sink that keeps what is written
-local function sink()
-  local s = { parts = {} }
-  function s:write(...)
-    for _, v in ipairs({ ... }) do self.parts[#self.parts + 1] = tostring(v) end
-    return self
-  end
-  function s:text() return table.concat(self.parts) end
-  return s
-end
+local sink = require("spec.helpers.cli").sink
 
 local SEED = math.tointeger(tonumber(os.getenv("SHMEMLAB_CLI_FUZZ_SEED") or "")) or 20261202
 local N = 300

@@ -4,23 +4,7 @@ local cli = require("shmemlab.cli")
 local cjson = require("cjson")
 local lfs = require("lfs")
 
--- a writable sink that keeps what is written
-local function sink()
-  local s = { parts = {} }
-  function s:write(...)
-    for _, v in ipairs({ ... }) do self.parts[#self.parts + 1] = tostring(v) end
-    return self
-  end
-  function s:text() return table.concat(self.parts) end
-  return s
-end
-
--- run main with argv; returns status, stdout text, stderr text
-local function run(argv)
-  local out, err = sink(), sink()
-  local status = cli.main(argv, out, err)
-  return status, out:text(), err:text()
-end
+local run = require("spec.helpers.cli").run
 
 local function tmpdir()
   local d = os.tmpname()
@@ -183,6 +167,11 @@ describe("run_op.lua", function()
     assert.equal(3, status)                              -- the run failed: exit 3
     assert.matches("run_op.lua: operator no_reason: frame 4 (finalize) unused and no reason "
                    .. "given", err, 1, true)
+  end)
+
+  it("is the usage the README shows", function()
+    local readme = io.open("README.md"):read("a")
+    assert.is_truthy(readme:find("```\n" .. cli.usage .. "```\n", 1, true))
   end)
 
   it("lists the operators and prints help", function()
