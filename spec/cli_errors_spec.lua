@@ -148,6 +148,17 @@ describe("run_op.lua's checked runs (defect 5)", function()
     assert.matches("ERROR SUMMARY: 1 error", checked.summary, 1, true)
   end)
 
+  it("shows the deadlock report when the salvaged wait leaves its frame unused", function()
+    local status, out = run({ "spec/fixtures/ops/deadlock_frame.lua", "--pes", "2", "-w", "1",
+                              "-n", "1", "--baseline", "none", "--check", "synccheck" })
+    assert.equal(1, status)
+    assert.matches("^# shmemlab [^\n]*\n====== ERROR: synccheck: signal wait can never be "
+                   .. "satisfied", out)
+    assert.matches("ERROR SUMMARY: 2 errors (1 distinct)", out, 1, true)
+    assert.matches("(no frame report: the checked run reported errors; operator deadlock_frame: "
+                   .. "frame 2 (signal_or_barrier_wait) unused and no reason given)", out, 1, true)
+  end)
+
   it("lets the reports explain a frame the run left unused", function()
     local status, out = run({ "spec/fixtures/ops/checked_no_reason.lua", "--pes", "2", "-w", "0",
                               "-n", "1", "--baseline", "none", "--check", "racecheck" })
