@@ -40,6 +40,8 @@ describe("run_op.lua's typos (defect 4)", function()
                  "profile figure hccs_GBps needs a number >= 0, got 'fast'")
     assert_usage(with_small({ "allgather", "--set", "hccs_switch=1" }),
                  "profile figure hccs_switch needs a boolean, got '1'")
+    assert_usage(with_small({ "allgather", "--set", "aiv_cores=5000" }),
+                 "--set: bad argument #1 to 'machine' (profile figure 'aiv_cores' is out of range)")
   end)
 
   it("names an unknown operator option and the closest", function()
@@ -76,6 +78,10 @@ describe("run_op.lua's exit statuses (defect 6)", function()
     { { "allgather", "--soc", "Ascend910" }, "unknown SoC 'Ascend910'" },
     { { "dispatch", "--experts", "3" }, "experts (3) must be a multiple of the PE count (8)" },
     { { "allgather", "--count", "0", "--output", dir }, "--count must be" },
+    { { "allgather", "--ub-bytes", "1G" }, "--ub-bytes must be an integer in 32..196608" },
+    { { "allgather", "--ub-bytes", "16" }, "--ub-bytes must be an integer in 32..196608" },
+    { { "dispatch", "--dispatch-dtype", "fp64" },
+      "moe: dispatch dtype must be int8 or the input dtype fp16, got 'fp64'" },
   }
   for _, case in ipairs(cases) do
     it("exits 2 with one line for " .. table.concat(case[1], " "), function()

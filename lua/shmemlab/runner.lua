@@ -147,6 +147,24 @@ local function check_keys(op, opts)
   end
 end
 
+-- what the engine (the profile's ranges) and an MoE op's own resolution refuse, as
+-- usage errors: an error raised by these checks is an error of the options
+local function check_resolved(op, c)
+  local ok, m = pcall(lab.machine, { profile = c.profile, pes = 1, prof_pe = -1 })
+  if not ok then runner.usage("--set: %s", tostring(m)) end
+  m:close()
+  if op.collective == "dispatch" or op.collective == "combine" then
+    local copy = {}
+    for k, v in pairs(c) do copy[k] = v end
+    local moe = require("shmemlab.moe")
+    local fine, e = pcall(function()
+      local cfg = moe.config(copy)
+      if op.collective == "dispatch" then moe.wire(copy, { hidden = cfg.hidden, esize = 1 }) end
+    end)
+    if not fine then runner.usage("%s", tostring(e)) end
+  end
+end
+
 -- the configuration's values checked before anything runs (usage errors)
 local function check_config(op, c)
   int_in(c.pes, "--pes", runner.MIN_PES, runner.MAX_PES)
@@ -154,7 +172,7 @@ local function check_config(op, c)
   int_in(c.warmup, "--warmup", 0)
   int_in(c.iters, "--iters", 1)
   int_in(c.block_dim, "--block-dim", 1)
-  int_in(c.ub_bytes, "--ub-bytes", 1)
+  int_in(c.ub_bytes, "--ub-bytes", 32, c.profile.ub_bytes)      -- one UB block .. a core's UB
   int_in(c.prof_pe, "--prof-pe", -1, c.pes - 1)
   for key, opt in pairs({ root = "--root", src_pe = "--src", dst_pe = "--dst" }) do
     if c[key] ~= nil then int_in(c[key], opt, 0, c.pes - 1) end
@@ -170,12 +188,7 @@ local function check_config(op, c)
       end
     end
   end
-  if op.collective == "dispatch" or op.collective == "combine" then
-    local copy = {}
-    for k, v in pairs(c) do copy[k] = v end
-    local ok, e = pcall(require("shmemlab.moe").config, copy)
-    if not ok then runner.usage("%s", tostring(e)) end
-  end
+  check_resolved(op, c)
 end
 
 -- the run configuration: defaults < the op's defaults < the user's options;
