@@ -137,7 +137,9 @@ typedef struct sl_block {
 typedef struct sl_res {
   double C;                 /* capacity, bytes per ps */
   double capsum;            /* sum of w * cap of its flows: > C when it can bind */
-  double left, wfree;       /* solver scratch */
+  double left, wfree;       /* solver scratch: capacity left at level base, */
+  double base, key;         /* the weight of unfrozen flows, the level it fills at */
+  int32_t hpos;             /* place in the solver's heap of resources */
   int32_t *fl, nfl, capfl;  /* its flows */
   int32_t mark, dirty;
 } sl_res;
@@ -180,6 +182,7 @@ struct sl_machine {
   int32_t *fheap, nfheap;   /* flows by predicted end */
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, then resources */
+  int32_t *rheap, nrheap;   /* solver scratch: resources by the level they fill at */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
