@@ -114,6 +114,7 @@ typedef struct sl_report {
   int32_t by_pe, by_block, pipe, frame, site;
   double time_us;
   int32_t o_pe, o_block, o_pipe, o_site, o_write;   /* race: the other side */
+  int32_t flag;                              /* synccheck: event * SL_NEVENT_IDS + id, or -1 */
   char msg[200];                             /* synccheck: what went wrong */
   int64_t count;
 } sl_report;
