@@ -242,7 +242,7 @@ static int m_free(lua_State *L) {
   b = sl_getbuf(lm->m, v->l.buf);
   if (b->space != SL_SPACE_SYM && b->space != SL_SPACE_GM && b->space != SL_SPACE_HOST)
     return luaL_argerror(L, 2, "not a buffer");
-  if ((st = sl_free(lm->m, v->l.buf)) != SL_OK)
+  if ((st = sl_free_view(lm->m, &v->l, v->n * (int64_t)sl_dtype_size(v->l.dtype))) != SL_OK)
     return engine_error(L, lm->m, st, 1);
   return 0;
 }

@@ -178,6 +178,8 @@ static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
 /* memory */
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name);
 int sl_free(sl_machine *m, int buf);
+/* free the buffer a whole view spans (SL_EARG for a sub-view) */
+int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
 uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write);
