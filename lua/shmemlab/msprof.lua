@@ -1,4 +1,5 @@
--- shmemlab.msprof -- msprof-like output (guide section 2; SPEC 6) and Chrome traces.
+-- shmemlab.msprof -- msprof-like output (CANN SHMEM performance guide section 2;
+-- doc/metrics.md) and Chrome traces.
 --
 --   msprof.write(root, run_id, timestamp, tasks_by_pe)
 --       -> <root>/PROF_<run_id>_<pe>/mindstudio_profiler_output/task_time_<timestamp>.csv
@@ -218,7 +219,8 @@ local function is_kernel(kernel_type)
 end
 
 -- msprof.statistics(root [, opts]) -> means, info
--- The guide's data_statistic.py: every PROF_* folder under root (sorted by name); in its
+-- The CANN SHMEM performance guide's data_statistic.py: every PROF_* folder under
+-- root (sorted by name); in its
 -- mindstudio_profiler_output the first task_time*.csv by name; rows whose kernel_type
 -- contains CORE or AIV; rows_per_case = kernel rows // n_cases; case i (0-based) averages
 -- task_time(us) over kernel rows [i*rows_per_case + warmup + 1, ... + iters]; the means of
