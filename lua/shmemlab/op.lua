@@ -46,7 +46,7 @@
 -- The helpers below are what several operators share: ready-made fields
 -- (op.DTYPES, op.shard_payload, op.check_output, ...), setup sizing (op.state,
 -- op.fit_ub, op.plan_rounds), op.launch, the kernel copies (op.copy_gm,
--- op.share, op.split) and the host-side references (op.allreduce_expect, ...).
+-- op.share, op.split, op.atomic_scatter) and the host-side references (op.allreduce_expect, ...).
 local lab = require("shmemlab")
 local F = lab.frames
 
@@ -136,6 +136,27 @@ end
 -- double-buffered get of count elements of PE pe's src to dst (see pipelined)
 function op.get_pipelined(k, dst, src, ub, count, pe)
   pipelined(k, true, dst, src, ub, count, pe)
+end
+
+-- the reduce-scatter phase of reduce_scatter and allreduce: with the MTE atomic
+-- unit on (a.atomic), each of the block's (owner p, part j) items puts n
+-- elements of a.input at src_off to p's symmetric accumulator a.acc at acc_off
+-- (the reduction happens on the UB->GM copy) and adds 1 to signal(j) on p,
+-- where piece(p, j) -> acc_off, src_off, n (n = 0: the signal alone)
+function op.atomic_scatter(k, a, ub, piece, signal)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for item = k.block, k.n_pes * a.parts - 1, k.block_num do
+    local p, j = op.item(k, item)
+    local at, src_off, n = piece(p, j)
+    if n > 0 then
+      op.put_pipelined(k, a.acc:sub(at, n), a.input:sub(src_off, n), ub, n, p)
+      k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)     -- the piece has landed
+    end
+    k:signal_op(signal(j), 1, lab.SIGNAL_ADD, p)
+  end
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
 end
 
 -- pull designs: make this PE's elements [base, base + len) of each of the
