@@ -287,13 +287,14 @@ function runner.check_text(name, ch)
     tostring(ch.actual))
 end
 
--- the per-PE spread and what ran (and, for MoE ops, the routing's token counts)
-local function run_text(name, res, routing)
+-- the per-PE spread and what ran, launches per measured iteration of iters (and,
+-- for MoE ops, the routing's token counts)
+local function run_text(name, res, iters, routing)
   local d, sp = res.describe, res.spread
   local text = string.format("%s: algorithm: %s; chunk %s elements, UB %s B, %s cores per PE; "
     .. "kernel per PE max %s us, min %s us, skew %s%%; %d launches per measured iteration\n",
     name, d.algorithm, tostring(d.chunk_elems), tostring(d.ub_bytes), tostring(d.cores),
-    f3(sp.max_us), f3(sp.min_us), f3(sp.skew_pct), res.launches // res.iters_div)
+    f3(sp.max_us), f3(sp.min_us), f3(sp.skew_pct), res.launches // iters)
   if routing and d.routing then text = text .. d.routing:gsub("\n?$", "\n") end
   return text
 end
@@ -303,12 +304,10 @@ function runner.text(r)
   local out = {}
   local c = r.config
   out[#out + 1] = runner.config_text(c, r.op)
-  r.shmem.iters_div = c.iters
-  out[#out + 1] = run_text("shmemlab " .. r.op.name, r.shmem, true)
+  out[#out + 1] = run_text("shmemlab " .. r.op.name, r.shmem, c.iters, true)
   out[#out + 1] = runner.check_text("shmemlab " .. r.op.name, r.shmem.check)
   if r.baseline then
-    r.baseline.iters_div = c.iters
-    out[#out + 1] = run_text(r.baseline.op.title or r.baseline.op.name, r.baseline)
+    out[#out + 1] = run_text(r.baseline.op.title or r.baseline.op.name, r.baseline, c.iters)
     out[#out + 1] = runner.check_text(r.baseline.op.title or r.baseline.op.name, r.baseline.check)
   end
   out[#out + 1] = "\n" .. report.record(r.record)
