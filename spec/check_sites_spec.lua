@@ -94,4 +94,22 @@ describe("checked-run reports", function()
     assert.matches("shmemlab/op.lua:%d+%)$", text)
     assert.matches(HERE .. line_of("HELPER_CALL") .. " (via ", check.summary(m), 1, true)
   end)
+
+  it("name the operator's lines on both sides of a race inside a shared helper", function()
+    local op = require("shmemlab.op")
+    local m = lab.machine{ pes = 1, check = "racecheck" }
+    local src = m:malloc("int32", 64, "src"):fill("iota")
+    local dst = m:malloc("int32", 64, "dst")
+    m:launch(function(k)
+      op.copy_gm(k, dst, src, 64, k:ub("int32", 64))     -- RACE_CALL: every block, no order
+    end, 2)
+    local reports = m:check_reports()
+    assert.is_true(#reports >= 1)
+    local want = HERE .. line_of("RACE_CALL") .. " (via "
+    for _, r in ipairs(reports) do
+      assert.equal("race", r.kind)
+      assert.equal(want, site(m, r.site):sub(1, #want))
+      assert.equal(want, site(m, r.other_site):sub(1, #want))
+    end
+  end)
 end)
