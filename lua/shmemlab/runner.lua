@@ -1,5 +1,5 @@
 -- shmemlab.runner: one measured run of an operator and of its HCCL-style
--- baseline, as the performance guide prescribes: warm-up launches, measured
+-- baseline, as the CANN SHMEM performance guide prescribes: warm-up launches, measured
 -- launches, the output check, metrics, the frame report and the verdict.
 local lab = require("shmemlab")
 local metrics = require("shmemlab.metrics")
@@ -47,12 +47,29 @@ function runner.load_op(spec)
   return op
 end
 
+-- the file of an operator's HCCL-style baseline: op.baseline (a name in
+-- ops/hccl/ or a path), else ops/hccl/<op.name>.lua; and whether it exists
+function runner.baseline_path(op)
+  local b = op.baseline or op.name
+  local path = ops_dir() .. "/hccl/" .. b .. ".lua"
+  if b:find("[/\\]") or b:find("%.lua$") then path = b end
+  return path, exists(path)
+end
+
 -- the HCCL-style baseline of an operator, or nil
 function runner.load_baseline(op)
-  local path = ops_dir() .. "/hccl/" .. op.name .. ".lua"
-  if op.baseline then path = op.baseline end
-  if not exists(path) then return nil end
+  local path, found = runner.baseline_path(op)
+  if not found then return nil end
   return runner.load_op(path)
+end
+
+-- the baseline the header names: what will run ("hccl", "none") and, when
+-- an op asks for one that does not exist, why none will
+local function baseline_text(c, op)
+  if c.baseline ~= "hccl" or type(op) ~= "table" then return c.baseline end
+  local path, found = runner.baseline_path(op)
+  if found then return "hccl" end
+  return string.format("none (no %s: name one with op.define{baseline = ...})", path)
 end
 
 -- names of the operators in ops/ (sorted)
@@ -259,7 +276,7 @@ function runner.config_text(c, op)
     .. "count %d per PE | block_dim %d | ub %d B | warmup %d, iters %d | baseline %s | "
     .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, c.pes,
     c.profile.pes_per_server, c.dtype, c.count, c.block_dim, c.ub_bytes, c.warmup, c.iters,
-    c.baseline, tostring(c.prof_pe))
+    baseline_text(c, op), tostring(c.prof_pe))
 end
 
 -- the check line of a measured run
@@ -270,13 +287,14 @@ function runner.check_text(name, ch)
     tostring(ch.actual))
 end
 
--- the per-PE spread and what ran (and, for MoE ops, the routing's token counts)
-local function run_text(name, res, routing)
+-- the per-PE spread and what ran, launches per measured iteration of iters (and,
+-- for MoE ops, the routing's token counts)
+local function run_text(name, res, iters, routing)
   local d, sp = res.describe, res.spread
   local text = string.format("%s: algorithm: %s; chunk %s elements, UB %s B, %s cores per PE; "
     .. "kernel per PE max %s us, min %s us, skew %s%%; %d launches per measured iteration\n",
     name, d.algorithm, tostring(d.chunk_elems), tostring(d.ub_bytes), tostring(d.cores),
-    f3(sp.max_us), f3(sp.min_us), f3(sp.skew_pct), res.launches // res.iters_div)
+    f3(sp.max_us), f3(sp.min_us), f3(sp.skew_pct), res.launches // iters)
   if routing and d.routing then text = text .. d.routing:gsub("\n?$", "\n") end
   return text
 end
@@ -286,12 +304,10 @@ function runner.text(r)
   local out = {}
   local c = r.config
   out[#out + 1] = runner.config_text(c, r.op)
-  r.shmem.iters_div = c.iters
-  out[#out + 1] = run_text("shmemlab " .. r.op.name, r.shmem, true)
+  out[#out + 1] = run_text("shmemlab " .. r.op.name, r.shmem, c.iters, true)
   out[#out + 1] = runner.check_text("shmemlab " .. r.op.name, r.shmem.check)
   if r.baseline then
-    r.baseline.iters_div = c.iters
-    out[#out + 1] = run_text(r.baseline.op.title or r.baseline.op.name, r.baseline)
+    out[#out + 1] = run_text(r.baseline.op.title or r.baseline.op.name, r.baseline, c.iters)
     out[#out + 1] = runner.check_text(r.baseline.op.title or r.baseline.op.name, r.baseline.check)
   end
   out[#out + 1] = "\n" .. report.record(r.record)
