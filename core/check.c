@@ -23,15 +23,21 @@ const sl_report *sl_report_get(const sl_machine *m, size_t i) {
 /* forget the reports */
 void sl_report_clear(sl_machine *m) { m->nreports = 0; }
 
-/* add r, or count it again when the same report exists (same kind, line,
-** other line, buffer and message) */
+/* the same report: a synccheck one by kind, line, pipe, flag and signal
+** (its text names the state of the moment: block counts, queues, values),
+** any other by kind, line, other line, buffer, access and message */
+static int same_report(const sl_report *o, const sl_report *r) {
+  if (o->kind != r->kind || o->site != r->site || o->buf != r->buf) return 0;
+  if (r->kind == SL_R_SYNC) return o->pipe == r->pipe && o->flag == r->flag;
+  return o->o_site == r->o_site && o->write == r->write && strcmp(o->msg, r->msg) == 0;
+}
+
+/* add r, or count it again when the same report exists */
 static int add_report(sl_machine *m, const sl_report *r) {
   size_t i;
   for (i = 0; i < m->nreports; i++) {
-    sl_report *o = &m->reports[i];
-    if (o->kind == r->kind && o->site == r->site && o->o_site == r->o_site &&
-        o->buf == r->buf && o->write == r->write && strcmp(o->msg, r->msg) == 0) {
-      o->count++;
+    if (same_report(&m->reports[i], r)) {
+      m->reports[i].count++;
       return SL_ESKIP;
     }
   }
@@ -48,32 +54,48 @@ static int add_report(sl_machine *m, const sl_report *r) {
   return SL_ESKIP;
 }
 
+/* the fields every report has: what block blk (pipe, or -1) touched at l */
+static void report_base(sl_machine *m, sl_report *r, int kind, const sl_loc *l,
+                        int64_t bytes, int write, int blk, int pipe) {
+  memset(r, 0, sizeof(*r));
+  r->kind = kind;
+  r->write = write;
+  r->buf = l ? l->buf : -1;
+  r->space = l == NULL ? -1 : l->buf < 0 ? SL_SPACE_UB : m->bufs[l->buf].space;
+  r->pe = l ? l->pe : -1;
+  r->off = l ? l->off : 0;
+  r->cap = l ? l->cap : 0;
+  r->bytes = bytes;
+  r->pipe = pipe;
+  r->site = m->site;
+  r->o_site = -1;
+  r->o_pe = r->o_block = r->o_pipe = -1;
+  r->flag = -1;
+  if (blk >= 0 && blk < m->nb) {
+    r->by_pe = m->blocks[blk].pe;
+    r->by_block = m->blocks[blk].b;
+    r->frame = sl_block_frame(m, blk);
+    r->time_us = (double)(m->blocks[blk].t - m->t0) / SL_PS_PER_US;
+  } else {
+    r->by_pe = r->by_block = r->frame = -1;
+  }
+}
+
 /* record a report about an access of block blk (pipe, or -1) to l */
 int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int write,
                int blk, int pipe, const char *msg) {
   sl_report r;
-  memset(&r, 0, sizeof(r));
-  r.kind = kind;
-  r.write = write;
-  r.buf = l ? l->buf : -1;
-  r.space = l == NULL ? -1 : l->buf < 0 ? SL_SPACE_UB : m->bufs[l->buf].space;
-  r.pe = l ? l->pe : -1;
-  r.off = l ? l->off : 0;
-  r.cap = l ? l->cap : 0;
-  r.bytes = bytes;
-  r.pipe = pipe;
-  r.site = m->site;
-  r.o_site = -1;
-  r.o_pe = r.o_block = r.o_pipe = -1;
-  if (blk >= 0 && blk < m->nb) {
-    r.by_pe = m->blocks[blk].pe;
-    r.by_block = m->blocks[blk].b;
-    r.frame = sl_block_frame(m, blk);
-    r.time_us = (double)(m->blocks[blk].t - m->t0) / SL_PS_PER_US;
-  } else {
-    r.by_pe = r.by_block = r.frame = -1;
-  }
+  report_base(m, &r, kind, l, bytes, write, blk, pipe);
   if (msg) snprintf(r.msg, sizeof(r.msg), "%s", msg);
+  return add_report(m, &r);
+}
+
+/* a synccheck report about flag (event * SL_NEVENT_IDS + id) of block blk's pipe */
+int sli_report_flag(sl_machine *m, int blk, int pipe, int flag, const char *msg) {
+  sl_report r;
+  report_base(m, &r, SL_R_SYNC, NULL, 0, 0, blk, pipe);
+  r.flag = flag;
+  snprintf(r.msg, sizeof(r.msg), "%s", msg);
   return add_report(m, &r);
 }
 
@@ -81,21 +103,7 @@ int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int writ
 void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, int blk,
                      int pipe, int oblk, int opipe, int32_t osite, int owrite) {
   sl_report r;
-  memset(&r, 0, sizeof(r));
-  r.kind = SL_R_RACE;
-  r.write = write;
-  r.buf = l->buf;
-  r.space = l->buf < 0 ? SL_SPACE_UB : m->bufs[l->buf].space;
-  r.pe = l->pe;
-  r.off = l->off;
-  r.cap = l->cap;
-  r.bytes = bytes;
-  r.pipe = pipe;
-  r.site = m->site;
-  r.by_pe = m->blocks[blk].pe;
-  r.by_block = m->blocks[blk].b;
-  r.frame = sl_block_frame(m, blk);
-  r.time_us = (double)(m->blocks[blk].t - m->t0) / SL_PS_PER_US;
+  report_base(m, &r, SL_R_RACE, l, bytes, write, blk, pipe);
   r.o_pe = m->blocks[oblk].pe;
   r.o_block = m->blocks[oblk].b;
   r.o_pipe = opipe;
@@ -163,48 +171,58 @@ void sli_check_block_done(sl_machine *m, int blk) {
     for (id = 0; id < SL_NEVENT_IDS; id++) {
       if (b->flagset[ev] & (1u << id)) {
         char msg[96];
+        int32_t saved = m->site;
         snprintf(msg, sizeof(msg), "flag %s id %d left set at kernel end "
                  "(a set_flag without its wait_flag)", sl_event_name(ev), id);
-        sli_report(m, SL_R_SYNC, NULL, 0, 0, blk, -1, msg);
+        m->site = b->flagsite[ev][id];  /* the set_flag, not the last primitive */
+        sli_report_flag(m, blk, -1, ev * SL_NEVENT_IDS + id, msg);
+        m->site = saved;
       }
     }
   }
 }
 
+/* the synccheck line of stuck block i (finished: blocks that ended before the
+** salvage); returns its flag (event * SL_NEVENT_IDS + id) or -1 */
+static int stuck_line(sl_machine *m, int i, int finished, char *line, size_t size) {
+  sl_block *b = &m->blocks[i];
+  if (b->state == B_BARRIER) {
+    snprintf(line, size, "barrier_all not reached by every block: %d of %d "
+             "arrived, %d finished without it", (int)m->bar_count, m->nb, finished);
+  } else if (b->state == B_SYNC) {
+    snprintf(line, size, "sync_all not reached by every block of PE %d: %d of "
+             "%d arrived", (int)b->pe, (int)m->sync_count[b->pe], m->block_dim);
+  } else if (b->state == B_SIGNAL) {
+    const sl_buf *bf = &m->bufs[b->w.buf];
+    int64_t cur = sl_get_int((sl_dtype)bf->dtype,
+                             bf->data + bf->stride * b->w.pe + b->w.off, 0);
+    snprintf(line, size, "signal wait can never be satisfied: %s[%lld] on PE "
+             "%d %s %lld, current value %lld, nothing pending",
+             bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
+             (int)b->w.pe, sl_cmp_name(b->wcmp), (long long)b->wval, (long long)cur);
+  } else if (b->state == B_READY || b->state == B_IDLE || b->state == B_RUN) {
+    snprintf(line, size, "block stopped at the virtual-time limit");
+  } else {                              /* its pipes were still at work */
+    int n = snprintf(line, size, "block stopped at the virtual-time limit waiting for ");
+    sli_wait_what(m, i, line + n, size - (size_t)n);
+  }
+  return b->state == B_FLAG ? b->wflag : -1;
+}
+
 /* a stuck checked launch: one synccheck report per waiting block, then every
 ** block ends where it is and the launch can be finished normally */
 void sl_launch_salvage(sl_machine *m) {
-  int i;
+  int i, finished = 0;
   char line[256];
+  for (i = 0; i < m->nb; i++) finished += m->blocks[i].state == B_DONE;
   for (i = 0; i < m->nb; i++) {
     sl_block *b = &m->blocks[i];
-    int done = 0;
+    int flag;
     if (b->state == B_DONE) continue;
-    if (b->state == B_BARRIER) {
-      int j;
-      for (j = 0; j < m->nb; j++) done += m->blocks[j].state == B_DONE;
-      snprintf(line, sizeof(line), "barrier_all not reached by every block: %d of %d "
-               "arrived, %d finished without it", (int)m->bar_count, m->nb, done);
-    } else if (b->state == B_SYNC) {
-      snprintf(line, sizeof(line), "sync_all not reached by every block of PE %d: %d of "
-               "%d arrived", (int)b->pe, (int)m->sync_count[b->pe], m->block_dim);
-    } else if (b->state == B_SIGNAL) {
-      const sl_buf *bf = &m->bufs[b->w.buf];
-      int64_t cur = sl_get_int((sl_dtype)bf->dtype,
-                               bf->data + bf->stride * b->w.pe + b->w.off, 0);
-      snprintf(line, sizeof(line), "signal wait can never be satisfied: %s[%lld] on PE "
-               "%d %s %lld, current value %lld, nothing pending",
-               bf->name, (long long)(b->w.off / (int64_t)sl_dtype_size(bf->dtype)),
-               (int)b->w.pe, sl_cmp_name(b->wcmp), (long long)b->wval, (long long)cur);
-    } else if (b->state == B_READY || b->state == B_IDLE || b->state == B_RUN) {
-      snprintf(line, sizeof(line), "block stopped at the virtual-time limit");
-    } else {                            /* its pipes were still at work */
-      int n = snprintf(line, sizeof(line), "block stopped at the virtual-time limit "
-                       "waiting for ");
-      sli_wait_what(m, i, line + n, sizeof(line) - (size_t)n);
-    }
+    flag = stuck_line(m, i, finished, line, sizeof(line));
     m->site = b->state == B_READY ? -1 : b->wsite;
-    sli_report(m, SL_R_SYNC, NULL, 0, 0, i, -1, line);
+    if (flag >= 0) sli_report_flag(m, i, -1, flag, line);
+    else sli_report(m, SL_R_SYNC, NULL, 0, 0, i, -1, line);
     b->state = B_DONE;
     b->end = b->t;
     m->ndone++;

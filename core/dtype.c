@@ -120,6 +120,7 @@ int sl_dtype_isfloat (sl_dtype t) {
   return dt_ok(t) ? dt_info[t].isfloat : 0;
 }
 
+
 /* }====================================================== */
 
 
@@ -1294,6 +1295,18 @@ static int isint64 (double v) {
 }
 
 
+/* v clamped to the range of integer dtype t (NaN -> 0, fractions truncate by
+** the store; int64's ends are d2i's); floats unchanged (they round, and
+** overflow to +-inf) */
+static double saturate (sl_dtype t, double v) {
+  static const double lo[] = { -128.0, -32768.0, -2147483648.0, -TWO63, 0.0 };
+  static const double hi[] = { 127.0, 32767.0, 2147483647.0, TWO63, 255.0 };
+  if (dt_info[t].isfloat) return v;
+  if (v != v) return 0.0;
+  return v < lo[t] ? lo[t] : v > hi[t] ? hi[t] : v;
+}
+
+
 /* replicate the element at e (already of dtype t) into n elements */
 static void fillconst (sl_dtype t, void *restrict dst, const void *e,
                        size_t n) {
@@ -1347,7 +1360,8 @@ void sl_fill_pattern (sl_dtype t, void *dst, size_t n, sl_fill pat,
   switch (pat) {
     case SL_FILL_CONST: {
       sl_stage e;
-      fromdbl(t, &e, &a, 1);
+      double v = saturate(t, a);        /* int32 inf is INT32_MAX, not -1 */
+      fromdbl(t, &e, &v, 1);
       fillconst(t, dst, &e, n);
       return;
     }

@@ -19,7 +19,7 @@ typedef enum { SL_OP_NONE, SL_OP_ADD, SL_OP_MAX, SL_OP_MIN } sl_op;
 
 /* host-side fill patterns */
 typedef enum {
-  SL_FILL_CONST,   /* v[i] = a */
+  SL_FILL_CONST,   /* v[i] = a, saturated to an integer dtype's range (NaN: 0) */
   SL_FILL_IOTA,    /* v[i] = a + (base + i) * b */
   SL_FILL_RANDOM   /* integer-exact pseudo random in [a, b], seeded */
 } sl_fill;

@@ -53,8 +53,8 @@ void sli_res_clear(sl_machine *m, int release) {
   m->flow_ev_t = INT64_MAX;
   m->settle_t = 0;
   if (release) {
-    free(m->flows); free(m->fheap); free(m->dirty); free(m->scr);
-    m->flows = NULL; m->fheap = NULL; m->dirty = NULL; m->scr = NULL;
+    free(m->flows); free(m->fheap); free(m->dirty); free(m->scr); free(m->rheap);
+    m->flows = NULL; m->fheap = NULL; m->dirty = NULL; m->scr = NULL; m->rheap = NULL;
     m->capflows = m->capdirty = m->capscr = 0;
   }
 }
@@ -251,10 +251,16 @@ static int scratch(sl_machine *m, int32_t n) {
   return 1;
 }
 
+/* flows the solver re-rates at once: beyond this, the breadth-first search
+** stops at the end of a level and the flows further away keep their rates
+** (their use of the resources at the edge counts as fixed) */
+#define COMPONENT_MAX 128
+
 /* the flows to recompute (from the dirty resources, through resources that
-** can bind) into scr[0..*nf), those resources after them; 0 on no memory */
+** can bind, level by level up to COMPONENT_MAX flows) into scr[0..*nf), the
+** resources that can bind after them; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
-  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0;
+  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, level_end;
   int32_t *rq;
   /* every flow and resource appears at most once */
   if (!scratch(m, m->nflows + (int32_t)m->nres + 1)) return 0;
@@ -266,8 +272,13 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
     rq[nres++] = m->dirty[i];
   }
   m->ndirty = 0;
+  level_end = nres;
   for (i = 0; i < nres; i++) {        /* breadth first over resources */
     sl_res *r = &m->allres[rq[i]];
+    if (i == level_end) {
+      if (qf > COMPONENT_MAX) break;  /* the rest of the queue is the edge */
+      level_end = nres;
+    }
     for (j = 0; j < r->nfl; j++) {
       sl_flow *fl = &m->flows[r->fl[j]];
       if (fl->mark == stamp) continue;
@@ -287,15 +298,19 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   return 1;
 }
 
-/* freeze flow f at rate r */
-static void freeze(sl_machine *m, sl_flow *fl, double rate, int32_t stamp) {
+/* capacity of resource r left to the flows being re-rated: what the flows
+** outside them (at the edge of a bounded search) use stays theirs */
+static double left_of(const sl_machine *m, const sl_res *r, int32_t stamp) {
+  double left = r->C;
+  int32_t j;
   int k;
-  fl->frozen = 1;
-  fl->rate = rate;
-  for (k = 0; k < fl->nres; k++) {
-    sl_res *r = &m->allres[fl->res[k]];
-    if (r->mark == stamp && binds(r)) r->wfree -= fl->w[k];
+  for (j = 0; j < r->nfl; j++) {
+    const sl_flow *fl = &m->flows[r->fl[j]];
+    if (fl->mark == stamp) continue;
+    for (k = 0; k < fl->nres; k++)
+      if (&m->allres[fl->res[k]] == r) left -= fl->w[k] * fl->rate;
   }
+  return left > 0 ? left : 0;
 }
 
 #define NCAPS 8                 /* distinct flow caps handled without sorting */
@@ -330,12 +345,75 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
   return best;
 }
 
-/* progressive filling of the flows F[0..nf) over the resources R[0..nr) */
-static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
-  int32_t i, j, nfree = nf, stamp = m->stamp;
-  double level = 0, caps[NCAPS], cap;
-  int ncaps = caps_of(m, F, nf, caps);
-  for (i = 0; i < nr; i++) { m->allres[R[i]].left = m->allres[R[i]].C; m->allres[R[i]].wfree = 0; }
+/* ------------------------------------------- resources by the level they fill at */
+
+/* does resource a fill before resource b (then the lower index)? */
+static int r_less(const sl_machine *m, int32_t a, int32_t b) {
+  const sl_res *x = &m->allres[a], *y = &m->allres[b];
+  return x->key < y->key || (x->key == y->key && a < b);
+}
+
+/* put entry i of the resource heap in place */
+static void rheap_fix(sl_machine *m, int32_t i) {
+  int32_t *h = m->rheap, n = m->nrheap, r = h[i];
+  while (i > 0 && r_less(m, r, h[(i - 1) / 2])) {
+    h[i] = h[(i - 1) / 2];
+    m->allres[h[i]].hpos = i;
+    i = (i - 1) / 2;
+  }
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && r_less(m, h[c + 1], h[c])) c++;
+    if (!r_less(m, h[c], r)) break;
+    h[i] = h[c];
+    m->allres[h[i]].hpos = i;
+    i = c;
+  }
+  h[i] = r;
+  m->allres[r].hpos = i;
+}
+
+/* take resource r (in the heap) out */
+static void rheap_remove(sl_machine *m, int32_t r) {
+  int32_t i = m->allres[r].hpos, last = m->rheap[--m->nrheap];
+  m->allres[r].hpos = -1;
+  if (i == m->nrheap) return;
+  m->rheap[i] = last;
+  rheap_fix(m, i);
+}
+
+/* flow fl freezes at rate (the level now): the resources it crosses lose
+** its weight, and fill later */
+static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t stamp) {
+  int k;
+  fl->frozen = 1;
+  fl->rate = rate;
+  for (k = 0; k < fl->nres; k++) {
+    int32_t ri = fl->res[k];
+    sl_res *r = &m->allres[ri];
+    if (r->mark != stamp || r->hpos < 0) continue;
+    r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
+    r->base = level;
+    r->wfree -= fl->w[k];
+    if (r->wfree <= EPS) { rheap_remove(m, ri); continue; }
+    r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
+    rheap_fix(m, r->hpos);
+  }
+}
+
+/* the resources R[0..nr) in the heap, keyed by the level they fill at */
+static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+  int32_t i, stamp = m->stamp;
+  if (m->rheap == NULL && (m->rheap = malloc((m->nres + 1) * sizeof(*m->rheap))) == NULL)
+    return 0;
+  for (i = 0; i < nr; i++) {
+    sl_res *r = &m->allres[R[i]];
+    r->left = left_of(m, r, stamp);
+    r->wfree = 0;
+    r->base = 0;
+    r->hpos = -1;
+  }
   for (i = 0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
     int k;
@@ -345,30 +423,47 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
       if (r->mark == stamp && binds(r)) r->wfree += fl->w[k];
     }
   }
+  m->nrheap = 0;
+  for (i = 0; i < nr; i++) {
+    sl_res *r = &m->allres[R[i]];
+    if (r->wfree <= EPS) continue;
+    r->key = r->left / r->wfree;
+    m->rheap[m->nrheap] = R[i];
+    r->hpos = m->nrheap++;
+    rheap_fix(m, r->hpos);
+  }
+  return 1;
+}
+
+/* progressive filling of the flows F[0..nf) over the resources R[0..nr):
+** the unfrozen flows' common rate rises to the next cap or the next resource
+** to fill (a heap of the levels they fill at), whose flows then freeze */
+static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+  int32_t i, j, nfree = nf, stamp = m->stamp;
+  double level = 0, caps[NCAPS];
+  int ncaps = caps_of(m, F, nf, caps);
+  if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
   while (nfree > 0) {
-    double delta;
-    cap = next_cap(m, F, nf, caps, ncaps, level);
-    delta = cap - level;
-    for (i = 0; i < nr; i++) {
-      const sl_res *r = &m->allres[R[i]];
-      if (r->wfree > EPS && r->left / r->wfree < delta) delta = r->left / r->wfree;
-    }
-    if (delta < 0) delta = 0;
-    level += delta;
-    for (i = 0; i < nr; i++) m->allres[R[i]].left -= delta * m->allres[R[i]].wfree;
+    double cap = next_cap(m, F, nf, caps, ncaps, level);
+    double full = m->nrheap > 0 ? m->allres[m->rheap[0]].key : (double)INFINITY;
+    double next = cap < full ? cap : full;
+    if (next > level) level = next;
     if (cap <= level * (1 + 1e-12))     /* flows that reached their cap */
       for (i = 0; i < nf; i++) {
         sl_flow *fl = &m->flows[F[i]];
-        if (!fl->frozen && fl->cap <= level * (1 + 1e-12)) { freeze(m, fl, fl->cap, stamp); nfree--; }
+        if (!fl->frozen && fl->cap <= level * (1 + 1e-12)) {
+          freeze(m, fl, fl->cap, level, stamp);
+          nfree--;
+        }
       }
-    for (i = 0; i < nr; i++) {          /* flows on a full resource */
-      sl_res *r = &m->allres[R[i]];
-      if (r->wfree <= EPS || r->left > r->C * 1e-9) continue;
+    while (m->nrheap > 0 && m->allres[m->rheap[0]].key <= level * (1 + 1e-12)) {
+      int32_t ri = m->rheap[0];         /* a full resource: its flows freeze */
+      sl_res *r = &m->allres[ri];
+      rheap_remove(m, ri);
       for (j = 0; j < r->nfl; j++) {
         sl_flow *fl = &m->flows[r->fl[j]];
-        if (fl->mark == stamp && !fl->frozen) { freeze(m, fl, level, stamp); nfree--; }
+        if (fl->mark == stamp && !fl->frozen) { freeze(m, fl, level, level, stamp); nfree--; }
       }
-      r->wfree = 0;
     }
   }
 }

@@ -242,7 +242,7 @@ static int m_free(lua_State *L) {
   b = sl_getbuf(lm->m, v->l.buf);
   if (b->space != SL_SPACE_SYM && b->space != SL_SPACE_GM && b->space != SL_SPACE_HOST)
     return luaL_argerror(L, 2, "not a buffer");
-  if ((st = sl_free(lm->m, v->l.buf)) != SL_OK)
+  if ((st = sl_free_view(lm->m, &v->l, v->n * (int64_t)sl_dtype_size(v->l.dtype))) != SL_OK)
     return engine_error(L, lm->m, st, 1);
   return 0;
 }
@@ -1054,6 +1054,31 @@ static int v_tostring(lua_State *L) {
 /* kernel primitives                                                   */
 /* ------------------------------------------------------------------ */
 
+/* 1 when a Lua function's source file lies in a directory named shmemlab */
+static int in_shmemlab(const lua_Debug *ar) {
+  const char *slash = strrchr(ar->source, '/');
+  return ar->source[0] == '@' && slash != NULL && slash - ar->source >= 9 &&
+         strncmp(slash - 8, "shmemlab", 8) == 0 && (slash[-9] == '/' || slash[-9] == '@');
+}
+
+/* the site text of a primitive called at ar: called from a shared helper of
+** lua/shmemlab (op.copy_gm, ...), the innermost line outside it, then the
+** helper's ("ops/x.lua:12 (via lua/shmemlab/op.lua:88)") */
+static void push_site_text(lua_State *L, lua_Debug *ar) {
+  lua_Debug up;
+  int level = 2;
+  if (in_shmemlab(ar)) {
+    while (lua_getstack(L, level++, &up) && lua_getinfo(L, "Sl", &up)) {
+      if (up.currentline > 0 && !in_shmemlab(&up)) {
+        lua_pushfstring(L, "%s:%d (via %s:%d)", up.short_src, up.currentline,
+                        ar->short_src, ar->currentline);
+        return;
+      }
+    }
+  }
+  lua_pushfstring(L, "%s:%d", ar->short_src, ar->currentline);
+}
+
 /* checked runs: tell the engine the Lua line calling the primitive (interned
 ** in the machine's state table: sites[text] = id, sites[id] = text) */
 static void set_site(lua_State *L, lmach *lm) {
@@ -1069,7 +1094,7 @@ static void set_site(lua_State *L, lmach *lm) {
       lua_pushvalue(L, -1);
       lua_setfield(L, -3, "sites");
     }
-    lua_pushfstring(L, "%s:%d", ar.short_src, ar.currentline);
+    push_site_text(L, &ar);
     lua_pushvalue(L, -1);
     if (lua_rawget(L, -3) == LUA_TNUMBER) id = (int32_t)lua_tointeger(L, -1);
     else {

@@ -145,6 +145,17 @@ int sl_free(sl_machine *m, int id) {
   return SL_OK;
 }
 
+/* free the buffer a view of bytes at l spans; a sub-view is refused (it would
+** free the whole buffer under views of its other parts) */
+int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes) {
+  const sl_buf *b = sl_getbuf(m, l->buf);
+  if (b != NULL && !b->freed && (l->off != 0 || bytes != b->bytes))
+    return sli_err(m, SL_EARG, 1, "a sub-view (byte offset %lld, %lld of %lld bytes) of "
+                   "buffer '%s': free the buffer itself", (long long)l->off,
+                   (long long)bytes, (long long)b->bytes, b->name);
+  return sl_free(m, l->buf);
+}
+
 /* buffer record */
 const sl_buf *sl_getbuf(const sl_machine *m, int id) {
   return (id >= 0 && id < m->nbufs) ? &m->bufs[id] : NULL;

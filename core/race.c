@@ -135,9 +135,10 @@ static int32_t snapshot(sl_race *r, uint32_t t) {
   return j;
 }
 
-/* set_flag(SRC_DST, id): SRC releases */
+/* set_flag(SRC_DST, id): SRC releases (and synccheck keeps the line) */
 void sli_race_set_flag(sl_machine *m, int blk, int ev, int id, int src) {
   sl_race *r = m->race;
+  m->blocks[blk].flagsite[ev][id] = m->site;    /* synccheck's "left set" names it */
   if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
   r->fsnap[((size_t)blk * SL_NEVENTS + (size_t)ev) * SL_NEVENT_IDS + (size_t)id] =
       snapshot(r, TID(blk, src));

@@ -114,6 +114,7 @@ typedef struct sl_report {
   int32_t by_pe, by_block, pipe, frame, site;
   double time_us;
   int32_t o_pe, o_block, o_pipe, o_site, o_write;   /* race: the other side */
+  int32_t flag;                              /* synccheck: event * SL_NEVENT_IDS + id, or -1 */
   char msg[200];                             /* synccheck: what went wrong */
   int64_t count;
 } sl_report;
@@ -177,6 +178,8 @@ static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
 /* memory */
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name);
 int sl_free(sl_machine *m, int buf);
+/* free the buffer a whole view spans (SL_EARG for a sub-view) */
+int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
 uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write);

@@ -102,6 +102,7 @@ typedef struct sl_block {
   sl_time done[SL_NPIPES];  /* when all a pipe's work has landed (flags fire) */
   int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
+  int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* checked runs: the set_flag's line */
   /* queues of V, MTE2, MTE3 */
   int32_t qhead[SL_NQ], qtail[SL_NQ];
   int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
@@ -137,7 +138,9 @@ typedef struct sl_block {
 typedef struct sl_res {
   double C;                 /* capacity, bytes per ps */
   double capsum;            /* sum of w * cap of its flows: > C when it can bind */
-  double left, wfree;       /* solver scratch */
+  double left, wfree;       /* solver scratch: capacity left at level base, */
+  double base, key;         /* the weight of unfrozen flows, the level it fills at */
+  int32_t hpos;             /* place in the solver's heap of resources */
   int32_t *fl, nfl, capfl;  /* its flows */
   int32_t mark, dirty;
 } sl_res;
@@ -180,6 +183,7 @@ struct sl_machine {
   int32_t *fheap, nfheap;   /* flows by predicted end */
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, then resources */
+  int32_t *rheap, nrheap;   /* solver scratch: resources by the level they fill at */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
@@ -308,6 +312,8 @@ void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add);
 void sli_race_observe(sl_machine *m, int blk, const sl_addr *a);
 void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, int blk,
                      int pipe, int oblk, int opipe, int32_t osite, int owrite);
+/* a synccheck report about flag (event * SL_NEVENT_IDS + id) of block blk's pipe */
+int sli_report_flag(sl_machine *m, int blk, int pipe, int flag, const char *msg);
 
 /* sync.c */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,

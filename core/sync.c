@@ -68,7 +68,7 @@ int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
     char msg[96];
     snprintf(msg, sizeof(msg), "set_flag(%s, %d): the flag is already set (set twice "
              "without a wait_flag)", ev_names[ev], id);
-    return sli_report(m, SL_R_SYNC, NULL, 0, 0, (int)(b - m->blocks), src, msg);
+    return sli_report_flag(m, (int)(b - m->blocks), src, ev * SL_NEVENT_IDS + id, msg);
   }
   if (b->flagset[ev] & bit)
     return sli_err(m, SL_EFLAG, 1,
@@ -96,7 +96,7 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
     char msg[120];
     snprintf(msg, sizeof(msg), "wait_flag(%s, %d) without a matching set_flag: the %s "
              "pipe would wait forever", ev_names[ev], id, pipe_names[dst]);
-    return sli_report(m, SL_R_SYNC, NULL, 0, 0, (int)(b - m->blocks), dst, msg);
+    return sli_report_flag(m, (int)(b - m->blocks), dst, ev * SL_NEVENT_IDS + id, msg);
   }
   if (!(b->flagset[ev] & bit))
     return sli_err(m, SL_EFLAG, 1,

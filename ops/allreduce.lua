@@ -33,19 +33,10 @@ local function kernel(k, a)
     local base = round * a.chunk
     local len = math.min(a.chunk, a.count - base)
     local gen = (a.epoch - 1) * a.rounds + round + 1
-    k:prof_start(F.REMOTE_PUT_GET)                  -- reduce-scatter: atomic puts
-    k:set_atomic(a.atomic, a.dtype)
-    for item = k.block, items - 1, k.block_num do
-      local p, j = op.item(k, item)
+    op.atomic_scatter(k, a, ub, function(p, j)      -- reduce-scatter: atomic puts
       local off, n, at = piece(a, len, p, j)
-      if n > 0 then
-        op.put_pipelined(k, a.acc:sub(at, n), a.input:sub(base + off, n), ub, n, p)
-        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-      end
-      k:signal_op(slot(a, "contrib", j), 1, lab.SIGNAL_ADD, p)
-    end
-    k:set_atomic_none()
-    k:prof_end(F.REMOTE_PUT_GET)
+      return at, base + off, n
+    end, function(j) return slot(a, "contrib", j) end)
     for item = k.block, items - 1, k.block_num do   -- allgather: owner puts
       local q, j = op.item(k, item)
       local off, n, at = piece(a, len, me, j)

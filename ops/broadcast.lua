@@ -1,5 +1,5 @@
 -- broadcast: every PE ends with the root's input (root from c.root, default 0).
--- The performance guide's signal-and-copy shape (section 3.6), one share of
+-- The CANN SHMEM performance guide's signal-and-copy shape (its section 3.6), one share of
 -- the data per block: the root puts its input into its symmetric buffer chunk
 -- by chunk (MTE put through UB), waits for each chunk to land (MTE3_S) and
 -- signals it with magic + chunk_seq; every other PE waits for that signal

@@ -19,21 +19,9 @@ local function kernel(k, a)
     local base = round * a.chunk
     local len = math.min(a.chunk, a.count - base)
     local per = op.split(len, a.parts, a.esize)
-    k:prof_start(F.REMOTE_PUT_GET)
-    k:set_atomic(a.atomic, a.dtype)
-    for item = k.block, items - 1, k.block_num do
-      local p, j = op.item(k, item)
-      local first = j * per
-      local n = math.min(per, len - first)
-      if n > 0 then
-        op.put_pipelined(k, a.acc:sub(first, n), a.input:sub(p * a.count + base + first, n),
-                         ub, n, p)
-        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)     -- the piece has landed
-      end
-      k:signal_op(a.arrived, 1, lab.SIGNAL_ADD, p)
-    end
-    k:set_atomic_none()
-    k:prof_end(F.REMOTE_PUT_GET)
+    op.atomic_scatter(k, a, ub, function(p, j)                -- part j of p's slice
+      return j * per, p * a.count + base + j * per, math.min(per, len - j * per)
+    end, function() return a.arrived end)
     k:prof_start(F.SIGNAL_WAIT)
     k:signal_wait_until(a.arrived, lab.CMP_GE, ((a.epoch - 1) * a.rounds + round + 1) * items)
     k:prof_end(F.SIGNAL_WAIT)

@@ -32,7 +32,29 @@ describe("examples", function()
     assert.matches("check shmemlab my_broadcast: 0 wrong elements", text, 1, true)
     assert.matches("unused: a broadcast computes nothing", text, 1, true)
     assert.matches("\n4%s+finalize%s+%d+", text)
-    assert.matches("baseline: none", text, 1, true)
+    assert.matches("| baseline hccl |", text, 1, true)          -- the header says what runs
+    assert.matches("baseline: HCCL Broadcast", text, 1, true)     -- and it runs
+  end)
+
+  it("tell the author of an op whose baseline does not exist, in the header", function()
+    local runner = require("shmemlab.runner")
+    local op = dofile("examples/my_broadcast.lua")
+    assert.equal("broadcast", op.baseline)
+    local c = runner.config(op, { pes = 2 })
+    assert.matches("| baseline hccl |", runner.config_text(c, op), 1, true)
+    for _, b in ipairs({ false, "no_such_baseline" }) do
+      op.baseline = b or nil
+      local want = "/hccl/" .. (b or "my_broadcast") .. ".lua: name one with op.define{baseline = ...})"
+      local header = runner.config_text(c, op)
+      assert.matches("| baseline none (no ", header, 1, true)
+      assert.matches(want, header, 1, true)
+      assert.is_nil(runner.load_baseline(op))
+    end
+    op.baseline = "ops/hccl/broadcast.lua"                        -- a path works too
+    assert.equal("hccl_broadcast", runner.load_baseline(op).name)
+    assert.matches("| baseline hccl |", runner.config_text(c, op), 1, true)
+    assert.matches("| baseline none |", runner.config_text(runner.config(op, { pes = 2,
+      baseline = "none" }), op), 1, true)
   end)
 
   it("halving the HCCS links makes my_broadcast slower, two servers slower still", function()

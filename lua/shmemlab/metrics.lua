@@ -1,5 +1,5 @@
 -- shmemlab.metrics -- bus factors, payload bytes, peak bandwidth, bandwidths and verdict
--- (performance guide sections 5 and 6; SPEC section 8).
+-- (CANN SHMEM performance guide sections 5 and 6; definitions in doc/metrics.md).
 --
 -- The bus factor table below is the ONLY one in shmemlab: everything else asks
 -- metrics.bus_factor. Values are computed at full precision; rounding happens only when
@@ -10,7 +10,7 @@ local M = {}
 M.PASS_BASELINE_FRACTION = 0.8   -- PASS: kernel bus bandwidth >= 80% of the baseline's
 M.PASS_MIN_UTILISATION_PCT = 20  -- PASS without a baseline: utilisation >= 20%
 -- bandwidths are counted on the PEs that move the bytes (see BUS scope): over 100% of the
--- guide's peak can only come from its conventions, the bus factor or the peak's link count
+-- performance guide's peak can only come from its conventions, the bus factor or the peak's link count
 M.OVER_100_NOTE = "utilisation above 100%: the bus_factor or the peak convention counts fewer "
   .. "bytes or links than the op used"
 
@@ -34,7 +34,7 @@ local BUS = {
   combine = { formula = "(n_pes-1)/n_pes", f = nm1_over_n, scope = "pe" },
 }
 
--- canonical names, in the guide's order
+-- canonical names, in the CANN SHMEM performance guide's order
 M.ops = { "allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast", "p2p",
   "dispatch", "combine" }
 

@@ -1,4 +1,5 @@
--- shmemlab.msprof -- msprof-like output (guide section 2; SPEC 6) and Chrome traces.
+-- shmemlab.msprof -- msprof-like output (CANN SHMEM performance guide section 2;
+-- doc/metrics.md) and Chrome traces.
 --
 --   msprof.write(root, run_id, timestamp, tasks_by_pe)
 --       -> <root>/PROF_<run_id>_<pe>/mindstudio_profiler_output/task_time_<timestamp>.csv
@@ -217,9 +218,116 @@ local function is_kernel(kernel_type)
   return kernel_type:find("CORE", 1, true) ~= nil or kernel_type:find("AIV", 1, true) ~= nil
 end
 
+-- The steps of msprof.statistics (below): each raises its errors at level 3, i.e. at
+-- the line that called msprof.statistics.
+
+-- validation: warmup, iters and the case table (opts.cases or <root>/results.csv)
+local function stat_args(root, opts)
+  if type(root) ~= "string" then error("bad argument #1 to 'statistics' (folder name expected)", 3) end
+  local warmup, iters = opts.warmup or M.WARMUP, opts.iters or M.ITERS
+  if math.type(warmup) ~= "integer" or warmup < 0 or math.type(iters) ~= "integer" or iters < 1 then
+    error("bad argument #2 to 'statistics' (warmup must be an integer >= 0 and iters >= 1)", 3)
+  end
+  if lfs.attributes(root, "mode") ~= "directory" then
+    error("statistics: '" .. root .. "' is not a folder", 3)
+  end
+  local cases = opts.cases
+  if cases == nil then
+    local p = root .. "/results.csv"
+    if lfs.attributes(p, "mode") ~= "file" then
+      error("statistics: no results.csv in '" .. root .. "' and no opts.cases", 3)
+    end
+    cases = M.read_csv(p)
+  elseif type(cases) ~= "table" or type(cases.header) ~= "table" or type(cases.rows) ~= "table" then
+    error("bad argument #2 to 'statistics' (opts.cases must be {header=, rows=})", 3)
+  end
+  if #cases.rows == 0 then error("statistics: the case table of '" .. root .. "' has no rows", 3) end
+  return warmup, iters, cases
+end
+
+-- discovery: the PROF_* folders under root, sorted by name
+local function prof_folders(root)
+  local folders = {}
+  for _, name in ipairs(list_dir(root)) do
+    if name:match("^PROF_") and lfs.attributes(root .. "/" .. name, "mode") == "directory" then
+      folders[#folders + 1] = name
+    end
+  end
+  if #folders == 0 then error("statistics: no PROF_* folder in '" .. root .. "'", 3) end
+  return folders
+end
+
+-- discovery: the first task_time*.csv (by name) of a folder's profiler output
+local function task_time_file(root, folder)
+  local out_dir = root .. "/" .. folder .. "/" .. M.OUTPUT_DIR
+  if lfs.attributes(out_dir, "mode") == "directory" then
+    for _, name in ipairs(list_dir(out_dir)) do
+      if name:match("^task_time.*%.csv$") and lfs.attributes(out_dir .. "/" .. name, "mode") == "file" then
+        return out_dir .. "/" .. name
+      end
+    end
+  end
+  error(string.format("statistics: %s has no %s/task_time*.csv", folder, M.OUTPUT_DIR), 3)
+end
+
+-- parsing: task_time(us) of the kernel rows (kernel_type CORE or AIV) of a file
+local function kernel_times(file, folder)
+  local ok, t = pcall(M.read_csv, file)
+  if not ok then error("statistics: " .. folder .. ": " .. tostring(t), 3) end
+  local ok2, ci, ti = pcall(function()
+    return column(t, "kernel_type", folder), column(t, "task_time(us)", folder)
+  end)
+  if not ok2 then error("statistics: " .. tostring(ci), 3) end
+  local times = {}
+  for r, row in ipairs(t.rows) do
+    if is_kernel(row[ci] or "") then
+      local v = tonumber(row[ti])
+      if not v then
+        error(string.format("statistics: %s: row %d has task_time(us) '%s', not a number", folder, r,
+          tostring(row[ti])), 3)
+      end
+      times[#times + 1] = v
+    end
+  end
+  return times
+end
+
+-- averaging: the mean of each case's measured rows of one folder, and rows per case
+local function case_means(times, n_cases, warmup, iters, folder)
+  local per_case = #times // n_cases
+  if per_case < warmup + iters then
+    error(string.format("statistics: %s has %d kernel rows for %d case(s): %d per case, fewer than "
+      .. "warmup %d + iters %d", folder, #times, n_cases, per_case, warmup, iters), 3)
+  end
+  local means = {}
+  for i = 0, n_cases - 1 do
+    local first = i * per_case + warmup + 1
+    local s = 0
+    for k = first, first + iters - 1 do s = s + times[k] end
+    means[i + 1] = s / iters
+  end
+  return means, per_case
+end
+
+-- writing: the case table plus Time(us) with 3 decimals
+local function write_result(path, cases, means)
+  local header = {}
+  for i, h in ipairs(cases.header) do header[i] = h end
+  header[#header + 1] = "Time(us)"
+  local lines = { csv_line(header) }
+  for i, row in ipairs(cases.rows) do
+    local cells = {}
+    for j = 1, #cases.header do cells[j] = row[j] or "" end
+    cells[#cells + 1] = string.format("%.3f", means[i])
+    lines[#lines + 1] = csv_line(cells)
+  end
+  write_file(path, table.concat(lines, "\n") .. "\n")
+end
+
 -- msprof.statistics(root [, opts]) -> means, info
--- The guide's data_statistic.py: every PROF_* folder under root (sorted by name); in its
--- mindstudio_profiler_output the first task_time*.csv by name; rows whose kernel_type
+-- The CANN SHMEM performance guide's data_statistic.py: every PROF_* folder under
+-- root (sorted by name); in its mindstudio_profiler_output the first task_time*.csv
+-- by name; rows whose kernel_type
 -- contains CORE or AIV; rows_per_case = kernel rows // n_cases; case i (0-based) averages
 -- task_time(us) over kernel rows [i*rows_per_case + warmup + 1, ... + iters]; the means of
 -- all folders are averaged. The cases (tiling table) come from opts.cases = {header=, rows=}
@@ -229,104 +337,28 @@ end
 -- means[i] = mean time of case i (1-based); info = {folders=, files=, per_folder = {{folder=,
 --   file=, kernel_rows=, rows_per_case=, means=}}, n_cases=, warmup=, iters=, result_csv=}
 function M.statistics(root, opts)
-  if type(root) ~= "string" then error("bad argument #1 to 'statistics' (folder name expected)", 2) end
   opts = opts or {}
-  local warmup, iters = opts.warmup or M.WARMUP, opts.iters or M.ITERS
-  if math.type(warmup) ~= "integer" or warmup < 0 or math.type(iters) ~= "integer" or iters < 1 then
-    error("bad argument #2 to 'statistics' (warmup must be an integer >= 0 and iters >= 1)", 2)
-  end
-  if lfs.attributes(root, "mode") ~= "directory" then
-    error("statistics: '" .. root .. "' is not a folder", 2)
-  end
-  local cases = opts.cases
-  if cases == nil then
-    local p = root .. "/results.csv"
-    if lfs.attributes(p, "mode") ~= "file" then
-      error("statistics: no results.csv in '" .. root .. "' and no opts.cases", 2)
-    end
-    cases = M.read_csv(p)
-  elseif type(cases) ~= "table" or type(cases.header) ~= "table" or type(cases.rows) ~= "table" then
-    error("bad argument #2 to 'statistics' (opts.cases must be {header=, rows=})", 2)
-  end
+  local warmup, iters, cases = stat_args(root, opts)
   local n_cases = #cases.rows
-  if n_cases == 0 then error("statistics: the case table of '" .. root .. "' has no rows", 2) end
-
-  local folders = {}
-  for _, name in ipairs(list_dir(root)) do
-    if name:match("^PROF_") and lfs.attributes(root .. "/" .. name, "mode") == "directory" then
-      folders[#folders + 1] = name
-    end
-  end
-  if #folders == 0 then error("statistics: no PROF_* folder in '" .. root .. "'", 2) end
-
+  local folders = prof_folders(root)
   local info = { folders = folders, files = {}, per_folder = {}, n_cases = n_cases,
     warmup = warmup, iters = iters }
   local sums = {}
   for i = 1, n_cases do sums[i] = 0 end
   for _, folder in ipairs(folders) do
-    local out_dir = root .. "/" .. folder .. "/" .. M.OUTPUT_DIR
-    local file
-    if lfs.attributes(out_dir, "mode") == "directory" then
-      for _, name in ipairs(list_dir(out_dir)) do
-        if name:match("^task_time.*%.csv$") and lfs.attributes(out_dir .. "/" .. name, "mode") == "file" then
-          file = out_dir .. "/" .. name
-          break
-        end
-      end
-    end
-    if not file then
-      error(string.format("statistics: %s has no %s/task_time*.csv", folder, M.OUTPUT_DIR), 2)
-    end
+    local file = task_time_file(root, folder)
     info.files[#info.files + 1] = file
-    local ok, t = pcall(M.read_csv, file)
-    if not ok then error("statistics: " .. folder .. ": " .. tostring(t), 2) end
-    local ok2, ci, ti = pcall(function()
-      return column(t, "kernel_type", folder), column(t, "task_time(us)", folder)
-    end)
-    if not ok2 then error("statistics: " .. tostring(ci), 2) end
-    local times = {}
-    for r, row in ipairs(t.rows) do
-      if is_kernel(row[ci] or "") then
-        local v = tonumber(row[ti])
-        if not v then
-          error(string.format("statistics: %s: row %d has task_time(us) '%s', not a number", folder, r,
-            tostring(row[ti])), 2)
-        end
-        times[#times + 1] = v
-      end
-    end
-    local per_case = #times // n_cases
-    if per_case < warmup + iters then
-      error(string.format("statistics: %s has %d kernel rows for %d case(s): %d per case, fewer than "
-        .. "warmup %d + iters %d", folder, #times, n_cases, per_case, warmup, iters), 2)
-    end
-    local means = {}
-    for i = 0, n_cases - 1 do
-      local first = i * per_case + warmup + 1
-      local s = 0
-      for k = first, first + iters - 1 do s = s + times[k] end
-      means[i + 1] = s / iters
-      sums[i + 1] = sums[i + 1] + means[i + 1]
-    end
+    local times = kernel_times(file, folder)
+    local means, per_case = case_means(times, n_cases, warmup, iters, folder)
+    for i = 1, n_cases do sums[i] = sums[i] + means[i] end
     info.per_folder[#info.per_folder + 1] = { folder = folder, file = file, kernel_rows = #times,
       rows_per_case = per_case, means = means }
   end
   local means = {}
   for i = 1, n_cases do means[i] = sums[i] / #folders end
-
   if opts.write ~= false then
-    local header = {}
-    for i, h in ipairs(cases.header) do header[i] = h end
-    header[#header + 1] = "Time(us)"
-    local lines = { csv_line(header) }
-    for i, row in ipairs(cases.rows) do
-      local cells = {}
-      for j = 1, #cases.header do cells[j] = row[j] or "" end
-      cells[#cells + 1] = string.format("%.3f", means[i])
-      lines[#lines + 1] = csv_line(cells)
-    end
     info.result_csv = opts.result_path or (root .. "/result.csv")
-    write_file(info.result_csv, table.concat(lines, "\n") .. "\n")
+    write_result(info.result_csv, cases, means)
   end
   return means, info
 end

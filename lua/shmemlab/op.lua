@@ -15,11 +15,38 @@
 --   check(m, c, s) -> wrong [, index, pe, expected, actual]  (reference in C)
 --   active_pes(c) (optional) -> the PEs that take part (p2p); metrics use them only
 --   title       (optional) the name a report gives it (HCCL baselines: hccl.title)
+--   baseline    (optional) the HCCL-style baseline run_op.lua measures beside it: a
+--               name in ops/hccl/ ("broadcast") or a path to an op file; without it
+--               ops/hccl/<name>.lua. When that file does not exist the run has no
+--               baseline, and the configuration line says so ("baseline none (no
+--               ...)"); the verdict then uses the no-baseline rule (doc/metrics.md)
+--
+-- The configuration c that describe, payload, setup, run, check and active_pes
+-- receive (runner.config: built-in defaults < the op's defaults < the user's
+-- options; read it, never write it):
+--   count       elements per PE (the op's payload unit; shape[1] * shape[2] when
+--               shape is given)               shape  {M [, N]} or nil (--shape)
+--   dtype       one of the op's dtypes (the first unless --dtype)
+--   pes         PEs of the machine (--pes)    soc    SoC profile name (--soc)
+--   block_dim   AIV blocks per PE, at most cores (--block-dim, default 16)
+--   cores       AIV cores per PE of the profile (after --set overrides)
+--   ub_bytes    the UB budget a block stages through (--ub-bytes, 190 KiB)
+--   sym_bytes   the symmetric heap the op may use (--sym-bytes, half the heap)
+--   root        the root PE of rooted collectives (--root, 0)
+--   reduce      "sum" | "max" | "min" for reductions (--reduce; op.atomic checks it)
+--   src_pe, dst_pe, mode   p2p: the sender, receiver and "put" | "get" (--src, --dst, --mode)
+--   local_tokens, hidden, topk, experts, routing, routes_file, dispatch_dtype,
+--   seed, zipf_s, sigma    MoE dispatch/combine (--tokens, --hidden, ...; shmemlab.moe)
+--   warmup, iters          launches before and during the measurement (10, 40)
+--   prof_pe     the cycle-profiled PE (--prof-pe, 0)
+--   check       the check mode of a checked run, or nil (--check)
+--   baseline    "hccl" | "none" (--baseline); trace  record the last launch
+--   overrides   {profile field = value} from --set; profile  the SoC profile table in force
 --
 -- The helpers below are what several operators share: ready-made fields
 -- (op.DTYPES, op.shard_payload, op.check_output, ...), setup sizing (op.state,
 -- op.fit_ub, op.plan_rounds), op.launch, the kernel copies (op.copy_gm,
--- op.share, op.split) and the host-side references (op.allreduce_expect, ...).
+-- op.share, op.split, op.atomic_scatter) and the host-side references (op.allreduce_expect, ...).
 local lab = require("shmemlab")
 local F = lab.frames
 
@@ -109,6 +136,27 @@ end
 -- double-buffered get of count elements of PE pe's src to dst (see pipelined)
 function op.get_pipelined(k, dst, src, ub, count, pe)
   pipelined(k, true, dst, src, ub, count, pe)
+end
+
+-- the reduce-scatter phase of reduce_scatter and allreduce: with the MTE atomic
+-- unit on (a.atomic), each of the block's (owner p, part j) items puts n
+-- elements of a.input at src_off to p's symmetric accumulator a.acc at acc_off
+-- (the reduction happens on the UB->GM copy) and adds 1 to signal(j) on p,
+-- where piece(p, j) -> acc_off, src_off, n (n = 0: the signal alone)
+function op.atomic_scatter(k, a, ub, piece, signal)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for item = k.block, k.n_pes * a.parts - 1, k.block_num do
+    local p, j = op.item(k, item)
+    local at, src_off, n = piece(p, j)
+    if n > 0 then
+      op.put_pipelined(k, a.acc:sub(at, n), a.input:sub(src_off, n), ub, n, p)
+      k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)     -- the piece has landed
+    end
+    k:signal_op(signal(j), 1, lab.SIGNAL_ADD, p)
+  end
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
 end
 
 -- pull designs: make this PE's elements [base, base + len) of each of the

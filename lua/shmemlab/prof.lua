@@ -8,7 +8,8 @@
 --   0         0         12345678       4              61728.390      (one line per used frame)
 --   ============================================================
 -- Each line ends in "\n"; AvgTime = cycles / count / cycle2us printed with C's "%.3f"
--- (the guide's sample prints 61.728 for this row, 1000 times less than its own formula).
+-- (the CANN SHMEM performance guide's sample prints 61.728 for this row, 1000 times
+-- less than its own formula).
 -- data = {cycle2us = 50, rows = {{block=, frame=, cycles=, count=}, ...}}; rows with
 -- count 0 are not printed; the rest are sorted by block, then frame.
 

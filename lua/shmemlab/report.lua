@@ -1,4 +1,4 @@
--- shmemlab.report -- the printed forms of a measurement (guide section 6.3; SPEC 5 and 8):
+-- shmemlab.report -- the printed forms of a measurement (doc/metrics.md; CANN SHMEM performance guide 6.3):
 -- the fixed result record, [PERF] lines per PE, JSON, the formula explanation and the
 -- per-frame table built from cycle-profiling rows.
 --
@@ -13,7 +13,8 @@ local M = {}
 
 local fmt3 = metrics.fmt3
 
--- the guide's 6.3 record (latency on kernel time, ratio = baseline_latency_us / latency_us),
+-- the CANN SHMEM performance guide's 6.3 record (doc/metrics.md): latency on kernel
+-- time, ratio = baseline_latency_us / latency_us,
 -- then the end-to-end comparison on its own lines, then the lower bound and efficiency
 M.RECORD_KEYS = { "op_name", "dtype", "shape", "n_pes", "data_bytes", "latency_us",
   "algo_bandwidth_GBps", "kernel_bus_bandwidth_GBps", "baseline", "baseline_latency_us", "ratio",

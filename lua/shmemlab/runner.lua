@@ -1,5 +1,5 @@
 -- shmemlab.runner: one measured run of an operator and of its HCCL-style
--- baseline, as the performance guide prescribes: warm-up launches, measured
+-- baseline, as the CANN SHMEM performance guide prescribes: warm-up launches, measured
 -- launches, the output check, metrics, the frame report and the verdict.
 local lab = require("shmemlab")
 local metrics = require("shmemlab.metrics")
@@ -47,12 +47,29 @@ function runner.load_op(spec)
   return op
 end
 
+-- the file of an operator's HCCL-style baseline: op.baseline (a name in
+-- ops/hccl/ or a path), else ops/hccl/<op.name>.lua; and whether it exists
+function runner.baseline_path(op)
+  local b = op.baseline or op.name
+  local path = ops_dir() .. "/hccl/" .. b .. ".lua"
+  if b:find("[/\\]") or b:find("%.lua$") then path = b end
+  return path, exists(path)
+end
+
 -- the HCCL-style baseline of an operator, or nil
 function runner.load_baseline(op)
-  local path = ops_dir() .. "/hccl/" .. op.name .. ".lua"
-  if op.baseline then path = op.baseline end
-  if not exists(path) then return nil end
+  local path, found = runner.baseline_path(op)
+  if not found then return nil end
   return runner.load_op(path)
+end
+
+-- the baseline the header names: what will run ("hccl", "none") and, when
+-- an op asks for one that does not exist, why none will
+local function baseline_text(c, op)
+  if c.baseline ~= "hccl" or type(op) ~= "table" then return c.baseline end
+  local path, found = runner.baseline_path(op)
+  if found then return "hccl" end
+  return string.format("none (no %s: name one with op.define{baseline = ...})", path)
 end
 
 -- names of the operators in ops/ (sorted)
@@ -455,7 +472,7 @@ function runner.config_text(c, op)
     c.profile.pes_per_server, c.dtype, c.count, c.block_dim,
     c.block_dim_asked and string.format(" (asked %d; the SoC has %d cores)", c.block_dim_asked,
                                         c.cores) or "",
-    c.ub_bytes, c.warmup, c.iters, c.baseline, tostring(c.prof_pe))
+    c.ub_bytes, c.warmup, c.iters, baseline_text(c, op), tostring(c.prof_pe))
 end
 
 -- the check line of a measured run
@@ -466,7 +483,8 @@ function runner.check_text(name, ch)
     tostring(ch.actual))
 end
 
--- the per-PE spread and what ran (and, for MoE ops, the routing's token counts)
+-- the per-PE spread and what ran, launches per measured iteration of iters (and,
+-- for MoE ops, the routing's token counts)
 local function run_text(name, res, iters, routing)
   local d, sp = res.describe, res.spread
   local text = string.format("%s: algorithm: %s; chunk %s elements, UB %s B, %s cores per PE; "

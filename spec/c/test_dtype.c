@@ -794,7 +794,11 @@ static void t_fill (void) {
     sl_fill_pattern(SL_INT16, s, 5, SL_FILL_CONST, -3, 0, 0, 0);
     CHECK(s[0] == -3 && s[4] == -3, "const int16");
     sl_fill_pattern(SL_INT8, c, 3, SL_FILL_CONST, 300, 0, 0, 0);
-    CHECK(c[0] == 44 && c[2] == 44, "const int8 wraps");
+    CHECK(c[0] == 127 && c[2] == 127, "const int8 saturates");
+    sl_fill_pattern(SL_INT8, c, 3, SL_FILL_CONST, -1e300, 0, 0, 0);
+    CHECK(c[0] == -128 && c[2] == -128, "const int8 saturates below");
+    sl_fill_pattern(SL_INT32, a, 3, SL_FILL_CONST, 1.0 / 0.0, 0, 0, 0);
+    CHECK(a[0] == INT32_MAX && a[2] == INT32_MAX, "const int32 inf saturates");
     sl_fill_pattern(SL_FP16, x, 3, SL_FILL_CONST, 0.1, 0, 0, 0);
     CHECK(x[0] == 0x2e66 && x[2] == 0x2e66, "const fp16 rounds");
   }

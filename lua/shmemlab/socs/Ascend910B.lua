@@ -81,9 +81,9 @@ return {
     shmem_hw = "hicann/shmem .agents/skills/shmem-ops-design/references/"
       .. "hardware-architecture.md @ 8e88787d: HBM about 1.2 TB/s (910B), HCCS 28 GB/s "
       .. "per link one way, 7 links full mesh; 910C 196 GB/s per die, SIO 270 GB/s",
-    guide = "CANN SHMEM performance guide (the seed text, SPEC.md 5 and 11): "
+    guide = "CANN SHMEM performance guide (cycle profiling, doc/metrics.md): "
       .. "cycle2us 50 on 910B",
-    hccl_docs = "HCCL docs as restated in SPEC.md 11: HCCL_BUFFSIZE defaults to "
+    hccl_docs = "HCCL docs (HCCL_BUFFSIZE, doc/metrics.md): HCCL_BUFFSIZE defaults to "
       .. "200 MB per rank (not re-checked against a page here)",
   },
 }

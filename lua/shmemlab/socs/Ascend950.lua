@@ -13,7 +13,8 @@ p.pes_per_server = 4
 p.hccs_GBps = 53
 p.hccs_alpha_ns = 750
 p.sources = {
-  spec = "SPEC.md 11: 56 AIV cores, 248 KiB usable UB, 1.65 GHz, 1 GHz counter, "
+  figures = "doc/metrics.md reference figures (CANN platform ini, Ascend C docs): "
+    .. "56 AIV cores, 248 KiB usable UB, 1.65 GHz, 1 GHz counter, "
     .. "UB links 53 GB/s in a 4-card mesh, 1.5 us round trip",
   inherited = "every other field keeps the Ascend910B value (see its sources)",
 }
