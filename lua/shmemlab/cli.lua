@@ -146,6 +146,23 @@ local function collect_tasks(acc, res)
   end
 end
 
+-- the perftest CSV under dir: per size, each profiled block's time in the op's main frame
+local function write_perftest(dir, results)
+  local perf_rows = {}
+  for _, r in ipairs(results) do
+    local row = require("shmemlab.prof").perftest_row(r.shmem.prof, {
+      data_bytes = r.config.count * lab.core.dtype_size(r.config.dtype), npus = r.config.pes,
+      ub_kb = r.config.ub_bytes / 1024, launches = r.shmem.launches,
+      frame = lab.frames.REMOTE_PUT_GET })
+    if row then perf_rows[#perf_rows + 1] = row end
+  end
+  if #perf_rows > 0 then
+    local pf = assert(io.open(dir .. "/perftest.csv", "w"))
+    pf:write(require("shmemlab.prof").perftest_csv(perf_rows))
+    pf:close()
+  end
+end
+
 -- the msprof-style output of a run (or a sweep's runs) under dir
 local function write_output(dir, results, cases)
   local msprof = require("shmemlab.msprof")
@@ -184,20 +201,7 @@ local function write_output(dir, results, cases)
       end
     end
   end
-  -- the perftest CSV: per size, each profiled block's time in the op's main frame
-  local perf_rows = {}
-  for _, r in ipairs(results) do
-    local row = require("shmemlab.prof").perftest_row(r.shmem.prof, {
-      data_bytes = r.config.count * lab.core.dtype_size(r.config.dtype), npus = r.config.pes,
-      ub_kb = r.config.ub_bytes / 1024, launches = r.shmem.launches,
-      frame = lab.frames.REMOTE_PUT_GET })
-    if row then perf_rows[#perf_rows + 1] = row end
-  end
-  if #perf_rows > 0 then
-    local pf = assert(io.open(dir .. "/perftest.csv", "w"))
-    pf:write(require("shmemlab.prof").perftest_csv(perf_rows))
-    pf:close()
-  end
+  write_perftest(dir, results)
   local last = results[#results]
   local f = assert(io.open(dir .. "/record.txt", "w"))
   f:write(report.record(last.record), "\n", (report.perf_lines(last.metrics.per_pe)),
