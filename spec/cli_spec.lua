@@ -4,23 +4,7 @@ local cli = require("shmemlab.cli")
 local cjson = require("cjson")
 local lfs = require("lfs")
 
--- a writable sink that keeps what is written
-local function sink()
-  local s = { parts = {} }
-  function s:write(...)
-    for _, v in ipairs({ ... }) do self.parts[#self.parts + 1] = tostring(v) end
-    return self
-  end
-  function s:text() return table.concat(self.parts) end
-  return s
-end
-
--- run main with argv; returns status, stdout text, stderr text
-local function run(argv)
-  local out, err = sink(), sink()
-  local status = cli.main(argv, out, err)
-  return status, out:text(), err:text()
-end
+local run = require("spec.helpers.cli").run
 
 local function tmpdir()
   local d = os.tmpname()
@@ -178,11 +162,16 @@ describe("run_op.lua", function()
   end)
 
   it("fails a run whose operator leaves a frame unexplained", function()
-    local status, _, err = run({ "spec/fixtures/ops/no_reason.lua", "--pes", "1", "-w", "0",
+    local status, _, err = run({ "spec/fixtures/ops/no_reason.lua", "--pes", "2", "-w", "0",
                                  "-n", "1", "--baseline", "none" })
-    assert.equal(1, status)
+    assert.equal(3, status)                              -- the run failed: exit 3
     assert.matches("run_op.lua: operator no_reason: frame 4 (finalize) unused and no reason "
                    .. "given", err, 1, true)
+  end)
+
+  it("is the usage the README shows", function()
+    local readme = io.open("README.md"):read("a")
+    assert.is_truthy(readme:find("```\n" .. cli.usage .. "```\n", 1, true))
   end)
 
   it("lists the operators and prints help", function()
@@ -212,14 +201,12 @@ describe("run_op.lua", function()
     { { "allgather", "--soc", "Ascend999" }, "unknown SoC 'Ascend999'" },
   }
   for _, case in ipairs(usage_errors) do
-    it("rejects " .. table.concat(case[1], " ") .. " with a one-line error and the usage", function()
+    it("rejects " .. table.concat(case[1], " ") .. " with one line and exit 2", function()
       local status, out, err = run(case[1])
       assert.equal(2, status)
       assert.equal("", out)
-      local first = err:match("^[^\n]*")
-      assert.matches("^run_op.lua: ", first)
-      assert.matches(case[2], first, 1, true)
-      assert.matches("\nusage: lua run_op.lua OP", err, 1, true)
+      assert.matches("^run_op.lua: [^\n]*%(lua run_op.lua %-%-help lists the options%)\n$", err)
+      assert.matches(case[2], err, 1, true)
     end)
   end
 end)

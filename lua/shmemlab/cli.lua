@@ -1,7 +1,8 @@
 -- shmemlab.cli: `lua run_op.lua OP [options]`. Parses the options, runs the
 -- operator and its baseline (one size, or an nccl-tests-style sweep), prints
 -- the results and writes the msprof-style output folder.
--- Exit status: 0 all elements right, 1 any element wrong, 2 usage error.
+-- Exit status (cli.EXIT): 0 all elements right, 1 any element wrong or a checked run's
+-- reports, 2 usage error, 3 the run failed (kernel fault, deadlock, operator error).
 local lab = require("shmemlab")
 local runner = require("shmemlab.runner")
 local metrics = require("shmemlab.metrics")
@@ -9,11 +10,15 @@ local report = require("shmemlab.report")
 
 local cli = {}
 
+-- the exit statuses, by the kind of the outcome
+cli.EXIT = { ok = 0, wrong = 1, usage = 2, run = 3 }
+
 cli.usage = [[
 usage: lua run_op.lua OP [options]       OP: a name from ops/ (see --list) or a path to an op file
-  --pes N            PEs (default 8; more than pes_per_server = several servers over RDMA)
+  --pes N            PEs, 1-1024 (default 8; more than pes_per_server = several servers)
   --soc NAME         Ascend910B (default), Ascend910_93, Ascend950
-  --dtype T          int8 int16 int32 int64 uint8 fp16 bf16 fp32 (default: the op's first)
+  --dtype T          int8 int16 int32 int64 uint8 fp16 bf16 fp32, or float half bfloat16
+                     (default: the op's first)
   --count N          elements per PE (the op's shard)      --shape M,N   count = M*N
   -b MIN -e MAX -f F sweep sizes MIN..MAX bytes per PE, times F (sizes like 8K, 64M)
   --block-dim N      AIV blocks per PE (default: the op's, at most the SoC's cores)
@@ -114,13 +119,9 @@ function cli.parse(argv)
   if sweep and not (o.minbytes and o.maxbytes) then return nil, "a sweep needs both -b and -e" end
   if sweep and o.minbytes > o.maxbytes then return nil, "-b must not exceed -e" end
   if o.factor and o.factor < 2 then return nil, "-f must be at least 2" end
-  if o.pes and o.pes < 1 then return nil, "--pes must be at least 1" end
-  if o.iters and o.iters < 1 then return nil, "--iters must be at least 1" end
-  if o.warmup and o.warmup < 0 then return nil, "--warmup must be >= 0" end
   if o.baseline and o.baseline ~= "hccl" and o.baseline ~= "none" then
     return nil, "--baseline must be hccl or none"
   end
-  if o.dtype and lab.core.dtype_size == nil then return nil, "no engine" end
   return o
 end
 
@@ -142,6 +143,23 @@ local function collect_tasks(acc, res)
   for pe = 0, res.config_pes - 1 do
     acc[pe] = acc[pe] or {}
     for _, t in ipairs(res.machine:tasks(pe)) do acc[pe][#acc[pe] + 1] = t end
+  end
+end
+
+-- the perftest CSV under dir: per size, each profiled block's time in the op's main frame
+local function write_perftest(dir, results)
+  local perf_rows = {}
+  for _, r in ipairs(results) do
+    local row = require("shmemlab.prof").perftest_row(r.shmem.prof, {
+      data_bytes = r.config.count * lab.core.dtype_size(r.config.dtype), npus = r.config.pes,
+      ub_kb = r.config.ub_bytes / 1024, launches = r.shmem.launches,
+      frame = lab.frames.REMOTE_PUT_GET })
+    if row then perf_rows[#perf_rows + 1] = row end
+  end
+  if #perf_rows > 0 then
+    local pf = assert(io.open(dir .. "/perftest.csv", "w"))
+    pf:write(require("shmemlab.prof").perftest_csv(perf_rows))
+    pf:close()
   end
 end
 
@@ -183,20 +201,7 @@ local function write_output(dir, results, cases)
       end
     end
   end
-  -- the perftest CSV: per size, each profiled block's time in the op's main frame
-  local perf_rows = {}
-  for _, r in ipairs(results) do
-    local row = require("shmemlab.prof").perftest_row(r.shmem.prof, {
-      data_bytes = r.config.count * lab.core.dtype_size(r.config.dtype), npus = r.config.pes,
-      ub_kb = r.config.ub_bytes / 1024, launches = r.shmem.launches,
-      frame = lab.frames.REMOTE_PUT_GET })
-    if row then perf_rows[#perf_rows + 1] = row end
-  end
-  if #perf_rows > 0 then
-    local pf = assert(io.open(dir .. "/perftest.csv", "w"))
-    pf:write(require("shmemlab.prof").perftest_csv(perf_rows))
-    pf:close()
-  end
+  write_perftest(dir, results)
   local last = results[#results]
   local f = assert(io.open(dir .. "/record.txt", "w"))
   f:write(report.record(last.record), "\n", (report.perf_lines(last.metrics.per_pe)),
@@ -219,6 +224,21 @@ local function sweep_sizes(o)
   return sizes
 end
 
+-- the JSON of a measured run's checked-run reports, or nil when unchecked
+local function json_checked(res)
+  local sz = res.sanitizer
+  if not sz then return nil end
+  local reports = require("shmemlab.json").array()
+  for _, rep in ipairs(sz.reports) do
+    local row = {}
+    for k, v in pairs(rep) do row[k] = v end
+    row.text = require("shmemlab.check").format(res.machine, rep)
+    reports[#reports + 1] = row
+  end
+  return { errors = sz.errors, reports = reports, summary = sz.text:match("[^\n]*\n?$"),
+           frames_error = res.frame_error }
+end
+
 -- one JSON row of a result
 local function json_row(r)
   local s = r.metrics.summary
@@ -232,7 +252,7 @@ local function json_row(r)
               wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe,
               deepep_recv_rows = s.deepep_recv_rows, deepep_row_bytes = s.deepep_row_bytes,
               deepep_wire_dtype = s.deepep_wire_dtype,
-              deepep_bandwidth_GBps = s.deepep_bandwidth_GBps },
+              deepep_bandwidth_GBps = s.deepep_bandwidth_GBps, checked = json_checked(r.shmem) },
     verdict = s.verdict.text, ratio_pct = s.ratio_pct, e2e_ratio_pct = s.e2e_ratio_pct,
     bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
     bound = s.bound, per_pe = r.metrics.per_pe,
@@ -246,7 +266,8 @@ local function json_row(r)
                      wrong = r.baseline.check.wrong, spread = r.baseline.spread,
                      deepep_recv_rows = b.deepep_recv_rows, deepep_row_bytes = b.deepep_row_bytes,
                      deepep_wire_dtype = b.deepep_wire_dtype,
-                     deepep_bandwidth_GBps = b.deepep_bandwidth_GBps }
+                     deepep_bandwidth_GBps = b.deepep_bandwidth_GBps,
+                     checked = json_checked(r.baseline) }
   end
   return row
 end
@@ -298,24 +319,68 @@ local function sweep_table(results)
   return table.concat(out)
 end
 
--- run everything the options ask for; returns the exit status
-function cli.run(o, out)
-  local sizes = sweep_sizes(o)
-  local results = {}
-  local opts = run_opts(o)
-  local op = runner.load_op(o.op)
+-- the folder of path and its mode (lfs), or the nearest existing one above it when up
+local function folder_of(path, up)
+  local lfs = require("lfs")
+  local at = path
+  repeat
+    at = at:match("^(.*)/[^/]*$") or "."
+    if at == "" then at = "/" end
+  until not up or lfs.attributes(at, "mode") or at == "." or at == "/"
+  return at, lfs.attributes(at, "mode")
+end
+
+-- a usage error unless path (a folder when dir) can be written; nothing is left behind
+local function check_writable(path, what, dir)
+  local mode = require("lfs").attributes(path, "mode")
+  if mode and dir and mode ~= "directory" then runner.usage("%s %s is not a folder", what, path) end
+  if mode == "directory" and not dir then runner.usage("%s %s is a folder", what, path) end
+  if mode and not dir then                        -- an existing file: opened, not changed
+    local f = io.open(path, "a")
+    if not f then runner.usage("cannot write %s %s", what, path) end
+    f:close()
+    return
+  end
+  local at = path
+  if not mode then                                -- msprof creates a folder's parents
+    local m2
+    at, m2 = folder_of(path, dir)
+    if m2 ~= "directory" then runner.usage("cannot write %s %s (no folder %s)", what, path, at) end
+  end
+  local probe = string.format("%s/.shmemlab-probe-%d", at, os.time())
+  local f = io.open(probe, "w")
+  if not f then runner.usage("cannot write %s %s (folder %s is not writable)", what, path, at) end
+  f:close()
+  os.remove(probe)
+end
+
+-- the runner options of each run the CLI options ask for, all checked before any runs
+local function plan(o, op)
+  local opts, sizes = run_opts(o), sweep_sizes(o)
+  local runs = { opts }
   if sizes then
-    local esize = lab.core.dtype_size(o.dtype or op.dtypes[1])
+    local c = runner.config(op, opts)             -- names a bad dtype
+    runs = {}
     for _, bytes in ipairs(sizes) do
       local ro = {}
       for k, v in pairs(opts) do ro[k] = v end
-      ro.count = math.max(1, bytes // esize)
+      ro.count = math.max(1, bytes // lab.core.dtype_size(c.dtype))
       ro.shape = nil
-      results[#results + 1] = runner.run(op, ro)
+      runs[#runs + 1] = ro
     end
-  else
-    results[1] = runner.run(op, opts)
   end
+  for _, ro in ipairs(runs) do runner.config(op, ro) end
+  if o.output then check_writable(o.output, "--output", true) end
+  if o.plot then check_writable(o.plot, "--plot", false) end
+  return runs, sizes
+end
+
+-- run everything the options ask for; returns the exit status
+function cli.run(o, out)
+  local op = runner.load_op(o.op)
+  local runs, sizes = plan(o, op)
+  local results = {}
+  for _, ro in ipairs(runs) do results[#results + 1] = runner.run(op, ro) end
   local c = results[1].config
   if o.json then
     local json = require("shmemlab.json")
@@ -330,6 +395,9 @@ function cli.run(o, out)
     out:write(sweep_table(results))
     for _, r in ipairs(results) do
       if r.shmem.check.wrong > 0 then out:write(runner.check_text(op.name, r.shmem.check)) end
+      for _, res in ipairs({ r.shmem, r.baseline }) do
+        if res.sanitizer and res.sanitizer.errors > 0 then out:write(res.sanitizer.text) end
+      end
     end
   else
     out:write(runner.text(results[1]))
@@ -346,8 +414,7 @@ function cli.run(o, out)
         table.insert(series[2].points, { bytes, r.baseline.metrics.summary.kernel_bus_bandwidth_GBps })
       end
     end
-    local f, err = io.open(o.plot, "w")
-    if not f then error("cannot write " .. o.plot .. ": " .. tostring(err), 0) end
+    local f = assert(io.open(o.plot, "w"))
     f:write(require("shmemlab.plot").svg{
       title = string.format("%s on %d PEs of %s (%s)", op.name, c.pes, c.soc, c.dtype),
       series = series })
@@ -364,8 +431,8 @@ function cli.run(o, out)
       out:write("\noutput written under ", o.output, " (", table.concat(files, ", "), ")\n")
     end
   end
-  for _, r in ipairs(results) do if runner.any_wrong(r) then return 1 end end
-  return 0
+  for _, r in ipairs(results) do if runner.any_wrong(r) then return cli.EXIT.wrong end end
+  return cli.EXIT.ok
 end
 
 -- the operator list
@@ -382,29 +449,24 @@ local function list(out)
   end
 end
 
--- main(argv) -> exit status
+-- main(argv) -> exit status (cli.EXIT); a usage error is one line on stderr
 function cli.main(argv, out, err)
   out, err = out or io.stdout, err or io.stderr
   local o, msg = cli.parse(argv or {})
   if not o then
-    err:write("run_op.lua: ", msg, "\n", cli.usage)
-    return 2
+    err:write("run_op.lua: ", msg, " (lua run_op.lua --help lists the options)\n")
+    return cli.EXIT.usage
   end
-  if o.help then out:write(cli.usage) return 0 end
-  if o.list then list(out) return 0 end
+  if o.help then out:write(cli.usage) return cli.EXIT.ok end
+  if o.list then list(out) return cli.EXIT.ok end
   local ok, status = pcall(cli.run, o, out)
-  if not ok then
-    local text = tostring(status)
-    -- a configuration error is a usage error; anything else is a failure of the run
-    if text:match("^unknown operator") or text:match("does not support dtype")
-       or text:match("bad argument") or text:match("unknown SoC") then
-      err:write("run_op.lua: ", text, "\n", cli.usage)
-      return 2
-    end
-    err:write("run_op.lua: ", text, "\n")
-    return 1
+  if ok then return status end
+  if runner.kind(status) == "usage" then
+    err:write("run_op.lua: ", status.message, " (lua run_op.lua --help lists the options)\n")
+    return cli.EXIT.usage
   end
-  return status
+  err:write("run_op.lua: ", tostring(status), "\n")
+  return cli.EXIT.run
 end
 
 return cli

@@ -34,6 +34,36 @@ function lab.soc(name)
   return copy
 end
 
+-- edit distance of two strings (case counts as one edit)
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or (a:sub(i, i):lower() == b:sub(j, j):lower()
+                                                       and 0.5 or 1)
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+-- "; did you mean X or Y?" for the closest names of a set (keys of set), or ""
+function lab.suggest(name, set)
+  local best, list = math.huge, {}
+  for k in pairs(set) do
+    if type(k) == "string" then
+      local d = distance(tostring(name), k)
+      if d < best then best, list = d, { k } elseif d == best then list[#list + 1] = k end
+    end
+  end
+  if best > #tostring(name) // 4 + 1 or #list == 0 then return "" end
+  table.sort(list)
+  return "; did you mean " .. table.concat(list, " or ", 1, math.min(#list, 3)) .. "?"
+end
+
 -- options of lab.machine that are not profile figures
 local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true }
 
@@ -76,6 +106,14 @@ local function prof_pe_of(opt, pes)
   return n
 end
 
+-- every key lab.machine takes with profile prof
+local function machine_keys(prof)
+  local keys = {}
+  for k in pairs(prof) do keys[k] = true end
+  for k in pairs(machine_opts) do keys[k] = true end
+  return keys
+end
+
 -- lab.machine{soc = "Ascend910B", pes = 8, <profile field> = value, ...}
 function lab.machine(opts)
   opts = opts or {}
@@ -88,7 +126,8 @@ function lab.machine(opts)
   for k, v in pairs(opts) do
     if not machine_opts[k] then
       if prof[k] == nil then
-        error("bad argument #1 to 'machine' (unknown option '" .. tostring(k) .. "')", 2)
+        error("bad argument #1 to 'machine' (unknown option '" .. tostring(k) .. "'"
+              .. lab.suggest(k, machine_keys(prof)) .. ")", 2)
       end
       if type(v) ~= type(prof[k]) then
         error(string.format("bad argument #1 to 'machine' (option '%s' must be a %s)",

@@ -36,12 +36,12 @@ function runner.load_op(spec)
     path = ops_dir() .. "/" .. spec .. ".lua"
   end
   if not exists(path) then
-    error(string.format("unknown operator '%s' (no %s; see --list)", spec, path), 0)
+    runner.usage("unknown operator '%s' (no %s; see --list)", spec, path)
   end
   local ok, op = pcall(dofile, path)
   if not ok then error(string.format("cannot load operator %s: %s", path, op), 0) end
   if type(op) ~= "table" or type(op.run) ~= "function" then
-    error(string.format("%s does not return an operator (op.define{...})", path), 0)
+    runner.usage("%s does not return an operator (op.define{...})", path)
   end
   op.path = path
   return op
@@ -84,30 +84,195 @@ function runner.list()
   return names
 end
 
--- the run configuration: defaults < the op's defaults < the user's options
+-- errors of a run, typed by kind (never told apart by their text):
+-- "usage" a bad option, found before anything runs; "run" the run failed (a kernel
+-- fault, a deadlock, an error in the operator's code)
+local Error = { __tostring = function(e) return e.message end }
+runner.Error = Error
+
+-- an error object of kind with message
+function runner.error_of(kind, message)
+  return setmetatable({ kind = kind, message = message }, Error)
+end
+
+-- the kind of an error value ("usage", "run"), or nil for a plain error
+function runner.kind(e)
+  return getmetatable(e) == Error and e.kind or nil
+end
+
+-- raise a usage error (string.format arguments)
+function runner.usage(fmt, ...)
+  error(runner.error_of("usage", string.format(fmt, ...)), 0)
+end
+
+-- the PE counts a run may have (README: the command line)
+runner.MIN_PES, runner.MAX_PES = 1, 1024
+
+-- dtype names the engine accepts besides the ops' own
+runner.DTYPE_ALIASES = { float = "fp32", half = "fp16", bfloat16 = "bf16" }
+
+-- run configuration keys every operator may receive (an op's defaults add its own)
+local KNOWN = {}
+for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
+  block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
+  routing routes_file dispatch_dtype seed sigma zipf_s flags]]):gmatch("%S+") do
+  KNOWN[k] = true
+end
+
+runner.suggest = lab.suggest
+
+-- a usage error unless v is an integer in lo..hi
+local function int_in(v, what, lo, hi)
+  if math.type(v) ~= "integer" or v < lo or (hi and v > hi) then
+    runner.usage("%s must be an integer %s, got %s", what,
+                 hi and string.format("in %d..%d", lo, hi) or string.format(">= %d", lo),
+                 tostring(v))
+  end
+end
+
+-- a usage error unless v (when set) is one of the words of list
+local function one_of(v, what, list)
+  if v == nil then return end
+  for w in list:gmatch("%S+") do if v == w then return end end
+  runner.usage("%s must be one of %s, got '%s'", what, list:gsub(" ", ", "), tostring(v))
+end
+
+-- the profile's overrides checked: known keys, values of the profile's types
+local function check_overrides(prof, overrides)
+  for k, v in pairs(overrides) do
+    if prof[k] == nil or k == "name" then
+      runner.usage("unknown profile figure '%s'%s", tostring(k), runner.suggest(k, prof))
+    end
+    if type(v) ~= type(prof[k]) or (type(v) == "number" and not (v >= 0 and v < math.huge)) then
+      runner.usage("profile figure %s needs a %s, got '%s'", k,
+                   type(prof[k]) == "number" and "number >= 0" or type(prof[k]), tostring(v))
+    end
+    prof[k] = v
+  end
+end
+
+-- the options an operator takes: the known keys and its defaults
+local function check_keys(op, opts)
+  local known = {}
+  for k in pairs(KNOWN) do known[k] = true end
+  for k in pairs(op.defaults or {}) do known[k] = true end
+  for k in pairs(opts) do
+    if not known[k] then
+      runner.usage("unknown option '%s' of operator %s%s", tostring(k), op.name,
+                   runner.suggest(k, known))
+    end
+  end
+end
+
+-- what the engine (the profile's ranges) and an MoE op's own resolution refuse, as
+-- usage errors: an error raised by these checks is an error of the options
+local function check_resolved(op, c)
+  local ok, m = pcall(lab.machine, { profile = c.profile, pes = 1, prof_pe = -1 })
+  if not ok then runner.usage("--set: %s", tostring(m)) end
+  m:close()
+  if op.collective == "dispatch" or op.collective == "combine" then
+    local copy = {}
+    for k, v in pairs(c) do copy[k] = v end
+    local moe = require("shmemlab.moe")
+    local fine, e = pcall(function()
+      local cfg = moe.config(copy)
+      if op.collective == "dispatch" then moe.wire(copy, { hidden = cfg.hidden, esize = 1 }) end
+    end)
+    if not fine then runner.usage("%s", tostring(e)) end
+  end
+end
+
+-- the configuration's values checked before anything runs (usage errors)
+local function check_config(op, c)
+  int_in(c.pes, "--pes", runner.MIN_PES, runner.MAX_PES)
+  if c.count ~= nil then int_in(c.count, "--count", 1) end
+  int_in(c.warmup, "--warmup", 0)
+  int_in(c.iters, "--iters", 1)
+  int_in(c.block_dim, "--block-dim", 1)
+  int_in(c.ub_bytes, "--ub-bytes", 32, c.profile.ub_bytes)      -- one UB block .. a core's UB
+  int_in(c.prof_pe, "--prof-pe", -1, c.pes - 1)
+  for key, opt in pairs({ root = "--root", src_pe = "--src", dst_pe = "--dst" }) do
+    if c[key] ~= nil then int_in(c[key], opt, 0, c.pes - 1) end
+  end
+  one_of(c.reduce, "--reduce", "sum max min")
+  one_of(c.mode, "--mode", "put get")
+  one_of(c.baseline, "--baseline", "hccl none")
+  if c.check ~= nil and c.check ~= "none" then
+    for w in tostring(c.check):gmatch("[^,%s]+") do
+      if not lab.check_modes[w] then
+        runner.usage("--check must be memcheck, racecheck, synccheck, initcheck or all, got '%s'%s",
+                     w, runner.suggest(w, lab.check_modes))
+      end
+    end
+  end
+  check_resolved(op, c)
+end
+
+-- the run configuration: defaults < the op's defaults < the user's options;
+-- a bad option is a usage error (runner.usage) raised before anything runs
 function runner.config(op, opts)
   opts = opts or {}
+  check_keys(op, opts)
   local c = {
     soc = "Ascend910B", pes = 8, warmup = 10, iters = 40, prof_pe = 0, root = 0,
     ub_bytes = 190 * 1024, baseline = "hccl", overrides = {},
   }
   for k, v in pairs(op.defaults or {}) do c[k] = v end
   for k, v in pairs(opts) do c[k] = v end
-  c.dtype = c.dtype or op.dtypes[1]
+  c.dtype = runner.DTYPE_ALIASES[c.dtype] or c.dtype or op.dtypes[1]
   local supported = false
   for _, d in ipairs(op.dtypes) do supported = supported or d == c.dtype end
   if not supported then
-    error(string.format("operator %s does not support dtype %s (supported: %s)", op.name,
-                        c.dtype, table.concat(op.dtypes, " ")), 0)
+    runner.usage("operator %s does not support dtype %s (supported: %s)", op.name,
+                 tostring(c.dtype), table.concat(op.dtypes, " "))
   end
   if c.shape then c.count = c.shape[1] * (c.shape[2] or 1) end
+  if type(c.soc) ~= "string" or not pcall(require, "shmemlab.socs." .. c.soc) then
+    runner.usage("unknown SoC '%s' (known: %s)%s", tostring(c.soc), table.concat(lab.socs, ", "),
+                 runner.suggest(c.soc, (function(t) for _, n in ipairs(lab.socs) do t[n] = true end
+                                          return t end)({})))
+  end
   local prof = lab.soc(c.soc)
-  for k, v in pairs(c.overrides) do prof[k] = v end
+  check_overrides(prof, c.overrides)
   c.cores = prof.aiv_cores
-  c.block_dim = math.min(c.block_dim or 16, c.cores)
+  c.block_dim = c.block_dim or 16
+  if math.type(c.block_dim) == "integer" and c.block_dim > c.cores then
+    c.block_dim_asked = c.block_dim
+    c.block_dim = c.cores
+  end
   c.sym_bytes = c.sym_bytes or prof.sym_heap_bytes // 2
   c.profile = prof
+  check_config(op, c)
+  runner.check_memory(op, c, runner.available_bytes())
   return c
+end
+
+-- the host memory available (MemAvailable of /proc/meminfo), or nil when unknown
+function runner.available_bytes()
+  local f = io.open("/proc/meminfo", "r")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  local kb = text:match("MemAvailable:%s*(%d+)")
+  return kb and math.tointeger(tonumber(kb)) * 1024 or nil
+end
+
+-- a lower bound of the device memory a run allocates over all PEs: each PE's
+-- input and output (an allgather's output and a reduce-scatter's input hold
+-- pes shards)
+function runner.memory_bytes(op, c)
+  if c.count == nil then return 0 end
+  local per = (op.collective == "allgather" or op.collective == "reduce_scatter") and c.pes + 1 or 2
+  return c.pes * per * c.count * lab.core.dtype_size(c.dtype), c.pes * per * lab.core.dtype_size(c.dtype)
+end
+
+-- a usage error, before anything is allocated, when the run cannot fit in avail bytes
+function runner.check_memory(op, c, avail)
+  local need, per_elem = runner.memory_bytes(op, c)
+  if avail == nil or need <= avail then return end
+  runner.usage("%d PEs at count %d need at least %d bytes of memory, %d are available: "
+    .. "use a smaller --count (at most %d) or fewer --pes", c.pes, c.count, need, avail,
+    avail // per_elem)
 end
 
 -- a fresh machine for c
@@ -227,13 +392,22 @@ local function evaluate(op, c, res, bound, base)
   return mt
 end
 
+-- the reason of a frame an operator leaves unused on a machine of one PE
+runner.ONE_PE_REASON = "one PE: no peer to move data to or to wait for"
+
 -- the frame report of a measured run {rows, text}; a frame the op does not
 -- use and gives no reason for is an error naming the op
 function runner.frames(res, op, c)
   local e2e = res.e2e_us / math.max(1, res.launches // c.iters)
+  local reasons = op.unused
+  if c.pes == 1 then                 -- a collective of one is a copy: no peer, no wait
+    reasons = {}
+    for id in pairs(lab.frames.names) do reasons[id] = runner.ONE_PE_REASON end
+    for id, why in pairs(op.unused) do reasons[id] = why end
+  end
   local ok, rows, text = pcall(report.frame_report, {
     cycle2us = c.profile.cycle2us, e2e_us = e2e, launches = res.launches,
-    rows = res.frames, reasons = op.unused, frames = lab.frames })
+    rows = res.frames, reasons = reasons, frames = lab.frames })
   if not ok then
     error(string.format("operator %s: %s (add it to the op's `unused` with the reason)",
                         op.name, tostring(rows):gsub("^.-: ", "")), 0)
@@ -241,24 +415,44 @@ function runner.frames(res, op, c)
   return { rows = rows, text = text }
 end
 
+-- call f(...); an error that is not typed becomes a "run" error (the run failed)
+local function guarded(f, ...)
+  local ok, a, b = pcall(f, ...)
+  if ok then return a, b end
+  if runner.kind(a) then error(a, 0) end
+  error(runner.error_of("run", tostring(a)), 0)
+end
+
+-- the frame report of a measured run; in a checked run with errors the reports
+-- explain a frame left open (a deadlock salvaged): the report is replaced by a note
+local function frames_of(res, op, c)
+  if not (res.sanitizer and res.sanitizer.errors > 0) then return guarded(runner.frames, res, op, c) end
+  local ok, fr = pcall(runner.frames, res, op, c)
+  if ok then return fr end
+  res.frame_error = tostring(fr)
+  return { rows = {}, text = "(no frame report: the checked run reported errors; "
+    .. tostring(fr):gsub("%s*%(add it.*$", "") .. ")\n", error = tostring(fr) }
+end
+
 -- run an operator (name, path or table) with options; measures the baseline
--- too unless opts.baseline == "none"
+-- too unless opts.baseline == "none". A bad option raises a "usage" error before
+-- anything runs; a failed run (kernel fault, deadlock, op error) a "run" error.
 function runner.run(spec, opts)
-  local op = runner.load_op(spec)
+  local op = guarded(runner.load_op, spec)
   local c = runner.config(op, opts)
-  local res = runner.measure(op, c)
+  local res = guarded(runner.measure, op, c)
   local bound = require("shmemlab.bound").of(op.collective, c)   -- the baseline's too
   local base
   if c.baseline == "hccl" then
     local bop = runner.load_baseline(op)
     if bop then
-      base = runner.measure(bop, c)
+      base = guarded(runner.measure, bop, c)
       base.metrics = evaluate(bop, c, base, bound)
     end
   end
   local mt = evaluate(op, c, res, bound, base)
-  local frames = runner.frames(res, op, c)
-  if base then base.frame_report = runner.frames(base, base.op, c) end
+  local frames = frames_of(res, op, c)
+  if base then base.frame_report = frames_of(base, base.op, c) end
   local record = report.make_record({ op_name = op.name, dtype = c.dtype,
     shape = c.shape and string.format("M=%d, N=%d", c.shape[1], c.shape[2] or 1)
             or string.format("count=%d", c.count) },
@@ -273,10 +467,12 @@ local function f3(x) return metrics.fmt3(x) end
 -- the effective configuration, printed before results
 function runner.config_text(c, op)
   return string.format("# shmemlab %s | op %s (%s) | %s, %d PEs (%d per server) | dtype %s | "
-    .. "count %d per PE | block_dim %d | ub %d B | warmup %d, iters %d | baseline %s | "
+    .. "count %d per PE | block_dim %d%s | ub %d B | warmup %d, iters %d | baseline %s | "
     .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, c.pes,
-    c.profile.pes_per_server, c.dtype, c.count, c.block_dim, c.ub_bytes, c.warmup, c.iters,
-    baseline_text(c, op), tostring(c.prof_pe))
+    c.profile.pes_per_server, c.dtype, c.count, c.block_dim,
+    c.block_dim_asked and string.format(" (asked %d; the SoC has %d cores)", c.block_dim_asked,
+                                        c.cores) or "",
+    c.ub_bytes, c.warmup, c.iters, baseline_text(c, op), tostring(c.prof_pe))
 end
 
 -- the check line of a measured run
@@ -304,6 +500,9 @@ function runner.text(r)
   local out = {}
   local c = r.config
   out[#out + 1] = runner.config_text(c, r.op)
+  for _, res in ipairs({ r.shmem, r.baseline }) do       -- a checked run's reports first
+    if res.sanitizer then out[#out + 1] = res.sanitizer.text .. "\n" end
+  end
   out[#out + 1] = run_text("shmemlab " .. r.op.name, r.shmem, c.iters, true)
   out[#out + 1] = runner.check_text("shmemlab " .. r.op.name, r.shmem.check)
   if r.baseline then
@@ -322,9 +521,6 @@ function runner.text(r)
   if r.baseline and r.baseline.frame_report then
     out[#out + 1] = "\nframes of " .. (r.baseline.op.title or r.baseline.op.name) .. ":\n"
       .. r.baseline.frame_report.text
-  end
-  for _, res in ipairs({ r.shmem, r.baseline }) do
-    if res.sanitizer then out[#out + 1] = "\n" .. res.sanitizer.text end
   end
   local v = r.metrics.summary.verdict
   out[#out + 1] = string.format("\nverdict: %s (%s)\n", v.text, v.detail or v.rule)

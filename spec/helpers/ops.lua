@@ -240,8 +240,10 @@ function H.reduction_cases(name, per_shard)
     end },
 
     { "rejects an unknown reduction", function()
-      luassert.has_error(function() run{ pes = 2, count = 8, reduce = "prod" } end,
-                         name .. ": unknown reduce 'prod' (sum, max or min)")
+      local ok, e = pcall(run, { pes = 2, count = 8, reduce = "prod" })   -- before it runs
+      luassert.is_false(ok)
+      luassert.equal("usage", require("shmemlab.runner").kind(e), tostring(e))
+      luassert.equal("--reduce must be one of sum, max, min, got 'prod'", tostring(e))
     end },
   }
 end
