@@ -289,13 +289,13 @@ int sl_block_frame(const sl_machine *m, int blk) {
   return b->fdepth > 0 ? b->fid[b->fdepth - 1] : -1;
 }
 
-/* what a block gets as it resumes: 0 nothing, 1 an integer (a woken wait's
-** value), 3 v values it yielded and left on its own stack */
+/* what a block gets as it resumes: SL_RES_NONE, SL_RES_INT (a woken wait's
+** value), SL_RES_YIELDED (v values it yielded and left on its own stack) */
 int sl_block_result(sl_machine *m, int blk, int64_t *v) {
   sl_block *b = &m->blocks[blk];
   int k = b->retkind;
   *v = b->ret;
-  b->retkind = 0;
+  b->retkind = SL_RES_NONE;
   return k;
 }
 

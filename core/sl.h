@@ -204,7 +204,10 @@ void sl_block_where(const sl_machine *m, int blk, int *pe, int *block);
 double sl_block_time_us(const sl_machine *m, int blk);
 int sl_block_frame(const sl_machine *m, int blk);
 int sl_describe_waits(const sl_machine *m, char *out, size_t size);
-/* results a resumed block gets back (a value or nothing) */
+/* what a resumed block gets back (sl_block_result, sl_block_stash): nothing,
+** one integer (a woken wait's value), or the values it yielded itself, still
+** on its own stack (v of them) */
+enum { SL_RES_NONE = 0, SL_RES_INT = 1, SL_RES_YIELDED = 3 };
 int sl_block_result(sl_machine *m, int blk, int64_t *v);
 void sl_block_stash(sl_machine *m, int blk, int kind, int64_t v);
 /* the block's scratch UB for blocking puts/gets (carved once per launch) */
