@@ -124,6 +124,7 @@ static const pfield pfields[] = {
   PF("sym_heap_bytes", sym_heap_bytes, 'l'), PF("prof_pe", prof_pe, 'i'),
   PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
   PF("instruction_budget", instruction_budget, 'l'),
+  PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
   { NULL, 0, 0 }
 };
 
@@ -1113,6 +1114,20 @@ static void set_site(lua_State *L, lmach *lm) {
   sl_set_site(lm->m, id);
 }
 
+/* count the running primitive; a runaway block (README "Runaway kernels") is
+** stopped with the reason, at the calling line */
+static void runaway_check(lua_State *L, lmach *lm, int blk) {
+  int why = sl_prim_tick(lm->m, blk);
+  const sl_params *p = sl_machine_params(lm->m);
+  if (why == SL_RUN_SPIN)
+    luaL_error(L, "runaway kernel: %I primitives in a row while the machine clock "
+               "stood still (no copy, vector op or signal landed: spinning, or polling "
+               "a value no one writes; the machine option spin_limit)", (lua_Integer)p->spin_limit);
+  else if (why == SL_RUN_TOTAL)
+    luaL_error(L, "runaway kernel: the launch called more than %I primitives "
+               "(the machine option primitive_limit)", (lua_Integer)p->primitive_limit);
+}
+
 /* the machine and block of the running primitive: k (index 1) names the
 ** machine, the calling coroutine must be the running block's own, and k that
 ** block's (the extra space of threads not made here is not ours to read) */
@@ -1133,6 +1148,7 @@ static lmach *kcheck(lua_State *L, int *blk) {
                "the launch, or from a coroutine inside the kernel)");
   lua_pop(L, 2);
   if (lm->check) set_site(L, lm);
+  runaway_check(L, lm, *blk);
   lm->budget_left = lm->budget;                             /* the budget restarts */
   return lm;
 }

@@ -99,6 +99,9 @@ typedef struct sl_params {
   int64_t time_limit_us;    /* 0 = none */
   int check;                /* SL_CHECK_* bits: a checked run records, skips, goes on */
   int64_t instruction_budget; /* Lua instructions a block may run between primitives */
+  int64_t spin_limit;       /* primitives a block may call in a row while the
+                            ** machine clock stands still (0 = none) */
+  int64_t primitive_limit;  /* primitives one launch may call in all (0 = none) */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */
@@ -203,6 +206,9 @@ int sl_block_dim(const sl_machine *m);
 void sl_block_where(const sl_machine *m, int blk, int *pe, int *block);
 double sl_block_time_us(const sl_machine *m, int blk);
 int sl_block_frame(const sl_machine *m, int blk);
+/* runaway kernels: why sl_prim_tick stops a block */
+enum { SL_RUN_OK = 0, SL_RUN_SPIN, SL_RUN_TOTAL };
+int sl_prim_tick(sl_machine *m, int blk);
 int sl_describe_waits(const sl_machine *m, char *out, size_t size);
 /* what a resumed block gets back (sl_block_result, sl_block_stash): nothing,
 ** one integer (a woken wait's value), or the values it yielded itself, still
