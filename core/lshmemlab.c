@@ -1340,7 +1340,8 @@ static int k_set_value(lua_State *L) {
   return kdone(L, lm, blk, sl_set_value(lm->m, blk, &u, (int64_t)i, num, iv, isint), 0);
 }
 
-/* shared body of the binary vector ops */
+/* shared body of the binary vector ops: op is SL_OP_ADD/MAX/MIN, a positive
+** code (sl_vec tells binary from one-source ops by the sign, sl.h) */
 static int vec_binary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
@@ -1366,7 +1367,8 @@ static int k_muls(lua_State *L) {
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
 }
 
-/* shared body of the one-source vector ops: op(dst, src, n) */
+/* shared body of the one-source vector ops: op(dst, src, n); op is an
+** SL_VEC_* code, zero or negative (the sign tells it from a binary op) */
 static int vec_unary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);

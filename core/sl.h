@@ -234,9 +234,13 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival);
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint);
-/* vector ops besides the binary SL_OP_ADD/MAX/MIN */
+/* sl_vec's op code is overloaded by sign: a positive code is one of the
+** binary ops, the atomic codes SL_OP_ADD/MAX/MIN (dtype.h) reused (dst = a
+** op b, two sources); zero or negative is one of these one-source ops (dst =
+** f(a), or Duplicate's scalar). SL_VEC_IS_BINARY tells them apart */
 enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3,
        SL_VEC_ABS = -4, SL_VEC_RMAX = -5, SL_VEC_CAST_RINT = -6 };
+#define SL_VEC_IS_BINARY(op) ((op) > 0)
 /* SL_VEC_RMAX writes one element of dst (ReduceMax of n elements of a);
 ** the casts take a dst of another dtype */
 int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,

@@ -89,24 +89,29 @@ local function relay(A, B, C, mode, skip_first)
   return run(A, { A .. "_" .. B, B .. "_" .. C }, C, mode, skip_first)
 end
 
-describe("a flag relayed through a second pipe orders as in-order pipes do", function()
-  local n = 0
+-- every two-hop relay: f(A, B, C) for each legal pair of events A_B, B_C
+local function each_relay(f)
   for _, A in ipairs(PIPES) do
     for _, B in ipairs(PIPES) do
       for _, C in ipairs(PIPES) do
-        if A ~= B and B ~= C then
-          n = n + 1
-          local name = A .. "_" .. B .. " then " .. B .. "_" .. C
-          it(name .. ": the in-order result, and no racecheck report", function()
-            assert.equal(expected(C, A), (relay(A, B, C, "none")))
-            local v, m = relay(A, B, C, "racecheck")
-            assert.equal(expected(C, A), v)
-            assert.same({}, m:check_reports())
-          end)
-        end
+        if A ~= B and B ~= C then f(A, B, C) end
       end
     end
   end
+end
+
+describe("a flag relayed through a second pipe orders as in-order pipes do", function()
+  local n = 0
+  each_relay(function(A, B, C)
+    n = n + 1
+    local name = A .. "_" .. B .. " then " .. B .. "_" .. C
+    it(name .. ": the in-order result, and no racecheck report", function()
+      assert.equal(expected(C, A), (relay(A, B, C, "none")))
+      local v, m = relay(A, B, C, "racecheck")
+      assert.equal(expected(C, A), v)
+      assert.same({}, m:check_reports())
+    end)
+  end)
   it("covers the 36 relays", function() assert.equal(36, n) end)
 end)
 
@@ -126,19 +131,13 @@ end
 
 describe("the relay's virtual time follows from the profile", function()
   local p = lab.machine{ pes = 1 }:params()
-  for _, A in ipairs(PIPES) do
-    for _, B in ipairs(PIPES) do
-      for _, C in ipairs(PIPES) do
-        if A ~= B and B ~= C then
-          it(A .. "_" .. B .. " then " .. B .. "_" .. C, function()
-            local _, _, t = relay(A, B, C, "none")
-            local _, _, d = run(A, A ~= C and { A .. "_" .. C } or {}, C, "none")
-            assert.near(d + extra_us(p, A, B, C), t, 1e-9)
-          end)
-        end
-      end
-    end
-  end
+  each_relay(function(A, B, C)
+    it(A .. "_" .. B .. " then " .. B .. "_" .. C, function()
+      local _, _, t = relay(A, B, C, "none")
+      local _, _, d = run(A, A ~= C and { A .. "_" .. C } or {}, C, "none")
+      assert.near(d + extra_us(p, A, B, C), t, 1e-9)
+    end)
+  end)
 end)
 
 describe("racecheck on a broken relay", function()
@@ -146,19 +145,13 @@ describe("racecheck on a broken relay", function()
   -- work is not ordered after A's; racecheck must report it (the relay may
   -- not hide a real race), except where C is A's own pipe: that pipe runs
   -- its work in order, so there is no race to report (nor a false one)
-  for _, A in ipairs(PIPES) do
-    for _, B in ipairs(PIPES) do
-      for _, C in ipairs(PIPES) do
-        if A ~= B and B ~= C then
-          local what = A == C and "no report (one pipe, in order)" or "a race"
-          it(A .. "_" .. B .. " not waited, then " .. B .. "_" .. C .. ": " .. what, function()
-            local _, m = relay(A, B, C, "racecheck", true)
-            local kinds = {}
-            for _, r in ipairs(m:check_reports()) do kinds[#kinds + 1] = r.kind end
-            assert.same(A == C and {} or { "race" }, kinds)
-          end)
-        end
-      end
-    end
-  end
+  each_relay(function(A, B, C)
+    local what = A == C and "no report (one pipe, in order)" or "a race"
+    it(A .. "_" .. B .. " not waited, then " .. B .. "_" .. C .. ": " .. what, function()
+      local _, m = relay(A, B, C, "racecheck", true)
+      local kinds = {}
+      for _, r in ipairs(m:check_reports()) do kinds[#kinds + 1] = r.kind end
+      assert.same(A == C and {} or { "race" }, kinds)
+    end)
+  end)
 end)
