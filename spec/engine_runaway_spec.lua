@@ -34,7 +34,7 @@ describe("runaway kernels", function()
   it("the SoC profile sets both limits", function()
     local p = lab.soc("Ascend910B")
     assert.equal(1000000, p.spin_limit)
-    assert.equal(50000000, p.primitive_limit)
+    assert.equal(20000000, p.primitive_limit)
   end)
 
   -- the line of the loop's body in the child is its 10th (two path lines first)
