@@ -30,7 +30,6 @@ typedef struct lmach {
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
-  int kernel_ref;           /* registry ref of the running launch's table */
 } lmach;
 
 /* a typed window on memory */
@@ -125,6 +124,7 @@ static const pfield pfields[] = {
   PF("sym_heap_bytes", sym_heap_bytes, 'l'), PF("prof_pe", prof_pe, 'i'),
   PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
   PF("instruction_budget", instruction_budget, 'l'),
+  PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
   { NULL, 0, 0 }
 };
 
@@ -166,7 +166,6 @@ static int l_new(lua_State *L) {
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
-  lm->kernel_ref = LUA_NOREF;
   luaL_setmetatable(L, MACHINE_MT);
   lm->m = sl_machine_new(&p, &st);
   if (lm->m == NULL) {
@@ -609,39 +608,135 @@ static const char *stuck_text(lua_State *L, lmach *lm, int timeout) {
   return lua_tostring(L, -1);
 }
 
+/* m:launch's arguments: the kernel function left at index 2, its block_dim;
+** a kernel table's name and type are pushed above the kernel arguments (at
+** *ni, *ni + 1), so they stay alive for the whole launch */
+static int launch_args(lua_State *L, lmach *lm, int *nargs, int *ni) {
+  int top = lua_gettop(L);
+  lua_Integer bd;
+  *nargs = top - 3;
+  *ni = top + 1;
+  if (lua_istable(L, 2)) {
+    if (lua_getfield(L, 2, "name") != LUA_TSTRING) {
+      lua_pop(L, 1); lua_pushliteral(L, "kernel");
+    }
+    if (lua_getfield(L, 2, "type") != LUA_TSTRING) {
+      lua_pop(L, 1); lua_pushliteral(L, "AIV");
+    }
+    lua_getfield(L, 2, "kernel");
+    if (!lua_isfunction(L, -1))
+      return luaL_argerror(L, 2, "kernel table needs a function in field 'kernel'");
+    lua_replace(L, 2);                    /* the strings stay on the stack above */
+  } else {
+    lua_pushliteral(L, "kernel");
+    lua_pushliteral(L, "AIV");
+  }
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  bd = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, bd >= 1 && bd <= sl_machine_params(lm->m)->cores, 3,
+                lua_pushfstring(L, "block_dim must be in 1..%d (AIV cores per PE), got %I",
+                                sl_machine_params(lm->m)->cores, bd));
+  return (int)bd;
+}
+
+/* the coroutine of block blk, made on its first run (kernel, k and the
+** arguments pushed), with the number of values it resumes with in *nres */
+static lua_State *launch_co(lua_State *L, lmach *lm, int cos, int nargs, int blk,
+                            int *nres) {
+  sl_machine *m = lm->m;
+  lua_State *co;
+  int i;
+  if (lua_rawgeti(L, cos, blk + 1) != LUA_TNIL) {     /* resumed */
+    int64_t v;
+    int kind = sl_block_result(m, blk, &v);
+    co = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    *nres = 0;
+    if (kind == SL_RES_YIELDED) *nres = (int)v;       /* still on co */
+    else if (kind == SL_RES_INT) { lua_pushinteger(co, (lua_Integer)v); *nres = 1; }
+    return co;
+  }
+  lua_pop(L, 1);
+  luaL_checkstack(L, nargs + 4, "too many kernel arguments");
+  co = lua_newthread(L);
+  if (!lua_checkstack(co, nargs + 4)) return NULL;
+  *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
+  if (sl_machine_params(m)->instruction_budget > 0)
+    lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+  lua_pushvalue(L, 2);
+  push_k(L, 1, blk, m);
+  for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
+  lua_xmove(L, co, 2 + nargs);
+  lua_rawseti(L, cos, blk + 1);
+  *nres = 1 + nargs;
+  return co;
+}
+
+/* run block blk on co until it yields or ends; a fault raises */
+static void launch_resume(lua_State *L, lmach *lm, int cos, int blk, lua_State *co,
+                          int nres) {
+  sl_machine *m = lm->m;
+  int b, nout, st;
+  lm->cur = blk;
+  lm->cur_co = co;
+  sl_block_where(m, blk, &lm->cur_pe, &b);
+  lm->budget_left = sl_machine_params(m)->instruction_budget;
+  st = lua_resume(co, L, nres, &nout);
+  lm->cur = -1;
+  lm->cur_co = NULL;
+  if (st == LUA_OK) {
+    sl_block_done(m, blk);
+    lua_pushnil(L);
+    lua_rawseti(L, cos, blk + 1);
+  } else if (st == LUA_YIELD) {
+    if (nout > 0) sl_block_stash(m, blk, SL_RES_YIELDED, nout);
+    if (sl_block_running(m, blk) && !sl_must_yield(m, blk)) {
+      lua_pushliteral(co, "coroutine.yield() inside a kernel: a block "
+                      "yields only through the engine's primitives");
+      launch_fail(L, lm, fault_text(L, co, lm, blk));
+    }
+  } else {
+    launch_fail(L, lm, fault_text(L, co, lm, blk));
+  }
+}
+
+/* the result table of a finished launch (kernel_us per PE, e2e, start), its
+** tasks added to the machine's records under the kernel's name and type */
+static int launch_result(lua_State *L, lmach *lm, const char *kname, const char *ktype) {
+  int i, npes = sl_machine_params(lm->m)->n_pes;
+  double *kus, e2e, start, mx = 0;
+  kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
+  sl_launch_end(lm->m, kus, &e2e, &start);
+  lua_createtable(L, 0, 4);
+  lua_createtable(L, npes, 0);
+  for (i = 0; i < npes; i++) {
+    lua_pushnumber(L, (lua_Number)kus[i]);
+    lua_rawseti(L, -2, i + 1);
+    if (kus[i] > mx) mx = kus[i];
+  }
+  lua_setfield(L, -2, "kernel_us");
+  lua_pushnumber(L, (lua_Number)mx); lua_setfield(L, -2, "max_kernel_us");
+  lua_pushnumber(L, (lua_Number)e2e); lua_setfield(L, -2, "e2e_us");
+  lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
+  for (i = 0; i < npes; i++)
+    add_task(L, 1, i, kname, ktype, start, start + kus[i]);
+  return 1;
+}
+
 /* m:launch(kernel, block_dim, ...): run kernel on every (PE, block); kernel
 ** is a function or {name =, kernel = fn, type = "AIV"} (the msprof task) */
 static int m_launch(lua_State *L) {
   lmach *lm = checkmach(L, 1);
   sl_machine *m = lm->m;
-  int block_dim, nargs, st, cos, i, npes;
-  double *kus, e2e, start;
-  const char *kname = "kernel", *ktype = "AIV";
-  if (lua_istable(L, 2)) {
-    if (lua_getfield(L, 2, "name") == LUA_TSTRING) kname = lua_tostring(L, -1);
-    if (lua_getfield(L, 2, "type") == LUA_TSTRING) ktype = lua_tostring(L, -1);
-    lua_getfield(L, 2, "kernel");
-    if (!lua_isfunction(L, -1))
-      return luaL_argerror(L, 2, "kernel table needs a function in field 'kernel'");
-    lua_replace(L, 2);                    /* the table stays alive in the strings */
-    lua_pop(L, 2);
-  }
-  luaL_checktype(L, 2, LUA_TFUNCTION);
-  {
-    lua_Integer bd = luaL_checkinteger(L, 3);
-    luaL_argcheck(L, bd >= 1 && bd <= sl_machine_params(m)->cores, 3,
-                  lua_pushfstring(L, "block_dim must be in 1..%d (AIV cores per PE), got %I",
-                                  sl_machine_params(m)->cores, bd));
-    block_dim = (int)bd;
-  }
-  nargs = lua_gettop(L) - 3;
+  int nargs, ni, st, cos;
+  int block_dim = launch_args(L, lm, &nargs, &ni);
   if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return engine_error(L, m, st, 1);
   lua_createtable(L, sl_block_dim(m) * sl_machine_params(m)->n_pes, 0);
   cos = lua_gettop(L);
   for (;;) {
-    int blk, nres, nout, r = sl_step(m, &blk);
+    int blk, nres, r = sl_step(m, &blk);
     lua_State *co;
     if (r == SL_STEP_DONE) break;
     if (r == SL_STEP_NOMEM)
@@ -654,77 +749,11 @@ static int m_launch(lua_State *L) {
     }
     if (r == SL_STEP_DEADLOCK || r == SL_STEP_TIMEOUT)
       return launch_fail(L, lm, stuck_text(L, lm, r == SL_STEP_TIMEOUT));
-    if (lua_rawgeti(L, cos, blk + 1) == LUA_TNIL) {   /* first run */
-      lua_pop(L, 1);
-      luaL_checkstack(L, nargs + 4, "too many kernel arguments");
-      co = lua_newthread(L);
-      if (!lua_checkstack(co, nargs + 4))
-        return launch_fail(L, lm, "too many kernel arguments");
-      *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
-      if (sl_machine_params(m)->instruction_budget > 0)
-        lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
-      lua_pushvalue(L, 2);
-      push_k(L, 1, blk, m);
-      for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
-      lua_xmove(L, co, 2 + nargs);
-      lua_rawseti(L, cos, blk + 1);
-      nres = 1 + nargs;
-    } else {
-      int64_t v;
-      int kind;
-      co = lua_tothread(L, -1);
-      lua_pop(L, 1);
-      kind = sl_block_result(m, blk, &v);
-      nres = 0;
-      if (kind == 3) nres = (int)v;     /* values it yielded, still on co */
-      else if (kind == 1) { lua_pushinteger(co, (lua_Integer)v); nres = 1; }
-    }
-    lm->cur = blk;
-    lm->cur_co = co;
-    {
-      int b;
-      sl_block_where(m, blk, &lm->cur_pe, &b);
-    }
-    lm->budget_left = sl_machine_params(m)->instruction_budget;
-    st = lua_resume(co, L, nres, &nout);
-    lm->cur = -1;
-    lm->cur_co = NULL;
-    if (st == LUA_OK) {
-      sl_block_done(m, blk);
-      lua_pushnil(L);
-      lua_rawseti(L, cos, blk + 1);
-    } else if (st == LUA_YIELD) {
-      if (nout > 0) sl_block_stash(m, blk, 3, nout);
-      if (sl_block_running(m, blk) && !sl_must_yield(m, blk)) {
-        lua_pushliteral(co, "coroutine.yield() inside a kernel: a block "
-                        "yields only through the engine's primitives");
-        return launch_fail(L, lm, fault_text(L, co, lm, blk));
-      }
-    } else {
-      return launch_fail(L, lm, fault_text(L, co, lm, blk));
-    }
+    if ((co = launch_co(L, lm, cos, nargs, blk, &nres)) == NULL)
+      return launch_fail(L, lm, "too many kernel arguments");
+    launch_resume(L, lm, cos, blk, co, nres);
   }
-  npes = sl_machine_params(m)->n_pes;
-  kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
-  sl_launch_end(m, kus, &e2e, &start);
-  lua_createtable(L, 0, 4);
-  lua_createtable(L, npes, 0);
-  {
-    double mx = 0;
-    for (i = 0; i < npes; i++) {
-      lua_pushnumber(L, (lua_Number)kus[i]);
-      lua_rawseti(L, -2, i + 1);
-      if (kus[i] > mx) mx = kus[i];
-    }
-    lua_setfield(L, -2, "kernel_us");
-    lua_pushnumber(L, (lua_Number)mx);
-    lua_setfield(L, -2, "max_kernel_us");
-  }
-  lua_pushnumber(L, (lua_Number)e2e); lua_setfield(L, -2, "e2e_us");
-  lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
-  for (i = 0; i < npes; i++)
-    add_task(L, 1, i, kname, ktype, start, start + kus[i]);
-  return 1;
+  return launch_result(L, lm, lua_tostring(L, ni), lua_tostring(L, ni + 1));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1110,6 +1139,20 @@ static void set_site(lua_State *L, lmach *lm) {
   sl_set_site(lm->m, id);
 }
 
+/* count the running primitive; a runaway block (README "Runaway kernels") is
+** stopped with the reason, at the calling line */
+static void runaway_check(lua_State *L, lmach *lm, int blk) {
+  int why = sl_prim_tick(lm->m, blk);
+  const sl_params *p = sl_machine_params(lm->m);
+  if (why == SL_RUN_SPIN)
+    luaL_error(L, "runaway kernel: %I primitives in a row while the machine clock "
+               "stood still (no copy, vector op or signal landed: spinning, or polling "
+               "a value no one writes; the machine option spin_limit)", (lua_Integer)p->spin_limit);
+  else if (why == SL_RUN_TOTAL)
+    luaL_error(L, "runaway kernel: the launch called more than %I primitives "
+               "(the machine option primitive_limit)", (lua_Integer)p->primitive_limit);
+}
+
 /* the machine and block of the running primitive: k (index 1) names the
 ** machine, the calling coroutine must be the running block's own, and k that
 ** block's (the extra space of threads not made here is not ours to read) */
@@ -1130,6 +1173,7 @@ static lmach *kcheck(lua_State *L, int *blk) {
                "the launch, or from a coroutine inside the kernel)");
   lua_pop(L, 2);
   if (lm->check) set_site(L, lm);
+  runaway_check(L, lm, *blk);
   lm->budget_left = lm->budget;                             /* the budget restarts */
   return lm;
 }
@@ -1321,7 +1365,8 @@ static int k_set_value(lua_State *L) {
   return kdone(L, lm, blk, sl_set_value(lm->m, blk, &u, (int64_t)i, num, iv, isint), 0);
 }
 
-/* shared body of the binary vector ops */
+/* shared body of the binary vector ops: op is SL_OP_ADD/MAX/MIN, a positive
+** code (sl_vec tells binary from one-source ops by the sign, sl.h) */
 static int vec_binary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
@@ -1347,7 +1392,8 @@ static int k_muls(lua_State *L) {
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
 }
 
-/* shared body of the one-source vector ops: op(dst, src, n) */
+/* shared body of the one-source vector ops: op(dst, src, n); op is an
+** SL_VEC_* code, zero or negative (the sign tells it from a binary op) */
 static int vec_unary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);

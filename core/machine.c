@@ -39,6 +39,8 @@ const char *sl_params_check(const sl_params *p) {
   if (p->queue_depth < 1 || p->queue_depth > 255) return "queue_depth";
   if (p->check < 0 || p->check > 15) return "check";
   if (p->instruction_budget < 0) return "instruction_budget";
+  if (p->spin_limit < 0) return "spin_limit";
+  if (p->primitive_limit < 0) return "primitive_limit";
   if (p->time_limit_us < 0) return "time_limit_us";
   if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
       p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
@@ -190,6 +192,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
   m->gen++;
+  m->nprims = 0;
   if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
   for (i = 0; i < n; i++) {
@@ -202,6 +205,8 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->inflight = b->fence = b->end = m->t0;
     b->wnext = -1;
     b->scratch = -1;
+    b->spin = 0;
+    b->spin_now = m->now;
     for (e = 0; e < SL_NQ; e++) b->qhead[e] = b->qtail[e] = -1, b->kick[e] = -1;
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
@@ -289,14 +294,31 @@ int sl_block_frame(const sl_machine *m, int blk) {
   return b->fdepth > 0 ? b->fid[b->fdepth - 1] : -1;
 }
 
-/* what a block gets as it resumes: 0 nothing, 1 an integer (a woken wait's
-** value), 3 v values it yielded and left on its own stack */
+/* what a block gets as it resumes: SL_RES_NONE, SL_RES_INT (a woken wait's
+** value), SL_RES_YIELDED (v values it yielded and left on its own stack) */
 int sl_block_result(sl_machine *m, int blk, int64_t *v) {
   sl_block *b = &m->blocks[blk];
   int k = b->retkind;
   *v = b->ret;
-  b->retkind = 0;
+  b->retkind = SL_RES_NONE;
   return k;
+}
+
+/* count one primitive of block blk before it runs: SL_RUN_SPIN when the block
+** has called more than spin_limit primitives in a row while the machine clock
+** (the time of the last event handled) stood still, SL_RUN_TOTAL when the
+** launch has called more than primitive_limit; counts, never wall time */
+int sl_prim_tick(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  if (m->now != b->spin_now) {
+    b->spin_now = m->now;
+    b->spin = 0;
+  }
+  b->spin++;
+  m->nprims++;
+  if (m->p.spin_limit > 0 && b->spin > m->p.spin_limit) return SL_RUN_SPIN;
+  if (m->p.primitive_limit > 0 && m->nprims > m->p.primitive_limit) return SL_RUN_TOTAL;
+  return SL_RUN_OK;
 }
 
 /* keep a value for a block that yields before returning it */

@@ -126,7 +126,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
         int64_t es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
         if (e->vop != SL_VEC_DUP)
           sli_init_read(m, &e->src, e->n * es, e->blk, SL_PIPE_V, e->site);
-        if (e->vop > 0) sli_init_read(m, &e->src2, e->n * es, e->blk, SL_PIPE_V, e->site);
+        if (SL_VEC_IS_BINARY(e->vop)) sli_init_read(m, &e->src2, e->n * es, e->blk, SL_PIPE_V, e->site);
         sli_init_write(m, &e->dst, (e->vop == SL_VEC_RMAX ? 1 : e->n) *
                        (int64_t)sl_dtype_size(dt));
       }
@@ -437,7 +437,7 @@ static int vec_queue(sl_machine *m, int blk, int op, const sl_loc *dst, const sl
   e->pipe = SL_PIPE_V;
   sli_addr(dst, &e->dst);
   sli_addr(a, &e->src);
-  if (op > 0) sli_addr(bb, &e->src2);
+  if (SL_VEC_IS_BINARY(op)) sli_addr(bb, &e->src2);
   if ((id = sli_op_new(m, OP_VEC, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
   o->ev = ev;
@@ -448,19 +448,20 @@ static int vec_queue(sl_machine *m, int blk, int op, const sl_loc *dst, const sl
   return SL_OK;
 }
 
-/* vector op on UB (V pipe): op > 0 binary add/max/min, or an SL_VEC_* */
+/* vector op on UB (V pipe): op is a binary SL_OP_ADD/MAX/MIN (positive,
+** two sources) or a one-source SL_VEC_* (zero or negative): see sl.h */
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
            const sl_loc *a, const sl_loc *bb, double s, int64_t n) {
   sl_block *b = &m->blocks[blk];
   int st;
   int64_t dbytes, abytes;
-  if (n <= 0) return sli_err(m, SL_EARG, op > 0 ? 4 : 3, "count must be positive");
+  if (n <= 0) return sli_err(m, SL_EARG, SL_VEC_IS_BINARY(op) ? 4 : 3, "count must be positive");
   if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
   if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
   if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
-  if (op > 0 && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
+  if (SL_VEC_IS_BINARY(op) && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
   if (op != SL_VEC_CAST && op != SL_VEC_CAST_RINT &&
-      (a->dtype != dst->dtype || (op > 0 && bb->dtype != dst->dtype)))
+      (a->dtype != dst->dtype || (SL_VEC_IS_BINARY(op) && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");
   dbytes = sl_nbytes(op == SL_VEC_RMAX ? 1 : n, (int64_t)sl_dtype_size((sl_dtype)dst->dtype));
   abytes = sl_nbytes(n, (int64_t)sl_dtype_size((sl_dtype)a->dtype));
@@ -469,12 +470,12 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   if (op != SL_VEC_DUP &&
       (st = sli_bounds(m, a, abytes, 0, "vector op", 2, b->pe, b->b)) != SL_OK)
     return st;
-  if (op > 0 && (st = sli_bounds(m, bb, abytes, 0, "vector op", 3, b->pe, b->b)))
+  if (SL_VEC_IS_BINARY(op) && (st = sli_bounds(m, bb, abytes, 0, "vector op", 3, b->pe, b->b)))
     return st;
   if (m->p.check & SL_CHECK_RACE) {
     sli_race_issue(m, blk, SL_PIPE_V);
     if (op != SL_VEC_DUP) sli_race_access(m, blk, SL_PIPE_V, a, abytes, 0);
-    if (op > 0) sli_race_access(m, blk, SL_PIPE_V, bb, abytes, 0);
+    if (SL_VEC_IS_BINARY(op)) sli_race_access(m, blk, SL_PIPE_V, bb, abytes, 0);
     sli_race_access(m, blk, SL_PIPE_V, dst, dbytes, 1);
   }
   return vec_queue(m, blk, op, dst, a, bb, s, n,

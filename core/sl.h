@@ -99,6 +99,9 @@ typedef struct sl_params {
   int64_t time_limit_us;    /* 0 = none */
   int check;                /* SL_CHECK_* bits: a checked run records, skips, goes on */
   int64_t instruction_budget; /* Lua instructions a block may run between primitives */
+  int64_t spin_limit;       /* primitives a block may call in a row while the
+                            ** machine clock stands still (0 = none) */
+  int64_t primitive_limit;  /* primitives one launch may call in all (0 = none) */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */
@@ -206,8 +209,14 @@ int sl_block_dim(const sl_machine *m);
 void sl_block_where(const sl_machine *m, int blk, int *pe, int *block);
 double sl_block_time_us(const sl_machine *m, int blk);
 int sl_block_frame(const sl_machine *m, int blk);
+/* runaway kernels: why sl_prim_tick stops a block */
+enum { SL_RUN_OK = 0, SL_RUN_SPIN, SL_RUN_TOTAL };
+int sl_prim_tick(sl_machine *m, int blk);
 int sl_describe_waits(const sl_machine *m, char *out, size_t size);
-/* results a resumed block gets back (a value or nothing) */
+/* what a resumed block gets back (sl_block_result, sl_block_stash): nothing,
+** one integer (a woken wait's value), or the values it yielded itself, still
+** on its own stack (v of them) */
+enum { SL_RES_NONE = 0, SL_RES_INT = 1, SL_RES_YIELDED = 3 };
 int sl_block_result(sl_machine *m, int blk, int64_t *v);
 void sl_block_stash(sl_machine *m, int blk, int kind, int64_t v);
 /* the block's scratch UB for blocking puts/gets (carved once per launch) */
@@ -228,9 +237,13 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival);
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint);
-/* vector ops besides the binary SL_OP_ADD/MAX/MIN */
+/* sl_vec's op code is overloaded by sign: a positive code is one of the
+** binary ops, the atomic codes SL_OP_ADD/MAX/MIN (dtype.h) reused (dst = a
+** op b, two sources); zero or negative is one of these one-source ops (dst =
+** f(a), or Duplicate's scalar). SL_VEC_IS_BINARY tells them apart */
 enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3,
        SL_VEC_ABS = -4, SL_VEC_RMAX = -5, SL_VEC_CAST_RINT = -6 };
+#define SL_VEC_IS_BINARY(op) ((op) > 0)
 /* SL_VEC_RMAX writes one element of dst (ReduceMax of n elements of a);
 ** the casts take a dst of another dtype */
 int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,

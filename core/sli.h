@@ -132,6 +132,9 @@ typedef struct sl_block {
   int32_t fdepth;
   int32_t fid[SL_FSTACK];
   sl_time fstart[SL_FSTACK];
+  /* runaway guard: primitives called since the machine clock last moved */
+  int64_t spin;
+  sl_time spin_now;         /* the machine clock when spin restarted */
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
@@ -162,6 +165,7 @@ struct sl_machine {
   char err[512];
   int err_arg;
   sl_time now;
+  int64_t nprims;           /* primitives the running launch has called */
   /* buffers */
   sl_buf *bufs;
   int nbufs, capbufs;

@@ -307,7 +307,7 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
   b->wbytes = bytes;
   b->wsite = m->site;
   if ((st = sli_drain(m, blk, 1 << SL_PIPE_MTE2, ACT_POLL)) != SL_OK) return st;
-  if (b->state == B_RUN) { *got = b->ret; b->retkind = 0; }
+  if (b->state == B_RUN) { *got = b->ret; b->retkind = SL_RES_NONE; }
   return m->oom ? sli_err(m, SL_ENOMEM, 0, "not enough memory for a waiter") : SL_OK;
 }
 
@@ -323,7 +323,7 @@ void sli_poll_resume(sl_machine *m, int blk) {
     b->t = b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = first;
     sli_race_observe(m, blk, &b->w);
     b->wperiod = 0;
-    b->retkind = 1;
+    b->retkind = SL_RES_INT;
     b->ret = cur;
     return;
   }
@@ -386,7 +386,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
         *link = b->wnext;
         b->wnext = -1;
         bf->waiters--;
-        b->retkind = 1;
+        b->retkind = SL_RES_INT;
         b->ret = cur;
         sli_trace(m, t, at, f->pe, f->b, 3, 0, 0, b->pe, b->b);
         sli_race_observe(m, i, &b->w);

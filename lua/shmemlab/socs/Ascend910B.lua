@@ -67,6 +67,8 @@ return {
   time_limit_us = 60 * 1000 * 1000,      -- lab guard, not a hardware figure
   hccl_buffer_bytes = 200 * 1024 * 1024, -- hccl_docs: HCCL_BUFFSIZE default 200 (MB)
   instruction_budget = 200 * 1000 * 1000, -- lab guard (0 = none)
+  spin_limit = 1000 * 1000,       -- lab guard (0 = none): README "Runaway kernels"
+  primitive_limit = 20 * 1000 * 1000,   -- lab guard (0 = none): primitives per launch
   -- each source once, so reports can print them (fidelity.lua prints the list)
   sources = {
     ini = "CANN platform ini, hicann/runtime src/platform/platform_config/cann/"

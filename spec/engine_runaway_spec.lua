@@ -1,0 +1,106 @@
+-- Runaway kernels (issue 9, defect 3; README "Runaway kernels"). A loop of
+-- k:system_cycle(), k:get_value() or k:pipe_barrier() restarted the
+-- instruction budget at every call and advanced only the block's own S clock
+-- (about 73 minutes of wall time to the 60 s virtual limit); a loop of
+-- k:my_pe() or of a satisfied signal_wait_until never stopped at all (no
+-- virtual time passes). Two counted limits stop them now, deterministic
+-- (primitives and the machine clock, never wall time): spin_limit primitives
+-- of a block in a row while the machine clock stands still, primitive_limit
+-- primitives in one launch. Each case runs in a child lua5.4 under a 20 s
+-- timeout, so a regression fails (exit=124) instead of hanging the suite.
+
+local H = require("spec.helpers.engine")
+local lab = H.lab
+
+-- the child: a 2-PE machine (extra options in opts), PE 1 idle, PE 0 running
+-- body in an endless loop; prints the launch's error
+local function child(body, opts)
+  return H.subprocess(string.format([[
+local lab = require("shmemlab")
+local m = lab.machine{ pes = 2%s }
+local sig = m:malloc("int32", 8):fill("const", 1)
+local ok, err = pcall(m.launch, m, function(k)
+  local u = k:ub("int32", 8)
+  if k:my_pe() == 1 then return end
+  while true do
+    %s
+  end
+end, 1)
+print(ok, err)
+]], opts or "", body))
+end
+
+describe("runaway kernels", function()
+  it("the SoC profile sets both limits", function()
+    local p = lab.soc("Ascend910B")
+    assert.equal(1000000, p.spin_limit)
+    assert.equal(20000000, p.primitive_limit)
+  end)
+
+  -- the line of the loop's body in the child is its 10th (two path lines first)
+  local loops = {
+    { "k:my_pe()", "0.010" },
+    { "k:system_cycle()", "5000.015" },
+    { "k:get_value(u, 0)", "5000.015" },
+    { "k:pipe_barrier()", "20000.030" },
+    { "k:signal_wait_until(sig, lab.CMP_GE, 1)", "100000.110" },
+  }
+  for _, c in ipairs(loops) do
+    it("a loop of " .. c[1] .. " stops at the default spin_limit, naming PE, block, line and why",
+       function()
+      local out = child(c[1])
+      assert.truthy(H.has(out, "false\tkernel fault on PE 0 block 0 at " .. c[2] .. " us: "),
+                    out)
+      assert.truthy(H.has(out, ":10: runaway kernel: 1000000 primitives in a row while the "
+                           .. "machine clock stood still"), out)
+      assert.truthy(H.has(out, "spin_limit"), out)
+      assert.truthy(H.has(out, "exit=0"), out)
+    end)
+  end
+
+  it("a poll that moves data but reads a value no one writes stops at primitive_limit", function()
+    -- each round's copy lands later: the machine clock moves, spin_limit never trips
+    local out = child('k:data_copy(u, sig, 8); k:set_flag("MTE2_S"); k:wait_flag("MTE2_S"); '
+                      .. "if k:get_value(u, 0) == 0 then break end", ", primitive_limit = 20000")
+    assert.truthy(H.has(out, ":10: runaway kernel: the launch called more than 20000 primitives "
+                         .. "(the machine option primitive_limit)"), out)
+    assert.truthy(H.has(out, "kernel fault on PE 0 block 0 at "), out)
+  end)
+
+  it("the same error in a checked run, and a machine that still launches after it", function()
+    local m = lab.machine{ pes = 1, check = "all", spin_limit = 50 }
+    local ok, err = pcall(m.launch, m, function(k) while true do k:my_pe() end end, 1)
+    assert.is_false(ok)
+    assert.truthy(H.has(err, "runaway kernel: 50 primitives in a row"), err)
+    local r = m:launch(function(k) for _ = 1, 50 do k:my_pe() end end, 1)
+    assert.truthy(r.max_kernel_us >= 0)
+  end)
+
+  it("a block polling a flag that another PE writes later is not stopped", function()
+    -- spin_limit 20: PE 0's poll rounds each wait for a copy, so the clock moves
+    local m = lab.machine{ pes = 2, spin_limit = 20 }
+    local flag = m:malloc("int32", 8):fill("const", 0)
+    local g = m:malloc("int32", 8192):fill("const", 5)
+    local rounds = 0
+    m:launch(function(k)
+      local u = k:ub("int32", 8192)
+      if k:my_pe() == 1 then
+        for _ = 1, 20 do k:data_copy(u, g, 8192); k:pipe_barrier() end
+        k:signal_op(flag, 1, lab.SIGNAL_SET, 0)
+        return
+      end
+      repeat
+        rounds = rounds + 1
+        k:data_copy(u, flag, 8); k:set_flag("MTE2_S"); k:wait_flag("MTE2_S")
+      until k:get_value(u, 0) == 1
+    end, 1)
+    assert.truthy(rounds > 20, rounds)
+  end)
+
+  it("a limit of 0 turns the guard off, a negative one is refused", function()
+    local m = lab.machine{ pes = 1, spin_limit = 0, primitive_limit = 0 }
+    m:launch(function(k) for _ = 1, 2000 do k:my_pe() end end, 1)
+    assert.has_error(function() lab.machine{ pes = 1, spin_limit = -1 } end)
+    assert.has_error(function() lab.machine{ pes = 1, primitive_limit = -1 } end)
+  end)
+end)
