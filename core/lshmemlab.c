@@ -1149,8 +1149,8 @@ static void runaway_check(lua_State *L, lmach *lm, int blk) {
                "stood still (no copy, vector op or signal landed: spinning, or polling "
                "a value no one writes; the machine option spin_limit)", (lua_Integer)p->spin_limit);
   else if (why == SL_RUN_TOTAL)
-    luaL_error(L, "runaway kernel: the launch called more than %I primitives "
-               "(the machine option primitive_limit)", (lua_Integer)p->primitive_limit);
+    luaL_error(L, "runaway kernel: the block called more than %I primitives in this "
+               "launch (the machine option primitive_limit)", (lua_Integer)p->primitive_limit);
 }
 
 /* the machine and block of the running primitive: k (index 1) names the

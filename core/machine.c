@@ -192,7 +192,6 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
   m->gen++;
-  m->nprims = 0;
   if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
   for (i = 0; i < n; i++) {
@@ -307,7 +306,8 @@ int sl_block_result(sl_machine *m, int blk, int64_t *v) {
 /* count one primitive of block blk before it runs: SL_RUN_SPIN when the block
 ** has called more than spin_limit primitives in a row while the machine clock
 ** (the time of the last event handled) stood still, SL_RUN_TOTAL when the
-** launch has called more than primitive_limit; counts, never wall time */
+** block has called more than primitive_limit in this launch; counts, never
+** wall time */
 int sl_prim_tick(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   if (m->now != b->spin_now) {
@@ -315,9 +315,9 @@ int sl_prim_tick(sl_machine *m, int blk) {
     b->spin = 0;
   }
   b->spin++;
-  m->nprims++;
+  b->nprims++;
   if (m->p.spin_limit > 0 && b->spin > m->p.spin_limit) return SL_RUN_SPIN;
-  if (m->p.primitive_limit > 0 && m->nprims > m->p.primitive_limit) return SL_RUN_TOTAL;
+  if (m->p.primitive_limit > 0 && b->nprims > m->p.primitive_limit) return SL_RUN_TOTAL;
   return SL_RUN_OK;
 }
 

@@ -101,7 +101,7 @@ typedef struct sl_params {
   int64_t instruction_budget; /* Lua instructions a block may run between primitives */
   int64_t spin_limit;       /* primitives a block may call in a row while the
                             ** machine clock stands still (0 = none) */
-  int64_t primitive_limit;  /* primitives one launch may call in all (0 = none) */
+  int64_t primitive_limit;  /* primitives one block may call in a launch (0 = none) */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */

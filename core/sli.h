@@ -110,6 +110,7 @@ typedef struct sl_block {
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
   int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
   int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
+  int64_t nprims;           /* primitives it has called in this launch */
   int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
   sl_time inflight;         /* latest completion of what it issued */
   sl_time fence;            /* remote writes land no earlier than this */
@@ -165,7 +166,6 @@ struct sl_machine {
   char err[512];
   int err_arg;
   sl_time now;
-  int64_t nprims;           /* primitives the running launch has called */
   /* buffers */
   sl_buf *bufs;
   int nbufs, capbufs;

@@ -34,7 +34,7 @@ describe("runaway kernels", function()
   it("the SoC profile sets both limits", function()
     local p = lab.soc("Ascend910B")
     assert.equal(1000000, p.spin_limit)
-    assert.equal(20000000, p.primitive_limit)
+    assert.equal(2000000, p.primitive_limit)
   end)
 
   -- the line of the loop's body in the child is its 10th (two path lines first)
@@ -62,8 +62,8 @@ describe("runaway kernels", function()
     -- each round's copy lands later: the machine clock moves, spin_limit never trips
     local out = child('k:data_copy(u, sig, 8); k:set_flag("MTE2_S"); k:wait_flag("MTE2_S"); '
                       .. "if k:get_value(u, 0) == 0 then break end", ", primitive_limit = 20000")
-    assert.truthy(H.has(out, ":10: runaway kernel: the launch called more than 20000 primitives "
-                         .. "(the machine option primitive_limit)"), out)
+    assert.truthy(H.has(out, ":10: runaway kernel: the block called more than 20000 primitives "
+                         .. "in this launch (the machine option primitive_limit)"), out)
     assert.truthy(H.has(out, "kernel fault on PE 0 block 0 at "), out)
   end)
 

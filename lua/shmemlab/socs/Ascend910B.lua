@@ -68,7 +68,7 @@ return {
   hccl_buffer_bytes = 200 * 1024 * 1024, -- hccl_docs: HCCL_BUFFSIZE default 200 (MB)
   instruction_budget = 200 * 1000 * 1000, -- lab guard (0 = none)
   spin_limit = 1000 * 1000,       -- lab guard (0 = none): README "Runaway kernels"
-  primitive_limit = 20 * 1000 * 1000,   -- lab guard (0 = none): primitives per launch
+  primitive_limit = 2 * 1000 * 1000,    -- lab guard (0 = none): primitives per block and launch
   -- each source once, so reports can print them (fidelity.lua prints the list)
   sources = {
     ini = "CANN platform ini, hicann/runtime src/platform/platform_config/cann/"
