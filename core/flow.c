@@ -45,6 +45,7 @@ void sli_res_clear(sl_machine *m, int release) {
     r->capsum = 0;
     r->dirty = 0;
     r->mark = 0;
+    r->hpos = -1;
     if (release) { free(r->fl); r->fl = NULL; r->capfl = 0; }
   }
   m->nflows = m->nfheap = m->ndirty = 0;
@@ -392,7 +393,8 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->res[k];
     sl_res *r = &m->allres[ri];
-    if (r->mark != stamp || r->hpos < 0) continue;
+    if (r->mark != stamp || r->hpos < 0 || r->hpos >= m->nrheap || m->rheap[r->hpos] != ri)
+      continue;                         /* not in the heap (full, or cannot bind) */
     r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
     r->base = level;
     r->wfree -= fl->w[k];
