@@ -9,8 +9,9 @@
 ** Rates are max-min fair, found by progressive filling, and recomputed when
 ** a flow starts or ends -- only for the flows connected to it through
 ** resources that can bind (whose flows' caps add up to more than the
-** resource has). Between changes every rate is constant, so each flow's end
-** is known; the earliest is one EV_FLOW event.
+** resource has), at most one breadth-first level past COMPONENT_MAX flows.
+** Between changes every rate is constant, so each flow's end is known; the
+** earliest is one EV_FLOW event.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -23,8 +24,8 @@
 /* capacity in bytes per picosecond of GBps */
 static double bpps(double GBps) { return GBps / 1000.0; }
 
-/* set every resource's capacity; 0 when out of memory */
-int sli_res_init(sl_machine *m) {
+/* set every resource's capacity */
+void sli_res_init(sl_machine *m) {
   const sl_params *p = &m->p;
   size_t i, n = (size_t)p->n_pes;
   for (i = 0; i < n; i++) {
@@ -33,7 +34,6 @@ int sli_res_init(sl_machine *m) {
     m->nic[2 * i].C = m->nic[2 * i + 1].C = bpps(p->rdma_GBps);
   }
   for (i = 0; i < (size_t)m->nhccs; i++) m->hccs[i].C = bpps(p->hccs_GBps);
-  return 1;
 }
 
 /* forget every flow (release: also free the lists) */
@@ -60,44 +60,62 @@ void sli_res_clear(sl_machine *m, int release) {
   }
 }
 
-/* ---------------------------------------------------------- the end heap */
+/* ---------------------------------------------------------- the two heaps */
 
-/* does flow a end before flow b? */
-static int f_less(const sl_machine *m, int32_t a, int32_t b) {
-  const sl_flow *x = &m->flows[a], *y = &m->flows[b];
-  return x->end < y->end || (x->end == y->end && x->seq < y->seq);
+/* the solver's indexed binary heaps: flows by predicted end (HF), and during
+** a fill the resources by the level they fill at (HR); ties by sequence or
+** index, so the order is total */
+enum { HF, HR };
+
+/* does entry a come before entry b in heap which? */
+static int h_less(const sl_machine *m, int which, int32_t a, int32_t b) {
+  if (which == HF) {
+    const sl_flow *x = &m->flows[a], *y = &m->flows[b];
+    return x->end < y->end || (x->end == y->end && x->seq < y->seq);
+  } else {
+    const sl_res *x = &m->allres[a], *y = &m->allres[b];
+    return x->key < y->key || (x->key == y->key && a < b);
+  }
 }
 
-/* put heap entry i in place, moving it up or down */
-static void heap_fix(sl_machine *m, int32_t i) {
-  int32_t *h = m->fheap, n = m->nfheap, f = h[i];
-  while (i > 0 && f_less(m, f, h[(i - 1) / 2])) {
+/* where heap which keeps entry x's place */
+static int32_t *h_pos(sl_machine *m, int which, int32_t x) {
+  return which == HF ? &m->flows[x].hpos : &m->allres[x].hpos;
+}
+
+/* put entry i of heap which in place, moving it up or down */
+static void heap_fix(sl_machine *m, int which, int32_t i) {
+  int32_t *h = which == HF ? m->fheap : m->rheap, n = which == HF ? m->nfheap : m->nrheap;
+  int32_t x = h[i];
+  while (i > 0 && h_less(m, which, x, h[(i - 1) / 2])) {
     h[i] = h[(i - 1) / 2];
-    m->flows[h[i]].hpos = i;
+    *h_pos(m, which, h[i]) = i;
     i = (i - 1) / 2;
   }
   for (;;) {
     int32_t c = 2 * i + 1;
     if (c >= n) break;
-    if (c + 1 < n && f_less(m, h[c + 1], h[c])) c++;
-    if (!f_less(m, h[c], f)) break;
+    if (c + 1 < n && h_less(m, which, h[c + 1], h[c])) c++;
+    if (!h_less(m, which, h[c], x)) break;
     h[i] = h[c];
-    m->flows[h[i]].hpos = i;
+    *h_pos(m, which, h[i]) = i;
     i = c;
   }
-  h[i] = f;
-  m->flows[f].hpos = i;
+  h[i] = x;
+  *h_pos(m, which, x) = i;
 }
 
-/* remove flow f from the heap */
-static void heap_remove(sl_machine *m, int32_t f) {
-  int32_t i = m->flows[f].hpos, last;
+/* take entry x out of heap which (nothing when it is not in it) */
+static void heap_remove(sl_machine *m, int which, int32_t x) {
+  int32_t *h = which == HF ? m->fheap : m->rheap;
+  int32_t *n = which == HF ? &m->nfheap : &m->nrheap;
+  int32_t i = *h_pos(m, which, x), last;
   if (i < 0) return;
-  m->flows[f].hpos = -1;
-  last = m->fheap[--m->nfheap];
-  if (i == m->nfheap) return;
-  m->fheap[i] = last;
-  heap_fix(m, i);
+  *h_pos(m, which, x) = -1;
+  last = h[--*n];
+  if (i == *n) return;
+  h[i] = last;
+  heap_fix(m, which, i);
 }
 
 /* ---------------------------------------------------------- flows */
@@ -231,7 +249,7 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
   for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->res[j]])) return SL_OK;
   fl->rate = fl->cap;                /* nothing it crosses can bind: its own cap */
   fl->end = now + (sl_time)ceil(fl->rem / fl->rate - 1e-9);
-  heap_fix(m, fl->hpos);
+  heap_fix(m, HF, fl->hpos);
   flow_event(m);
   return SL_OK;
 }
@@ -259,8 +277,9 @@ static int scratch(sl_machine *m, int32_t n) {
 
 /* the flows to recompute (from the dirty resources, through resources that
 ** can bind, level by level up to COMPONENT_MAX flows) into scr[0..*nf), the
-** resources that can bind after them; 0 on no memory */
-static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
+** resources that can bind after them; *edge: the search stopped short, so
+** flows outside use some of those resources; 0 on no memory */
+static int component(sl_machine *m, int32_t *nf, int32_t *nr, int *edge) {
   int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, level_end;
   int32_t *rq;
   /* every flow and resource appears at most once */
@@ -274,10 +293,11 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   }
   m->ndirty = 0;
   level_end = nres;
+  *edge = 0;
   for (i = 0; i < nres; i++) {        /* breadth first over resources */
     sl_res *r = &m->allres[rq[i]];
     if (i == level_end) {
-      if (qf > COMPONENT_MAX) break;  /* the rest of the queue is the edge */
+      if (qf > COMPONENT_MAX) { *edge = 1; break; }  /* the rest of the queue is the edge */
       level_end = nres;
     }
     for (j = 0; j < r->nfl; j++) {
@@ -348,42 +368,6 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
 
 /* ------------------------------------------- resources by the level they fill at */
 
-/* does resource a fill before resource b (then the lower index)? */
-static int r_less(const sl_machine *m, int32_t a, int32_t b) {
-  const sl_res *x = &m->allres[a], *y = &m->allres[b];
-  return x->key < y->key || (x->key == y->key && a < b);
-}
-
-/* put entry i of the resource heap in place */
-static void rheap_fix(sl_machine *m, int32_t i) {
-  int32_t *h = m->rheap, n = m->nrheap, r = h[i];
-  while (i > 0 && r_less(m, r, h[(i - 1) / 2])) {
-    h[i] = h[(i - 1) / 2];
-    m->allres[h[i]].hpos = i;
-    i = (i - 1) / 2;
-  }
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && r_less(m, h[c + 1], h[c])) c++;
-    if (!r_less(m, h[c], r)) break;
-    h[i] = h[c];
-    m->allres[h[i]].hpos = i;
-    i = c;
-  }
-  h[i] = r;
-  m->allres[r].hpos = i;
-}
-
-/* take resource r (in the heap) out */
-static void rheap_remove(sl_machine *m, int32_t r) {
-  int32_t i = m->allres[r].hpos, last = m->rheap[--m->nrheap];
-  m->allres[r].hpos = -1;
-  if (i == m->nrheap) return;
-  m->rheap[i] = last;
-  rheap_fix(m, i);
-}
-
 /* flow fl freezes at rate (the level now): the resources it crosses lose
 ** its weight, and fill later */
 static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t stamp) {
@@ -393,25 +377,27 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->res[k];
     sl_res *r = &m->allres[ri];
-    if (r->mark != stamp || r->hpos < 0 || r->hpos >= m->nrheap || m->rheap[r->hpos] != ri)
-      continue;                         /* not in the heap (full, or cannot bind) */
+    if (r->mark != stamp || !binds(r) || r->hpos < 0)
+      continue;                         /* not one of the fill's, or already full */
     r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
     r->base = level;
     r->wfree -= fl->w[k];
-    if (r->wfree <= EPS) { rheap_remove(m, ri); continue; }
+    if (r->wfree <= EPS) { heap_remove(m, HR, ri); continue; }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
-    rheap_fix(m, r->hpos);
+    heap_fix(m, HR, r->hpos);
   }
 }
 
-/* the resources R[0..nr) in the heap, keyed by the level they fill at */
-static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+/* the resources R[0..nr) in the heap, keyed by the level they fill at (with
+** an edge, less what the flows outside use of them) */
+static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
+                      int32_t nr, int edge) {
   int32_t i, stamp = m->stamp;
   if (m->rheap == NULL && (m->rheap = malloc((m->nres + 1) * sizeof(*m->rheap))) == NULL)
     return 0;
   for (i = 0; i < nr; i++) {
     sl_res *r = &m->allres[R[i]];
-    r->left = left_of(m, r, stamp);
+    r->left = edge ? left_of(m, r, stamp) : r->C;
     r->wfree = 0;
     r->base = 0;
     r->hpos = -1;
@@ -432,7 +418,7 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->key = r->left / r->wfree;
     m->rheap[m->nrheap] = R[i];
     r->hpos = m->nrheap++;
-    rheap_fix(m, r->hpos);
+    heap_fix(m, HR, r->hpos);
   }
   return 1;
 }
@@ -440,11 +426,12 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
 /* progressive filling of the flows F[0..nf) over the resources R[0..nr):
 ** the unfrozen flows' common rate rises to the next cap or the next resource
 ** to fill (a heap of the levels they fill at), whose flows then freeze */
-static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr,
+                 int edge) {
   int32_t i, j, nfree = nf, stamp = m->stamp;
   double level = 0, caps[NCAPS];
   int ncaps = caps_of(m, F, nf, caps);
-  if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
+  if (!fill_start(m, F, nf, R, nr, edge)) { m->oom = 1; return; }
   while (nfree > 0) {
     double cap = next_cap(m, F, nf, caps, ncaps, level);
     double full = m->nrheap > 0 ? m->allres[m->rheap[0]].key : (double)INFINITY;
@@ -461,7 +448,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
     while (m->nrheap > 0 && m->allres[m->rheap[0]].key <= level * (1 + 1e-12)) {
       int32_t ri = m->rheap[0];         /* a full resource: its flows freeze */
       sl_res *r = &m->allres[ri];
-      rheap_remove(m, ri);
+      heap_remove(m, HR, ri);
       for (j = 0; j < r->nfl; j++) {
         sl_flow *fl = &m->flows[r->fl[j]];
         if (fl->mark == stamp && !fl->frozen) { freeze(m, fl, level, level, stamp); nfree--; }
@@ -487,8 +474,9 @@ static void flow_event(sl_machine *m) {
 /* recompute the rates of the flows the changes since the last call touch */
 void sli_flow_settle(sl_machine *m, sl_time now) {
   int32_t nf, nr, i;
+  int edge;
   if (m->ndirty == 0) return;
-  if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
+  if (!component(m, &nf, &nr, &edge)) { m->oom = 1; return; }   /* sl_step ends the launch */
   for (i = 0; i < nf; i++) {             /* bring the bytes left up to date */
     sl_flow *fl = &m->flows[m->scr[i]];
     if (fl->t < now) {
@@ -497,13 +485,13 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
       fl->t = now;
     }
   }
-  fill(m, m->scr, nf, m->scr + nf, nr);
+  fill(m, m->scr, nf, m->scr + nf, nr, edge);
   for (i = 0; i < nf; i++) {
     int32_t f = m->scr[i];
     sl_flow *fl = &m->flows[f];
     double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
     fl->end = now + (d > 0 ? (sl_time)d : 0);
-    if (fl->hpos >= 0) heap_fix(m, fl->hpos);
+    if (fl->hpos >= 0) heap_fix(m, HF, fl->hpos);
   }
   flow_event(m);
 }
@@ -524,7 +512,7 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     int32_t f = m->fheap[0];
     sl_flow *fl = &m->flows[f];
     int blk = fl->blk, pipe = fl->pipe;
-    heap_remove(m, f);
+    heap_remove(m, HF, f);
     res_leave(m, f);
     fl->next_free = m->free_flow;
     m->free_flow = f;

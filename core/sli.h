@@ -262,7 +262,7 @@ sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
 
 /* flow.c: max-min fair sharing of resources by transfers */
-int sli_res_init(sl_machine *m);
+void sli_res_init(sl_machine *m);
 void sli_res_clear(sl_machine *m, int release);
 int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
                    int64_t bytes, sl_time now);
