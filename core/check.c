@@ -116,7 +116,7 @@ void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, i
 uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a) {
   if (a->buf < 0) {
     size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
-    return m->ubinit && m->ubinit[i] ? m->ubinit[i] + a->off : NULL;
+    return m->ubinit ? sli_ub_at(m, m->ubinit, i, a->off) : NULL;
   }
   if (m->bufs[a->buf].init == NULL) return NULL;
   return m->bufs[a->buf].init + m->bufs[a->buf].stride * a->pe + a->off;
@@ -127,6 +127,20 @@ void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes) {
   uint8_t *p;
   if (!(m->p.check & SL_CHECK_INIT) || (p = sli_init_ptr(m, a)) == NULL) return;
   memset(p, 1, (size_t)bytes);
+  if (a->buf < 0) {                     /* the UB shadow is marked this far */
+    int64_t *top = &m->ubinit_top[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core];
+    if (a->off + bytes > *top) *top = a->off + bytes;
+  }
+}
+
+/* a new UB allocation at a holds nothing yet: its shadow is cleared as far as
+** it was ever marked (beyond, the region's pages are zero and stay untouched) */
+void sli_init_fresh(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  int64_t top;
+  if (m->ubinit == NULL) return;
+  top = m->ubinit_top[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core];
+  if (a->off + bytes < top) top = a->off + bytes;
+  if (top > a->off) memset(sli_init_ptr(m, a), 0, (size_t)(top - a->off));
 }
 
 /* bytes at a are read: report the first never-written byte, once per read */

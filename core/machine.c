@@ -74,7 +74,6 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ps.alpha[SL_PATH_SIO] = sli_ps(p->sio_alpha_ns);
   m->ps.alpha[SL_PATH_RDMA] = sli_ps(p->rdma_alpha_ns);
   ncore = n * (size_t)p->cores;
-  m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
   m->nhccs = p->hccs_switch ? 2 * p->n_pes : p->n_pes * p->pes_per_server;
   m->nres = n + (size_t)m->nhccs + n + 2 * n;
@@ -90,9 +89,8 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   sli_pools_reset(m);
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
-  if (p->check & SL_CHECK_INIT) m->ubinit = calloc(ncore, sizeof(*m->ubinit));
   m->site = -1;
-  if (!m->ub || !m->ubcap || !m->allres || ((p->check & SL_CHECK_INIT) && !m->ubinit) ||
+  if (!m->ubcap || !m->allres ||
       !m->sync_count || !m->sync_tmax) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
@@ -104,17 +102,14 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
 
 /* release everything */
 void sl_machine_free(sl_machine *m) {
-  size_t i, ncore;
   int j;
   if (m == NULL) return;
-  ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
-  if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
   for (j = 0; j < m->nbufs; j++) {
     free(m->bufs[j].data); free(m->bufs[j].init); free(m->bufs[j].wait_heads);
   }
-  if (m->ubinit) for (i = 0; i < ncore; i++) free(m->ubinit[i]);
-  free(m->ubinit); free(m->reports);
-  free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
+  free(m->reports);
+  sli_ub_free(m);
+  free(m->ubcap); free(m->bufs); free(m->segs);
   sli_race_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
@@ -178,9 +173,13 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
         "block_dim must be in 1..%d (AIV cores per PE), got %d", m->p.cores,
         block_dim);
   n = m->p.n_pes * block_dim;
-  free(m->blocks);
-  m->blocks = calloc((size_t)n, sizeof(*m->blocks));
-  if (m->blocks == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  if (n > m->capblocks) {               /* kept across launches: no first touch */
+    sl_block *nb = realloc(m->blocks, (size_t)n * sizeof(*nb));
+    if (nb == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+    m->blocks = nb;
+    m->capblocks = n;
+  }
+  memset(m->blocks, 0, (size_t)n * sizeof(*m->blocks));
   sli_res_clear(m, 0);
   sli_pools_reset(m);
   m->oom = 0;

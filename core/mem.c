@@ -2,11 +2,17 @@
 ** mem.c -- GM buffers on every PE, the symmetric heap, host buffers, UB
 ** storage per core, bounds checks and timed host copies.
 */
+#define _DEFAULT_SOURCE         /* MAP_ANONYMOUS beside _POSIX_C_SOURCE */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sli.h"
+
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
 
 /* name of a memory space */
 const char *sl_space_name(int space) {
@@ -161,23 +167,65 @@ const sl_buf *sl_getbuf(const sl_machine *m, int id) {
   return (id >= 0 && id < m->nbufs) ? &m->bufs[id] : NULL;
 }
 
-/* grow the UB storage of (pe, core) to top bytes */
+/* a zeroed region of size bytes whose pages are backed only when first
+** touched (an anonymous mapping; calloc where there is none); NULL when out
+** of memory */
+static uint8_t *region_new(size_t size) {
+#ifdef MAP_ANONYMOUS
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : (uint8_t *)p;
+#else
+  return calloc(1, size);
+#endif
+}
+
+/* give a region of region_new back */
+static void region_free(uint8_t *p, size_t size) {
+  if (p == NULL) return;
+#ifdef MAP_ANONYMOUS
+  munmap(p, size);
+#else
+  (void)size;
+  free(p);
+#endif
+}
+
+/* bytes of the UB region: ub_bytes for every (pe, core) */
+static size_t ub_region_size(const sl_machine *m) {
+  return (size_t)m->p.n_pes * (size_t)m->p.cores * (size_t)m->p.ub_bytes;
+}
+
+/* release the UB regions (the machine is freed) */
+void sli_ub_free(sl_machine *m) {
+  region_free(m->ub, ub_region_size(m));
+  region_free(m->ubinit, ub_region_size(m));
+  free(m->ubinit_top);
+  m->ub = m->ubinit = NULL;
+  m->ubinit_top = NULL;
+}
+
+/* (pe, core)'s UB reaches top bytes: the regions exist (made at the first
+** UB allocation; a page is backed when a copy or a store first touches it,
+** so a 190 KiB staging buffer that moves 4 KiB costs a page, not 190 KiB) */
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
   size_t i = (size_t)pe * (size_t)m->p.cores + (size_t)core;
-  if (top > m->ubcap[i]) {
-    uint8_t *nu = realloc(m->ub[i], (size_t)top);
-    if (nu == NULL) return SL_ENOMEM;
-    memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
-    m->ub[i] = nu;
-    if (m->ubinit) {
-      uint8_t *ni = realloc(m->ubinit[i], (size_t)top);
-      if (ni == NULL) return SL_ENOMEM;
-      memset(ni + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
-      m->ubinit[i] = ni;
-    }
-    m->ubcap[i] = top;
+  if (m->ub == NULL && (m->ub = region_new(ub_region_size(m))) == NULL)
+    return SL_ENOMEM;
+  if ((m->p.check & SL_CHECK_INIT) && m->ubinit == NULL) {
+    size_t ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
+    if (m->ubinit_top == NULL &&
+        (m->ubinit_top = calloc(ncore, sizeof(*m->ubinit_top))) == NULL)
+      return SL_ENOMEM;
+    if ((m->ubinit = region_new(ub_region_size(m))) == NULL) return SL_ENOMEM;
   }
+  if (top > m->ubcap[i]) m->ubcap[i] = top;
   return SL_OK;
+}
+
+/* UB bytes of core i of the machine at offset off (the regions exist) */
+uint8_t *sli_ub_at(const sl_machine *m, uint8_t *region, size_t i, int64_t off) {
+  return region + i * (size_t)m->p.ub_bytes + (size_t)off;
 }
 
 /* the compact form of a location */
@@ -192,7 +240,8 @@ void sli_addr(const sl_loc *l, sl_addr *a) {
 /* bytes at an address (checked beforehand) */
 uint8_t *sli_ptr(sl_machine *m, const sl_addr *a) {
   if (a->buf < 0)
-    return m->ub[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core] + a->off;
+    return sli_ub_at(m, m->ub, (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core,
+                     a->off);
   return m->bufs[a->buf].data + m->bufs[a->buf].stride * a->pe + a->off;
 }
 

@@ -172,9 +172,9 @@ struct sl_machine {
   sl_seg *segs;             /* symmetric heap, sorted by offset */
   int nsegs, capsegs;
   int64_t heap_used;
-  /* UB storage per (pe, core), grown to the high-water mark */
-  uint8_t **ub;
-  int64_t *ubcap;
+  /* UB: one region of ub_bytes per (pe, core), backed as it is touched */
+  uint8_t *ub;
+  int64_t *ubcap;           /* high-water mark of each core's allocations */
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
   int nhccs;
@@ -210,6 +210,7 @@ struct sl_machine {
   uint64_t seq;
   /* the launch */
   int running, block_dim, nb, ndone;
+  int capblocks;            /* blocks kept from earlier launches */
   int cur;                  /* the block resumed last */
   sl_block *blocks;
   int32_t bar_count;
@@ -225,7 +226,8 @@ struct sl_machine {
   int32_t site;             /* Lua line of the primitive being run */
   sl_report *reports;
   size_t nreports, capreports;
-  uint8_t **ubinit;         /* initcheck: initialised bytes of each UB */
+  uint8_t *ubinit;          /* initcheck: initialised bytes of the UB region */
+  int64_t *ubinit_top;      /* per core: how far its shadow was ever marked */
   sl_race *race;            /* racecheck: clocks and shadows */
   /* trace */
   sl_trace_rec *trace;
@@ -255,6 +257,8 @@ void sli_addr(const sl_loc *l, sl_addr *a);
 int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
                const char *what, int arg, int by_pe, int by_block);
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
+uint8_t *sli_ub_at(const sl_machine *m, uint8_t *region, size_t i, int64_t off);
+void sli_ub_free(sl_machine *m);
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
@@ -298,6 +302,7 @@ int sli_init_read(sl_machine *m, const sl_addr *a, int64_t bytes, int blk, int p
                   int32_t site);
 void sli_check_block_done(sl_machine *m, int blk);
 uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a);
+void sli_init_fresh(sl_machine *m, const sl_addr *a, int64_t bytes);
 
 /* race.c */
 void sli_race_free(sl_machine *m);
