@@ -17,13 +17,11 @@ local function int_of(d)
   return math.tointeger(tonumber(d)) or math.huge
 end
 
--- a usage message about count n of item s, or nil when n is a PE count in 1..max
-local function out_of_range(n, max)
-  if n < 1 then return string.format("PE count %d is below 1", n) end
-  if n > max then
-    return string.format("PE count %s is beyond the supported maximum of %d",
-                         n == math.huge and "too large" or tostring(n), max)
-  end
+-- the reason digit string d is not a PE count in 1..max, or nil when it is one
+local function out_of_range(d, max)
+  local n = int_of(d)
+  if n < 1 then return string.format("PE count %s is below 1", d) end
+  if n > max then return string.format("PE count %s is beyond the supported maximum of %d", d, max) end
 end
 
 -- the counts of one item (N, A:B, A:B:xF, A:B:+S) appended to acc; nil, reason when bad
@@ -41,7 +39,7 @@ local function item(s, max, acc)
     b, kind, step = a, "+", "1"
   end
   local lo, hi, by = int_of(a), int_of(b), int_of(step)
-  local bad = out_of_range(lo, max) or out_of_range(hi, max)
+  local bad = out_of_range(a, max) or out_of_range(b, max)
   if bad then return nil, bad end
   if lo > hi then return nil, string.format("range '%s' runs backwards (%d > %d)", s, lo, hi) end
   if kind == "x" and by < 2 then
