@@ -257,6 +257,14 @@ describe("sweep.svg", function()
     end
   end)
 
+  it("marks where RDMA between domains starts, between the counts on either side", function()
+    local bus = circles(svg, "busbw")
+    local x = tonumber(svg:match('<line class="split" x1="([%d.]+)"'))
+    assert.near((bus[3][1] + bus[4][1]) / 2, x, 0.11)   -- between 8 and 16 PEs
+    assert.matches(">RDMA beyond 8 PEs</text>", svg, 1, true)
+    assert.is_nil(sweep.svg((small("allgather", "2,4,8"))):find('class="split"', 1, true))
+  end)
+
   it("uses a linear axis for counts within a factor of 8, and draws a single count", function()
     local plot = require("shmemlab.plot")
     local lin = plot.pes_svg{ series = { { name = "a", color = "#000",

@@ -122,8 +122,10 @@ local function pes_panel(add, X, xs, box, panel, series)
 end
 
 -- plot.pes_svg{title=, series = {{name=, color=, points = {{pes, busbw_GBps, eff_pct}, ...}},
--- ...}}: bus bandwidth (top) and efficiency against the bound (bottom) over PE count, one
--- x tick per count (log2 axis when the counts span a factor of 8 or more)
+-- ...}, split = {after = D, label =} or nil}: bus bandwidth (top) and efficiency against the
+-- bound (bottom) over PE count, one x tick per count (log2 axis when the counts span a
+-- factor of 8 or more); split draws a dashed line between the last count <= D and the
+-- first above it (where RDMA between domains starts)
 function plot.pes_svg(p)
   local W, H, L, R = 720, 640, 70, 700
   local xs, seen = {}, {}
@@ -145,6 +147,15 @@ function plot.pes_svg(p)
             { value = 2, label = "bus bandwidth (GB/s)", class = "busbw" }, p.series)
   pes_panel(add, X, xs, { L = L, R = R, T = 330, B = 580 },
             { value = 3, label = "efficiency (% of bound)", class = "eff", min_top = 100 }, p.series)
+  local sp = p.split
+  for i = 2, sp and #xs or 0 do
+    if xs[i - 1] <= sp.after and xs[i] > sp.after then
+      local x = (X(xs[i - 1]) + X(xs[i])) / 2
+      add('<line class="split" x1="%.1f" y1="40" x2="%.1f" y2="580" stroke="#888" '
+          .. 'stroke-dasharray="5,4"/>', x, x)
+      add('<text x="%.1f" y="318" text-anchor="middle" fill="#555">%s</text>', x, esc(sp.label))
+    end
+  end
   local last = -math.huge
   for _, x in ipairs(xs) do                       -- x labels, none on top of the last one
     if X(x) - last >= 28 then

@@ -237,7 +237,9 @@ function sweep.svg(results)
     end
   end
   local c = r1.config
+  local dom = bound.domain_pes(c.profile)
   return require("shmemlab.plot").pes_svg{
+    split = { after = dom, label = string.format("RDMA beyond %d PEs", dom) },
     title = string.format("%s on %d..%d PEs of %s (%s, count %d per PE)", r1.op.name, c.pes,
                           results[#results].config.pes, c.soc, c.dtype, c.count),
     series = series }
