@@ -188,6 +188,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   m->nb = n;
   m->ndone = 0;
   m->bar_count = 0;
+  m->bar_noquiet = 0;
   m->bar_tmax = 0;
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));

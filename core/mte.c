@@ -373,29 +373,35 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   return sli_ptr(m, &a);
 }
 
-/* MTE put from UB (the UB-source form): one UB -> GM copy on MTE3 to PE pe's
-** copy of the symmetric dst, left in flight */
-int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+/* MTE put from UB / get into UB (the UB forms of mte_put_nbi and
+** mte_get_nbi): one UB -> GM copy on MTE3 to PE pe's copy of the symmetric
+** gm, or one GM -> UB copy on MTE2 from it; left in flight. Arguments are
+** numbered as the calls take them: put (gm, ub, ...), get (ub, gm, ...) */
+int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *ub,
               int64_t elems, int pe) {
   sl_block *b = &m->blocks[blk];
-  sl_loc rdst = *dst;
+  const char *fn = get ? "mte_get_nbi" : "mte_put_nbi";
+  int ga = get ? 2 : 1, ua = get ? 1 : 2, pipe = get ? SL_PIPE_MTE2 : SL_PIPE_MTE3;
+  int op = get ? SL_OP_NONE : b->atomic;
+  sl_loc rgm = *gm;
   int64_t bytes;
   int st;
   if (pe < 0 || pe >= m->p.n_pes)
     return sli_err(m, SL_EARG, 4, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
   if (elems <= 0) return sli_err(m, SL_EARG, 3, "element count must be positive");
-  if (dst->buf < 0) return sli_err(m, SL_EARG, 1, "GM address expected, got UB");
-  if (m->bufs[dst->buf].space != SL_SPACE_SYM)
-    return sli_err(m, SL_EARG, 1, "destination must be a symmetric address");
-  if ((st = own_ub(m, b, ub, 2)) != SL_OK) return st;
-  if (dst->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
-  rdst.pe = pe;
+  if (gm->buf < 0) return sli_err(m, SL_EARG, ga, "GM address expected, got UB");
+  if (m->bufs[gm->buf].space != SL_SPACE_SYM)
+    return sli_err(m, SL_EARG, ga, get ? "source must be a symmetric address"
+                                       : "destination must be a symmetric address");
+  if ((st = own_ub(m, b, ub, ua)) != SL_OK) return st;
+  if (gm->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
+  rgm.pe = pe;
   bytes = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)ub->dtype));
-  if ((st = sli_bounds(m, ub, bytes, 0, "mte_put_nbi", 2, b->pe, b->b)) != SL_OK) return st;
-  if ((st = sli_bounds(m, &rdst, bytes, 1, "mte_put_nbi", 1, b->pe, b->b)) != SL_OK)
+  if ((st = sli_bounds(m, get ? &rgm : ub, bytes, 0, fn, 2, b->pe, b->b)) != SL_OK) return st;
+  if ((st = sli_bounds(m, get ? ub : &rgm, bytes, 1, fn, 1, b->pe, b->b)) != SL_OK)
     return st;
-  race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, bytes, b->atomic);
-  st = transfer(m, blk, SL_PIPE_MTE3, pe, &rdst, ub, bytes, b->atomic);
+  race_copy(m, blk, pipe, get ? ub : &rgm, get ? &rgm : ub, bytes, op);
+  st = transfer(m, blk, pipe, pe, get ? ub : &rgm, get ? &rgm : ub, bytes, op);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return st;

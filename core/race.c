@@ -182,6 +182,21 @@ void sli_race_meet(sl_machine *m, int pe) {
   else meet(r, TID(pe * m->block_dim, 0), (uint32_t)m->block_dim * 4);
 }
 
+/* shmem_sync_all: the S threads of every block meet; the pipes keep
+** their own clocks (their work in flight is not ordered by it) */
+void sli_race_meet_s(sl_machine *m) {
+  sl_race *r = m->race;
+  uint32_t t, *all;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
+  if ((all = calloc(r->nt, sizeof(uint32_t))) == NULL) return;
+  for (t = SL_PIPE_S; t < r->nt; t += 4) join(r, all, VC(r, t), NONE);
+  for (t = SL_PIPE_S; t < r->nt; t += 4) {
+    memcpy(VC(r, t), all, r->nt * sizeof(uint32_t));
+    VC(r, t)[t]++;
+  }
+  free(all);
+}
+
 /* a signal write released by S of blk: its snapshot (-1: none) */
 int32_t sli_race_release(sl_machine *m, int blk) {
   sl_race *r = m->race;

@@ -180,6 +180,10 @@ static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
 
 /* memory */
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name);
+/* the same at a multiple of align bytes of the heap (symmetric; a power of
+** two, 16 at least), and with zeroed its bytes count as written (calloc) */
+int sl_alloc_sym(sl_machine *m, int space, int dtype, int64_t n, const char *name,
+                 int64_t align, int zeroed);
 int sl_free(sl_machine *m, int buf);
 /* free the buffer a whole view spans (SL_EARG for a sub-view) */
 int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes);
@@ -246,7 +250,8 @@ enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3,
 #define SL_VEC_IS_BINARY(op) ((op) > 0)
 /* SL_VEC_RMAX writes one element of dst (ReduceMax of n elements of a);
 ** the casts take a dst of another dtype */
-int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+/* the UB forms: put (dst gm, src ub) or get (dst ub, src gm), one copy */
+int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *ub,
               int64_t elems, int pe);
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
            const sl_loc *a, const sl_loc *b, double s, int64_t n);
@@ -266,6 +271,9 @@ int sl_quiet(sl_machine *m, int blk);
 int sl_fence(sl_machine *m, int blk);
 int sl_barrier_all(sl_machine *m, int blk);
 int sl_sync_all(sl_machine *m, int blk);
+/* aclshmem_sync_all: every block of every PE, no quiet (sl_sync_all is
+** Ascend C's SyncAll, the blocks of one PE) */
+int sl_shmem_sync_all(sl_machine *m, int blk);
 
 /* cycle profiling */
 int sl_prof(sl_machine *m, int blk, int frame, int end);

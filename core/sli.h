@@ -213,6 +213,7 @@ struct sl_machine {
   int cur;                  /* the block resumed last */
   sl_block *blocks;
   int32_t bar_count;
+  int32_t bar_noquiet;       /* a block arrived by shmem_sync_all (no quiet) */
   sl_time bar_tmax;
   int32_t *sync_count;
   sl_time *sync_tmax;
@@ -307,6 +308,7 @@ void sli_race_set_flag(sl_machine *m, int blk, int ev, int id, int src);
 void sli_race_wait_flag(sl_machine *m, int blk, int ev, int id, int dst);
 void sli_race_barrier(sl_machine *m, int blk, int pipe);
 void sli_race_meet(sl_machine *m, int pe);
+void sli_race_meet_s(sl_machine *m);
 int32_t sli_race_release(sl_machine *m, int blk);
 void sli_race_acquire(sl_machine *m, int blk, int32_t snap);
 void sli_race_acquire_thread(sl_machine *m, int blk, uint32_t from);

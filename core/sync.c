@@ -424,10 +424,22 @@ void sli_arrive_all(sl_machine *m, int blk) {
     int i;
     m->bar_count = 0;
     m->bar_tmax = 0;
-    sli_race_meet(m, -1);
+    if (m->bar_noquiet) sli_race_meet_s(m);    /* in-flight copies stay unordered */
+    else sli_race_meet(m, -1);
+    m->bar_noquiet = 0;
     for (i = 0; i < m->nb; i++)
       if (m->blocks[i].state == B_BARRIER) sli_wake(m, i, at);
   }
+}
+
+/* aclshmem_sync_all: every block of every PE meets, without the quiet of
+** barrier_all: what its pipes still have in flight is not waited for, and
+** racecheck orders only what S did before (it shares barrier_all's count) */
+int sl_shmem_sync_all(sl_machine *m, int blk) {
+  m->blocks[blk].wsite = m->site;
+  m->bar_noquiet = 1;
+  sli_arrive_all(m, blk);
+  return SL_OK;
 }
 
 /* sync_all: every block of this PE (pipes drained first) */

@@ -48,6 +48,16 @@ local function kernel(k, g, acc, out, got, sig)
     k:putmem(out, g, 8, peer)
     k:getmem(got, g, 8, peer)
     k:put_signal(out, g, 8, sig, 1, lab.SIGNAL_ADD, peer)
+    k:put_signal_nbi(out, g, 8, sig, 0, lab.SIGNAL_ADD, peer)
+    k:put(out, g, 8, peer); k:get(got, g, 8, peer)
+    for _, nbi in ipairs({ "putmem_nbi", "put_nbi" }) do k[nbi](k, out, g, 8, peer); k:quiet() end
+    for _, nbi in ipairs({ "getmem_nbi", "get_nbi" }) do k[nbi](k, got, g, 8, peer); k:quiet() end
+    k:mte_get_nbi(r, g, 8, peer)           -- the UB forms
+    k:set_flag("MTE2_MTE3"); k:wait_flag("MTE2_MTE3")
+    k:mte_put_nbi(out, r, 8, peer)
+    k:quiet()
+    k:ascendc_sync_all()
+    k:shmem_sync_all()
     k:signal_op(sig, 1, lab.SIGNAL_ADD, peer)
     k:prof_start(0); k:prof_end(0)
     k:signal_wait_until(sig, lab.CMP_GE, 2 * round)
@@ -60,6 +70,8 @@ end
 local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pad",
   "duplicate", "fence", "getmem", "get_value", "max", "min", "mte_get_nbi", "mte_put_nbi",
   "muls", "my_pe", "pipe_barrier", "prof_end", "prof_start", "ptr", "putmem", "put_signal",
+  "put", "get", "putmem_nbi", "put_nbi", "getmem_nbi", "get_nbi", "put_signal_nbi",
+  "ascendc_sync_all", "shmem_sync_all",
   "quiet", "reduce_max", "set_atomic", "set_atomic_none", "set_flag", "set_value",
   "signal_op", "signal_wait_until", "sync_all", "system_cycle", "ub", "wait_flag",
   "wait_signal_value" }
