@@ -116,6 +116,9 @@ static const pfield pfields[] = {
   PF("hccs_write_eff", hccs_write_eff, 'd'), PF("sio_GBps", sio_GBps, 'd'),
   PF("sio_alpha_ns", sio_alpha_ns, 'd'), PF("rdma_GBps", rdma_GBps, 'd'),
   PF("rdma_alpha_ns", rdma_alpha_ns, 'd'), PF("signal_ns", signal_ns, 'd'),
+  PF("sdma_GBps", sdma_GBps, 'd'), PF("sdma_setup_ns", sdma_setup_ns, 'd'),
+  PF("rdma_setup_ns", rdma_setup_ns, 'd'), PF("udma_GBps", udma_GBps, 'd'),
+  PF("udma_setup_ns", udma_setup_ns, 'd'),
   PF("poll_ns", poll_ns, 'd'), PF("pipe_barrier_ns", pipe_barrier_ns, 'd'),
   PF("queue_depth", queue_depth, 'i'),
   PF("barrier_base_ns", barrier_base_ns, 'd'),
@@ -1549,6 +1552,104 @@ static int k_getmem_nbi(lua_State *L) { return staged_body(L, STAGE_GET | STAGE_
 ** PipeBarrier(ALL) here, as in the library, so both time alike) */
 static int k_put_signal(lua_State *L) { return staged_body(L, STAGE_SIGNAL, 0); }
 
+/* sl_dma's argument positions (dst 1, src 2, ub 3, elems 4, pe 5, relay 6,
+** sig 7, value 8) as SDMA's pointer form and udma_put_signal_nbi number them */
+static const int sdma_ptr_args[9] = { 0, 1, 2, 3, 5, 6, 0, 0, 0 };
+static const int udma_signal_args[9] = { 0, 1, 2, 7, 3, 6, 0, 4, 5 };
+
+/* the UB workspace of an engine call at index i: the block's own UB of at
+** least min bytes (bytes asked, or the whole tensor when bytes < 0) */
+static sl_loc dma_ub(lua_State *L, lmach *lm, int i, lua_Integer bytes, int bi, int64_t min) {
+  sl_loc u = kloc(L, lm, i);
+  if (u.buf >= 0) luaL_argerror(L, i, "UB tensor expected, got GM");
+  if (bytes < 0) bytes = u.cap - u.off;
+  if (bytes < min || bytes > u.cap - u.off)
+    luaL_argerror(L, bi, lua_pushfstring(L, "the engine's UB workspace needs %d bytes at "
+                  "least (the tensor holds %d)", (int)min, (int)(u.cap - u.off)));
+  return u;
+}
+
+/* shared body of the engines' put_nbi / get_nbi: (dst, src, ub, [ub_bytes,]
+** elems, pe [, relay_pe] [, sync_id]); SDMA's pointer form (ub_bytes, 64
+** at least) is told from its tensor form by the argument count */
+static int dma_prim(lua_State *L, int eng, int get, int relay) {
+  int blk, st, pe, rp = -1, ptr = eng == SL_ENG_SDMA && lua_gettop(L) >= 8, a = ptr ? 5 : 4;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
+  lua_Integer n;
+  u = dma_ub(L, lm, 4, ptr ? luaL_checkinteger(L, 5) : -1, ptr ? 5 : 4,
+             eng == SL_ENG_SDMA ? 64 : 1);
+  n = luaL_checkinteger(L, a + 1);
+  pe = checkpe(L, lm, a + 2);
+  if (relay) rp = checkpe(L, lm, a + 3);
+  if (eng == SL_ENG_SDMA) luaL_checkinteger(L, a + 3);      /* sync_id: not optional */
+  checkid(L, a + 3 + relay);
+  st = sl_dma(lm->m, blk, eng, get, &d, &s, &u, (int64_t)n, pe, rp, NULL, 0);
+  if (st == SL_EARG && ptr) sl_machine_map_err_arg(lm->m, sdma_ptr_args, 9);
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:sdma_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) or (dst, src, ub, elems, pe, sync_id) */
+static int k_sdma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 0, 0); }
+/* k:sdma_get_nbi(...): the same from PE pe's copy of a symmetric src */
+static int k_sdma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 1, 0); }
+/* k:roce_put_nbi(dst, src, ub, elems, pe [, sync_id]): RDMA through the NICs */
+static int k_roce_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 0, 0); }
+/* k:roce_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_roce_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 1, 0); }
+/* k:udma_put_nbi(dst, src, ub, elems, pe [, sync_id]): Ascend950's UDMA */
+static int k_udma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 0); }
+/* k:udma_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_udma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 0); }
+/* k:udma_relay_put_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 1); }
+/* k:udma_relay_get_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 1); }
+
+/* k:udma_put_signal_nbi(dst, src, elems, sig, value, pe [, ub [, sync_id]]):
+** the put, then sig on PE pe set to value, in the engine's order */
+static int k_udma_put_signal_nbi(lua_State *L) {
+  int blk, st, has_ub = !lua_isnoneornil(L, 8), pe;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g = kloc(L, lm, 5), u;
+  lua_Integer n = luaL_checkinteger(L, 4), v = luaL_checkinteger(L, 6);
+  pe = checkpe(L, lm, 7);
+  if (has_ub) u = dma_ub(L, lm, 8, -1, 8, 1);
+  checkid(L, 9);
+  st = sl_dma(lm->m, blk, SL_ENG_UDMA, 0, &d, &s, has_ub ? &u : NULL, (int64_t)n, pe, -1,
+              &g, (int64_t)v);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, udma_signal_args, 9);
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:sdma_quiet(ub [, ub_bytes], sync_id): the block's SDMA transfers landed */
+static int k_sdma_quiet(lua_State *L) {
+  int blk, ptr = lua_gettop(L) >= 4;
+  lmach *lm = kcheck(L, &blk);
+  dma_ub(L, lm, 2, ptr ? luaL_checkinteger(L, 3) : -1, ptr ? 3 : 2, 64);
+  luaL_checkinteger(L, ptr ? 4 : 3);
+  checkid(L, ptr ? 4 : 3);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_SDMA), 0);
+}
+
+/* k:roce_quiet(pe, ub, sync_id): the block's RDMA transfers landed */
+static int k_roce_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  checkpe(L, lm, 2);
+  dma_ub(L, lm, 3, -1, 3, 1);
+  checkid(L, 4);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_RDMA), 0);
+}
+
+/* k:udma_quiet(pe): the block's UDMA transfers landed */
+static int k_udma_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  checkpe(L, lm, 2);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_UDMA), 0);
+}
+
 /* k:signal_op(sig, value, op, pe) */
 static int k_signal_op(lua_State *L) {
   int blk;
@@ -1751,6 +1852,12 @@ static const luaL_Reg block_methods[] = {
   {"wait_signal_value", k_wait_signal_value}, {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
   {"sync_all", k_sync_all}, {"ascendc_sync_all", k_sync_all},
   {"shmem_sync_all", k_shmem_sync_all}, {"my_pe", k_my_pe},
+  {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
+  {"sdma_quiet", k_sdma_quiet}, {"roce_put_nbi", k_roce_put_nbi},
+  {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
+  {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
+  {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},
+  {"udma_put_signal_nbi", k_udma_put_signal_nbi}, {"udma_quiet", k_udma_quiet},
   {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
   {NULL, NULL}
 };

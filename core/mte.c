@@ -99,13 +99,13 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     return;
   }
   if (e->kind == EV_FLOW) { sli_flow_due(m, t); return; }
+  if (e->kind == EV_DMA) { sli_dma_start(m, e, t); return; }
   d = sli_ptr(m, &e->dst);
   switch (e->kind) {
     case EV_COPY: {
       const uint8_t *s = sli_ptr(m, &e->src);
       if (m->p.check & SL_CHECK_INIT) {
-        sli_init_read(m, &e->src, e->n, e->blk,
-                      e->dst.buf < 0 ? SL_PIPE_MTE2 : SL_PIPE_MTE3, e->site);
+        sli_init_read(m, &e->src, e->n, e->blk, e->pipe, e->site);
         sli_init_write(m, &e->dst, e->n);
       }
       if (e->op == SL_OP_NONE) {
@@ -116,7 +116,8 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
                      (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
       if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
         sli_notify(m, &e->dst, e->n, t, e->blk);
-      sli_landed(m, e->blk, e->pipe, 0, t);
+      if (e->pipe == SL_PIPE_DMA) sli_dma_landed(m, e->blk, e->vop, t);
+      else sli_landed(m, e->blk, e->pipe, 0, t);
       break;
     }
     case EV_VEC: {
@@ -213,7 +214,7 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
 }
 
 /* a UB location must be this block's own */
-static int own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
+int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
   if (l->buf >= 0) return sli_err(m, SL_EARG, arg, "UB tensor expected, got GM");
   if (l->pe != b->pe || l->core != b->b)
     return sli_err(m, SL_EARG, arg,
@@ -247,12 +248,12 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
         (long long)elems, sl_dtype_name((sl_dtype)dst->dtype),
         (long long)bytes, (long long)(bytes / 32 * 32));
   if (src->buf < 0) {                   /* UB -> GM on MTE3 */
-    if ((st = own_ub(m, b, src, 2)) != SL_OK) return st;
+    if ((st = sli_own_ub(m, b, src, 2)) != SL_OK) return st;
     pipe = SL_PIPE_MTE3;
     gm_pe = dst->pe;
     op = b->atomic;
   } else {                              /* GM -> UB on MTE2 */
-    if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+    if ((st = sli_own_ub(m, b, dst, 1)) != SL_OK) return st;
     pipe = SL_PIPE_MTE2;
     gm_pe = src->pe;
   }
@@ -303,7 +304,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   if (elems <= 0) return sli_err(m, SL_EARG, 5, "element count must be positive");
   if (dst->buf < 0 || src->buf < 0)
     return sli_err(m, SL_EARG, dst->buf < 0 ? 1 : 2, "GM address expected, got UB");
-  if ((st = own_ub(m, b, ub, 3)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, ub, 3)) != SL_OK) return st;
   if (dst->dtype != src->dtype || ub->dtype != src->dtype)
     return sli_err(m, SL_EARG, ub->dtype == dst->dtype ? 2 : ub->dtype == src->dtype ? 1 : 3,
         "dtype mismatch (dst %s, src %s, ub %s)", sl_dtype_name((sl_dtype)dst->dtype),
@@ -361,7 +362,7 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
   sl_loc l;
   sl_addr a;
-  if ((*st = own_ub(m, b, ub, 1)) != SL_OK) return NULL;
+  if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
   l = loc_at(ub, i);
   *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
   if (*st != SL_OK) return NULL;
@@ -393,7 +394,7 @@ int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *u
   if (m->bufs[gm->buf].space != SL_SPACE_SYM)
     return sli_err(m, SL_EARG, ga, get ? "source must be a symmetric address"
                                        : "destination must be a symmetric address");
-  if ((st = own_ub(m, b, ub, ua)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, ub, ua)) != SL_OK) return st;
   if (gm->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
   rgm.pe = pe;
   bytes = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)ub->dtype));
@@ -462,10 +463,10 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   int st;
   int64_t dbytes, abytes;
   if (n <= 0) return sli_err(m, SL_EARG, SL_VEC_IS_BINARY(op) ? 4 : 3, "count must be positive");
-  if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, dst, 1)) != SL_OK) return st;
   if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
-  if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
-  if (SL_VEC_IS_BINARY(op) && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, a, 2)) != SL_OK) return st;
+  if (SL_VEC_IS_BINARY(op) && (st = sli_own_ub(m, b, bb, 3)) != SL_OK) return st;
   if (op != SL_VEC_CAST && op != SL_VEC_CAST_RINT &&
       (a->dtype != dst->dtype || (SL_VEC_IS_BINARY(op) && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");

@@ -39,6 +39,7 @@ int sl_event_find(const char *name) {
 
 /* name of a pipe */
 const char *sl_pipe_name(int pipe) {
+  if (pipe == SL_PIPE_DMA) return "DMA";
   return (pipe >= 0 && pipe < SL_NPIPES) ? pipe_names[pipe] : "ALL";
 }
 
@@ -158,14 +159,17 @@ int sl_pipe_barrier(sl_machine *m, int blk, int pipe) {
   return sli_drain(m, blk, pipe == SL_NPIPES ? SL_DRAIN_ALL : 1 << pipe, ACT_BARRIER);
 }
 
-/* quiet: every transfer this block issued has completed */
+/* quiet: every transfer this block issued has completed, as aclshmem_quiet
+** documents: its pipes and its DMA engines (PipeBarrier(ALL) alone leaves
+** the engines going) */
 int sl_quiet(sl_machine *m, int blk) {
-  return sl_pipe_barrier(m, blk, SL_NPIPES);
+  sli_race_quiet(m, blk);
+  return sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_BARRIER);
 }
 
-/* fence: same as quiet in CANN SHMEM (PipeBarrier ALL + cache flush) */
+/* fence: same as quiet in CANN SHMEM (ordering and completion) */
 int sl_fence(sl_machine *m, int blk) {
-  return sl_pipe_barrier(m, blk, SL_NPIPES);
+  return sl_quiet(m, blk);
 }
 
 /* is v cmp x true? */
@@ -408,7 +412,7 @@ static int log2up(int n) {
 /* barrier_all: every block of every PE (quiet first) */
 int sl_barrier_all(sl_machine *m, int blk) {
   m->blocks[blk].wsite = m->site;
-  return sli_drain(m, blk, SL_DRAIN_ALL, ACT_BAR_ALL);
+  return sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_BAR_ALL);
 }
 
 /* a drained block arrives at barrier_all; the last one releases all */
