@@ -1505,7 +1505,8 @@ static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
 /* shared body of putmem / getmem / put / get (and their _nbi forms) and of
 ** put_signal (_nbi): through the library's own scratch UB (16 KiB, the
 ** library's default mte_config), then a quiet (blocking forms), the signal
-** after a fence (put_signal), or nothing (_nbi). The first call carves the
+** after a fence (put_signal), or nothing (_nbi); with a UB dst (get) or src
+** (put) they are the ub2gm forms, one copy without the scratch. The first call carves the
 ** scratch (an issue on S): when that took the block past a pending event it
 ** yields, and goes on (resumed) at its clock */
 static int staged_body(lua_State *L, int how, int resumed) {
@@ -1522,6 +1523,11 @@ static int staged_body(lua_State *L, int how, int resumed) {
     pe = checkpe(L, lm, 8);
   } else {
     pe = checkpe(L, lm, 5);
+    if ((get ? d.buf : s.buf) < 0) {      /* the ub2gm forms: a UB dst (get) or src (put) */
+      st = sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s, (int64_t)n, pe);
+      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
+      return kdone(L, lm, blk, st, 0);
+    }
   }
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
     return engine_error(L, lm->m, st, 1);

@@ -116,6 +116,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
                      (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
       if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
         sli_notify(m, &e->dst, e->n, t, e->blk);
+      if (m->race) sli_race_copy_read(m, e->blk, e->pipe, &e->src, e->n);
       if (e->pipe == SL_PIPE_DMA) sli_dma_landed(m, e->blk, e->vop, t);
       else sli_landed(m, e->blk, e->pipe, 0, t);
       break;

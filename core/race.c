@@ -407,6 +407,21 @@ void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add) {
   }
 }
 
+/* a copy on pipe of blk landed, having read [a, a + bytes): it saw what the
+** signals there left, so its pipe acquires their releases (a flag polled by a
+** copy into UB, read by S after a barrier or flag, orders what the signaller
+** did before it, as a signal wait does) */
+void sli_race_copy_read(sl_machine *m, int blk, int pipe, const sl_addr *a, int64_t bytes) {
+  sl_race *r = m->race;
+  size_t n, i;
+  rc_cell *c;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE) || bytes <= 0 || a->buf < 0) return;
+  if ((c = cells(m, a, bytes, &n)) == NULL) return;
+  for (i = 0; i < n; i++)
+    if (c[i].snap >= 0 && c[i].snap < r->nsnap)
+      join(r, VC(r, TID(blk, pipe)), r->snap + (size_t)c[i].snap * r->nt, NONE);
+}
+
 /* S of blk observed the value at a (a satisfied wait): it acquires the last
 ** signal's release there, or what the flag's last writer knows now */
 void sli_race_observe(sl_machine *m, int blk, const sl_addr *a) {

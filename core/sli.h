@@ -343,6 +343,7 @@ void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t 
                      int write);
 void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add);
 void sli_race_observe(sl_machine *m, int blk, const sl_addr *a);
+void sli_race_copy_read(sl_machine *m, int blk, int pipe, const sl_addr *a, int64_t bytes);
 void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, int blk,
                      int pipe, int oblk, int opipe, int32_t osite, int owrite);
 /* a synccheck report about flag (event * SL_NEVENT_IDS + id) of block blk's pipe */

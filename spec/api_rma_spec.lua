@@ -90,6 +90,27 @@ describe("CANN SHMEM RMA", function()
         if mode then assert.same({}, kinds(m)) end
       end)
 
+      it("get_nbi into UB and put_nbi from UB: the ub2gm typed forms (" .. tag .. ")", function()
+        for _, blocking in ipairs({ false, true }) do
+          local m, x, y = setup(pes, mode or nil)
+          local seen = {}
+          m:launch(function(k)
+            if k.block ~= 0 then return end
+            local ub, from = k:ub("int32", N), (k.pe + 1) % k.n_pes
+            if blocking then k:get(ub, x, N, from) else k:get_nbi(ub, x, N, from) end
+            H.sync(k, "MTE2_S")
+            seen[k.pe] = k:get_value(ub, N - 1)
+            H.sync(k, "MTE2_MTE3")
+            if blocking then k:put(y, ub, N, k.pe) else k:put_nbi(y, ub, N, k.pe); k:quiet() end
+          end, 1)
+          for p = 0, pes - 1 do
+            assert.equal((p + 1) % pes * N + N - 1, seen[p])
+            assert.is_true(holds(y, p, (p + 1) % pes))
+          end
+          if mode then assert.same({}, kinds(m)) end
+        end
+      end)
+
       it("put_signal_nbi: the data is there when the signal is seen (" .. tag .. ")", function()
         local m, x, y = setup(pes, mode or nil)
         local sig = m:malloc("int32", 8, "sig")
@@ -165,6 +186,27 @@ describe("CANN SHMEM RMA", function()
         k:quiet()
       end, 1)
       assert.same(quiet and {} or { "race" }, kinds(m))
+    end
+  end)
+
+  -- before: the copy's read was judged at issue, when the flag still held
+  -- the old value, so the data behind a flag polled this way raced
+  it("racecheck: a flag polled with get_nbi into UB orders the data behind it", function()
+    for _, pes in ipairs({ 2, 8 }) do
+      local m, x, y = setup(pes, "racecheck")
+      local sig = m:malloc("int32", 8, "sig")
+      m:launch(function(k)
+        local ub, f = k:ub("int32", 8), k:ub("int32", 8)
+        local to = (k.pe + 1) % k.n_pes
+        k:putmem(y, x, N, to)
+        k:signal_op(sig, 1, lab.SIGNAL_SET, to)
+        repeat                                  -- the library example's polling loop
+          k:get_nbi(f:sub(0, 1), sig, 1, k.pe)
+          k:pipe_barrier("ALL")
+        until k:get_value(f, 0) == 1
+        k:data_copy(ub, y, 8)
+      end, 1)
+      assert.same({}, kinds(m))
     end
   end)
 
