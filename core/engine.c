@@ -122,20 +122,16 @@ static int issue(sl_machine *m, int blk, int eng, int get, const sl_loc *rdst,
                  const sl_loc *rsrc, int64_t bytes, int relay, const sl_loc *sig,
                  int64_t value) {
   sl_block *b = &m->blocks[blk];
-  sl_event *e, d;
+  sl_event d;
   int32_t ev, sid = -1;
   if (m->p.check & SL_CHECK_RACE) {
     sli_race_issue(m, blk, SL_PIPE_DMA);
     sli_race_access(m, blk, SL_PIPE_DMA, rsrc, bytes, 0);
     sli_race_access(m, blk, SL_PIPE_DMA, rdst, bytes, 1);
   }
-  if ((e = sli_event_new(m, EV_COPY, blk, &ev)) == NULL) goto nomem;
-  e->op = SL_OP_NONE;
-  e->n = bytes;
-  e->pipe = SL_PIPE_DMA;
-  e->vop = eng;
-  sli_addr(rdst, &e->dst);
-  sli_addr(rsrc, &e->src);
+  if (sli_copy_event(m, blk, SL_PIPE_DMA, rdst, rsrc, bytes, SL_OP_NONE, &ev) != SL_OK)
+    return SL_ENOMEM;
+  m->evs[ev].vop = eng;                  /* EV_COPY of a DMA engine: which one */
   if (sig != NULL) {                     /* lands after the data, in the engine's order */
     sl_event *s = sli_event_new(m, EV_SIGNAL, blk, &sid);
     if (s == NULL) goto nomem;

@@ -16,8 +16,9 @@
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* the landing event of a copy, allocated now and scheduled by its pipe */
-static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+/* the landing event of a copy, allocated now and scheduled by its pipe (or
+** its DMA engine) */
+int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
                       const sl_loc *src, int64_t bytes, int op, int32_t *id) {
   sl_event *e = sli_event_new(m, EV_COPY, blk, id);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
@@ -36,7 +37,7 @@ static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *d
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
-  int st = copy_event(m, blk, pipe, dst, src, bytes, op, &ev);
+  int st = sli_copy_event(m, blk, pipe, dst, src, bytes, op, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");

@@ -297,6 +297,9 @@ void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_t
                   sl_time t);
 void sli_dma_landed(sl_machine *m, int blk, int eng, sl_time t);
 void sli_dma_start(sl_machine *m, const sl_event *e, sl_time t);
+/* mte.c: the landing event of a copy of bytes from src to dst on pipe */
+int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst, const sl_loc *src,
+                   int64_t bytes, int op, int32_t *id);
 /* a UB location must be the block's own (mte.c) */
 int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg);
 void sli_landed(sl_machine *m, int blk, int pipe, int vec, sl_time t);

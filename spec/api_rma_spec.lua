@@ -41,32 +41,26 @@ describe("CANN SHMEM RMA", function()
     for _, mode in ipairs(MODES) do
       local tag = pes .. " PEs" .. (mode and (", " .. mode) or "")
 
-      it("putmem_nbi / put_nbi land on quiet, as putmem does (" .. tag .. ")", function()
-        for _, call in ipairs({ "putmem_nbi", "put_nbi", "putmem", "put" }) do
-          local m, x, y = setup(pes, mode or nil)
-          m:launch(function(k)
-            if k.block ~= 0 then return end
-            k[call](k, y, x, N, (k.pe + 1) % k.n_pes)
-            k:quiet()
-            k:barrier_all()
-          end, 1)
-          for p = 0, pes - 1 do assert.is_true(holds(y, p, (p - 1) % pes), call) end
-          if mode then assert.same({}, kinds(m)) end
-        end
-      end)
-
-      it("getmem_nbi / get_nbi land on quiet, as getmem does (" .. tag .. ")", function()
-        for _, call in ipairs({ "getmem_nbi", "get_nbi", "getmem", "get" }) do
-          local m, x, y = setup(pes, mode or nil)
-          m:launch(function(k)
-            if k.block ~= 0 then return end
-            k[call](k, y, x, N, (k.pe + 1) % k.n_pes)
-            k:quiet()
-          end, 1)
-          for p = 0, pes - 1 do assert.is_true(holds(y, p, (p + 1) % pes), call) end
-          if mode then assert.same({}, kinds(m)) end
-        end
-      end)
+      -- PE p puts to p + 1 (its y then holds p - 1's x), or gets from p + 1
+      local CALLS = { put = { "putmem_nbi", "put_nbi", "putmem", "put" },
+                      get = { "getmem_nbi", "get_nbi", "getmem", "get" } }
+      for dir, calls in pairs(CALLS) do
+        it(calls[1] .. " / " .. calls[2] .. " land on quiet, as " .. calls[3] .. " does ("
+           .. tag .. ")", function()
+          for _, call in ipairs(calls) do
+            local m, x, y = setup(pes, mode or nil)
+            m:launch(function(k)
+              if k.block ~= 0 then return end
+              k[call](k, y, x, N, (k.pe + 1) % k.n_pes)
+              k:quiet()
+              if dir == "put" then k:barrier_all() end
+            end, 1)
+            local step = dir == "put" and -1 or 1
+            for p = 0, pes - 1 do assert.is_true(holds(y, p, (p + step) % pes), call) end
+            if mode then assert.same({}, kinds(m)) end
+          end
+        end)
+      end
 
       it("mte_get_nbi into UB and mte_put_nbi from UB (" .. tag .. ")", function()
         local m, x, y = setup(pes, mode or nil)
