@@ -70,8 +70,9 @@ static int check_signal(sl_machine *m, const sl_block *b, const sl_loc *sig) {
                    sl_dtype_name((sl_dtype)sig->dtype));
   if (m->bufs[sig->buf].space != SL_SPACE_SYM && sig->pe != b->pe)
     return sli_err(m, SL_EARG, 7, "a remote signal must be a symmetric address");
-  return sli_bounds(m, sig, (int64_t)sl_dtype_size((sl_dtype)sig->dtype), 1,
-                    "udma_put_signal_nbi", 7, b->pe, b->b);
+  int st = sli_bounds(m, sig, (int64_t)sl_dtype_size((sl_dtype)sig->dtype), 1,
+                      "udma_put_signal_nbi", 7, b->pe, b->b);
+  return st == SL_OK ? sli_backed(m, sig, 7, "udma_put_signal_nbi") : st;
 }
 
 /* the arguments of a transfer: GM views of one dtype, the remote one
