@@ -98,22 +98,24 @@ describe("host calls on a stream", function()
       assert.equal("aclshmemx_signal_op_on_stream", rows[#rows].name)
     end)
 
-    it("putmem_signal and _nbi: the data, then the signal the peer waits for (" .. pes
-       .. " PEs)", function()
-      for _, call in ipairs({ "putmem_signal", "putmem_signal_nbi" }) do
-        local m = lab.machine{ pes = pes, check = "racecheck" }
-        local x = m:malloc("int32", 5000, "x"):fill("iota_pe")
-        local y = m:calloc("int32", 5000, "y")
-        local sig = m:calloc("int32", 8, "sig")
-        m[call](m, y, x, 5000, sig, 3, lab.SIGNAL_SET, function(me) return (me + 1) % pes end)
-        m:signal_wait_until_on_stream(sig, lab.CMP_EQ, 3)
-        for p = 0, pes - 1 do
-          local src = (p - 1) % pes
-          assert.same({ src * 5000, src * 5000 + 4999 }, { y:on(p):read(0), y:on(p):read(4999) })
+    for _, mode in ipairs({ "memcheck", "racecheck", "initcheck" }) do
+      it("putmem_signal and _nbi: the data, then the signal the peer waits for (" .. pes
+         .. " PEs, " .. mode .. ")", function()
+        for _, call in ipairs({ "putmem_signal", "putmem_signal_nbi" }) do
+          local m = lab.machine{ pes = pes, check = mode }
+          local x = m:malloc("int32", 5000, "x"):fill("iota_pe")
+          local y = m:calloc("int32", 5000, "y")
+          local sig = m:calloc("int32", 8, "sig")
+          m[call](m, y, x, 5000, sig, 3, lab.SIGNAL_SET, function(me) return (me + 1) % pes end)
+          m:signal_wait_until_on_stream(sig, lab.CMP_EQ, 3)
+          for p = 0, pes - 1 do
+            local src = (p - 1) % pes
+            assert.same({ src * 5000, src * 5000 + 4999 }, { y:on(p):read(0), y:on(p):read(4999) })
+          end
+          assert.same({}, kinds(m))
         end
-        assert.same({}, kinds(m))
-      end
-    end)
+      end)
+    end
 
     it("putmem_on_stream and getmem_on_stream (" .. pes .. " PEs)", function()
       local m = lab.machine{ pes = pes }

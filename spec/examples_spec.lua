@@ -67,6 +67,22 @@ describe("examples", function()
     assert.matches("exit=1", out, 1, true)
   end)
 
+  it("engine_placement.lua compares MTE, SDMA, RoCE and UDMA for one put", function()
+    local out = sh("lua5.4 examples/engine_placement.lua 1")
+    local us = {}
+    local n = 0
+    for soc, how, blocks, dst, t in out:gmatch("(%S+)%s+(%a+)%s+(%d+) blocks?%s+PE 0 %-> PE (%d) "
+                                               .. "%([%a]+%):%s+([%d.]+) us%s+[%d.]+ GB/s  landed") do
+      us[soc .. " " .. how .. " " .. blocks .. " " .. dst] = tonumber(t)
+      n = n + 1
+    end
+    assert.equal(8, n)
+    assert.is_true(us["Ascend910B sdma 1 1"] < us["Ascend910B mte 1 1"])   -- no MTE chunking
+    assert.equal(us["Ascend910B roce 1 1"], us["Ascend910B roce 1 8"])      -- NICs either way
+    assert.is_true(us["Ascend950 udma 1 1"] < us["Ascend950 mte 16 1"])
+    assert.matches("exit=0", out, 1, true)
+  end)
+
   it("my_broadcast.lua runs through run_op.lua with its frames explained", function()
     local out = sink()
     assert.equal(0, cli.main({ "examples/my_broadcast.lua", "--pes", "8", "-w", "1", "-n", "2" }, out, out))
