@@ -159,6 +159,7 @@ typedef struct sl_buf {
   int32_t waiters;          /* blocks waiting on it (0: none) */
   int32_t *wait_heads;      /* per PE copy: head of the list of its waiters */
   uint8_t *init;            /* initcheck: 1 per byte written since allocation */
+  int32_t lazy_src;         /* staged chunks reading it whose bytes did not move */
 } sl_buf;
 
 /* machine */
