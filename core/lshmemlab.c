@@ -1413,15 +1413,28 @@ static int k_data_copy(lua_State *L) { return copy_prim(L, 0); }
 /* k:data_copy_pad(dst, src, count) */
 static int k_data_copy_pad(lua_State *L) { return copy_prim(L, 1); }
 
-/* a hard event name at index i */
+/* a hard event at index i: its integer (core.EVENT.MTE3_S, ...) or its name,
+** looked up in the methods' upvalue (name -> integer), not by comparing strings */
 static int checkevent(lua_State *L, int i) {
-  const char *name = luaL_checkstring(L, i);
-  int ev = sl_event_find(name);
-  if (ev < 0)
+  lua_Integer ev = -1;
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    int isint;
+    ev = lua_tointegerx(L, i, &isint);
+    luaL_argcheck(L, isint && ev >= 0 && ev < SL_NEVENTS, i, "hard event number out of range");
+    return (int)ev;
+  }
+  if (lua_type(L, i) == LUA_TSTRING) {
+    lua_pushvalue(L, i);
+    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) ev = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  if (ev < 0) {
+    const char *name = luaL_checkstring(L, i);
     luaL_argerror(L, i, lua_pushfstring(L, "'%s' is not an AIV hard event (S_V "
                   "S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
                   "MTE3_V MTE3_MTE2)", name));
-  return ev;
+  }
+  return (int)ev;
 }
 
 /* an event id at index i */
@@ -1860,6 +1873,16 @@ static const luaL_Reg block_methods[] = {
   {NULL, NULL}
 };
 
+/* push a table of every hard event's name -> its number */
+static void push_events(lua_State *L) {
+  int i;
+  lua_createtable(L, 0, SL_NEVENTS);
+  for (i = 0; i < SL_NEVENTS; i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, sl_event_name(i));
+  }
+}
+
 /* open the module */
 int luaopen_shmemlab_core(lua_State *L);
 int luaopen_shmemlab_core(lua_State *L) {
@@ -1883,7 +1906,9 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_pop(L, 1);
 
   luaL_newmetatable(L, BLOCK_MT);
-  luaL_newlib(L, block_methods);
+  luaL_newlibtable(L, block_methods);
+  push_events(L);                          /* the primitives' upvalue: name -> number */
+  luaL_setfuncs(L, block_methods, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__index");
   lua_setfield(L, -2, "methods");
@@ -1916,6 +1941,8 @@ int luaopen_shmemlab_core(lua_State *L) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "events");
+  push_events(L);
+  lua_setfield(L, -2, "EVENT");
   lua_pushinteger(L, SL_SIGNAL_SET); lua_setfield(L, -2, "SIGNAL_SET");
   lua_pushinteger(L, SL_SIGNAL_ADD); lua_setfield(L, -2, "SIGNAL_ADD");
   for (i = 0; i < SL_NCMP; i++) {

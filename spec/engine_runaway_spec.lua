@@ -122,7 +122,7 @@ describe("runaway kernels", function()
     assert.is_false(ok)
     assert.truthy(H.has(err, "kernel fault on PE 1 block 1 at 0.000 us: "), err)
     assert.truthy(H.has(err, "instruction budget exceeded"), err)
-    m:launch(function(k)                     -- the hook it armed is gone
+    m:launch(function()                      -- the hook it armed is gone
       hooks[#hooks + 1] = debug.gethook() or false
     end, 1)
     assert.is_false(hooks[#hooks])
