@@ -163,6 +163,16 @@ typedef struct sl_res {
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
 
+/* timing-only: the backed UB allocations of a core in this launch, each at
+** byte at of the core's arena (m->ub) */
+typedef struct sl_ubrange { int64_t base, bytes, at; } sl_ubrange;
+typedef struct sl_ubmap {
+  uint32_t gen;             /* launch the ranges belong to */
+  int32_t n, cap;
+  int64_t top;              /* arena bytes in use */
+  sl_ubrange *r;
+} sl_ubmap;
+
 typedef struct sl_race sl_race;   /* racecheck state (race.c) */
 
 /* figures of the profile in picoseconds, computed once */
@@ -187,6 +197,7 @@ struct sl_machine {
   /* UB storage per (pe, core), grown to the high-water mark */
   uint8_t **ub;
   int64_t *ubcap;
+  sl_ubmap *ubmap;          /* timing-only: backed UB ranges per (pe, core); NULL otherwise */
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
   int nhccs;
@@ -268,6 +279,7 @@ void sli_addr(const sl_loc *l, sl_addr *a);
 int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
                const char *what, int arg, int by_pe, int by_block);
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
+int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes);
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
