@@ -231,6 +231,8 @@ struct sl_machine {
   int32_t nheap, capheap;
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
+  sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
+  int32_t wfhead, wfn, wfcap;
   uint64_t seq;
   /* the launch */
   int running, block_dim, nb, ndone;
