@@ -138,6 +138,18 @@ static double measure (bench_fn fn, void *d, const void *s, size_t bytes) {
 }
 
 
+/* two buffers of bytes of dtype t, random in [-100, 100] and [-lim, lim] */
+static int two_buffers (sl_dtype t, size_t bytes, double lim, void **d, void **s) {
+  size_t n = bytes / sl_dtype_size(t);
+  *d = aligned_alloc(64, bytes);
+  *s = aligned_alloc(64, bytes);
+  if (*d == NULL || *s == NULL) return 0;
+  sl_fill_pattern(t, *d, n, SL_FILL_RANDOM, -100, 100, 1, 0);
+  sl_fill_pattern(t, *s, n, SL_FILL_RANDOM, -lim, lim, 2, 0);
+  return 1;
+}
+
+
 /* reps of fn that take about sec seconds */
 static size_t size_reps (bench_fn fn, void *d, const void *s, size_t bytes, double sec) {
   size_t reps = 1, r;
@@ -186,12 +198,10 @@ static int yardstick_table (void) {
   for (ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
     printf("%-8s", rows[ri].name);
     for (si = 0; si < 2; si++) {
-      size_t bytes = sizes[si], n = bytes / sl_dtype_size(rows[ri].t);
-      void *d = aligned_alloc(64, bytes), *s = aligned_alloc(64, bytes);
+      size_t bytes = sizes[si];
+      void *d, *s;
       double gr, gy;
-      if (d == NULL || s == NULL) return 1;
-      sl_fill_pattern(rows[ri].t, d, n, SL_FILL_RANDOM, -100, 100, 1, 0);
-      sl_fill_pattern(rows[ri].t, s, n, SL_FILL_RANDOM, -1, 1, 2, 0);
+      if (!two_buffers(rows[ri].t, bytes, 1, &d, &s)) return 1;
       measure2(rows[ri].red, rows[ri].yard, d, s, bytes, &gr, &gy);
       printf(" %10.2f %8.2f %8.2f", gr, gy, gr / gy);
       fflush(stdout);
@@ -224,11 +234,9 @@ int main (void) {
   for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     printf("%-22s", cases[ci].name);
     for (si = 0; si < 2; si++) {
-      size_t bytes = sizes[si], n = bytes / sl_dtype_size(cases[ci].t);
-      void *d = aligned_alloc(64, bytes), *s = aligned_alloc(64, bytes);
-      if (d == NULL || s == NULL) return 1;
-      sl_fill_pattern(cases[ci].t, d, n, SL_FILL_RANDOM, -100, 100, 1, 0);
-      sl_fill_pattern(cases[ci].t, s, n, SL_FILL_RANDOM, -100, 100, 2, 0);
+      size_t bytes = sizes[si];
+      void *d, *s;
+      if (!two_buffers(cases[ci].t, bytes, 100, &d, &s)) return 1;
       printf(" %12.2f", measure(cases[ci].fn, d, s, bytes));
       fflush(stdout);
       free(d);

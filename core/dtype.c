@@ -689,29 +689,22 @@ X86FN static size_t x_addb (uint16_t *d, const uint16_t *a,
 }
 
 
-/* the fp16 / bf16 add kernels of the AVX2 table: vector part, then the
-** portable kernel for the tail */
-X86FN static void xr_add_fp16 (void *restrict d, const void *restrict s, size_t n) {
-  size_t k = x_addh(d, d, s, n);
-  xr_add_FP16((uint16_t *)d + k, (const uint16_t *)s + k, n - k);
-}
+/* xr_add_NAME / xb_add_NAME of the AVX2 table: the vector kernel X, then
+** the AVX2 clone of the portable kernel of row TAG for the tail */
+#define VECADD(NAME, X, TAG) \
+  X86FN static void xr_add_##NAME (void *restrict d, const void *restrict s, size_t n) { \
+    size_t k = X(d, d, s, n); \
+    xr_add_##TAG((uint16_t *)d + k, (const uint16_t *)s + k, n - k); \
+  } \
+  X86FN static void xb_add_##NAME (void *restrict d, const void *restrict a, \
+                                   const void *restrict b, size_t n) { \
+    size_t k = X(d, a, b, n); \
+    xb_add_##TAG((uint16_t *)d + k, (const uint16_t *)a + k, (const uint16_t *)b + k, \
+                 n - k); \
+  }
 
-X86FN static void xb_add_fp16 (void *restrict d, const void *restrict a,
-                               const void *restrict b, size_t n) {
-  size_t k = x_addh(d, a, b, n);
-  xb_add_FP16((uint16_t *)d + k, (const uint16_t *)a + k, (const uint16_t *)b + k, n - k);
-}
-
-X86FN static void xr_add_bf16 (void *restrict d, const void *restrict s, size_t n) {
-  size_t k = x_addb(d, d, s, n);
-  xr_add_BF16((uint16_t *)d + k, (const uint16_t *)s + k, n - k);
-}
-
-X86FN static void xb_add_bf16 (void *restrict d, const void *restrict a,
-                               const void *restrict b, size_t n) {
-  size_t k = x_addb(d, a, b, n);
-  xb_add_BF16((uint16_t *)d + k, (const uint16_t *)a + k, (const uint16_t *)b + k, n - k);
-}
+VECADD(fp16, x_addh, FP16)
+VECADD(bf16, x_addb, BF16)
 
 
 /* d[i] = fp16(a[i] * s) */
