@@ -130,7 +130,7 @@ static int issue(sl_machine *m, int blk, int eng, int get, const sl_loc *rdst,
     sli_race_access(m, blk, SL_PIPE_DMA, rsrc, bytes, 0);
     sli_race_access(m, blk, SL_PIPE_DMA, rdst, bytes, 1);
   }
-  if (sli_copy_event(m, blk, SL_PIPE_DMA, rdst, rsrc, bytes, SL_OP_NONE, &ev) != SL_OK)
+  if (sli_copy_event(m, blk, SL_PIPE_DMA, rdst, rsrc, bytes, SL_OP_NONE, bytes, &ev) != SL_OK)
     return SL_ENOMEM;
   m->evs[ev].vop = eng;                  /* EV_COPY of a DMA engine: which one */
   if (sig != NULL) {                     /* lands after the data, in the engine's order */
