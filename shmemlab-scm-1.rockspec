@@ -35,6 +35,7 @@ build = {
       sources = {
         "core/check.c",
         "core/dtype.c",
+        "core/engine.c",
         "core/flow.c",
         "core/lshmemlab.c",
         "core/machine.c",
@@ -46,7 +47,7 @@ build = {
         "core/sync.c",
       },
       defines = { "_POSIX_C_SOURCE=200809L" },
-      libraries = { "m" },
+      libraries = { "m", "pthread" },
     },
     ["shmemlab.bound"] = "lua/shmemlab/bound.lua",
     ["shmemlab.check"] = "lua/shmemlab/check.lua",
