@@ -50,6 +50,29 @@ local function figure(out, name)
   return assert(tonumber(out:match(name .. "=([%d%.%-e]+)")), name .. " missing:\n" .. out)
 end
 
+describe("m:events()", function()
+  it("counts the events the scheduler handled, the same for the same launch", function()
+    local lab = require("shmemlab")
+    local counts = {}
+    for run = 1, 2 do
+      local m = lab.machine{ pes = 4 }
+      local g = m:malloc("int32", 1024)
+      assert.equals(0, m:events())
+      for _ = 1, run do
+        m:launch(function(k)
+          local ub = k:ub("int32", 1024)
+          k:mte_put_nbi(g, g, ub, 4096, 1024, (k.pe + 1) % k.n_pes, 0)
+          k:quiet()
+        end, 2)
+      end
+      counts[run] = m:events()
+      m:close()
+    end
+    assert.is_true(counts[1] > 8)               -- at least a wake and a landing per block
+    assert.equals(2 * counts[1], counts[2])     -- a second launch adds as many again
+  end)
+end)
+
 describe("engine memory at scale", function()
   it("a 190 KiB UB buffer of which one element is written costs a page, not 190 KiB", function()
     local out = fresh [[
