@@ -13,8 +13,6 @@
 -- hccs_switch = false) of hccs_GBps each way and hccs_alpha_ns.
 local ROOT = debug.getinfo(1, "S").source:match("^@(.*)/bench/peers/[^/]*$") or "."
 package.path = ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;" .. package.path
-package.cpath = ROOT .. "/build/?.so;" .. package.cpath
-local lab = require("shmemlab")
 local cjson = require("cjson")
 
 local SOC = "Ascend910B"
@@ -49,7 +47,7 @@ end
 
 -- the platform and hostfile of the profile's server, written under dir
 local function platform(dir)
-  local p = lab.soc(SOC)
+  local p = require("shmemlab.socs." .. SOC)      -- the profile itself: no engine needed
   assert(not p.hccs_switch, SOC .. ": only a full mesh (hccs_switch = false) is written")
   local n, x = p.pes_per_server, {}
   x[#x + 1] = "<?xml version='1.0'?>"
