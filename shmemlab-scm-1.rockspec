@@ -40,6 +40,7 @@ build = {
         "core/machine.c",
         "core/mem.c",
         "core/mte.c",
+        "core/p2p.c",
         "core/pipe.c",
         "core/race.c",
         "core/sim.c",

@@ -1561,6 +1561,117 @@ static int k_signal_wait_until(lua_State *L) {
   return kdone(L, lm, blk, SL_OK, 1);
 }
 
+/* the p2p_sync calls (shmem_device_p2p_sync.h): a set form takes (ivars,
+** nelems, [indices,] status|nil, cmp, value|cmp_values), a single one
+** (ivar, cmp, value) or, for wait, (ivar, value) with CMP_NE */
+typedef struct p2p_form {
+  const char *name;
+  int mode, test, vec, some, single, ne;
+} p2p_form;
+static const p2p_form p2p_forms[] = {
+  {"wait_until", SL_WS_ALL, 0, 0, 0, 1, 0}, {"wait", SL_WS_ALL, 0, 0, 0, 1, 1},
+  {"wait_until_all", SL_WS_ALL, 0, 0, 0, 0, 0},
+  {"wait_until_any", SL_WS_ANY, 0, 0, 0, 0, 0},
+  {"wait_until_some", SL_WS_SOME, 0, 0, 1, 0, 0},
+  {"wait_until_all_vector", SL_WS_ALL, 0, 1, 0, 0, 0},
+  {"wait_until_any_vector", SL_WS_ANY, 0, 1, 0, 0, 0},
+  {"wait_until_some_vector", SL_WS_SOME, 0, 1, 1, 0, 0},
+  {"test", SL_WS_ALL, 1, 0, 0, 1, 0}, {"test_all", SL_WS_ALL, 1, 0, 0, 0, 0},
+  {"test_any", SL_WS_ANY, 1, 0, 0, 0, 0}, {"test_some", SL_WS_SOME, 1, 0, 1, 0, 0},
+  {"test_all_vector", SL_WS_ALL, 1, 1, 0, 0, 0},
+  {"test_any_vector", SL_WS_ANY, 1, 1, 0, 0, 0},
+  {"test_some_vector", SL_WS_SOME, 1, 1, 1, 0, 0},
+  {NULL, 0, 0, 0, 0, 0, 0}
+};
+/* the type names of ACLSHMEM_P2P_SYNC_TYPE_FUNC and the lab's dtypes */
+static const char *const p2p_types[][2] = {
+  {"float", "fp32"}, {"int8", "int8"}, {"int16", "int16"}, {"int32", "int32"},
+  {"int64", "int64"}, {"uint8", "uint8"}, {"uint16", "uint16"}, {"uint32", "uint32"},
+  {"uint64", "uint64"}, {"char", "int8"}, {NULL, NULL}
+};
+
+/* the comparison value at index i into w (the set's dtype decides its type) */
+static void p2p_value(lua_State *L, lmach *lm, const p2p_form *f, sl_wset *w, int i) {
+  if (f->vec) {
+    w->vals = kloc(L, lm, i);
+    w->has_vals = 1;
+  } else if (sl_dtype_isfloat((sl_dtype)w->ivars.dtype)) {
+    w->fval = (double)luaL_checknumber(L, i);
+  } else {
+    w->ival = (int64_t)luaL_checkinteger(L, i);
+  }
+}
+
+/* the arguments of a p2p_sync call into w; *map gets sl_wait_set's error
+** argument (1 ivars 2 n 3 status 4 cmp 5 value 6 idx) -> the call's */
+static void p2p_args(lua_State *L, lmach *lm, const p2p_form *f, int dt, sl_wset *w,
+                     int *map) {
+  int a = 3;
+  memset(w, 0, sizeof(*w));
+  w->mode = f->mode;
+  w->name = f->name;
+  w->ivars = kloc(L, lm, 2);
+  if (dt >= 0 && w->ivars.dtype != dt)
+    luaL_argerror(L, 2, lua_pushfstring(L, "%s view expected, got %s", sl_dtype_name(dt),
+                  sl_dtype_name(w->ivars.dtype)));
+  map[1] = 1;
+  if (f->single) {
+    w->n = 1;
+    w->cmp = f->ne ? SL_CMP_NE : (int)luaL_checkinteger(L, a++);
+    map[4] = 2; map[5] = a - 1;
+    p2p_value(L, lm, f, w, a);
+    return;
+  }
+  w->n = (int64_t)luaL_checkinteger(L, a++);
+  map[2] = 2;
+  if (f->some) { w->idx = kloc(L, lm, a++); w->has_idx = 1; map[6] = 3; }
+  if (!lua_isnoneornil(L, a)) { w->status = kloc(L, lm, a); w->has_status = 1; }
+  map[3] = a++ - 1;
+  w->cmp = (int)luaL_checkinteger(L, a++);
+  map[4] = a - 2;
+  p2p_value(L, lm, f, w, a);
+  map[5] = a - 1;
+}
+
+/* every p2p_sync call: upvalue 1 the form, 2 the dtype its name fixes (-1 none) */
+static int k_p2p(lua_State *L) {
+  int blk, st, map[7] = { 0, 0, 0, 0, 0, 0, 0 };
+  lmach *lm = kcheck(L, &blk);
+  const p2p_form *f = &p2p_forms[lua_tointeger(L, lua_upvalueindex(1))];
+  sl_wset w;
+  int64_t ret = 0;
+  p2p_args(L, lm, f, (int)lua_tointeger(L, lua_upvalueindex(2)), &w, map);
+  st = sl_wait_set(lm->m, blk, &w, f->test, &ret);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, map, 7);
+  if (st != SL_OK && st != SL_ESKIP) return kdone(L, lm, blk, st, 0);
+  if (sl_block_parked(lm->m, blk)) return lua_yield(L, 0);  /* the result at wake */
+  if (!f->test && f->mode == SL_WS_ALL) return kdone(L, lm, blk, SL_OK, 0);
+  lua_pushinteger(L, (lua_Integer)ret);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* register the p2p_sync calls in the table at the top: each form untyped
+** (any p2p dtype) and under every type name the library has ("float_test") */
+static void p2p_register(lua_State *L) {
+  int i, j;
+  for (i = 0; p2p_forms[i].name != NULL; i++) {
+    lua_pushinteger(L, i);
+    lua_pushinteger(L, -1);
+    lua_pushcclosure(L, k_p2p, 2);
+    lua_setfield(L, -2, p2p_forms[i].name);
+    for (j = 0; p2p_types[j][0] != NULL; j++) {
+      int dt = sl_dtype_find(p2p_types[j][1]);
+      if (dt < 0) continue;                 /* a type the lab does not have yet */
+      lua_pushinteger(L, i);
+      lua_pushinteger(L, dt);
+      lua_pushcclosure(L, k_p2p, 2);
+      lua_pushfstring(L, "%s_%s", p2p_types[j][0], p2p_forms[i].name);
+      lua_insert(L, -2);
+      lua_settable(L, -3);
+    }
+  }
+}
+
 /* k:wait_signal_value(flag, ub, count [, cmp [, value]]): hcomm's soft-sync
 ** Wait; polls the GM flag into UB until flag[0] cmp value; returns flag[0] */
 static int k_wait_signal_value(lua_State *L) {
@@ -1748,6 +1859,7 @@ int luaopen_shmemlab_core(lua_State *L) {
 
   luaL_newmetatable(L, BLOCK_MT);
   luaL_newlib(L, block_methods);
+  p2p_register(L);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__index");
   lua_setfield(L, -2, "methods");
@@ -1780,5 +1892,6 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_pushinteger(L, SL_PROF_MAX_BLOCK); lua_setfield(L, -2, "PROF_MAX_BLOCK");
   lua_pushinteger(L, SL_SHADOW_FRAMES); lua_setfield(L, -2, "SHADOW_FRAMES");
   lua_pushinteger(L, SL_SCRATCH_BYTES); lua_setfield(L, -2, "SCRATCH_BYTES");
+  lua_pushinteger(L, -1); lua_setfield(L, -2, "SIZE_MAX");   /* C's SIZE_MAX, as 64 bits */
   return 1;
 }

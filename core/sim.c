@@ -347,6 +347,7 @@ int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size) {
   switch (b->state) {
     case B_SIGNAL: {
       const sl_buf *bf = &m->bufs[b->w.buf];
+      if (b->wset) return sli_ws_what(m, b, out, size);
       const uint8_t *p = bf->data + bf->stride * b->w.pe + b->w.off;
       int64_t cur = sl_get_int((sl_dtype)bf->dtype, p, 0);
       return snprintf(out, size,

@@ -214,9 +214,10 @@ enum { SL_RUN_OK = 0, SL_RUN_SPIN, SL_RUN_TOTAL };
 int sl_prim_tick(sl_machine *m, int blk);
 int sl_describe_waits(const sl_machine *m, char *out, size_t size);
 /* what a resumed block gets back (sl_block_result, sl_block_stash): nothing,
-** one integer (a woken wait's value), or the values it yielded itself, still
+** one integer (a woken wait's value), one number (v holds a double's
+** bits: a float atomic's old value), or the values it yielded itself, still
 ** on its own stack (v of them) */
-enum { SL_RES_NONE = 0, SL_RES_INT = 1, SL_RES_YIELDED = 3 };
+enum { SL_RES_NONE = 0, SL_RES_INT = 1, SL_RES_NUM = 2, SL_RES_YIELDED = 3 };
 int sl_block_result(sl_machine *m, int blk, int64_t *v);
 void sl_block_stash(sl_machine *m, int blk, int kind, int64_t v);
 /* the block's scratch UB for blocking puts/gets (carved once per launch) */
@@ -258,6 +259,25 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3);
 int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
                    int64_t v, int64_t *got);
+/* point-to-point synchronisation over a set of elements (CANN SHMEM's
+** p2p_sync family): wait for, or test once, all / any / some of the n
+** elements of ivars that status does not exclude (status[i] != 0) holding
+** `ivars[i] cmp value`, or `cmp vals[i]` (the _vector forms). ret: ALL 1 or 0
+** (a test; a wait returns 1), ANY the lowest index satisfied or -1 (SIZE_MAX),
+** SOME the count, the indices ascending in idx. A parked wait wakes with it */
+enum { SL_WS_ALL, SL_WS_ANY, SL_WS_SOME };
+typedef struct sl_wset {
+  sl_loc ivars, status, vals, idx;  /* status, vals, idx used when has_* */
+  int has_status, has_vals, has_idx;
+  int64_t n;
+  int mode, cmp;
+  int64_t ival;                     /* the value, integer ivars */
+  double fval;                      /* the value, float ivars */
+  const char *name;                 /* the call, for messages (a static string) */
+} sl_wset;
+/* 1 when dtype t can be waited on (the library's ACLSHMEM_P2P_SYNC_TYPE_FUNC) */
+int sl_p2p_dtype(int t);
+int sl_wait_set(sl_machine *m, int blk, const sl_wset *w, int test, int64_t *ret);
 /* hcomm's WaitSignalValue: poll a GM flag into UB (data_copy, MTE2_S,
 ** GetValue, compare) until cmp holds; emulated without a Lua loop */
 int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,

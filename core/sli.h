@@ -122,6 +122,10 @@ typedef struct sl_block {
   int32_t wcmp, wnext;
   int32_t wsite;            /* checked runs: the line it waits at */
   int64_t wval;
+  int64_t wlen;             /* bytes from w whose writes wake it (one element, or a set) */
+  int32_t wset;             /* 1: it waits on the set ws (a p2p_sync wait) */
+  sl_wset ws;
+  int64_t wcur;             /* SL_WS_ALL: the element it waits on (the library waits in order) */
   sl_addr wub;              /* polling wait: UB that receives the flag */
   int64_t wbytes;
   sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */
@@ -318,6 +322,11 @@ void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, i
                      int pipe, int oblk, int opipe, int32_t osite, int owrite);
 /* a synccheck report about flag (event * SL_NEVENT_IDS + id) of block blk's pipe */
 int sli_report_flag(sl_machine *m, int blk, int pipe, int flag, const char *msg);
+
+/* p2p.c */
+int sli_ws_eval(sl_machine *m, int blk, const sl_wset *w, int64_t *cur, int64_t *ret,
+                int test);
+int sli_ws_what(const sl_machine *m, const sl_block *b, char *out, size_t size);
 
 /* sync.c */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,

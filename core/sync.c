@@ -342,6 +342,8 @@ int sli_park(sl_machine *m, int blk, const sl_addr *a) {
     for (p = 0; p < copies; p++) bf->wait_heads[p] = -1;
   }
   m->blocks[blk].wnext = bf->wait_heads[a->pe];
+  m->blocks[blk].wlen = (int64_t)sl_dtype_size((sl_dtype)a->dtype);
+  m->blocks[blk].wset = 0;
   bf->wait_heads[a->pe] = blk;
   bf->waiters++;
   return SL_OK;
@@ -368,10 +370,11 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
   while (*link >= 0) {
     int32_t i = *link;
     sl_block *b = &m->blocks[i];
-    if (b->w.off >= a->off && b->w.off < a->off + bytes) {
+    if (b->w.off < a->off + bytes && a->off < b->w.off + b->wlen) {
       const uint8_t *p = sli_ptr(m, &b->w);
-      int64_t cur = sl_get_int((sl_dtype)b->w.dtype, p, 0);
-      if (cmp_ok(b->wcmp, cur, b->wval)) {
+      int64_t cur = 0;
+      if (b->wset ? sli_ws_eval(m, i, &b->ws, &b->wcur, &cur, 0)
+                  : cmp_ok(b->wcmp, cur = sl_get_int((sl_dtype)b->w.dtype, p, 0), b->wval)) {
         sl_time at = t + poll_cost(m, b, b->w.pe);
         if (b->wperiod > 0) {          /* the first poll completing after t */
           sl_time k = t <= b->wfirst ? 0
@@ -386,10 +389,10 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
         *link = b->wnext;
         b->wnext = -1;
         bf->waiters--;
-        b->retkind = SL_RES_INT;
+        b->retkind = b->wset && b->ws.mode == SL_WS_ALL ? SL_RES_NONE : SL_RES_INT;
         b->ret = cur;
         sli_trace(m, t, at, f->pe, f->b, 3, 0, 0, b->pe, b->b);
-        sli_race_observe(m, i, &b->w);
+        if (!b->wset) sli_race_observe(m, i, &b->w);   /* a set observed its own */
         sli_wake(m, i, at);
         continue;
       }

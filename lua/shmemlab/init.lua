@@ -12,6 +12,7 @@ local lab = {
   SIGNAL_SET = core.SIGNAL_SET,
   SIGNAL_ADD = core.SIGNAL_ADD,
   events = core.events,
+  SIZE_MAX = core.SIZE_MAX,   -- what wait_until_any / test_any return for "none" (C's SIZE_MAX)
 }
 for _, name in ipairs({ "CMP_EQ", "CMP_NE", "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE" }) do
   lab[name] = core[name]
