@@ -33,6 +33,7 @@ build = {
   modules = {
     ["shmemlab.core"] = {
       sources = {
+        "core/amo.c",
         "core/check.c",
         "core/dtype.c",
         "core/flow.c",

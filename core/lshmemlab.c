@@ -125,6 +125,7 @@ static const pfield pfields[] = {
   PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
   PF("instruction_budget", instruction_budget, 'l'),
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
+  PF("scalar_amo", scalar_amo, 'b'),
   { NULL, 0, 0 }
 };
 
@@ -654,6 +655,12 @@ static lua_State *launch_co(lua_State *L, lmach *lm, int cos, int nargs, int blk
     *nres = 0;
     if (kind == SL_RES_YIELDED) *nres = (int)v;       /* still on co */
     else if (kind == SL_RES_INT) { lua_pushinteger(co, (lua_Integer)v); *nres = 1; }
+    else if (kind == SL_RES_NUM) {
+      double d;
+      memcpy(&d, &v, sizeof(d));
+      lua_pushnumber(co, (lua_Number)d);
+      *nres = 1;
+    }
     return co;
   }
   lua_pop(L, 1);
@@ -1672,6 +1679,114 @@ static void p2p_register(lua_State *L) {
   }
 }
 
+/* the value argument i for an element of dtype dt: *iv or *fv */
+static void elem_value(lua_State *L, int i, int dt, int64_t *iv, double *fv) {
+  if (sl_dtype_isfloat((sl_dtype)dt)) *fv = (double)luaL_checknumber(L, i);
+  else *iv = (int64_t)luaL_checkinteger(L, i);
+}
+
+/* the view at i, of the dtype upvalue 2 names (-1: any) */
+static sl_loc typed_loc(lua_State *L, lmach *lm, int i) {
+  sl_loc l = kloc(L, lm, i);
+  int dt = (int)lua_tointeger(L, lua_upvalueindex(2));
+  if (dt >= 0 && l.dtype != dt)
+    luaL_argerror(L, i, lua_pushfstring(L, "%s view expected, got %s", sl_dtype_name(dt),
+                  sl_dtype_name(l.dtype)));
+  return l;
+}
+
+/* k:p(dst, value, pe) / k:NAME_p: one element to PE pe (upvalue 1: 0 p, 1 g) */
+static int k_pg(lua_State *L) {
+  int blk, st;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc l = typed_loc(L, lm, 2);
+  int64_t iv = 0;
+  double fv = 0;
+  if (lua_tointeger(L, lua_upvalueindex(1)) == 0) {
+    elem_value(L, 3, l.dtype, &iv, &fv);
+    return kdone(L, lm, blk, sl_p(lm->m, blk, &l, iv, fv, checkpe(L, lm, 4)), 0);
+  }
+  st = sl_g(lm->m, blk, &l, checkpe(L, lm, 3), &iv, &fv);
+  if (st != SL_OK) return kdone(L, lm, blk, st, 0);
+  if (sl_dtype_isfloat((sl_dtype)l.dtype)) lua_pushnumber(L, (lua_Number)fv);
+  else lua_pushinteger(L, (lua_Integer)iv);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+static int amo_body(lua_State *L, int resumed);
+
+/* an atomic goes on after the yield its scratch UB asked for */
+static int amo_cont(lua_State *L, int status, lua_KContext ctx) {
+  (void)status; (void)ctx;
+  return amo_body(L, 1);
+}
+
+/* every atomic (upvalue 1: its sl_amo_forms index, 2: the dtype its name
+** fixes or -1): (dst, [cond,] [value,] pe); atomic_add's UB + MTE3 path
+** carves the scratch UB first, as blocking_body does */
+static int amo_body(lua_State *L, int resumed) {
+  int blk, st, a = 3, map[4] = { 0, 1, 0, 0 };
+  lmach *lm = kcheck(L, &blk);
+  const sl_amo_form *f = &sl_amo_forms[lua_tointeger(L, lua_upvalueindex(1))];
+  sl_loc d = typed_loc(L, lm, 2), u;
+  int64_t iv = 0, cond = 0;
+  double fv = 0;
+  int pe;
+  if (f->op == SL_AMO_CAS) cond = (int64_t)luaL_checkinteger(L, a++);
+  if (f->op != SL_AMO_INC && f->op != SL_AMO_FETCH) elem_value(L, a++, d.dtype, &iv, &fv);
+  pe = checkpe(L, lm, a);
+  map[3] = a - 1;
+  if (f->op == SL_AMO_ADD && !f->fetch) {
+    if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
+      return engine_error(L, lm->m, st, 1);
+    if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, amo_cont);
+  }
+  st = sl_amo(lm->m, blk, f, &d, f->op == SL_AMO_ADD && !f->fetch ? &u : NULL, iv, fv, cond,
+              pe);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, map, 4);
+  if (st == SL_OK && f->fetch) return lua_yield(L, 0);   /* the old value at wake */
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:atomic_*(...) */
+static int k_amo(lua_State *L) { return amo_body(L, 0); }
+
+/* register name, and NAME_name for every dtype of mask, as closures of fn
+** with upvalues (index, dtype) in the table at the top */
+static void typed_register(lua_State *L, const char *name, lua_CFunction fn, int index,
+                           unsigned mask) {
+  int dt;
+  lua_pushinteger(L, index);
+  lua_pushinteger(L, -1);
+  lua_pushcclosure(L, fn, 2);
+  lua_setfield(L, -2, name);
+  for (dt = 0; dt < SL_NDTYPES; dt++) {
+    if (!(mask & (1u << dt))) continue;
+    lua_pushfstring(L, "%s_%s", sl_dtype_cann(dt), name);
+    lua_pushinteger(L, index);
+    lua_pushinteger(L, dt);
+    lua_pushcclosure(L, fn, 2);
+    lua_settable(L, -3);
+    if (dt == SL_INT8) {                     /* the library's char is int8 here */
+      lua_pushfstring(L, "char_%s", name);
+      lua_pushinteger(L, index);
+      lua_pushinteger(L, dt);
+      lua_pushcclosure(L, fn, 2);
+      lua_settable(L, -3);
+    }
+  }
+}
+
+/* register p, g and the atomics, untyped and typed */
+static void amo_register(lua_State *L) {
+  int i;
+  typed_register(L, "p", k_pg, 0, ~0u);
+  typed_register(L, "g", k_pg, 1, ~0u);
+  for (i = 0; sl_amo_forms[i].name != NULL; i++)
+    typed_register(L, sl_amo_forms[i].name, k_amo, i,
+                   sl_amo_forms[i].mte | sl_amo_forms[i].rdma);
+}
+
 /* k:wait_signal_value(flag, ub, count [, cmp [, value]]): hcomm's soft-sync
 ** Wait; polls the GM flag into UB until flag[0] cmp value; returns flag[0] */
 static int k_wait_signal_value(lua_State *L) {
@@ -1759,6 +1874,12 @@ static int k_prof_end(lua_State *L) { return prof_prim(L, 1); }
 /* core.dtype_size(name): bytes of one element */
 static int l_dtype_size(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)sl_dtype_size(checkdtype(L, 1)));
+  return 1;
+}
+
+/* core.dtype_cann(name): the library's name of a dtype in its typed calls */
+static int l_dtype_cann(lua_State *L) {
+  lua_pushstring(L, sl_dtype_cann(checkdtype(L, 1)));
   return 1;
 }
 
@@ -1860,6 +1981,7 @@ int luaopen_shmemlab_core(lua_State *L) {
   luaL_newmetatable(L, BLOCK_MT);
   luaL_newlib(L, block_methods);
   p2p_register(L);
+  amo_register(L);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__index");
   lua_setfield(L, -2, "methods");
@@ -1868,6 +1990,7 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, l_new); lua_setfield(L, -2, "new");
   lua_pushcfunction(L, l_dtype_size); lua_setfield(L, -2, "dtype_size");
+  lua_pushcfunction(L, l_dtype_cann); lua_setfield(L, -2, "dtype_cann");
   lua_pushcfunction(L, b_memcpy); lua_setfield(L, -2, "bench_memcpy");
   lua_pushcfunction(L, b_add_i32); lua_setfield(L, -2, "bench_add_i32");
   luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");

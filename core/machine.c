@@ -265,7 +265,7 @@ uint32_t sl_machine_gen(const sl_machine *m) { return m->gen; }
 int sl_block_parked(const sl_machine *m, int blk) {
   int s = m->blocks[blk].state;
   return s == B_SIGNAL || s == B_BARRIER || s == B_SYNC || s == B_FLAG ||
-         s == B_DRAIN || s == B_QUEUE;
+         s == B_DRAIN || s == B_QUEUE || s == B_AMO;
 }
 
 /* 1 while the block runs (it has neither parked nor been rescheduled) */

@@ -143,18 +143,9 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       sli_landed(m, e->blk, SL_PIPE_V, 1, t);
       break;
     }
-    case EV_SIGNAL: {
-      sl_dtype dt = (sl_dtype)e->dst.dtype;
-      int64_t v = e->op == SL_SIGNAL_ADD
-          ? (int64_t)((uint64_t)sl_get_int(dt, d, 0) + (uint64_t)e->val)
-          : e->val;
-      sl_set_int(dt, d, 0, v);
-      sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
-      if (m->race) sli_race_signal(m, &e->dst, e->snap, e->op == SL_SIGNAL_ADD);
-      if (m->bufs[e->dst.buf].waiters > 0)
-        sli_notify(m, &e->dst, (int64_t)sl_dtype_size(dt), t, e->blk);
+    case EV_SIGNAL:                     /* a signal, p or atomic (amo.c) */
+      sli_elem_land(m, e, t);
       break;
-    }
     default:
       break;
   }

@@ -365,6 +365,8 @@ int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size) {
           (int)m->sync_count[b->pe], m->block_dim, (int)b->pe);
     case B_READY:
       return snprintf(out, size, "ready, beyond the time limit");
+    case B_AMO:
+      return snprintf(out, size, "the reply of its fetching atomic");
     case B_FLAG:
       return snprintf(out, size, "wait_flag(%s, %d): its pipe has not reached the "
                       "set_flag yet (%s)", sl_event_name(b->wflag / SL_NEVENT_IDS),

@@ -102,6 +102,8 @@ typedef struct sl_params {
   int64_t spin_limit;       /* primitives a block may call in a row while the
                             ** machine clock stands still (0 = none) */
   int64_t primitive_limit;  /* primitives one block may call in a launch (0 = none) */
+  int scalar_amo;           /* 1: Ascend950's scalar and RDMA engine atomics (fetch,
+                            ** inc, set, swap, compare-swap, bitwise; the wide adds) */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */
@@ -282,6 +284,25 @@ int sl_wait_set(sl_machine *m, int blk, const sl_wset *w, int test, int64_t *ret
 ** GetValue, compare) until cmp holds; emulated without a Lua loop */
 int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
                   int64_t elems, int cmp, int64_t v, int64_t *got);
+/* one element to / from PE pe (aclshmem_NAME_p / _g): floats take fv, integers iv */
+int sl_p(sl_machine *m, int blk, const sl_loc *dst, int64_t iv, double fv, int pe);
+int sl_g(sl_machine *m, int blk, const sl_loc *src, int pe, int64_t *iv, double *fv);
+/* atomics (shmem_device_amo.h); SET and ADD are the signal ops' codes */
+enum { SL_AMO_SET = SL_SIGNAL_SET, SL_AMO_ADD = SL_SIGNAL_ADD, SL_AMO_INC, SL_AMO_CAS,
+       SL_AMO_FETCH, SL_AMO_AND, SL_AMO_OR, SL_AMO_XOR };
+typedef struct sl_amo_form {
+  const char *name;         /* "atomic_fetch_add" */
+  int op, fetch;            /* SL_AMO_*; 1: returns the old value (synchronous) */
+  unsigned mte, rdma;       /* dtypes (bit per sl_dtype) it takes over MTE, over RDMA */
+} sl_amo_form;
+extern const sl_amo_form sl_amo_forms[];   /* ends with a NULL name */
+/* the library's name of a dtype in its typed calls (half, bfloat16, float, int32) */
+const char *sl_dtype_cann(int t);
+/* an atomic of form f on element dst of PE pe: value iv / fv, compare_swap's
+** cond; ub the scratch UB (atomic_add's UB + MTE3 path). A fetching form
+** parks the block: its old value comes with the wake-up */
+int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, const sl_loc *dst, const sl_loc *ub,
+           int64_t iv, double fv, int64_t cond, int pe);
 int sl_quiet(sl_machine *m, int blk);
 int sl_fence(sl_machine *m, int blk);
 int sl_barrier_all(sl_machine *m, int blk);

@@ -14,7 +14,7 @@ enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW };
 ** drain (then does its act), B_QUEUE for a slot in a full pipe queue,
 ** B_ENDING has finished its code and waits for its pipes */
 enum { B_IDLE, B_READY, B_RUN, B_SIGNAL, B_BARRIER, B_SYNC, B_FLAG, B_DRAIN,
-       B_QUEUE, B_ENDING, B_DONE };
+       B_QUEUE, B_ENDING, B_DONE, B_AMO };
 
 /* what a block does once its pipes drained (B_DRAIN) */
 enum { ACT_BARRIER, ACT_SIGNAL, ACT_BAR_ALL, ACT_SYNC_ALL, ACT_PROF, ACT_POLL,
@@ -40,6 +40,7 @@ typedef struct sl_event {
   sl_addr dst, src, src2;
   int64_t n;                /* bytes (copy) or elements (vector) */
   int64_t val;              /* signal value */
+  int64_t val2;             /* atomic_compare_swap: the value compared with */
   double s;                 /* vector scalar */
   int32_t site;             /* checked runs: the issuing Lua line */
   int32_t snap;             /* racecheck: the release a signal carries */
@@ -322,6 +323,9 @@ void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, i
                      int pipe, int oblk, int opipe, int32_t osite, int owrite);
 /* a synccheck report about flag (event * SL_NEVENT_IDS + id) of block blk's pipe */
 int sli_report_flag(sl_machine *m, int blk, int pipe, int flag, const char *msg);
+
+/* amo.c */
+void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t);
 
 /* p2p.c */
 int sli_ws_eval(sl_machine *m, int blk, const sl_wset *w, int64_t *cur, int64_t *ret,

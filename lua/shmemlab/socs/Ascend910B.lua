@@ -55,6 +55,9 @@ return {
   -- synchronisation
   signal_ns = 20,                 -- assumed: no public figure; S cost of a signal write
   poll_ns = 100,                  -- assumed: no public figure; a GM flag poll (dcci + load)
+  scalar_amo = false,             -- hicann/shmem include/device/gm2gm/shmem_device_amo.h: the
+                                  -- fetch, inc, set, swap, compare-swap and bitwise atomics
+                                  -- and the uint32/uint64/int64 atomic_add are Ascend950's
   barrier_base_ns = 1000,         -- assumed: no public figure; barrier_all =
                                   -- base + 2 * ceil(log2 n) * alpha
   sync_all_ns = 500,              -- assumed: no public figure; checked with mte_setup_ns
