@@ -12,7 +12,7 @@ p.cycle2us = 1000
 p.pes_per_server = 4
 p.hccs_GBps = 53
 p.hccs_alpha_ns = 750
-p.scalar_amo = true               -- shmem_device_amo.h: scalar (MTE) and RDMA engine atomics
+p.scalar_amo = true               -- shmem_amo: scalar (MTE) and RDMA engine atomics
 p.sources = {
   figures = "doc/metrics.md reference figures (CANN platform ini, Ascend C docs): "
     .. "56 AIV cores, 248 KiB usable UB, 1.65 GHz, 1 GHz counter, "
