@@ -46,6 +46,7 @@ build = {
         "core/race.c",
         "core/sim.c",
         "core/sync.c",
+        "core/team.c",
       },
       defines = { "_POSIX_C_SOURCE=200809L" },
       libraries = { "m" },

@@ -1884,6 +1884,125 @@ static int l_dtype_cann(lua_State *L) {
 }
 
 /* ------------------------------------------------------------------ */
+/* teams                                                               */
+/* ------------------------------------------------------------------ */
+
+/* m:team_split_strided(parent, start, stride, size): the new team */
+static int m_team_split_strided(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int t, st = sl_team_split_strided(lm->m, (int)luaL_checkinteger(L, 2),
+                                    (int)luaL_checkinteger(L, 3), (int)luaL_checkinteger(L, 4),
+                                    (int)luaL_checkinteger(L, 5), &t);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  lua_pushinteger(L, t);
+  return 1;
+}
+
+/* m:team_split_2d(parent, x_range): the x team and the y team */
+static int m_team_split_2d(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int x, y, st = sl_team_split_2d(lm->m, (int)luaL_checkinteger(L, 2),
+                                  (int)luaL_checkinteger(L, 3), &x, &y);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  lua_pushinteger(L, x);
+  lua_pushinteger(L, y);
+  return 2;
+}
+
+/* m:team_destroy(team) */
+static int m_team_destroy(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int st = sl_team_destroy(lm->m, (int)luaL_checkinteger(L, 2));
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  return 0;
+}
+
+/* the PE a host-side team query is asked for (argument i): every PE sees
+** its own group of a team */
+static int host_pe(lua_State *L, lmach *lm, int i) {
+  lua_Integer pe = luaL_checkinteger(L, i);
+  int n = sl_machine_params(lm->m)->n_pes;
+  if (pe < 0 || pe >= n)
+    luaL_argerror(L, i, lua_pushfstring(L, "PE %d out of range 0..%d", (int)pe, n - 1));
+  return (int)pe;
+}
+
+/* m:team_my_pe(team, pe), m:team_n_pes(team, pe) (upvalue: 0 my_pe, 1 n_pes) */
+static int m_team_query(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int t = (int)luaL_checkinteger(L, 2), pe = host_pe(L, lm, 3);
+  lua_pushinteger(L, lua_tointeger(L, lua_upvalueindex(1)) ? sl_team_n_pes(lm->m, t, pe)
+                                                            : sl_team_my_pe(lm->m, t, pe));
+  return 1;
+}
+
+/* m:team_translate_pe(src, src_pe, dest, pe) */
+static int m_team_translate_pe(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  lua_pushinteger(L, sl_team_translate(lm->m, (int)luaL_checkinteger(L, 2),
+                                       (int)luaL_checkinteger(L, 3),
+                                       (int)luaL_checkinteger(L, 4), host_pe(L, lm, 5)));
+  return 1;
+}
+
+/* k:team_my_pe(team) / k:team_n_pes(team) (upvalue: 0 my_pe, 1 n_pes) */
+static int k_team_query(lua_State *L) {
+  int blk, pe, b;
+  lmach *lm = kcheck(L, &blk);
+  int t = (int)luaL_checkinteger(L, 2);
+  sl_block_where(lm->m, blk, &pe, &b);
+  lua_pushinteger(L, lua_tointeger(L, lua_upvalueindex(1)) ? sl_team_n_pes(lm->m, t, pe)
+                                                            : sl_team_my_pe(lm->m, t, pe));
+  return 1;
+}
+
+/* k:team_translate_pe(src, src_pe, dest) */
+static int k_team_translate_pe(lua_State *L) {
+  int blk, pe, b;
+  lmach *lm = kcheck(L, &blk);
+  sl_block_where(lm->m, blk, &pe, &b);
+  lua_pushinteger(L, sl_team_translate(lm->m, (int)luaL_checkinteger(L, 2),
+                                       (int)luaL_checkinteger(L, 3),
+                                       (int)luaL_checkinteger(L, 4), pe));
+  return 1;
+}
+
+/* k:team_pe_mapping(team, n): the global PE of number n of this PE's group */
+static int k_team_pe_mapping(lua_State *L) {
+  int blk, pe, b;
+  lmach *lm = kcheck(L, &blk);
+  sl_block_where(lm->m, blk, &pe, &b);
+  lua_pushinteger(L, sl_team_global(lm->m, (int)luaL_checkinteger(L, 2),
+                                    (int)luaL_checkinteger(L, 3), pe));
+  return 1;
+}
+
+/* k:barrier(team) / k:sync(team) (upvalue: 0 barrier, 1 sync) */
+static int k_team_barrier(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  int t = (int)luaL_checkinteger(L, 2);
+  return kdone(L, lm, blk, sl_team_barrier(lm->m, blk, t,
+                                           (int)lua_tointeger(L, lua_upvalueindex(1))), 0);
+}
+
+/* register the team calls: machine methods at index mi, block methods at bi */
+static void team_register(lua_State *L, int mi, int bi) {
+  static const struct { const char *name; lua_CFunction fn; int up, block; } calls[] = {
+    {"team_my_pe", m_team_query, 0, 0}, {"team_n_pes", m_team_query, 1, 0},
+    {"team_my_pe", k_team_query, 0, 1}, {"team_n_pes", k_team_query, 1, 1},
+    {"barrier", k_team_barrier, 0, 1}, {"sync", k_team_barrier, 1, 1},
+    {NULL, NULL, 0, 0}
+  };
+  int i;
+  for (i = 0; calls[i].name != NULL; i++) {
+    lua_pushinteger(L, calls[i].up);
+    lua_pushcclosure(L, calls[i].fn, 1);
+    lua_setfield(L, calls[i].block ? bi : mi, calls[i].name);
+  }
+}
+
+/* ------------------------------------------------------------------ */
 /* references for bench/ (the same bytes, without the engine)          */
 /* ------------------------------------------------------------------ */
 
@@ -1924,6 +2043,8 @@ static const luaL_Reg machine_methods[] = {
   {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
   {"trace", m_trace}, {"trace_records", m_trace_records},
   {"state", m_state}, {"close", m_close}, {"check_reports", m_check_reports},
+  {"team_split_strided", m_team_split_strided}, {"team_split_2d", m_team_split_2d},
+  {"team_destroy", m_team_destroy}, {"team_translate_pe", m_team_translate_pe},
   {NULL, NULL}
 };
 
@@ -1953,6 +2074,7 @@ static const luaL_Reg block_methods[] = {
   {"wait_signal_value", k_wait_signal_value}, {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
   {"sync_all", k_sync_all}, {"my_pe", k_my_pe},
   {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
+  {"team_translate_pe", k_team_translate_pe}, {"team_pe_mapping", k_team_pe_mapping},
   {NULL, NULL}
 };
 
@@ -1982,6 +2104,10 @@ int luaopen_shmemlab_core(lua_State *L) {
   luaL_newlib(L, block_methods);
   p2p_register(L);
   amo_register(L);
+  luaL_getmetatable(L, MACHINE_MT);
+  lua_getfield(L, -1, "methods");
+  team_register(L, lua_absindex(L, -1), lua_absindex(L, -3));
+  lua_pop(L, 2);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__index");
   lua_setfield(L, -2, "methods");
@@ -2016,5 +2142,7 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_pushinteger(L, SL_SHADOW_FRAMES); lua_setfield(L, -2, "SHADOW_FRAMES");
   lua_pushinteger(L, SL_SCRATCH_BYTES); lua_setfield(L, -2, "SCRATCH_BYTES");
   lua_pushinteger(L, -1); lua_setfield(L, -2, "SIZE_MAX");   /* C's SIZE_MAX, as 64 bits */
+  lua_pushinteger(L, SL_TEAM_WORLD); lua_setfield(L, -2, "TEAM_WORLD");
+  lua_pushinteger(L, SL_TEAM_INVALID); lua_setfield(L, -2, "TEAM_INVALID");
   return 1;
 }

@@ -367,6 +367,8 @@ int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size) {
       return snprintf(out, size, "ready, beyond the time limit");
     case B_AMO:
       return snprintf(out, size, "the reply of its fetching atomic");
+    case B_TEAM:
+      return sli_team_what(m, b, out, size);
     case B_FLAG:
       return snprintf(out, size, "wait_flag(%s, %d): its pipe has not reached the "
                       "set_flag yet (%s)", sl_event_name(b->wflag / SL_NEVENT_IDS),

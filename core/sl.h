@@ -303,6 +303,22 @@ const char *sl_dtype_cann(int t);
 ** parks the block: its old value comes with the wake-up */
 int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, const sl_loc *dst, const sl_loc *ub,
            int64_t iv, double fv, int64_t cond, int pe);
+/* teams (shmem_host_team.h, shmem_device_team.h): made and destroyed on the
+** host; a team is one or more strided groups of PEs (a split of a team splits
+** each group), every query answered as PE pe sees it (its own group) */
+#define SL_TEAM_WORLD 0
+#define SL_TEAM_INVALID (-1)
+#define SL_MAX_TEAMS 2048         /* ACLSHMEM_MAX_TEAMS */
+int sl_team_split_strided(sl_machine *m, int parent, int start, int stride, int size,
+                          int *out);
+int sl_team_split_2d(sl_machine *m, int parent, int x_range, int *xt, int *yt);
+int sl_team_destroy(sl_machine *m, int team);
+int sl_team_my_pe(const sl_machine *m, int team, int pe);      /* -1: not a member */
+int sl_team_n_pes(const sl_machine *m, int team, int pe);      /* -1: not a member */
+int sl_team_global(const sl_machine *m, int team, int n, int pe);
+int sl_team_translate(const sl_machine *m, int src, int src_pe, int dest, int pe);
+/* aclshmem_barrier(team) (sync 0: a quiet first) / aclshmem_sync(team) (sync 1) */
+int sl_team_barrier(sl_machine *m, int blk, int team, int sync);
 int sl_quiet(sl_machine *m, int blk);
 int sl_fence(sl_machine *m, int blk);
 int sl_barrier_all(sl_machine *m, int blk);

@@ -14,11 +14,11 @@ enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW };
 ** drain (then does its act), B_QUEUE for a slot in a full pipe queue,
 ** B_ENDING has finished its code and waits for its pipes */
 enum { B_IDLE, B_READY, B_RUN, B_SIGNAL, B_BARRIER, B_SYNC, B_FLAG, B_DRAIN,
-       B_QUEUE, B_ENDING, B_DONE, B_AMO };
+       B_QUEUE, B_ENDING, B_DONE, B_AMO, B_TEAM };
 
 /* what a block does once its pipes drained (B_DRAIN) */
 enum { ACT_BARRIER, ACT_SIGNAL, ACT_BAR_ALL, ACT_SYNC_ALL, ACT_PROF, ACT_POLL,
-       ACT_END };
+       ACT_TEAM, ACT_END };
 
 /* instructions queued on a pipe */
 enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT, OP_MARK };
@@ -127,6 +127,7 @@ typedef struct sl_block {
   int32_t wset;             /* 1: it waits on the set ws (a p2p_sync wait) */
   sl_wset ws;
   int64_t wcur;             /* SL_WS_ALL: the element it waits on (the library waits in order) */
+  int32_t wteam, wsync;     /* B_TEAM: its team, 1 for a sync (no quiet) */
   sl_addr wub;              /* polling wait: UB that receives the flag */
   int64_t wbytes;
   sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */
@@ -157,6 +158,7 @@ typedef struct sl_res {
 typedef struct sl_seg { int64_t off, size; } sl_seg;
 
 typedef struct sl_race sl_race;   /* racecheck state (race.c) */
+typedef struct sl_team sl_team;   /* a team (team.c) */
 
 /* figures of the profile in picoseconds, computed once */
 typedef struct sl_ps {
@@ -232,6 +234,8 @@ struct sl_machine {
   size_t nreports, capreports;
   uint8_t **ubinit;         /* initcheck: initialised bytes of each UB */
   sl_race *race;            /* racecheck: clocks and shadows */
+  sl_team *teams;           /* teams by handle (team.c); 0 is TEAM_WORLD */
+  int nteams;
   /* trace */
   sl_trace_rec *trace;
   size_t ntrace, captrace, maxtrace;
@@ -312,6 +316,7 @@ void sli_race_set_flag(sl_machine *m, int blk, int ev, int id, int src);
 void sli_race_wait_flag(sl_machine *m, int blk, int ev, int id, int dst);
 void sli_race_barrier(sl_machine *m, int blk, int pipe);
 void sli_race_meet(sl_machine *m, int pe);
+void sli_race_meet_pes(sl_machine *m, int first, int stride, int n, int s_only);
 int32_t sli_race_release(sl_machine *m, int blk);
 void sli_race_acquire(sl_machine *m, int blk, int32_t snap);
 void sli_race_acquire_thread(sl_machine *m, int blk, uint32_t from);
@@ -326,6 +331,13 @@ int sli_report_flag(sl_machine *m, int blk, int pipe, int flag, const char *msg)
 
 /* amo.c */
 void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t);
+
+/* team.c */
+int sli_team_world(sl_machine *m);
+void sli_team_free(sl_machine *m);
+void sli_team_reset(sl_machine *m);
+void sli_team_arrive(sl_machine *m, int blk);
+int sli_team_what(const sl_machine *m, const sl_block *b, char *out, size_t size);
 
 /* p2p.c */
 int sli_ws_eval(sl_machine *m, int blk, const sl_wset *w, int64_t *cur, int64_t *ret,

@@ -77,6 +77,9 @@ local function kernel(k, g, acc, out, got, sig, x)
     k:atomic_and(x.bits, -1, peer); k:atomic_or(x.bits, 1, peer); k:atomic_xor(x.bits, 0, peer)
     k:atomic_fetch_and(x.bits, -1, peer); k:atomic_fetch_or(x.bits, 0, peer)
     k:atomic_fetch_xor(x.bits, 0, peer)
+    k:team_my_pe(lab.TEAM_WORLD); k:team_n_pes(lab.TEAM_WORLD)
+    k:team_translate_pe(lab.TEAM_WORLD, 0, lab.TEAM_WORLD); k:team_pe_mapping(lab.TEAM_WORLD, 0)
+    k:barrier(lab.TEAM_WORLD); k:sync(lab.TEAM_WORLD)
   end
 end
 
@@ -104,7 +107,8 @@ local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pa
   "test_all", "test_any", "test_some", "test_all_vector", "test_any_vector", "test_some_vector",
   "p", "g", "atomic_add", "atomic_fetch_add", "atomic_inc", "atomic_fetch_inc", "atomic_fetch",
   "atomic_set", "atomic_swap", "atomic_compare_swap", "atomic_and", "atomic_or", "atomic_xor",
-  "atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor" }
+  "atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor", "team_my_pe", "team_n_pes",
+  "team_translate_pe", "team_pe_mapping", "barrier", "sync" }
 
 describe("every primitive with its optional arguments omitted", function()
   it("the kernel calls every method of k", function()
