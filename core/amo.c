@@ -19,22 +19,26 @@
 
 /* every atomic the library declares: name, operation, fetch, the dtypes it
 ** takes over MTE and over RDMA (ACLSHMEM_TYPE_FUNC_ATOMIC_* of shmem_device_amo.h) */
+#define E_MTE (1u << SL_ENGINE_MTE)
+#define E_ROCE (1u << SL_ENGINE_ROCE)
+#define E_UDMA (1u << SL_ENGINE_UDMA)
+#define E_ALL (E_MTE | E_ROCE | E_UDMA)
 const sl_amo_form sl_amo_forms[] = {
-  {"atomic_add", SL_AMO_ADD, 0, T_MTE_ADD | T_950_ADD, T_950},
-  {"atomic_fetch_add", SL_AMO_ADD, 1, T_950, T_950},
-  {"atomic_inc", SL_AMO_INC, 0, T_950, T_950},
-  {"atomic_fetch_inc", SL_AMO_INC, 1, T_950, T_950},
-  {"atomic_fetch", SL_AMO_FETCH, 1, T_950, T_950},
-  {"atomic_set", SL_AMO_SET, 0, T_950 | T(SL_FP32), T_950 | T(SL_FP32)},
-  {"atomic_swap", SL_AMO_SET, 1, T_950 | T(SL_FP32), T_950 | T(SL_FP32)},
-  {"atomic_compare_swap", SL_AMO_CAS, 1, T_950, T_950},
-  {"atomic_and", SL_AMO_AND, 0, 0, T_950},
-  {"atomic_or", SL_AMO_OR, 0, 0, T_950},
-  {"atomic_xor", SL_AMO_XOR, 0, 0, T_950},
-  {"atomic_fetch_and", SL_AMO_AND, 1, 0, T_950},
-  {"atomic_fetch_or", SL_AMO_OR, 1, 0, T_950},
-  {"atomic_fetch_xor", SL_AMO_XOR, 1, 0, T_950},
-  {NULL, 0, 0, 0, 0}
+  {"atomic_add", SL_AMO_ADD, 0, T_MTE_ADD | T_950_ADD, T_950, E_ALL},
+  {"atomic_fetch_add", SL_AMO_ADD, 1, T_950, T_950, E_ALL},
+  {"atomic_inc", SL_AMO_INC, 0, T_950, T_950, E_ALL},
+  {"atomic_fetch_inc", SL_AMO_INC, 1, T_950, T_950, E_ALL},
+  {"atomic_fetch", SL_AMO_FETCH, 1, T_950, T_950, E_ALL},
+  {"atomic_set", SL_AMO_SET, 0, T_950 | T(SL_FP32), T_950 | T(SL_FP32), E_ALL},
+  {"atomic_swap", SL_AMO_SET, 1, T_950 | T(SL_FP32), T_950 | T(SL_FP32), E_ALL},
+  {"atomic_compare_swap", SL_AMO_CAS, 1, T_950, T_950, E_ALL},
+  {"atomic_and", SL_AMO_AND, 0, 0, T_950, E_ROCE | E_UDMA},
+  {"atomic_or", SL_AMO_OR, 0, 0, T_950, E_ROCE | E_UDMA},
+  {"atomic_xor", SL_AMO_XOR, 0, 0, T_950, E_ROCE | E_UDMA},
+  {"atomic_fetch_and", SL_AMO_AND, 1, 0, T_950, E_ROCE | E_UDMA},
+  {"atomic_fetch_or", SL_AMO_OR, 1, 0, T_950, E_ROCE | E_UDMA},
+  {"atomic_fetch_xor", SL_AMO_XOR, 1, 0, T_950, E_ROCE | E_UDMA},
+  {NULL, 0, 0, 0, 0, 0}
 };
 
 /* the library's name of dtype t in its typed calls (half, bfloat16, float) */
@@ -61,10 +65,9 @@ static int check_elem(sl_machine *m, const sl_block *b, const sl_loc *l, int pe,
 
 /* queue the landing of a one-element write (p, an AMO) from blk's S pipe:
 ** it lands signal_ns + alpha later; a fetching one replies alpha after that */
-static int send_elem(sl_machine *m, int blk, const sl_loc *l, int op, int fetch,
+static int send_elem(sl_machine *m, int blk, const sl_loc *l, int path, int op, int fetch,
                      int64_t iv, double fv, int64_t cond, int32_t snap) {
   sl_block *b = &m->blocks[blk];
-  int path = sl_path(m, b->pe, l->pe);
   sl_event *e;
   int32_t id;
   sl_time land;
@@ -76,6 +79,7 @@ static int send_elem(sl_machine *m, int blk, const sl_loc *l, int op, int fetch,
   e->val2 = cond;
   e->s = fv;
   e->snap = snap;
+  e->pipe = path;                       /* the reply's path (an event of S has no pipe) */
   sli_addr(l, &e->dst);
   b->t += m->ps.signal;
   land = b->t + m->ps.alpha[path];
@@ -94,7 +98,7 @@ int sl_p(sl_machine *m, int blk, const sl_loc *dst, int64_t iv, double fv, int p
   l.pe = pe;
   if ((st = check_elem(m, &m->blocks[blk], &l, pe, 1, "p")) != SL_OK) return st;
   sli_race_access(m, blk, SL_PIPE_S, &l, (int64_t)sl_dtype_size((sl_dtype)l.dtype), 1);
-  return send_elem(m, blk, &l, SL_AMO_SET, 0, iv, fv, 0, -1);
+  return send_elem(m, blk, &l, sl_path(m, m->blocks[blk].pe, pe), SL_AMO_SET, 0, iv, fv, 0, -1);
 }
 
 /* aclshmem_NAME_g: one element from PE pe, a scalar load (a round trip) */
@@ -129,42 +133,60 @@ static int add_mte(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
   return st;
 }
 
-/* the route an atomic of form f on dtype dt over path takes: *mte 1 for the
-** UB + MTE3 add, 0 for a read-modify-write; an error where the library
-** aborts the kernel */
-static int amo_route(sl_machine *m, const sl_amo_form *f, int dt, int path, int *mte) {
-  unsigned bit = T(dt), mask = path == SL_PATH_RDMA ? f->rdma : f->mte;
+/* the dtypes an engine's own call of form f takes: MTE's scalar atomics
+** those of its MTE column but the UB-path-only ones, RoCE its RDMA column,
+** UDMA that without float */
+static unsigned engine_types(const sl_amo_form *f, int engine) {
+  if (engine == SL_ENGINE_MTE) return f->mte & ~(T_MTE_ADD & ~(T(SL_INT32) | T(SL_FP32)));
+  return engine == SL_ENGINE_ROCE ? f->rdma : f->rdma & ~T(SL_FP32);
+}
+
+/* the route an atomic of form f on dtype dt takes from engine and the path
+** to its PE: *mte 1 for the UB + MTE3 add, 0 for a read-modify-write over
+** *path; an error where the library aborts the kernel */
+static int amo_route(sl_machine *m, const sl_amo_form *f, int engine, int dt, int *path,
+                     int *mte) {
+  static const char *const eng[] = { "", "mte", "roce", "udma" };
+  unsigned bit = T(dt), mask;
+  if (engine == SL_ENGINE_MTE && *path == SL_PATH_RDMA)
+    return sli_err(m, SL_EARG, 3, "mte_%s: the MTE transport does not reach another "
+                   "server (roce_%s does)", f->name, f->name);
+  if (engine == SL_ENGINE_ROCE) *path = SL_PATH_RDMA;    /* through the NICs, whatever the PEs */
+  mask = engine ? engine_types(f, engine) : *path == SL_PATH_RDMA ? f->rdma : f->mte;
   if (!(mask & bit)) {
-    if ((f->mte | f->rdma) & bit)
+    if (!engine && ((f->mte | f->rdma) & bit))
       return sli_err(m, SL_EARG, 1, "%s of %s is not supported over %s (%s)", f->name,
-                     sl_dtype_name((sl_dtype)dt), sl_path_name(path),
-                     path == SL_PATH_RDMA ? "the RDMA engine does not take it"
-                                          : "only the RDMA and UDMA engines do it");
-    return sli_err(m, SL_EARG, 1, "%s does not take %s", f->name, sl_dtype_name((sl_dtype)dt));
+                     sl_dtype_name((sl_dtype)dt), sl_path_name(*path),
+                     *path == SL_PATH_RDMA ? "the RDMA engine does not take it"
+                                           : "only the RDMA and UDMA engines do it");
+    return sli_err(m, SL_EARG, 1, "%s%s%s does not take %s", eng[engine], engine ? "_" : "",
+                   f->name, sl_dtype_name((sl_dtype)dt));
   }
-  *mte = path != SL_PATH_RDMA && f->op == SL_AMO_ADD && !f->fetch && (T_MTE_ADD & bit);
+  *mte = !engine && *path != SL_PATH_RDMA && f->op == SL_AMO_ADD && !f->fetch &&
+         (T_MTE_ADD & bit);
   if (!*mte && !m->p.scalar_amo)
-    return sli_err(m, SL_EARG, 1, "%s of %s needs Ascend950's %s atomics (the profile's "
-                   "scalar_amo is off)", f->name, sl_dtype_name((sl_dtype)dt),
-                   path == SL_PATH_RDMA ? "RDMA engine" : "scalar");
+    return sli_err(m, SL_EARG, 1, "%s%s%s of %s needs Ascend950's %s atomics (the profile's "
+                   "scalar_amo is off)", eng[engine], engine ? "_" : "", f->name,
+                   sl_dtype_name((sl_dtype)dt), *path == SL_PATH_RDMA ? "RDMA engine" : "scalar");
   return SL_OK;
 }
 
 /* an atomic of form f on the element dst of PE pe (see sl.h) */
-int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, const sl_loc *dst, const sl_loc *ub,
-           int64_t iv, double fv, int64_t cond, int pe) {
+int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, int engine, const sl_loc *dst,
+           const sl_loc *ub, int64_t iv, double fv, int64_t cond, int pe) {
   sl_block *b = &m->blocks[blk];
   sl_loc l = *dst;
-  int st, mte = 0, op = f->op;
+  int st, mte = 0, op = f->op, path;
   l.pe = pe;
   if ((st = check_elem(m, b, &l, pe, op != SL_AMO_FETCH, f->name)) != SL_OK) return st;
-  if ((st = amo_route(m, f, l.dtype, sl_path(m, b->pe, pe), &mte)) != SL_OK) return st;
+  path = sl_path(m, b->pe, pe);
+  if ((st = amo_route(m, f, engine, l.dtype, &path, &mte)) != SL_OK) return st;
   if (mte) {
     if (ub == NULL) return sli_err(m, SL_EARG, 0, "%s needs the scratch UB", f->name);
     return add_mte(m, blk, dst, ub, iv, fv, pe);
   }
   if (op == SL_AMO_INC) { op = SL_AMO_ADD; iv = 1; fv = 1; }
-  return send_elem(m, blk, &l, op, f->fetch, iv, fv, cond,
+  return send_elem(m, blk, &l, path, op, f->fetch, iv, fv, cond,
                    op == SL_AMO_FETCH ? -1 : sli_race_release(m, blk));
 }
 
@@ -202,6 +224,6 @@ void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t) {
     if (sl_dtype_isfloat(dt)) { b->retkind = SL_RES_NUM; memcpy(&b->ret, &fold, sizeof(fold)); }
     else { b->retkind = SL_RES_INT; b->ret = old; }
     sli_race_observe(m, e->blk, &e->dst);
-    sli_wake(m, e->blk, t + m->ps.alpha[sl_path(m, b->pe, e->dst.pe)]);
+    sli_wake(m, e->blk, t + m->ps.alpha[e->pipe]);
   }
 }

@@ -1722,7 +1722,8 @@ static int amo_cont(lua_State *L, int status, lua_KContext ctx) {
 }
 
 /* every atomic (upvalue 1: its sl_amo_forms index, 2: the dtype its name
-** fixes or -1): (dst, [cond,] [value,] pe); atomic_add's UB + MTE3 path
+** fixes or -1, 3: the engine an engine's own call names, none = by the
+** topology): (dst, [cond,] [value,] pe); atomic_add's UB + MTE3 path
 ** carves the scratch UB first, as blocking_body does */
 static int amo_body(lua_State *L, int resumed) {
   int blk, st, a = 3, map[4] = { 0, 1, 0, 0 };
@@ -1741,8 +1742,8 @@ static int amo_body(lua_State *L, int resumed) {
       return engine_error(L, lm->m, st, 1);
     if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, amo_cont);
   }
-  st = sl_amo(lm->m, blk, f, &d, f->op == SL_AMO_ADD && !f->fetch ? &u : NULL, iv, fv, cond,
-              pe);
+  st = sl_amo(lm->m, blk, f, (int)lua_tointeger(L, lua_upvalueindex(3)), &d,
+              f->op == SL_AMO_ADD && !f->fetch ? &u : NULL, iv, fv, cond, pe);
   if (st == SL_EARG) sl_machine_map_err_arg(lm->m, map, 4);
   if (st == SL_OK && f->fetch) return lua_yield(L, 0);   /* the old value at wake */
   return kdone(L, lm, blk, st, 0);
@@ -1777,14 +1778,26 @@ static void typed_register(lua_State *L, const char *name, lua_CFunction fn, int
   }
 }
 
-/* register p, g and the atomics, untyped and typed */
+/* register p, g and the atomics, untyped and typed, and the engines' own
+** atomics (mte_atomic_add, roce_atomic_fetch_xor, udma_atomic_swap, ...) */
 static void amo_register(lua_State *L) {
-  int i;
+  static const char *const engines[] = { NULL, "mte", "roce", "udma" };
+  int i, e;
   typed_register(L, "p", k_pg, 0, ~0u);
   typed_register(L, "g", k_pg, 1, ~0u);
-  for (i = 0; sl_amo_forms[i].name != NULL; i++)
+  for (i = 0; sl_amo_forms[i].name != NULL; i++) {
     typed_register(L, sl_amo_forms[i].name, k_amo, i,
                    sl_amo_forms[i].mte | sl_amo_forms[i].rdma);
+    for (e = SL_ENGINE_MTE; e <= SL_ENGINE_UDMA; e++) {
+      if (!(sl_amo_forms[i].engines & (1u << e))) continue;
+      lua_pushfstring(L, "%s_%s", engines[e], sl_amo_forms[i].name);
+      lua_pushinteger(L, i);
+      lua_pushinteger(L, -1);
+      lua_pushinteger(L, e);
+      lua_pushcclosure(L, k_amo, 3);
+      lua_settable(L, -3);
+    }
+  }
 }
 
 /* k:wait_signal_value(flag, ub, count [, cmp [, value]]): hcomm's soft-sync

@@ -294,15 +294,20 @@ typedef struct sl_amo_form {
   const char *name;         /* "atomic_fetch_add" */
   int op, fetch;            /* SL_AMO_*; 1: returns the old value (synchronous) */
   unsigned mte, rdma;       /* dtypes (bit per sl_dtype) it takes over MTE, over RDMA */
+  unsigned engines;         /* the engines that declare it as their own call (bit per SL_ENGINE_*) */
 } sl_amo_form;
+/* who carries an atomic: the library's choice by topology, or the engine a
+** call names (aclshmemx_mte_atomic_*, _roce_atomic_*, _udma_atomic_*) */
+enum { SL_ENGINE_AUTO, SL_ENGINE_MTE, SL_ENGINE_ROCE, SL_ENGINE_UDMA };
 extern const sl_amo_form sl_amo_forms[];   /* ends with a NULL name */
 /* the library's name of a dtype in its typed calls (half, bfloat16, float, int32) */
 const char *sl_dtype_cann(int t);
 /* an atomic of form f on element dst of PE pe: value iv / fv, compare_swap's
-** cond; ub the scratch UB (atomic_add's UB + MTE3 path). A fetching form
+** cond; ub the scratch UB (atomic_add's UB + MTE3 path); engine SL_ENGINE_*
+** (roce: through the NICs whatever the PEs). A fetching form
 ** parks the block: its old value comes with the wake-up */
-int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, const sl_loc *dst, const sl_loc *ub,
-           int64_t iv, double fv, int64_t cond, int pe);
+int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, int engine, const sl_loc *dst,
+           const sl_loc *ub, int64_t iv, double fv, int64_t cond, int pe);
 /* teams (shmem_host_team.h, shmem_device_team.h): made and destroyed on the
 ** host; a team is one or more strided groups of PEs (a split of a team splits
 ** each group), every query answered as PE pe sees it (its own group) */

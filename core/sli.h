@@ -44,7 +44,8 @@ typedef struct sl_event {
   double s;                 /* vector scalar */
   int32_t site;             /* checked runs: the issuing Lua line */
   int32_t snap;             /* racecheck: the release a signal carries */
-  int32_t pipe;             /* copy / vector op: the pipe it ran on */
+  int32_t pipe;             /* copy / vector op: the pipe it ran on; a fetching
+                            ** atomic: the path its reply takes */
   int32_t next_free;
 } sl_event;
 

@@ -236,6 +236,36 @@ describe("Ascend950 atomics", function()
     assert.same({}, m:check_reports())
   end)
 
+  it("the engines' own atomics: roce through the NICs whatever the PEs, mte inside a server",
+     function()
+    local m = lab.machine{ soc = "Ascend950", pes = 8 }
+    local x = m:malloc("int64", 1, "x"):fill("const", 6)
+    local t, r = {}, {}
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local c0 = k:system_cycle()
+      r.roce = k:roce_atomic_fetch_add(x, 1, 1)          -- PE 1 is in this server
+      t.roce = k:system_cycle() - c0
+      c0 = k:system_cycle()
+      r.mte = k:mte_atomic_fetch_add(x, 1, 1)
+      t.mte = k:system_cycle() - c0
+      r.udma = k:udma_atomic_fetch_and(x, 12, 1)         -- 8 & 12
+      k:udma_atomic_xor(x, 1, 1)
+      k:quiet()
+      r.after = k:atomic_fetch(x, 1)
+    end, 1)
+    local p = m:params()
+    local function want(alpha) return (p.signal_ns + 2 * alpha + p.scalar_ns) / 1000 * p.cycle2us end
+    assert.same({ roce = 6, mte = 7, udma = 8, after = 9 }, r)
+    assert.near(want(p.rdma_alpha_ns), t.roce, 1)
+    assert.near(want(p.hccs_alpha_ns), t.mte, 1)
+    local e = H.err(m.launch, m, function(k) if k.pe == 0 then k:mte_atomic_inc(x, 4) end end, 1)
+    H.contains(e, "bad argument #2 to 'mte_atomic_inc' (mte_atomic_inc: the MTE transport does "
+               .. "not reach another server (roce_atomic_inc does))")
+    assert.is_nil(lab.core.block_methods.mte_atomic_and)
+    assert.is_function(lab.core.block_methods.roce_atomic_and)
+  end)
+
   it("refuses what the library does not declare", function()
     local m = lab.machine{ soc = "Ascend950", pes = 2 }
     local h = m:malloc("fp16", 1, "h")

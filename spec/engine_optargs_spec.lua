@@ -89,8 +89,12 @@ end
 local P2P_TYPES = { float = true, int8 = true, int16 = true, int32 = true, int64 = true,
   uint8 = true, uint16 = true, uint32 = true, uint64 = true, char = true, half = true,
   bfloat16 = true, double = true }
+-- and the engines' own atomics (mte_atomic_add, roce_atomic_fetch_xor, ...):
+-- the untyped atomic's C function with the engine fixed
+local ENGINES = { mte = true, roce = true, udma = true }
 local function typed_alias(name, called)
   local t, base = name:match("^(%l+%d*)_(.+)$")
+  if t ~= nil and ENGINES[t] and base:match("^atomic_") then return called[base] end
   return t ~= nil and P2P_TYPES[t] and called[base]
 end
 
