@@ -111,6 +111,7 @@ int sl_g(sl_machine *m, int blk, const sl_loc *src, int pe, int64_t *iv, double 
   if ((st = check_elem(m, b, &l, pe, 0, "g")) != SL_OK) return st;
   sli_race_access(m, blk, SL_PIPE_S, &l, (int64_t)sl_dtype_size((sl_dtype)l.dtype), 0);
   sli_addr(&l, &a);
+  sli_init_read(m, &a, (int64_t)sl_dtype_size((sl_dtype)l.dtype), blk, SL_PIPE_S, m->site);
   *iv = sl_get_int((sl_dtype)l.dtype, sli_ptr(m, &a), 0);
   *fv = sl_get_num((sl_dtype)l.dtype, sli_ptr(m, &a), 0);
   b->t += m->ps.scalar + 2 * m->ps.alpha[sl_path(m, b->pe, pe)];
