@@ -90,15 +90,19 @@ static int send_elem(sl_machine *m, int blk, const sl_loc *l, int path, int op, 
   return SL_OK;
 }
 
-/* aclshmem_NAME_p: one element to PE pe, a scalar store that lands after
-** the path's latency (a plain write: racecheck judges it, it releases nothing) */
+/* aclshmem_NAME_p: one element to PE pe, a scalar store and the library's
+** dcci_cacheline write-back: S goes on once it has landed (a plain write:
+** racecheck judges it, it releases nothing) */
 int sl_p(sl_machine *m, int blk, const sl_loc *dst, int64_t iv, double fv, int pe) {
+  sl_block *b = &m->blocks[blk];
   sl_loc l = *dst;
-  int st;
+  int st, path = sl_path(m, b->pe, pe);
   l.pe = pe;
-  if ((st = check_elem(m, &m->blocks[blk], &l, pe, 1, "p")) != SL_OK) return st;
+  if ((st = check_elem(m, b, &l, pe, 1, "p")) != SL_OK) return st;
   sli_race_access(m, blk, SL_PIPE_S, &l, (int64_t)sl_dtype_size((sl_dtype)l.dtype), 1);
-  return send_elem(m, blk, &l, sl_path(m, m->blocks[blk].pe, pe), SL_AMO_SET, 0, iv, fv, 0, -1);
+  st = send_elem(m, blk, &l, path, SL_AMO_SET, 0, iv, fv, 0, -1);
+  b->t += m->ps.alpha[path];
+  return st;
 }
 
 /* aclshmem_NAME_g: one element from PE pe, a scalar load (a round trip) */

@@ -1940,53 +1940,35 @@ static int host_pe(lua_State *L, lmach *lm, int i) {
   return (int)pe;
 }
 
-/* m:team_my_pe(team, pe), m:team_n_pes(team, pe) (upvalue: 0 my_pe, 1 n_pes) */
+/* the answer to team query kind (0 my_pe, 1 n_pes, 2 translate_pe, 3
+** pe_mapping) as PE pe sees it, its arguments from index i on */
+static lua_Integer team_answer(lua_State *L, lmach *lm, int kind, int i, int pe) {
+  int t = (int)luaL_checkinteger(L, i);
+  switch (kind) {
+    case 0: return sl_team_my_pe(lm->m, t, pe);
+    case 1: return sl_team_n_pes(lm->m, t, pe);
+    case 2: return sl_team_translate(lm->m, t, (int)luaL_checkinteger(L, i + 1),
+                                     (int)luaL_checkinteger(L, i + 2), pe);
+    default: return sl_team_global(lm->m, t, (int)luaL_checkinteger(L, i + 1), pe);
+  }
+}
+
+/* m:team_my_pe(team, pe), m:team_n_pes(team, pe), m:team_translate_pe(src,
+** src_pe, dest, pe) (upvalue: the kind of team_answer) */
 static int m_team_query(lua_State *L) {
   lmach *lm = checkmach(L, 1);
-  int t = (int)luaL_checkinteger(L, 2), pe = host_pe(L, lm, 3);
-  lua_pushinteger(L, lua_tointeger(L, lua_upvalueindex(1)) ? sl_team_n_pes(lm->m, t, pe)
-                                                            : sl_team_my_pe(lm->m, t, pe));
+  int kind = (int)lua_tointeger(L, lua_upvalueindex(1));
+  lua_pushinteger(L, team_answer(L, lm, kind, 2, host_pe(L, lm, kind == 2 ? 5 : 3)));
   return 1;
 }
 
-/* m:team_translate_pe(src, src_pe, dest, pe) */
-static int m_team_translate_pe(lua_State *L) {
-  lmach *lm = checkmach(L, 1);
-  lua_pushinteger(L, sl_team_translate(lm->m, (int)luaL_checkinteger(L, 2),
-                                       (int)luaL_checkinteger(L, 3),
-                                       (int)luaL_checkinteger(L, 4), host_pe(L, lm, 5)));
-  return 1;
-}
-
-/* k:team_my_pe(team) / k:team_n_pes(team) (upvalue: 0 my_pe, 1 n_pes) */
+/* k:team_my_pe(team), k:team_n_pes(team), k:team_translate_pe(src, src_pe,
+** dest), k:team_pe_mapping(team, n) (upvalue: the kind of team_answer) */
 static int k_team_query(lua_State *L) {
   int blk, pe, b;
   lmach *lm = kcheck(L, &blk);
-  int t = (int)luaL_checkinteger(L, 2);
   sl_block_where(lm->m, blk, &pe, &b);
-  lua_pushinteger(L, lua_tointeger(L, lua_upvalueindex(1)) ? sl_team_n_pes(lm->m, t, pe)
-                                                            : sl_team_my_pe(lm->m, t, pe));
-  return 1;
-}
-
-/* k:team_translate_pe(src, src_pe, dest) */
-static int k_team_translate_pe(lua_State *L) {
-  int blk, pe, b;
-  lmach *lm = kcheck(L, &blk);
-  sl_block_where(lm->m, blk, &pe, &b);
-  lua_pushinteger(L, sl_team_translate(lm->m, (int)luaL_checkinteger(L, 2),
-                                       (int)luaL_checkinteger(L, 3),
-                                       (int)luaL_checkinteger(L, 4), pe));
-  return 1;
-}
-
-/* k:team_pe_mapping(team, n): the global PE of number n of this PE's group */
-static int k_team_pe_mapping(lua_State *L) {
-  int blk, pe, b;
-  lmach *lm = kcheck(L, &blk);
-  sl_block_where(lm->m, blk, &pe, &b);
-  lua_pushinteger(L, sl_team_global(lm->m, (int)luaL_checkinteger(L, 2),
-                                    (int)luaL_checkinteger(L, 3), pe));
+  lua_pushinteger(L, team_answer(L, lm, (int)lua_tointeger(L, lua_upvalueindex(1)), 2, pe));
   return 1;
 }
 
@@ -2003,7 +1985,9 @@ static int k_team_barrier(lua_State *L) {
 static void team_register(lua_State *L, int mi, int bi) {
   static const struct { const char *name; lua_CFunction fn; int up, block; } calls[] = {
     {"team_my_pe", m_team_query, 0, 0}, {"team_n_pes", m_team_query, 1, 0},
+    {"team_translate_pe", m_team_query, 2, 0},
     {"team_my_pe", k_team_query, 0, 1}, {"team_n_pes", k_team_query, 1, 1},
+    {"team_translate_pe", k_team_query, 2, 1}, {"team_pe_mapping", k_team_query, 3, 1},
     {"barrier", k_team_barrier, 0, 1}, {"sync", k_team_barrier, 1, 1},
     {NULL, NULL, 0, 0}
   };
@@ -2057,7 +2041,7 @@ static const luaL_Reg machine_methods[] = {
   {"trace", m_trace}, {"trace_records", m_trace_records},
   {"state", m_state}, {"close", m_close}, {"check_reports", m_check_reports},
   {"team_split_strided", m_team_split_strided}, {"team_split_2d", m_team_split_2d},
-  {"team_destroy", m_team_destroy}, {"team_translate_pe", m_team_translate_pe},
+  {"team_destroy", m_team_destroy},
   {NULL, NULL}
 };
 
@@ -2087,7 +2071,6 @@ static const luaL_Reg block_methods[] = {
   {"wait_signal_value", k_wait_signal_value}, {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
   {"sync_all", k_sync_all}, {"my_pe", k_my_pe},
   {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
-  {"team_translate_pe", k_team_translate_pe}, {"team_pe_mapping", k_team_pe_mapping},
   {NULL, NULL}
 };
 

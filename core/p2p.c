@@ -25,29 +25,17 @@ static uint8_t *elem(sl_machine *m, const sl_loc *l, int64_t i) {
   return sli_ptr(m, &a);
 }
 
-/* is v cmp x? (doubles: a NaN compares false but for CMP_NE, as in C) */
-static int cmp_num(int cmp, double v, double x) {
-  switch (cmp) {
-    case SL_CMP_EQ: return v == x;
-    case SL_CMP_NE: return v != x;
-    case SL_CMP_GT: return v > x;
-    case SL_CMP_GE: return v >= x;
-    case SL_CMP_LT: return v < x;
-    default: return v <= x;
-  }
-}
+/* v cmp x, for integers and doubles alike (a NaN holds only CMP_NE, as in C) */
+#define CMP_HOLDS(cmp, v, x) \
+  ((cmp) == SL_CMP_EQ ? (v) == (x) : (cmp) == SL_CMP_NE ? (v) != (x) : \
+   (cmp) == SL_CMP_GT ? (v) > (x) : (cmp) == SL_CMP_GE ? (v) >= (x) : \
+   (cmp) == SL_CMP_LT ? (v) < (x) : (v) <= (x))
 
-/* is v cmp x? (integers, exact) */
-static int cmp_int(int cmp, int64_t v, int64_t x) {
-  switch (cmp) {
-    case SL_CMP_EQ: return v == x;
-    case SL_CMP_NE: return v != x;
-    case SL_CMP_GT: return v > x;
-    case SL_CMP_GE: return v >= x;
-    case SL_CMP_LT: return v < x;
-    default: return v <= x;
-  }
-}
+/* is v cmp x? (doubles) */
+static int cmp_num(int cmp, double v, double x) { return CMP_HOLDS(cmp, v, x); }
+
+/* is v cmp x? (integers, exact; also signal waits, sync.c) */
+int sli_cmp_int(int cmp, int64_t v, int64_t x) { return CMP_HOLDS(cmp, v, x); }
 
 /* is element i in the set (status[i] == 0, or no status)? */
 static int ws_in(sl_machine *m, const sl_wset *w, int64_t i) {
@@ -63,7 +51,7 @@ static int ws_holds(sl_machine *m, const sl_wset *w, int64_t i) {
     double x = w->has_vals ? sl_get_num(dt, elem(m, &w->vals, i), 0) : w->fval;
     return cmp_num(w->cmp, sl_get_num(dt, p, 0), x);
   }
-  return cmp_int(w->cmp, sl_get_int(dt, p, 0),
+  return sli_cmp_int(w->cmp, sl_get_int(dt, p, 0),
                  w->has_vals ? sl_get_int(dt, elem(m, &w->vals, i), 0) : w->ival);
 }
 

@@ -341,6 +341,7 @@ void sli_team_arrive(sl_machine *m, int blk);
 int sli_team_what(const sl_machine *m, const sl_block *b, char *out, size_t size);
 
 /* p2p.c */
+int sli_cmp_int(int cmp, int64_t v, int64_t x);
 int sli_ws_eval(sl_machine *m, int blk, const sl_wset *w, int64_t *cur, int64_t *ret,
                 int test);
 int sli_ws_what(const sl_machine *m, const sl_block *b, char *out, size_t size);

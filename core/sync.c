@@ -168,18 +168,6 @@ int sl_fence(sl_machine *m, int blk) {
   return sl_pipe_barrier(m, blk, SL_NPIPES);
 }
 
-/* is v cmp x true? */
-static int cmp_ok(int cmp, int64_t v, int64_t x) {
-  switch (cmp) {
-    case SL_CMP_EQ: return v == x;
-    case SL_CMP_NE: return v != x;
-    case SL_CMP_GT: return v > x;
-    case SL_CMP_GE: return v >= x;
-    case SL_CMP_LT: return v < x;
-    default: return v <= x;
-  }
-}
-
 /* a signal location must be an integer GM/symmetric element */
 static int check_sig(sl_machine *m, const sl_loc *sig, int arg, const sl_block *b,
                      int write) {
@@ -264,7 +252,7 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
   sli_addr(sig, &a);
   cur = sl_get_int((sl_dtype)sig->dtype, sli_ptr(m, &a), 0);
   b->t += poll_cost(m, b, sig->pe);
-  if (cmp_ok(cmp, cur, v)) { *got = cur; sli_race_observe(m, blk, &a); return SL_OK; }
+  if (sli_cmp_int(cmp, cur, v)) { *got = cur; sli_race_observe(m, blk, &a); return SL_OK; }
   b->state = B_SIGNAL;
   b->wsite = m->site;
   b->w = a;
@@ -317,7 +305,7 @@ void sli_poll_resume(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   sl_time first = (b->t > b->pipe[SL_PIPE_MTE2] ? b->t : b->pipe[SL_PIPE_MTE2]) + b->wperiod;
   int64_t cur = sl_get_int((sl_dtype)b->w.dtype, sli_ptr(m, &b->w), 0);
-  if (cmp_ok(b->wcmp, cur, b->wval)) {   /* the first poll sees it */
+  if (sli_cmp_int(b->wcmp, cur, b->wval)) {   /* the first poll sees it */
     memcpy(sli_ptr(m, &b->wub), sli_ptr(m, &b->w), (size_t)b->wbytes);
     sli_init_write(m, &b->wub, b->wbytes);
     b->t = b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = first;
@@ -374,7 +362,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
       const uint8_t *p = sli_ptr(m, &b->w);
       int64_t cur = 0;
       if (b->wset ? sli_ws_eval(m, i, &b->ws, &b->wcur, &cur, 0)
-                  : cmp_ok(b->wcmp, cur = sl_get_int((sl_dtype)b->w.dtype, p, 0), b->wval)) {
+                  : sli_cmp_int(b->wcmp, cur = sl_get_int((sl_dtype)b->w.dtype, p, 0), b->wval)) {
         sl_time at = t + poll_cost(m, b, b->w.pe);
         if (b->wperiod > 0) {          /* the first poll completing after t */
           sl_time k = t <= b->wfirst ? 0

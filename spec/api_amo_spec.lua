@@ -40,7 +40,8 @@ describe("p / g", function()
     end)
   end
 
-  it("p lands after signal_ns + alpha; g costs scalar_ns + 2 alpha", function()
+  it("p returns once its store landed (signal_ns + alpha): a g after it sees it; g costs "
+     .. "scalar_ns + 2 alpha", function()
     local m = lab.machine{ pes = 2 }
     local x = m:malloc("int32", 1, "x"):fill("zero")
     local t = {}
@@ -49,9 +50,14 @@ describe("p / g", function()
       local c0 = k:system_cycle()
       k:g(x, 1)
       t.g = k:system_cycle() - c0
+      c0 = k:system_cycle()
       k:p(x, 7, 1)
+      t.p = k:system_cycle() - c0
+      t.seen = k:g(x, 1)
     end, 1)
     local p = m:params()
+    assert.equals(7, t.seen)
+    assert.near((p.signal_ns + p.hccs_alpha_ns + p.scalar_ns) / 1000 * p.cycle2us, t.p, 1)
     -- system_cycle costs scalar_ns itself (it reads the counter after it); the
     -- counter ticks cycle2us per us
     assert.near((2 * p.scalar_ns + 2 * p.hccs_alpha_ns) / 1000 * p.cycle2us, t.g, 1)
