@@ -116,8 +116,12 @@ int sl_g(sl_machine *m, int blk, const sl_loc *src, int pe, int64_t *iv, double 
   sli_race_access(m, blk, SL_PIPE_S, &l, (int64_t)sl_dtype_size((sl_dtype)l.dtype), 0);
   sli_addr(&l, &a);
   sli_init_read(m, &a, (int64_t)sl_dtype_size((sl_dtype)l.dtype), blk, SL_PIPE_S, m->site);
-  *iv = sl_get_int((sl_dtype)l.dtype, sli_ptr(m, &a), 0);
-  *fv = sl_get_num((sl_dtype)l.dtype, sli_ptr(m, &a), 0);
+  *iv = 0;                               /* a timing-only run's unbacked bytes read 0 */
+  *fv = 0;
+  if (sli_ptr(m, &a) != NULL) {
+    *iv = sl_get_int((sl_dtype)l.dtype, sli_ptr(m, &a), 0);
+    *fv = sl_get_num((sl_dtype)l.dtype, sli_ptr(m, &a), 0);
+  }
   b->t += m->ps.scalar + 2 * m->ps.alpha[sl_path(m, b->pe, pe)];
   return SL_OK;
 }
@@ -190,6 +194,7 @@ int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, int engine, const sl_lo
     if (ub == NULL) return sli_err(m, SL_EARG, 0, "%s needs the scratch UB", f->name);
     return add_mte(m, blk, dst, ub, iv, fv, pe);
   }
+  if ((st = sli_backed(m, &l, 1, f->name)) != SL_OK) return st;   /* its values steer */
   if (op == SL_AMO_INC) { op = SL_AMO_ADD; iv = 1; fv = 1; }
   return send_elem(m, blk, &l, path, op, f->fetch, iv, fv, cond,
                    op == SL_AMO_FETCH ? -1 : sli_race_release(m, blk));
@@ -213,10 +218,10 @@ static int64_t int_op(int op, int64_t old, int64_t v, int64_t cond) {
 ** fetching one's old value back to its block */
 void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t) {
   sl_dtype dt = (sl_dtype)e->dst.dtype;
-  uint8_t *d = sli_ptr(m, &e->dst);
-  int64_t old = sl_get_int(dt, d, 0);
-  double fold = sl_get_num(dt, d, 0);
-  if (e->op != SL_AMO_FETCH) {
+  uint8_t *d = sli_ptr(m, &e->dst);      /* NULL: a p to unbacked bytes (timing-only) */
+  int64_t old = d == NULL ? 0 : sl_get_int(dt, d, 0);
+  double fold = d == NULL ? 0 : sl_get_num(dt, d, 0);
+  if (d != NULL && e->op != SL_AMO_FETCH) {
     if (!sl_dtype_isfloat(dt)) sl_set_int(dt, d, 0, int_op(e->op, old, e->val, e->val2));
     else sl_set_num(dt, d, 0, e->op == SL_AMO_ADD ? fold + e->s : e->s);
     sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));

@@ -119,6 +119,7 @@ int sli_ws_eval(sl_machine *m, int blk, const sl_wset *w, int64_t *cur, int64_t 
 static int check_array(sl_machine *m, const sl_wset *w, const sl_loc *l, int arg,
                        int write, int same, const sl_block *b) {
   const char *what = w->name;
+  int st;
   if (l->buf < 0) return sli_err(m, SL_EARG, arg, "must be in GM, not UB");
   if (same && l->dtype != w->ivars.dtype)
     return sli_err(m, SL_EARG, arg, "must be of the ivars' dtype %s, got %s",
@@ -127,8 +128,10 @@ static int check_array(sl_machine *m, const sl_wset *w, const sl_loc *l, int arg
     return sli_err(m, SL_EARG, arg, "must be an integer array, got %s",
                    sl_dtype_name((sl_dtype)l->dtype));
   if (w->n == 0) return SL_OK;
-  return sli_bounds(m, l, sl_nbytes(w->n, (int64_t)sl_dtype_size((sl_dtype)l->dtype)),
-                    write, what, arg, b->pe, b->b);
+  if ((st = sli_bounds(m, l, sl_nbytes(w->n, (int64_t)sl_dtype_size((sl_dtype)l->dtype)),
+                       write, what, arg, b->pe, b->b)) != SL_OK)
+    return st;
+  return sli_backed(m, l, arg, what);    /* a timing-only run keeps a set's bytes */
 }
 
 /* the arguments of a set (error arguments: 1 ivars, 2 n, 3 status, 4 cmp,

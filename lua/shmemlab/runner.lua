@@ -115,7 +115,7 @@ runner.DTYPE_ALIASES = { float = "fp32", half = "fp16", bfloat16 = "bf16" }
 local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
-  routing routes_file dispatch_dtype seed sigma zipf_s flags]]):gmatch("%S+") do
+  routing routes_file dispatch_dtype seed sigma zipf_s flags timing_only]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -277,7 +277,8 @@ end
 
 -- a fresh machine for c
 local function machine(c)
-  local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe, check = c.check }
+  local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe, check = c.check,
+              data = not c.timing_only }
   return lab.machine(o)
 end
 
@@ -324,7 +325,11 @@ function runner.measure(op, c)
   for k, v in pairs(bytes1) do moved[k] = (v - bytes0[k]) // c.iters end
   local trace
   if c.trace then trace = m:trace_records(true); m:trace(0) end
-  local wrong, at, pe, want, got = op.check(m, c, s)
+  local check = { wrong = 0, unchecked = "timing-only" }   -- no bytes to compare
+  if not c.timing_only then
+    local wrong, at, pe, want, got = op.check(m, c, s)
+    check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got }
+  end
   local sanitizer
   if c.check and c.check ~= "none" then
     local text, n, reports = require("shmemlab.check").summary(m, op.title or op.name)
@@ -334,7 +339,7 @@ function runner.measure(op, c)
     sanitizer = sanitizer,
     op = op, machine = m, state = s, per_pe = per_pe, spread = spread(per_pe),
     e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
-    check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got },
+    check = check,
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
     deepep = op.deepep and op.deepep(c, s) or nil,
     trace = trace, iter_launches = launches // c.iters,
@@ -372,11 +377,9 @@ end
 
 -- the peak bandwidth an operator is judged against on this machine
 local function peak_of(op, c)
-  local sn = c.profile.supernode_dies
-  local pps = sn and sn > 0 and sn or c.profile.pes_per_server   -- one HCCS domain
   return metrics.peak{ soc = c.profile, op = op.collective, n_pes = c.pes,
                        link_GBps = c.profile.hccs_GBps, link_type = "HCCS",
-                       pes_per_server = pps,
+                       pes_per_server = require("shmemlab.bound").domain_pes(c.profile),
                        topology = c.profile.hccs_switch and "hccs_switch" or "hccs_mesh" }
 end
 
@@ -434,19 +437,31 @@ local function frames_of(res, op, c)
     .. tostring(fr):gsub("%s*%(add it.*$", "") .. ")\n", error = tostring(fr) }
 end
 
+-- close a measured run's machine: its engine memory is freed at once; what the result
+-- keeps (task rows, checked-run reports, frames, profile) stays readable, m:tasks and
+-- check.format read the facade's state. Idempotent.
+function runner.release(res)
+  if res and res.machine then res.machine:close() end
+  return res
+end
+
 -- run an operator (name, path or table) with options; measures the baseline
 -- too unless opts.baseline == "none". A bad option raises a "usage" error before
 -- anything runs; a failed run (kernel fault, deadlock, op error) a "run" error.
-function runner.run(spec, opts)
+-- release: close each machine as soon as it is measured (runner.release), so the
+-- op's machine is gone before the baseline's is built (a sweep's runs)
+function runner.run(spec, opts, release)
   local op = guarded(runner.load_op, spec)
   local c = runner.config(op, opts)
   local res = guarded(runner.measure, op, c)
+  if release then runner.release(res) end
   local bound = require("shmemlab.bound").of(op.collective, c)   -- the baseline's too
   local base
   if c.baseline == "hccl" then
     local bop = runner.load_baseline(op)
     if bop then
       base = guarded(runner.measure, bop, c)
+      if release then runner.release(base) end
       base.metrics = evaluate(bop, c, base, bound)
     end
   end
@@ -464,11 +479,12 @@ end
 -- a short number
 local function f3(x) return metrics.fmt3(x) end
 
--- the effective configuration, printed before results
-function runner.config_text(c, op)
-  return string.format("# shmemlab %s | op %s (%s) | %s, %d PEs (%d per server) | dtype %s | "
+-- the effective configuration, printed before results; pes_text (a PE sweep's counts)
+-- in place of c.pes
+function runner.config_text(c, op, pes_text)
+  return string.format("# shmemlab %s | op %s (%s) | %s, %s PEs (%d per server) | dtype %s | "
     .. "count %d per PE | block_dim %d%s | ub %d B | warmup %d, iters %d | baseline %s | "
-    .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, c.pes,
+    .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, pes_text or c.pes,
     c.profile.pes_per_server, c.dtype, c.count, c.block_dim,
     c.block_dim_asked and string.format(" (asked %d; the SoC has %d cores)", c.block_dim_asked,
                                         c.cores) or "",
@@ -477,6 +493,7 @@ end
 
 -- the check line of a measured run
 function runner.check_text(name, ch)
+  if ch.unchecked then return string.format("check %s: not checked (%s)\n", name, ch.unchecked) end
   if ch.wrong == 0 then return string.format("check %s: 0 wrong elements\n", name) end
   return string.format("check %s: %d wrong elements; first at index %d on PE %d: "
     .. "expected %s, got %s\n", name, ch.wrong, ch.index, ch.pe, tostring(ch.expected),
