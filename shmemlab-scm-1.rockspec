@@ -49,7 +49,7 @@ build = {
         "core/team.c",
       },
       defines = { "_POSIX_C_SOURCE=200809L" },
-      libraries = { "m" },
+      libraries = { "m", "pthread" },
     },
     ["shmemlab.bound"] = "lua/shmemlab/bound.lua",
     ["shmemlab.check"] = "lua/shmemlab/check.lua",

@@ -222,6 +222,7 @@ void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t) {
   int64_t old = d == NULL ? 0 : sl_get_int(dt, d, 0);
   double fold = d == NULL ? 0 : sl_get_num(dt, d, 0);
   if (d != NULL && e->op != SL_AMO_FETCH) {
+    sli_lazy_touch(m, &e->dst, (int64_t)sl_dtype_size(dt));   /* a staged copy reads it */
     if (!sl_dtype_isfloat(dt)) sl_set_int(dt, d, 0, int_op(e->op, old, e->val, e->val2));
     else sl_set_num(dt, d, 0, e->op == SL_AMO_ADD ? fold + e->s : e->s);
     sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
