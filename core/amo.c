@@ -14,8 +14,8 @@
 
 #define T(x) (1u << (x))
 #define T_MTE_ADD (T(SL_INT8) | T(SL_INT16) | T(SL_BF16) | T(SL_FP16) | T(SL_INT32) | T(SL_FP32))
-#define T_950 (T(SL_INT32) | T(SL_INT64))
-#define T_950_ADD (T(SL_INT64))
+#define T_950 (T(SL_INT32) | T(SL_INT64) | T(SL_UINT32) | T(SL_UINT64))
+#define T_950_ADD (T(SL_INT64) | T(SL_UINT32) | T(SL_UINT64))
 
 /* every atomic the library declares: name, operation, fetch, the dtypes it
 ** takes over MTE and over RDMA (ACLSHMEM_TYPE_FUNC_ATOMIC_* of shmem_device_amo.h) */
@@ -47,6 +47,7 @@ const char *sl_dtype_cann(int t) {
     case SL_FP16: return "half";
     case SL_BF16: return "bfloat16";
     case SL_FP32: return "float";
+    case SL_FP64: return "double";
     default: return sl_dtype_name((sl_dtype)t);
   }
 }

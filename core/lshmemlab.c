@@ -69,13 +69,23 @@ static lmach *checkmach(lua_State *L, int i) {
   return lm;
 }
 
-/* a dtype name at index i */
+/* a dtype name at index i (an unknown one names every dtype of the table) */
 static int checkdtype(lua_State *L, int i) {
   const char *name = luaL_checkstring(L, i);
   int t = sl_dtype_find(name);
-  if (t < 0)
-    luaL_argerror(L, i, lua_pushfstring(L, "unknown dtype '%s' (int8 int16 "
-                  "int32 int64 uint8 fp16 bf16 fp32)", name));
+  if (t < 0) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "unknown dtype '%s' (", name);
+    luaL_addvalue(&b);
+    for (t = 0; t < SL_NDTYPES; t++) {
+      if (t > 0) luaL_addchar(&b, ' ');
+      luaL_addstring(&b, sl_dtype_name((sl_dtype)t));
+    }
+    luaL_addchar(&b, ')');
+    luaL_pushresult(&b);
+    luaL_argerror(L, i, lua_tostring(L, -1));
+  }
   return t;
 }
 

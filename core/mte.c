@@ -41,7 +41,11 @@ static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *d
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
-  int st = copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
+  int st;
+  if (op != SL_OP_NONE && dst->dtype == SL_FP64)
+    return sli_err(m, SL_EARG, 1, "fp64: the MTE atomic unit has no double accumulate "
+                   "(set_atomic_none before this copy)");
+  st = copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
@@ -625,6 +629,9 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
   if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
   if (SL_VEC_IS_BINARY(op) && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
+  if (op != SL_VEC_COPY && (dst->dtype == SL_FP64 || a->dtype == SL_FP64))
+    return sli_err(m, SL_EARG, dst->dtype == SL_FP64 ? 1 : 2, "fp64: the AIV vector unit "
+                   "has no double arithmetic (DataCopy and the MTE move it)");
   if (op != SL_VEC_CAST && op != SL_VEC_CAST_RINT &&
       (a->dtype != dst->dtype || (SL_VEC_IS_BINARY(op) && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");
