@@ -36,6 +36,7 @@ build = {
         "core/amo.c",
         "core/check.c",
         "core/dtype.c",
+        "core/engine.c",
         "core/flow.c",
         "core/lshmemlab.c",
         "core/machine.c",

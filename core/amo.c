@@ -138,7 +138,7 @@ static int add_mte(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
       (st = sl_wait_flag(m, blk, SL_EV_S_MTE3, 0)) != SL_OK ||
       (st = sl_set_atomic(m, blk, SL_OP_ADD, dt)) != SL_OK)
     return st;
-  st = sl_put_ub(m, blk, dst, &u, 1, pe);
+  st = sl_mte_ub(m, blk, 0, dst, &u, 1, pe);
   sl_set_atomic(m, blk, SL_OP_NONE, dt);      /* SetAtomicNone, as the library does */
   return st;
 }

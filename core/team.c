@@ -242,7 +242,7 @@ int sl_team_barrier(sl_machine *m, int blk, int id, int sync) {
   b->wsync = sync;
   b->wsite = m->site;
   if (sync) { b->t += m->ps.issue; sli_team_arrive(m, blk); return SL_OK; }
-  return sli_drain(m, blk, SL_DRAIN_ALL, ACT_TEAM);
+  return sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_TEAM);   /* a quiet first */
 }
 
 /* what a block waiting at a team barrier waits for */
