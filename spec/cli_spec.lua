@@ -184,8 +184,8 @@ describe("run_op.lua", function()
   end)
 
   local usage_errors = {
-    { { "allgather", "--bogus" }, "unknown option --bogus" },
-    { { "allgather", "--pes" }, "option --pes needs a value" },
+    { { "allgather", "--bogus" }, "unknown option '--bogus'" },     -- argparse's wording
+    { { "allgather", "--pes" }, "option '--pes' requires an argument" },
     { { "allgather", "--pes", "x" }, "option --pes needs an integer, got 'x'" },
     { { "allgather", "-b", "8Q", "-e", "1M" }, "option -b needs a size like 8K or 64M, got '8Q'" },
     { { "allgather", "-b", "8K" }, "a sweep needs both -b and -e" },

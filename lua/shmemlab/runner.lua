@@ -115,7 +115,7 @@ runner.DTYPE_ALIASES = { float = "fp32", half = "fp16", bfloat16 = "bf16" }
 local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
-  routing routes_file dispatch_dtype seed sigma zipf_s flags]]):gmatch("%S+") do
+  routing routes_file dispatch_dtype seed sigma zipf_s flags verify combine]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -197,6 +197,10 @@ local function check_config(op, c)
   one_of(c.reduce, "--reduce", "sum max min")
   one_of(c.mode, "--mode", "put get")
   one_of(c.baseline, "--baseline", "hccl none")
+  one_of(c.combine, "--average", "max mean min pe0")
+  if c.verify ~= nil and type(c.verify) ~= "boolean" then
+    runner.usage("--check (verify) must be a boolean, got '%s'", tostring(c.verify))
+  end
   if c.check ~= nil and c.check ~= "none" then
     for w in tostring(c.check):gmatch("[^,%s]+") do
       if not lab.check_modes[w] then
@@ -324,7 +328,8 @@ function runner.measure(op, c)
   for k, v in pairs(bytes1) do moved[k] = (v - bytes0[k]) // c.iters end
   local trace
   if c.trace then trace = m:trace_records(true); m:trace(0) end
-  local wrong, at, pe, want, got = op.check(m, c, s)
+  local wrong, at, pe, want, got = 0, nil, nil, nil, nil
+  if c.verify ~= false then wrong, at, pe, want, got = op.check(m, c, s) end
   local sanitizer
   if c.check and c.check ~= "none" then
     local text, n, reports = require("shmemlab.check").summary(m, op.title or op.name)
@@ -334,7 +339,8 @@ function runner.measure(op, c)
     sanitizer = sanitizer,
     op = op, machine = m, state = s, per_pe = per_pe, spread = spread(per_pe),
     e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
-    check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got },
+    check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got,
+              skipped = c.verify == false },
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
     deepep = op.deepep and op.deepep(c, s) or nil,
     trace = trace, iter_launches = launches // c.iters,
@@ -385,7 +391,7 @@ local function evaluate(op, c, res, bound, base)
   local payload = metrics.payload_bytes(op.collective, op.payload(c))
   local mt = metrics.compute{
     op = op.collective, n_pes = c.pes, payload_bytes = payload, per_pe = res.per_pe,
-    peak = peak_of(op, c), bound = bound,
+    peak = peak_of(op, c), bound = bound, combine = c.combine,
     baseline = base and { name = base.op.title or base.op.name, per_pe = base.per_pe } or nil,
   }
   if res.deepep then metrics.deepep(mt, res.deepep, base and base.deepep) end  -- MoE ops
@@ -477,6 +483,7 @@ end
 
 -- the check line of a measured run
 function runner.check_text(name, ch)
+  if ch.skipped then return string.format("check %s: not checked (--check 0)\n", name) end
   if ch.wrong == 0 then return string.format("check %s: 0 wrong elements\n", name) end
   return string.format("check %s: %d wrong elements; first at index %d on PE %d: "
     .. "expected %s, got %s\n", name, ch.wrong, ch.index, ch.pe, tostring(ch.expected),
