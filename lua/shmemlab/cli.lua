@@ -280,11 +280,15 @@ local function run_opts(o)
   return r
 end
 
--- append a machine's task rows to tasks_by_pe
-local function collect_tasks(acc, res)
+-- append a machine's task rows to tasks_by_pe, each with the run's block_dim
+local function collect_tasks(acc, res, block_dim)
   for pe = 0, res.config_pes - 1 do
     acc[pe] = acc[pe] or {}
-    for _, t in ipairs(res.machine:tasks(pe)) do acc[pe][#acc[pe] + 1] = t end
+    for _, t in ipairs(res.machine:tasks(pe)) do
+      local row = { block_dim = block_dim }
+      for k, v in pairs(t) do row[k] = v end
+      acc[pe][#acc[pe] + 1] = row
+    end
   end
 end
 
@@ -305,6 +309,21 @@ local function write_perftest(dir, results)
   end
 end
 
+-- the timelines of a run's last measured launch under root: timeline.json (all PEs, with
+-- the signal arrows) and each PE's msprof_<stamp>.json (a JSON array of events, as msprof's)
+local function write_timelines(root, run_id, stamp, res, pes)
+  local msprof = require("shmemlab.msprof")
+  local events, flows = runner.trace_events(res)
+  msprof.write_trace(root .. "/timeline.json", msprof.trace(events, flows))
+  for pe = 0, pes - 1 do
+    local mine = {}
+    for _, e in ipairs(events) do if e.pe == pe then mine[#mine + 1] = e end end
+    local path = string.format("%s/PROF_%06d_%d/%s/msprof_%s.json", root, run_id, pe,
+                               msprof.OUTPUT_DIR, stamp)
+    msprof.write_trace(path, msprof.trace(mine), true)
+  end
+end
+
 -- the msprof-style output of a run (or a sweep's runs) under dir
 local function write_output(dir, results, cases)
   local msprof = require("shmemlab.msprof")
@@ -317,7 +336,11 @@ local function write_output(dir, results, cases)
     local tasks, any = {}, false
     for _, r in ipairs(results) do
       local res = r[part[2]]
-      if res then any = true; res.config_pes = r.config.pes; collect_tasks(tasks, res) end
+      if res then
+        any = true
+        res.config_pes = r.config.pes
+        collect_tasks(tasks, res, r.config.block_dim)
+      end
     end
     if any then
       msprof.mkdir_p(root)
@@ -327,20 +350,8 @@ local function write_output(dir, results, cases)
       local _, info = msprof.statistics(root, { warmup = results[1].config.warmup * per,
                                                 iters = results[1].config.iters * per })
       written[#written + 1] = info.result_csv
-      -- timelines of the last measured launch of the last run
       local res = results[#results][part[2]]
-      if res and res.trace then
-        local events, flows = runner.trace_events(res)
-        local merged = msprof.trace(events, flows)
-        msprof.write_trace(root .. "/timeline.json", merged)
-        for pe = 0, results[#results].config.pes - 1 do
-          local mine = {}
-          for _, e in ipairs(events) do if e.pe == pe then mine[#mine + 1] = e end end
-          local path = string.format("%s/PROF_%06d_%d/mindstudio_profiler_output/msprof_%s.json",
-                                     root, run_id, pe, stamp)
-          msprof.write_trace(path, msprof.trace(mine))
-        end
-      end
+      if res and res.trace then write_timelines(root, run_id, stamp, res, results[#results].config.pes) end
     end
   end
   write_perftest(dir, results)

@@ -347,15 +347,19 @@ function runner.measure(op, c)
   }
 end
 
--- timeline events and flows of a measured run's traced launch (msprof.trace input)
+-- timeline events and flows of a measured run's traced launch (msprof.trace input): the
+-- kernel slices of the PEs that ran, frames, MTE copies and signal writes (each on its
+-- S pipe for the profile's signal_ns, then in flight) and an arrow from each write that
+-- released a wait to what the waiter went on with (msprof.bind)
 function runner.trace_events(res)
-  local events, flows = {}, {}
+  local events, writes = {}, {}
   local m = res.machine
-  for pe = 0, #res.per_pe - 1 do                      -- the kernel slices
-    local tasks = m:tasks(pe)
+  local signal_us = m:profile().signal_ns / 1000
+  for _, row in ipairs(res.per_pe) do                 -- the kernel slices
+    local tasks = m:tasks(row.pe)
     for i = #tasks - res.iter_launches + 1, #tasks do
       local t = tasks[i]
-      events[#events + 1] = { pe = pe, name = t.name, cat = "kernel", ts = t.start_us,
+      events[#events + 1] = { pe = row.pe, name = t.name, cat = "kernel", ts = t.start_us,
                               dur = t.stop_us - t.start_us, args = { type = t.type } }
     end
   end
@@ -367,13 +371,17 @@ function runner.trace_events(res)
     elseif r.kind == "frame" then
       events[#events + 1] = { pe = r.pe, block = r.block, cat = "frame",
         name = lab.frames.names[r.frame] or ("frame " .. r.frame), ts = r.ts, dur = r.dur }
+    elseif r.kind == "signal" then
+      events[#events + 1] = { pe = r.pe, block = r.block, lane = "signal", cat = "signal",
+        name = "signal to PE " .. r.peer_pe, ts = r.ts - signal_us, dur = signal_us,
+        lands = r.ts + r.dur, args = { peer_pe = r.peer_pe, path = r.path, lands_us = r.ts + r.dur } }
     elseif r.kind == "wake" then
-      flows[#flows + 1] = { id = #flows + 1, name = "signal", cat = "signal",
+      writes[#writes + 1] = { id = #writes + 1, name = "signal", cat = "signal",
         from = { pe = r.pe, block = r.block, ts = r.ts },
         to = { pe = r.peer_pe, block = r.peer_block, ts = r.ts + r.dur } }
     end
   end
-  return events, flows
+  return events, (require("shmemlab.msprof").bind(events, writes))
 end
 
 -- the peak bandwidth an operator is judged against on this machine
