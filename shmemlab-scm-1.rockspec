@@ -67,6 +67,7 @@ build = {
     ["shmemlab.socs.Ascend910B"] = "lua/shmemlab/socs/Ascend910B.lua",
     ["shmemlab.socs.Ascend910_93"] = "lua/shmemlab/socs/Ascend910_93.lua",
     ["shmemlab.socs.Ascend950"] = "lua/shmemlab/socs/Ascend950.lua",
+    ["shmemlab.sweep"] = "lua/shmemlab/sweep.lua",
   },
   copy_directories = { "ops" },
 }
