@@ -203,7 +203,7 @@ local function epilog(prog)
     "   3 the run failed: a kernel fault, a deadlock, an error in the operator",
     "",
     "Environment: SHMEMLAB_OPS names the folder of operators (default: ops/ beside lua/ in a "
-    .. "checkout, PREFIX/share/shmemlab/ops when installed).",
+    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed).",
     "",
     string.format("--set keys (%s's value, unit; %s --soc NAME --set KEY=VALUE):", prof.name, prog) }
   for _, k in ipairs(keys) do

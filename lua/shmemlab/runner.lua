@@ -7,16 +7,16 @@ local report = require("shmemlab.report")
 
 local runner = {}
 
--- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a
--- checkout, <prefix>/share/shmemlab/ops when installed, else ./ops
+-- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a checkout,
+-- shmemlab/ops beside this module when installed (make install, luarocks), else ./ops
 local function ops_dir()
   local env = os.getenv("SHMEMLAB_OPS")
   if env and env ~= "" then return env end
   local src = debug.getinfo(1, "S").source
-  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$")
+  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$") or (src:match("^@lua/shmemlab/") and ".")
   if repo then return repo .. "/ops" end
-  local prefix = src:match("^@(.*)/share/lua/[^/]+/shmemlab/[^/]*$")
-  if prefix then return prefix .. "/share/shmemlab/ops" end
+  local here = src:match("^@(.*)/shmemlab/[^/]*$")
+  if here then return here .. "/shmemlab/ops" end
   return "./ops"
 end
 runner.ops_dir = ops_dir
