@@ -69,6 +69,7 @@ build = {
     ["shmemlab.socs.Ascend910B"] = "lua/shmemlab/socs/Ascend910B.lua",
     ["shmemlab.socs.Ascend910_93"] = "lua/shmemlab/socs/Ascend910_93.lua",
     ["shmemlab.socs.Ascend950"] = "lua/shmemlab/socs/Ascend950.lua",
+    ["shmemlab.sweep"] = "lua/shmemlab/sweep.lua",
   },
   -- the operators beside the modules, where the runner looks when installed
   -- (share/lua/5.4/shmemlab/ops/), and the `shmemlab` command

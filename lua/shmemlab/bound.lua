@@ -34,6 +34,12 @@ M.FIELDS = { "pes_per_server", "dies_per_card", "hccs_switch", "hccs_GBps", "hcc
 
 local CLASSES = { "local", "sio", "hccs", "rdma" }
 
+-- bound.domain_pes(profile) -> the PEs that reach each other without RDMA: a supernode's
+-- switch fabric (supernode_dies), else a server (pes_per_server); the engine's sli_domain
+function M.domain_pes(p)
+  return (p.supernode_dies or 0) > 0 and p.supernode_dies or p.pes_per_server
+end
+
 -- topology(profile, n) -> t: the classes, bandwidths and alphas of n PEs on profile
 local function topology(p, n)
   for _, f in ipairs(M.FIELDS) do
@@ -42,7 +48,7 @@ local function topology(p, n)
     end
   end
   local t = { n = n, pps = p.pes_per_server, dpc = math.max(1, p.dies_per_card),
-    sn = (p.supernode_dies or 0) > 0 and p.supernode_dies or p.pes_per_server,
+    sn = M.domain_pes(p),
     switch = p.hccs_switch and true or false,
     hbm = p.hbm_GBps,
     GBps = { sio = p.sio_GBps, rdma = p.rdma_GBps,

@@ -1,6 +1,7 @@
 -- shmemlab.plot: SVG charts. plot.svg draws bus bandwidth against message size (log-scaled
 -- size axis, labelled axes, a legend) for a sweep of an operator and its baseline;
--- plot.frames_svg the share of each cycle-profiling frame per PE or per block, stacked.
+-- plot.frames_svg the share of each cycle-profiling frame per PE or per block, stacked;
+-- plot.pes_svg bus bandwidth and efficiency against PE count (a PE sweep).
 -- Value axes tick at round numbers (1, 2, 2.5 or 5 times a power of ten); a wide size
 -- axis labels every 2nd, 5th or 10th power of two so that its labels keep apart.
 local plot = {}
@@ -214,6 +215,107 @@ function plot.frames_svg(p)
     local ly = T + 10 + (i - 1) * 18
     add('<rect x="%d" y="%d" width="14" height="10" fill="%s"/>', W - R + 12, ly - 5, l.color)
     add('<text x="%d" y="%d">%s</text>', W - R + 32, ly + 4, esc(l.name))
+  end
+  add("</svg>")
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- the x scale of PE counts xs over pixels x0..x1: log2 when the counts span a factor of 8
+-- or more, else linear; one count sits in the middle
+local function pes_scale(xs, x0, x1)
+  local lo, hi = xs[1], xs[1]
+  for _, x in ipairs(xs) do lo, hi = math.min(lo, x), math.max(hi, x) end
+  local log = hi >= 8 * lo
+  local f = log and function(x) return math.log(x, 2) end or function(x) return x end
+  local a, b = f(lo), f(hi)
+  if a == b then a, b = a - 1, b + 1 end
+  return function(x) return x0 + (f(x) - a) / (b - a) * (x1 - x0) end, log
+end
+
+-- one panel of pes_svg: axes, y ticks, the series' points (value i + 1 of each point)
+local function pes_panel(add, X, xs, box, panel, series)
+  local L, R, T, B = box.L, box.R, box.T, box.B
+  local vmax = panel.min_top or 0
+  for _, s in ipairs(series) do
+    for _, pt in ipairs(s.points) do vmax = math.max(vmax, pt[panel.value] * 1.05) end
+  end
+  local ymax, step = plot.ticks(vmax)
+  local function Y(v) return B - v / ymax * (B - T) end
+  add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, B, R, B)
+  add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, T, L, B)
+  for _, x in ipairs(xs) do
+    add('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ccc"/>', X(x), T, X(x), B)
+  end
+  for i = 0, math.floor(ymax / step + 0.5) do         -- round ticks (plot.ticks)
+    local v = i * step
+    add('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>', L, Y(v), R, Y(v))
+    add('<text x="%d" y="%.1f" text-anchor="end">%s</text>', L - 6, Y(v) + 4, tick_text(v, step))
+  end
+  add('<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>',
+      (T + B) // 2, (T + B) // 2, esc(panel.label))
+  for _, s in ipairs(series) do
+    local pts = {}
+    for _, pt in ipairs(s.points) do
+      pts[#pts + 1] = string.format("%.1f,%.1f", X(pt[1]), Y(pt[panel.value]))
+    end
+    add('<polyline class="%s" fill="none" stroke="%s" stroke-width="2" points="%s"/>', panel.class,
+        s.color, table.concat(pts, " "))
+    for _, pt in ipairs(s.points) do
+      add('<circle class="%s" cx="%.1f" cy="%.1f" r="3" fill="%s"/>', panel.class, X(pt[1]),
+          Y(pt[panel.value]), s.color)
+    end
+  end
+end
+
+-- plot.pes_svg{title=, series = {{name=, color=, points = {{pes, busbw_GBps, eff_pct}, ...}},
+-- ...}, split = {after = D, label =} or nil}: bus bandwidth (top) and efficiency against the
+-- bound (bottom) over PE count, one x tick per count (log2 axis when the counts span a
+-- factor of 8 or more); split draws a dashed line between the last count <= D and the
+-- first above it (where RDMA between domains starts)
+function plot.pes_svg(p)
+  local W, H, L, R = 720, 640, 70, 700
+  local xs, seen = {}, {}
+  for _, s in ipairs(p.series) do
+    for _, pt in ipairs(s.points) do
+      if not seen[pt[1]] then seen[pt[1]] = true; xs[#xs + 1] = pt[1] end
+    end
+  end
+  if #xs == 0 then error("bad argument #1 to 'pes_svg' (no points)", 2) end
+  table.sort(xs)
+  local X, log = pes_scale(xs, L, R)
+  local out = {}
+  local function add(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
+  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+      .. 'font-family="sans-serif" font-size="12">', W, H)
+  add('<rect width="%d" height="%d" fill="white"/>', W, H)
+  add('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>', W // 2, esc(p.title or ""))
+  pes_panel(add, X, xs, { L = L, R = R, T = 40, B = 300 },
+            { value = 2, label = "bus bandwidth (GB/s)", class = "busbw" }, p.series)
+  pes_panel(add, X, xs, { L = L, R = R, T = 330, B = 580 },
+            { value = 3, label = "efficiency (% of bound)", class = "eff", min_top = 100 }, p.series)
+  local sp = p.split
+  for i = 2, sp and #xs or 0 do
+    if xs[i - 1] <= sp.after and xs[i] > sp.after then
+      local x = (X(xs[i - 1]) + X(xs[i])) / 2
+      add('<line class="split" x1="%.1f" y1="40" x2="%.1f" y2="580" stroke="#888" '
+          .. 'stroke-dasharray="5,4"/>', x, x)
+      add('<text x="%.1f" y="318" text-anchor="middle" fill="#555">%s</text>', x, esc(sp.label))
+    end
+  end
+  local last = -math.huge
+  for _, x in ipairs(xs) do                       -- x labels, none on top of the last one
+    if X(x) - last >= 28 then
+      add('<text class="pes" x="%.1f" y="596" text-anchor="middle">%d</text>', X(x), x)
+      last = X(x)
+    end
+  end
+  add('<text x="%d" y="%d" text-anchor="middle">PEs%s</text>', (L + R) // 2, H - 18,
+      log and " (log scale)" or "")
+  for i, s in ipairs(p.series) do                 -- legend, in the top panel
+    local ly = 50 + (i - 1) * 18
+    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>',
+        L + 12, ly, L + 36, ly, s.color)
+    add('<text x="%d" y="%d">%s</text>', L + 42, ly + 4, esc(s.name))
   end
   add("</svg>")
   return table.concat(out, "\n") .. "\n"

@@ -343,7 +343,7 @@ function runner.measure(op, c)
               skipped = c.verify == false },
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
     deepep = op.deepep and op.deepep(c, s) or nil,
-    trace = trace, iter_launches = launches // c.iters,
+    trace = trace, iter_launches = launches // c.iters, signal_us = c.profile.signal_ns / 1000,
   }
 end
 
@@ -354,7 +354,7 @@ end
 function runner.trace_events(res)
   local events, writes = {}, {}
   local m = res.machine
-  local signal_us = m:profile().signal_ns / 1000
+  local signal_us = res.signal_us                       -- the machine may be released
   for _, row in ipairs(res.per_pe) do                 -- the kernel slices
     local tasks = m:tasks(row.pe)
     for i = #tasks - res.iter_launches + 1, #tasks do
@@ -386,11 +386,9 @@ end
 
 -- the peak bandwidth an operator is judged against on this machine
 local function peak_of(op, c)
-  local sn = c.profile.supernode_dies
-  local pps = sn and sn > 0 and sn or c.profile.pes_per_server   -- one HCCS domain
   return metrics.peak{ soc = c.profile, op = op.collective, n_pes = c.pes,
                        link_GBps = c.profile.hccs_GBps, link_type = "HCCS",
-                       pes_per_server = pps,
+                       pes_per_server = require("shmemlab.bound").domain_pes(c.profile),
                        topology = c.profile.hccs_switch and "hccs_switch" or "hccs_mesh" }
 end
 
@@ -448,19 +446,31 @@ local function frames_of(res, op, c)
     .. tostring(fr):gsub("%s*%(add it.*$", "") .. ")\n", error = tostring(fr) }
 end
 
+-- close a measured run's machine: its engine memory is freed at once; what the result
+-- keeps (task rows, checked-run reports, frames, profile) stays readable, m:tasks and
+-- check.format read the facade's state. Idempotent.
+function runner.release(res)
+  if res and res.machine then res.machine:close() end
+  return res
+end
+
 -- run an operator (name, path or table) with options; measures the baseline
 -- too unless opts.baseline == "none". A bad option raises a "usage" error before
 -- anything runs; a failed run (kernel fault, deadlock, op error) a "run" error.
-function runner.run(spec, opts)
+-- release: close each machine as soon as it is measured (runner.release), so the
+-- op's machine is gone before the baseline's is built (a sweep's runs)
+function runner.run(spec, opts, release)
   local op = guarded(runner.load_op, spec)
   local c = runner.config(op, opts)
   local res = guarded(runner.measure, op, c)
+  if release then runner.release(res) end
   local bound = require("shmemlab.bound").of(op.collective, c)   -- the baseline's too
   local base
   if c.baseline == "hccl" then
     local bop = runner.load_baseline(op)
     if bop then
       base = guarded(runner.measure, bop, c)
+      if release then runner.release(base) end
       base.metrics = evaluate(bop, c, base, bound)
     end
   end
@@ -478,11 +488,12 @@ end
 -- a short number
 local function f3(x) return metrics.fmt3(x) end
 
--- the effective configuration, printed before results
-function runner.config_text(c, op)
-  return string.format("# shmemlab %s | op %s (%s) | %s, %d PEs (%d per server) | dtype %s | "
+-- the effective configuration, printed before results; pes_text (a PE sweep's counts)
+-- in place of c.pes
+function runner.config_text(c, op, pes_text)
+  return string.format("# shmemlab %s | op %s (%s) | %s, %s PEs (%d per server) | dtype %s | "
     .. "count %d per PE | block_dim %d%s | ub %d B | warmup %d, iters %d | baseline %s | "
-    .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, c.pes,
+    .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, pes_text or c.pes,
     c.profile.pes_per_server, c.dtype, c.count, c.block_dim,
     c.block_dim_asked and string.format(" (asked %d; the SoC has %d cores)", c.block_dim_asked,
                                         c.cores) or "",
