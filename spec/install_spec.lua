@@ -3,13 +3,7 @@
 -- command names itself.
 local lfs = require("lfs")
 
--- a fresh folder
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(lfs.mkdir(d))
-  return d
-end
+local tmpdir = require("spec.helpers.cli").tmpdir
 
 -- write an executable shell script
 local function script(path, body)

@@ -64,12 +64,27 @@ function plot.size_ticks(x0, x1, px)
   return list, k
 end
 
--- the SVG opening, background, title and axes of a W x H chart with plot area L, T, R, B
-local function frame_svg(add, W, H, L, R, T, B, title)
+-- the SVG opening, background and title of a W x H chart
+local function svg_open(add, W, H, title)
   add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
       .. 'font-family="sans-serif" font-size="12">', W, H)
   add('<rect width="%d" height="%d" fill="white"/>', W, H)
   add('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>', W // 2, esc(title or ""))
+end
+
+-- a line chart's legend: a short line of each series' colour and its name, from (x, y0) down
+local function legend(add, series, x, y0)
+  for i, s in ipairs(series) do
+    local ly = y0 + (i - 1) * 18
+    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>',
+        x, ly, x + 24, ly, s.color)
+    add('<text x="%d" y="%d">%s</text>', x + 30, ly + 4, esc(s.name))
+  end
+end
+
+-- the SVG opening, background, title and axes of a W x H chart with plot area L, T, R, B
+local function frame_svg(add, W, H, L, R, T, B, title)
+  svg_open(add, W, H, title)
   add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, H - B, W - R, H - B)
   add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, T, L, H - B)
 end
@@ -116,7 +131,7 @@ function plot.svg(p)
   y_axis(add, Y, L, R, W, T, H, B, top, step, "bus bandwidth (GB/s)")
   add('<text x="%d" y="%d" text-anchor="middle">message size (bytes per PE, log scale)</text>',
       (L + W - R) // 2, H - 18)
-  for i, s in ipairs(p.series) do
+  for _, s in ipairs(p.series) do
     local pts = {}
     for _, pt in ipairs(s.points) do pts[#pts + 1] = string.format("%.1f,%.1f", X(pt[1]), Y(pt[2])) end
     add('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>', s.color,
@@ -124,11 +139,8 @@ function plot.svg(p)
     for _, pt in ipairs(s.points) do
       add('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>', X(pt[1]), Y(pt[2]), s.color)
     end
-    local ly = T + 10 + (i - 1) * 18                -- legend
-    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>',
-        L + 12, ly, L + 36, ly, s.color)
-    add('<text x="%d" y="%d">%s</text>', L + 42, ly + 4, esc(s.name))
   end
+  legend(add, p.series, L + 12, T + 10)
   add("</svg>")
   return table.concat(out, "\n") .. "\n"
 end
@@ -190,7 +202,7 @@ function plot.frames_svg(p)
   y_axis(add, Y, L, R, W, T, H, B, 100, 20, "share of the frame cycles (%)")
   local slot = (W - L - R) / #bars
   local every = math.max(1, math.ceil((#bars[#bars].label * plot.CHAR_PX + plot.LABEL_GAP_PX) / slot))
-  local seen, legend = {}, {}
+  local seen, keys = {}, {}
   for i, bar in ipairs(bars) do
     local x, acc = L + (i - 1) * slot + slot * 0.1, 0
     for _, part in ipairs(bar.parts) do
@@ -202,7 +214,7 @@ function plot.frames_svg(p)
       acc = acc + share
       if not seen[part.frame] then
         seen[part.frame] = true
-        legend[#legend + 1] = { frame = part.frame, name = part.name, color = color }
+        keys[#keys + 1] = { frame = part.frame, name = part.name, color = color }
       end
     end
     if (i - 1) % every == 0 then
@@ -210,8 +222,8 @@ function plot.frames_svg(p)
           esc(bar.label))
     end
   end
-  table.sort(legend, function(a, b) return a.frame < b.frame end)
-  for i, l in ipairs(legend) do
+  table.sort(keys, function(a, b) return a.frame < b.frame end)
+  for i, l in ipairs(keys) do
     local ly = T + 10 + (i - 1) * 18
     add('<rect x="%d" y="%d" width="14" height="10" fill="%s"/>', W - R + 12, ly - 5, l.color)
     add('<text x="%d" y="%d">%s</text>', W - R + 32, ly + 4, esc(l.name))
@@ -285,10 +297,7 @@ function plot.pes_svg(p)
   local X, log = pes_scale(xs, L, R)
   local out = {}
   local function add(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
-  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-      .. 'font-family="sans-serif" font-size="12">', W, H)
-  add('<rect width="%d" height="%d" fill="white"/>', W, H)
-  add('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>', W // 2, esc(p.title or ""))
+  svg_open(add, W, H, p.title)
   pes_panel(add, X, xs, { L = L, R = R, T = 40, B = 300 },
             { value = 2, label = "bus bandwidth (GB/s)", class = "busbw" }, p.series)
   pes_panel(add, X, xs, { L = L, R = R, T = 330, B = 580 },
@@ -311,12 +320,7 @@ function plot.pes_svg(p)
   end
   add('<text x="%d" y="%d" text-anchor="middle">PEs%s</text>', (L + R) // 2, H - 18,
       log and " (log scale)" or "")
-  for i, s in ipairs(p.series) do                 -- legend, in the top panel
-    local ly = 50 + (i - 1) * 18
-    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>',
-        L + 12, ly, L + 36, ly, s.color)
-    add('<text x="%d" y="%d">%s</text>', L + 42, ly + 4, esc(s.name))
-  end
+  legend(add, p.series, L + 12, 50)                -- in the top panel
   add("</svg>")
   return table.concat(out, "\n") .. "\n"
 end
