@@ -9,6 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Only luaopen_shmemlab_core leaves core.so (nm -D): what the headers declare is hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 typedef enum {
   SL_INT8, SL_INT16, SL_INT32, SL_INT64, SL_UINT8, SL_FP16, SL_BF16, SL_FP32,
   SL_NDTYPES
@@ -88,5 +93,9 @@ size_t sl_compare(sl_dtype t, const void *expect, const void *actual,
 
 /* 64-bit digest of bytes, chained through seed (0 for a fresh digest) */
 uint64_t sl_checksum(const void *p, size_t bytes, uint64_t seed);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

@@ -203,7 +203,7 @@ local function epilog(prog)
     "   3 the run failed: a kernel fault, a deadlock, an error in the operator",
     "",
     "Environment: SHMEMLAB_OPS names the folder of operators (default: ops/ beside lua/ in a "
-    .. "checkout, PREFIX/share/shmemlab/ops when installed).",
+    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed).",
     "",
     string.format("--set keys (%s's value, unit; %s --soc NAME --set KEY=VALUE):", prof.name, prog) }
   for _, k in ipairs(keys) do
@@ -324,6 +324,18 @@ local function write_timelines(root, run_id, stamp, res, pes)
   end
 end
 
+-- the frame breakdown of a measured run as an SVG: each frame's share per PE (per block
+-- on one PE)
+local function write_frames_plot(path, res)
+  local plot = require("shmemlab.plot")
+  local bars, by = plot.frame_bars(res.frames, lab.frames.names)
+  if #bars == 0 then return end
+  local f = assert(io.open(path, "w"))
+  f:write(plot.frames_svg{ bars = bars, title = string.format("frames of %s per %s (measured "
+    .. "launches)", res.op.title or ("shmemlab " .. res.op.name), by == "pe" and "PE" or "block") })
+  f:close()
+end
+
 -- the msprof-style output of a run (or a sweep's runs) under dir
 local function write_output(dir, results, cases)
   local msprof = require("shmemlab.msprof")
@@ -352,6 +364,7 @@ local function write_output(dir, results, cases)
       written[#written + 1] = info.result_csv
       local res = results[#results][part[2]]
       if res and res.trace then write_timelines(root, run_id, stamp, res, results[#results].config.pes) end
+      if res then write_frames_plot(root .. "/frames.svg", res) end
     end
   end
   write_perftest(dir, results)

@@ -7,16 +7,16 @@ local report = require("shmemlab.report")
 
 local runner = {}
 
--- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a
--- checkout, <prefix>/share/shmemlab/ops when installed, else ./ops
+-- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a checkout,
+-- shmemlab/ops beside this module when installed (make install, luarocks), else ./ops
 local function ops_dir()
   local env = os.getenv("SHMEMLAB_OPS")
   if env and env ~= "" then return env end
   local src = debug.getinfo(1, "S").source
-  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$")
+  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$") or (src:match("^@lua/shmemlab/") and ".")
   if repo then return repo .. "/ops" end
-  local prefix = src:match("^@(.*)/share/lua/[^/]+/shmemlab/[^/]*$")
-  if prefix then return prefix .. "/share/shmemlab/ops" end
+  local here = src:match("^@(.*)/shmemlab/[^/]*$")
+  if here then return here .. "/shmemlab/ops" end
   return "./ops"
 end
 runner.ops_dir = ops_dir
@@ -343,7 +343,7 @@ function runner.measure(op, c)
               skipped = c.verify == false },
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
     deepep = op.deepep and op.deepep(c, s) or nil,
-    trace = trace, iter_launches = launches // c.iters,
+    trace = trace, iter_launches = launches // c.iters, signal_us = c.profile.signal_ns / 1000,
   }
 end
 
@@ -354,7 +354,7 @@ end
 function runner.trace_events(res)
   local events, writes = {}, {}
   local m = res.machine
-  local signal_us = m:profile().signal_ns / 1000
+  local signal_us = res.signal_us                       -- the machine may be released
   for _, row in ipairs(res.per_pe) do                 -- the kernel slices
     local tasks = m:tasks(row.pe)
     for i = #tasks - res.iter_launches + 1, #tasks do
