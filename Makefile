@@ -10,6 +10,7 @@
 #   make usage-readme   README.md's usage block rewritten with the generated --help
 #   make install    DESTDIR=... PREFIX=/usr/local: modules, operators, the `shmemlab` command
 #   make install-check   install under a temporary prefix, run `shmemlab` from another folder
+#   make luarocks-check  the same with `luarocks --lua-version 5.4 make` into a temporary tree
 #   make exports-check   core.so exports only luaopen_shmemlab_core
 #   make rockspec-check   rockspec lists every core/*.c, lua/shmemlab/**.lua and ops/**.lua
 #   make clean
@@ -78,7 +79,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module deps run test lint ctest spec test-asan bench fidelity fidelity-readme usage-readme install \
-        install-check exports-check rockspec-check clean
+        install-check luarocks-check exports-check rockspec-check clean
 
 all: $(MODULE)
 module: $(MODULE)
@@ -209,17 +210,22 @@ install-check: all
 	echo "$$out" | grep -q "($$tmp/prefix/share/lua/$(LUA_VERSION)/shmemlab/ops/allgather.lua)" \
 	  || { echo "install-check: the operator did not come from the prefix" >&2; exit 1; }; \
 	echo "$$out" | grep -q '^# Avg bus bandwidth' || { echo "install-check: no trailer" >&2; exit 1; }; \
-	echo "install-check: shmemlab installed under a temporary prefix runs from another folder"; \
-	command -v luarocks >/dev/null || { echo "install-check: no luarocks, rockspec install not tried"; exit 0; }; \
+	echo "install-check: shmemlab installed under a temporary prefix runs from another folder"
+
+# The rockspec's install the same way, with Debian's luarocks (apt-get install luarocks;
+# not in make test, which needs no luarocks): its tree's shmemlab runs from elsewhere.
+luarocks-check: all
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	command -v luarocks >/dev/null || { echo "luarocks-check: no luarocks (apt-get install luarocks)" >&2; exit 1; }; \
 	mkdir "$$tmp/src"; tar -c -C '$(CURDIR)' --exclude=./build --exclude=./build-asan --exclude=./output --exclude=./.git \
 	  --exclude=./shmemlab . | tar -x -C "$$tmp/src"; \
 	(cd "$$tmp/src" && luarocks --lua-version $(LUA_VERSION) --tree "$$tmp/tree" make --deps-mode=none \
 	  $(ROCKSPEC) >"$$tmp/luarocks.log" 2>&1) || { cat "$$tmp/luarocks.log" >&2; exit 1; }; \
-	out=$$(env -u LUA_PATH -u LUA_CPATH -u SHMEMLAB_OPS "$$tmp/tree/bin/shmemlab" allgather --pes 2 \
-	  --count 256 -w 0 -n 1) || { echo "install-check: luarocks' shmemlab failed" >&2; exit 1; }; \
+	cd "$$tmp"; out=$$(env -u LUA_PATH -u LUA_CPATH -u SHMEMLAB_OPS "$$tmp/tree/bin/shmemlab" allgather --pes 2 \
+	  --count 256 -w 0 -n 1) || { echo "luarocks-check: the tree's shmemlab failed" >&2; exit 1; }; \
 	echo "$$out" | grep -q "($$tmp/tree/share/lua/$(LUA_VERSION)/shmemlab/ops/allgather.lua)" \
-	  || { echo "install-check: luarocks' tree has no operators" >&2; exit 1; }; \
-	echo "install-check: luarocks --lua-version $(LUA_VERSION) make installs a working shmemlab"
+	  || { echo "luarocks-check: the tree has no operators" >&2; exit 1; }; \
+	echo "luarocks-check: luarocks --lua-version $(LUA_VERSION) make installs a working shmemlab"
 
 # The module's dynamic symbols: luaopen_shmemlab_core and nothing else (the core's
 # headers declare everything else hidden).
