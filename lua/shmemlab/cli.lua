@@ -563,6 +563,26 @@ local function plan(o, op)
   return runs, sizes
 end
 
+-- the sweep's SVG at path: bus bandwidth against size, the op and its baseline
+local function write_plot(path, op, c, results)
+  local series = { { name = "shmemlab " .. op.name, color = "#1f77b4", points = {} } }
+  if results[1].baseline then
+    series[2] = { name = results[1].baseline.op.title, color = "#d62728", points = {} }
+  end
+  for _, r in ipairs(results) do
+    local bytes = r.config.count * lab.core.dtype_size(r.config.dtype)
+    table.insert(series[1].points, { bytes, r.metrics.summary.kernel_bus_bandwidth_GBps })
+    if series[2] then
+      table.insert(series[2].points, { bytes, r.baseline.metrics.summary.kernel_bus_bandwidth_GBps })
+    end
+  end
+  local f = assert(io.open(path, "w"))
+  f:write(require("shmemlab.plot").svg{
+    title = string.format("%s on %d PEs of %s (%s)", op.name, c.pes, c.soc, c.dtype),
+    series = series })
+  f:close()
+end
+
 -- run everything the options ask for; returns the exit status
 function cli.run(o, out)
   local op = runner.load_op(o.op)
@@ -591,24 +611,7 @@ function cli.run(o, out)
   else
     out:write(runner.text(results[1]), "\n", cli.trailer(results))
   end
-  if o.plot then
-    local series = { { name = "shmemlab " .. op.name, color = "#1f77b4", points = {} } }
-    if results[1].baseline then
-      series[2] = { name = results[1].baseline.op.title, color = "#d62728", points = {} }
-    end
-    for _, r in ipairs(results) do
-      local bytes = r.config.count * lab.core.dtype_size(r.config.dtype)
-      table.insert(series[1].points, { bytes, r.metrics.summary.kernel_bus_bandwidth_GBps })
-      if series[2] then
-        table.insert(series[2].points, { bytes, r.baseline.metrics.summary.kernel_bus_bandwidth_GBps })
-      end
-    end
-    local f = assert(io.open(o.plot, "w"))
-    f:write(require("shmemlab.plot").svg{
-      title = string.format("%s on %d PEs of %s (%s)", op.name, c.pes, c.soc, c.dtype),
-      series = series })
-    f:close()
-  end
+  if o.plot then write_plot(o.plot, op, c, results) end
   if o.output then
     local cases = { header = { "DataSize", "Count", "Dtype", "Npus", "Blocks" }, rows = {} }
     for _, r in ipairs(results) do
