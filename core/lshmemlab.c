@@ -69,6 +69,14 @@ static lview *checkview(lua_State *L, int i) {
   return v;
 }
 
+/* the allocation mode at index i: nil, or "backed" (bytes in a timing-only run) */
+static int checkmode(lua_State *L, int i) {
+  static const char *const modes[] = { "backed", NULL };
+  if (lua_isnoneornil(L, i)) return 0;
+  luaL_checkoption(L, i, NULL, modes);
+  return SL_ALLOC_BACKED;
+}
+
 /* raise the engine's last error as a Lua error (arg errors Lua-style) */
 static int engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
   if (st == SL_ESKIP) return 0;         /* checked run: reported and skipped */
@@ -125,6 +133,7 @@ static const pfield pfields[] = {
   PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
   PF("instruction_budget", instruction_budget, 'l'),
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
+  PF("timing_only", timing_only, 'b'),
   { NULL, 0, 0 }
 };
 
@@ -198,18 +207,19 @@ static int m_state(lua_State *L) {
   return 1;
 }
 
-/* allocate in a space: (dtype, n [, name]) */
+/* allocate in a space: (dtype, n [, name [, mode]]) */
 static int alloc_in(lua_State *L, int space) {
   lmach *lm = checkmach(L, 1);
   int dt = checkdtype(L, 2);
   lua_Integer n = luaL_checkinteger(L, 3);
   const char *name = luaL_optstring(L, 4, NULL);
+  int flags = checkmode(L, 5);
   const sl_buf *b;
   sl_loc l;
   int id;
   if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
   if (sl_running(lm->m)) return luaL_error(L, "cannot allocate during a launch");
-  id = sl_alloc(lm->m, space, dt, (int64_t)n, name);
+  id = sl_alloc(lm->m, space, dt, (int64_t)n, name, flags);
   if (id < 0) return engine_error(L, lm->m, -id, 1);
   b = sl_getbuf(lm->m, id);
   memset(&l, 0, sizeof(l));
@@ -221,13 +231,13 @@ static int alloc_in(lua_State *L, int space) {
   return 1;
 }
 
-/* m:alloc(dtype, n [, name]): GM buffer on every PE */
+/* m:alloc(dtype, n [, name [, mode]]): GM buffer on every PE */
 static int m_alloc(lua_State *L) { return alloc_in(L, SL_SPACE_GM); }
 
-/* m:malloc(dtype, n [, name]): symmetric heap buffer */
+/* m:malloc(dtype, n [, name [, mode]]): symmetric heap buffer */
 static int m_malloc(lua_State *L) { return alloc_in(L, SL_SPACE_SYM); }
 
-/* m:host(dtype, n [, name]): host buffer */
+/* m:host(dtype, n [, name [, mode]]): host buffer */
 static int m_host(lua_State *L) { return alloc_in(L, SL_SPACE_HOST); }
 
 /* m:free(buf) */
@@ -774,7 +784,8 @@ static int view_pes(lua_State *L, const lview *v, int *first) {
   return sl_machine_params(v->lm->m)->n_pes;
 }
 
-/* host pointer to the window of v on pe (raises on error) */
+/* host pointer to the window of v on pe (raises on error); NULL for a write
+** to a buffer with no bytes (timing-only): the caller writes nothing */
 static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write) {
   sl_loc l = v->l;
   uint8_t *p;
@@ -782,9 +793,9 @@ static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int writ
   if (sl_running(v->lm->m) && v->lm->cur >= 0)
     luaL_error(L, "host-side access inside a kernel: use the block's primitives");
   l.pe = pe;
-  p = sl_host_ptr(v->lm->m, &l, sl_nbytes(elems, esize(v)), write);
-  if (p == NULL) luaL_error(L, "%s", sl_machine_err(v->lm->m));
-  if (write) sl_mark_init(v->lm->m, &l, elems * esize(v));
+  if (sl_host_ptr(v->lm->m, &l, sl_nbytes(elems, esize(v)), write, &p) != SL_OK)
+    luaL_error(L, "%s", sl_machine_err(v->lm->m));
+  if (write && p != NULL) sl_mark_init(v->lm->m, &l, elems * esize(v));
   return p;
 }
 
@@ -834,8 +845,10 @@ static int v_fill(lua_State *L) {
       return luaL_argerror(L, 2, lua_pushfstring(L, "%d bytes are not whole %s elements",
                            (int)len, sl_dtype_name(v->l.dtype)));
     if ((int64_t)len > n * es) return luaL_argerror(L, 2, "string longer than the view");
-    for (pe = first; pe < first + npes; pe++)
-      memcpy(view_ptr(L, v, pe, (int64_t)len / es, 1), s, len);
+    for (pe = first; pe < first + npes; pe++) {
+      uint8_t *p = view_ptr(L, v, pe, (int64_t)len / es, 1);
+      if (p != NULL) memcpy(p, s, len);
+    }
     lua_settop(L, 1);
     return 1;
   }
@@ -844,7 +857,7 @@ static int v_fill(lua_State *L) {
     if (len > n) return luaL_argerror(L, 2, "table longer than the view");
     for (pe = first; pe < first + npes; pe++) {
       uint8_t *p = view_ptr(L, v, pe, len, 1);
-      for (i = 0; i < len; i++) {
+      for (i = 0; p != NULL && i < len; i++) {
         lua_rawgeti(L, 2, i + 1);
         if (lua_isinteger(L, -1)) sl_set_int(v->l.dtype, p, (size_t)i, lua_tointeger(L, -1));
         else if (lua_type(L, -1) == LUA_TNUMBER)
@@ -864,6 +877,7 @@ static int v_fill(lua_State *L) {
     lua_Integer seed = luaL_optinteger(L, 5, 1);
     for (pe = first; pe < first + npes; pe++) {
       uint8_t *p = view_ptr(L, v, pe, n, 1);
+      if (p == NULL) continue;
       switch (pat) {
         case 0: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_CONST, a, 0, 0, 0); break;
         case 1: memset(p, 0, (size_t)(n * es)); break;
@@ -979,7 +993,8 @@ static int v_copy(lua_State *L) {
   if (snpes != npes && snpes != 1) return luaL_argerror(L, 2, "PE sets differ");
   for (k = 0; k < npes; k++) {
     uint8_t *dp = view_ptr(L, d, first + k, d->n, 1);
-    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
+    const uint8_t *sp = dp == NULL ? NULL : view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
+    if (dp == NULL) continue;
     if (op == 0) memmove(dp, sp, (size_t)(d->n * esize(d)));
     else sl_reduce(d->l.dtype, (sl_op)op, dp, sp, (size_t)d->n);
   }
@@ -1017,9 +1032,11 @@ static int v_quant_int8(lua_State *L) {
   if ((snpes != npes && snpes != 1) || cnpes != npes) return luaL_argerror(L, 2, "PE sets differ");
   for (k = 0; k < npes; k++) {
     uint8_t *qp = view_ptr(L, q, first + k, q->n, 1);
-    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
+    const uint8_t *sp;
     uint8_t *cp = view_ptr(L, sc, cfirst + k, 1, 1);
     float scale;
+    if (qp == NULL || cp == NULL) continue;
+    sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
     sl_quant_int8(s->l.dtype, sp, (size_t)q->n, (int8_t *)qp, &scale);
     memcpy(cp, &scale, sizeof scale);
   }
@@ -1234,11 +1251,12 @@ static int k_ub(lua_State *L) {
   lmach *lm = kcheck(L, &blk);
   int dt = checkdtype(L, 2);
   lua_Integer n = luaL_checkinteger(L, 3);
+  int flags = checkmode(L, 4);
   sl_loc l;
   int st;
   lview *v;
   if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
-  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, &l);
+  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, flags, &l);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
   lua_rawgeti(L, 1, 2);
   v = newview(L, -1, lm, &l, (int64_t)n);

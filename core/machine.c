@@ -42,6 +42,7 @@ const char *sl_params_check(const sl_params *p) {
   if (p->spin_limit < 0) return "spin_limit";
   if (p->primitive_limit < 0) return "primitive_limit";
   if (p->time_limit_us < 0) return "time_limit_us";
+  if (p->timing_only && (p->check & (SL_CHECK_RACE | SL_CHECK_INIT))) return "check";
   if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
       p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
       p->sio_alpha_ns < 0 || p->rdma_alpha_ns < 0 || p->signal_ns < 0 ||
@@ -91,8 +92,10 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
   if (p->check & SL_CHECK_INIT) m->ubinit = calloc(ncore, sizeof(*m->ubinit));
+  if (p->timing_only) m->ubmap = calloc(ncore, sizeof(*m->ubmap));
   m->site = -1;
   if (!m->ub || !m->ubcap || !m->allres || ((p->check & SL_CHECK_INIT) && !m->ubinit) ||
+      (p->timing_only && !m->ubmap) ||
       !m->sync_count || !m->sync_tmax) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
@@ -109,10 +112,12 @@ void sl_machine_free(sl_machine *m) {
   if (m == NULL) return;
   ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
   if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
+  if (m->ubmap) for (i = 0; i < ncore; i++) free(m->ubmap[i].r);
+  free(m->ubmap);
   for (j = 0; j < m->nbufs; j++) {
-    free(m->bufs[j].data); free(m->bufs[j].init); free(m->bufs[j].wait_heads);
+    free(m->bufs[j].data); sli_bmap_free(m->bufs[j].init); free(m->bufs[j].wait_heads);
   }
-  if (m->ubinit) for (i = 0; i < ncore; i++) free(m->ubinit[i]);
+  if (m->ubinit) for (i = 0; i < ncore; i++) sli_bmap_free(m->ubinit[i]);
   free(m->ubinit); free(m->reports);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
   sli_race_free(m);

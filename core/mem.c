@@ -70,7 +70,7 @@ static void heap_release(sl_machine *m, int64_t off) {
 int64_t sl_heap_used(const sl_machine *m) { return m->heap_used; }
 
 /* allocate n elements in a space; returns the buffer id or -(status) */
-int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
+int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags) {
   sl_buf *b;
   int64_t bytes, copies, sym_off = 0;
   if (dtype < 0 || dtype >= SL_NDTYPES)
@@ -100,10 +100,12 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
   }
   b = &m->bufs[m->nbufs];
   memset(b, 0, sizeof(*b));
-  b->data = calloc((size_t)copies, (size_t)bytes);
-  if (b->data == NULL) goto nomem;
+  if (!m->p.timing_only || (flags & SL_ALLOC_BACKED)) {
+    b->data = calloc((size_t)copies, (size_t)bytes);
+    if (b->data == NULL) goto nomem;
+  }
   if ((m->p.check & SL_CHECK_INIT) && space != SL_SPACE_HOST) {
-    b->init = calloc((size_t)copies, (size_t)bytes);
+    b->init = sli_bmap_new(copies * bytes);
     if (b->init == NULL) { free(b->data); goto nomem; }
   }
   b->space = space;
@@ -136,7 +138,7 @@ int sl_free(sl_machine *m, int id) {
   if (m->running) return sli_err(m, SL_ESTATE, 1, "cannot free during a launch");
   if (b->space == SL_SPACE_SYM) heap_release(m, b->sym_off);
   free(b->data);
-  free(b->init);
+  sli_bmap_free(b->init);
   free(b->wait_heads);
   b->wait_heads = NULL;
   b->data = NULL;
@@ -170,10 +172,9 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
     memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
     m->ub[i] = nu;
     if (m->ubinit) {
-      uint8_t *ni = realloc(m->ubinit[i], (size_t)top);
-      if (ni == NULL) return SL_ENOMEM;
-      memset(ni + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
-      m->ubinit[i] = ni;
+      if (m->ubinit[i] == NULL) m->ubinit[i] = sli_bmap_new(top);
+      if (m->ubinit[i] == NULL || sli_bmap_grow(m->ubinit[i], top) != SL_OK)
+        return SL_ENOMEM;
     }
     m->ubcap[i] = top;
   }
@@ -189,10 +190,48 @@ void sli_addr(const sl_loc *l, sl_addr *a) {
   a->off = l->buf < 0 ? l->base + l->off : l->off;
 }
 
-/* bytes at an address (checked beforehand) */
+/* timing-only: back the UB allocation of bytes at base of (pe, core) in its
+** arena of backed bytes (the map restarts with every launch) */
+int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
+  size_t i = (size_t)pe * (size_t)m->p.cores + (size_t)core;
+  sl_ubmap *u = &m->ubmap[i];
+  if (u->gen != m->gen) { u->gen = m->gen; u->n = 0; u->top = 0; }
+  if (u->n == u->cap) {
+    int cap = u->cap ? 2 * u->cap : 4;
+    sl_ubrange *nr = realloc(u->r, (size_t)cap * sizeof(*nr));
+    if (nr == NULL) return SL_ENOMEM;
+    u->r = nr;
+    u->cap = cap;
+  }
+  if (sli_ub_reserve(m, pe, core, u->top + bytes) != SL_OK) return SL_ENOMEM;
+  u->r[u->n].base = base;
+  u->r[u->n].bytes = bytes;
+  u->r[u->n].at = u->top;
+  u->n++;
+  u->top += bytes;
+  return SL_OK;
+}
+
+/* timing-only: the backed bytes of a UB address, or NULL */
+static uint8_t *ub_backed(sl_machine *m, const sl_addr *a) {
+  size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
+  const sl_ubmap *u = &m->ubmap[i];
+  int k;
+  if (u->gen != m->gen) return NULL;
+  for (k = 0; k < u->n; k++)
+    if (a->off >= u->r[k].base && a->off < u->r[k].base + u->r[k].bytes)
+      return m->ub[i] + u->r[k].at + (a->off - u->r[k].base);
+  return NULL;
+}
+
+/* bytes at an address (checked beforehand); NULL when unbacked (timing-only):
+** every data path tests this one result */
 uint8_t *sli_ptr(sl_machine *m, const sl_addr *a) {
-  if (a->buf < 0)
+  if (a->buf < 0) {
+    if (m->ubmap) return ub_backed(m, a);
     return m->ub[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core] + a->off;
+  }
+  if (m->bufs[a->buf].data == NULL) return NULL;
   return m->bufs[a->buf].data + m->bufs[a->buf].stride * a->pe + a->off;
 }
 
@@ -241,16 +280,20 @@ int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
   return SL_OK;
 }
 
-/* checked host pointer to bytes at l (NULL with m->err set when invalid) */
-uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write) {
+/* checked host pointer to bytes at l (see sl.h: unbacked buffers) */
+int sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write, uint8_t **p) {
   sl_addr a;
-  if (l->buf < 0) {
-    sli_err(m, SL_EARG, 1, "UB is not reachable from the host");
-    return NULL;
-  }
-  if (sli_bounds(m, l, bytes, write, "host access", 1, -1, -1) != SL_OK) return NULL;
+  int st;
+  *p = NULL;
+  if (l->buf < 0) return sli_err(m, SL_EARG, 1, "UB is not reachable from the host");
+  if ((st = sli_bounds(m, l, bytes, write, "host access", 1, -1, -1)) != SL_OK) return st;
   sli_addr(l, &a);
-  return sli_ptr(m, &a);
+  *p = sli_ptr(m, &a);
+  if (*p == NULL && !write)
+    return sli_err(m, SL_EUNBACKED, 1, "buffer '%s' has no data in a timing-only run "
+                   "(lab.machine{data = false}, --timing-only): only buffers allocated "
+                   "\"backed\" can be read", m->bufs[l->buf].name);
+  return SL_OK;
 }
 
 /* host<->device copy (aclrtMemcpy): moves bytes now, advances the clock */
@@ -262,10 +305,11 @@ int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
   if (bytes <= 0) return sli_err(m, SL_EARG, 3, "size must be positive");
   if ((st = sli_bounds(m, dst, bytes, 1, "memcpy", 1, -1, -1)) != SL_OK) return st;
   if ((st = sli_bounds(m, src, bytes, 0, "memcpy", 2, -1, -1)) != SL_OK) return st;
-  d = sl_host_ptr(m, dst, bytes, 1);
-  s = sl_host_ptr(m, src, bytes, 0);
-  if (d == NULL || s == NULL) return SL_EARG;
-  memmove(d, s, (size_t)bytes);
+  if ((st = sl_host_ptr(m, dst, bytes, 1, &d)) != SL_OK) return st;
+  if (d != NULL) {                      /* an unbacked destination takes nothing */
+    if ((st = sl_host_ptr(m, src, bytes, 0, &s)) != SL_OK) return st;
+    memmove(d, s, (size_t)bytes);
+  }
   *cost_us = m->p.host_setup_us + (double)bytes / (m->p.host_GBps * 1e3);
   m->now += sli_ps(*cost_us * 1000.0);
   return SL_OK;

@@ -108,7 +108,9 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
                       e->dst.buf < 0 ? SL_PIPE_MTE2 : SL_PIPE_MTE3, e->site);
         sli_init_write(m, &e->dst, e->n);
       }
-      if (e->op == SL_OP_NONE) {
+      if (d == NULL) {}                 /* timing-only: unbacked, nothing lands */
+      else if (s == NULL) memset(d, 0, (size_t)e->n);   /* unbacked reads as zeros */
+      else if (e->op == SL_OP_NONE) {
         if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n);
         else memmove(d, s, (size_t)e->n);
       }
@@ -130,7 +132,11 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
         sli_init_write(m, &e->dst, (e->vop == SL_VEC_RMAX ? 1 : e->n) *
                        (int64_t)sl_dtype_size(dt));
       }
-      if (e->vop == SL_VEC_MULS) sl_muls(dt, d, a, e->s, (size_t)e->n);
+      if (d == NULL) {}                 /* timing-only: unbacked, nothing lands */
+      else if ((a == NULL && e->vop != SL_VEC_DUP) ||
+               (SL_VEC_IS_BINARY(e->vop) && sli_ptr(m, &e->src2) == NULL))
+        memset(d, 0, (size_t)(e->vop == SL_VEC_RMAX ? 1 : e->n) * sl_dtype_size(dt));
+      else if (e->vop == SL_VEC_MULS) sl_muls(dt, d, a, e->s, (size_t)e->n);
       else if (e->vop == SL_VEC_CAST) sl_cast(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
       else if (e->vop == SL_VEC_CAST_RINT)
         sl_cast_rint(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
@@ -161,7 +167,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
 }
 
 /* the UB of the block's core: a new 32-byte aligned allocation */
-int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
+int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc *out) {
   sl_block *b = &m->blocks[blk];
   int64_t bytes, top;
   if (dtype < 0 || dtype >= SL_NDTYPES) return sli_err(m, SL_EARG, 1, "unknown dtype");
@@ -173,7 +179,8 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
         "UB overflow: %lld bytes asked, %lld of %lld bytes used, %lld free",
         (long long)bytes, (long long)b->ub_top, (long long)m->p.ub_bytes,
         (long long)(m->p.ub_bytes - b->ub_top));
-  if (sli_ub_reserve(m, b->pe, b->b, top) != SL_OK)
+  if ((m->ubmap ? (flags & SL_ALLOC_BACKED) ? sli_ub_back(m, b->pe, b->b, b->ub_top, bytes)
+       : SL_OK : sli_ub_reserve(m, b->pe, b->b, top)) != SL_OK)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for UB");
   out->buf = -1;
   out->pe = b->pe;
@@ -186,7 +193,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   if (m->ubinit) {                      /* a new allocation holds nothing yet */
     sl_addr a;
     sli_addr(out, &a);
-    memset(sli_init_ptr(m, &a), 0, (size_t)bytes);
+    sli_init_clear(m, &a, bytes);
   }
   b->t += m->ps.issue;
   return SL_OK;
@@ -198,7 +205,7 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)dtype);
   if (b->scratch < 0) {
     sl_loc l;
-    int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, &l);
+    int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, 0, &l);
     if (st != SL_OK) return st;
     b->scratch = l.base;
   }
@@ -370,6 +377,10 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
   sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
   b->t += m->ps.scalar;
+  if (sli_ptr(m, &a) == NULL && !write)
+    *st = sli_err(m, SL_EUNBACKED, 1, "get_value of UB that holds no data in a timing-only "
+                  "run: allocate it k:ub(dtype, n, \"backed\") when its value steers the "
+                  "kernel");
   return sli_ptr(m, &a);
 }
 
@@ -417,7 +428,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint) {
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 1, &st);
-  if (p == NULL) return st;
+  if (p == NULL) return st;             /* skipped, or unbacked: the write is dropped */
   if (isint) sl_set_int((sl_dtype)ub->dtype, p, 0, ival);
   else sl_set_num((sl_dtype)ub->dtype, p, 0, num);
   return SL_OK;

@@ -22,6 +22,7 @@ const char *sl_strerror(int code) {
     case SL_ESTATE: return "wrong state";
     case SL_EDEADLOCK: return "deadlock";
     case SL_ETIME: return "virtual-time limit reached";
+    case SL_EUNBACKED: return "no backing bytes (timing-only)";
     default: return "unknown error";
   }
 }

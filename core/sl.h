@@ -36,7 +36,8 @@ enum {
   SL_ESTATE,      /* call in the wrong state (e.g. outside a launch) */
   SL_EDEADLOCK,   /* every block waits and nothing is pending */
   SL_ETIME,       /* virtual-time limit reached */
-  SL_ESKIP        /* checked run: the access was reported and skipped */
+  SL_ESKIP,       /* checked run: the access was reported and skipped */
+  SL_EUNBACKED    /* timing-only: data asked of memory that holds no bytes */
 };
 const char *sl_strerror(int code);
 
@@ -107,6 +108,7 @@ typedef struct sl_params {
   int64_t spin_limit;       /* primitives a block may call in a row while the
                             ** machine clock stands still (0 = none) */
   int64_t primitive_limit;  /* primitives one block may call in a launch (0 = none) */
+  int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */
@@ -129,6 +131,7 @@ typedef struct sl_report {
 
 
 typedef struct sl_machine sl_machine;
+typedef struct sl_bytemap sl_bytemap;   /* initcheck's shadow of one buffer */
 
 size_t sl_report_count(const sl_machine *m);
 const sl_report *sl_report_get(const sl_machine *m, size_t i);
@@ -158,11 +161,11 @@ typedef struct sl_buf {
   int64_t bytes;            /* bytes per PE */
   int64_t sym_off;          /* symmetric heap offset */
   int64_t stride;           /* bytes between PE copies (0 for host) */
-  uint8_t *data;
+  uint8_t *data;            /* NULL: unbacked (timing-only), reads are refused */
   char name[32];
   int32_t waiters;          /* blocks waiting on it (0: none) */
   int32_t *wait_heads;      /* per PE copy: head of the list of its waiters */
-  uint8_t *init;            /* initcheck: 1 per byte written since allocation */
+  sl_bytemap *init;         /* initcheck: the bytes written since allocation */
 } sl_buf;
 
 /* machine */
@@ -183,14 +186,18 @@ static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
   return (n > INT64_MAX / esz || n < -(INT64_MAX / esz)) ? INT64_MAX : n * esz;
 }
 
-/* memory */
-int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name);
+/* memory; flags: SL_ALLOC_BACKED keeps bytes in a timing-only machine (signals,
+** flags, whatever steers control flow); a data machine backs every buffer */
+enum { SL_ALLOC_BACKED = 1 };
+int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags);
 int sl_free(sl_machine *m, int buf);
 /* free the buffer a whole view spans (SL_EARG for a sub-view) */
 int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
-uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write);
+/* checked host pointer to bytes at l in *p; of an unbacked buffer a read is
+** SL_EUNBACKED and a write gives *p = NULL (nothing to write: it is dropped) */
+int sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write, uint8_t **p);
 /* the host wrote bytes at l (initcheck) */
 void sl_mark_init(sl_machine *m, const sl_loc *l, int64_t bytes);
 int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
@@ -230,8 +237,8 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out);
 /* 1 when the block ran ahead of the earliest event: it must yield */
 int sl_must_yield(sl_machine *m, int blk);
 
-/* primitives; blk is the running block */
-int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out);
+/* primitives; blk is the running block. flags: SL_ALLOC_BACKED as sl_alloc */
+int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc *out);
 int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                  int64_t elems, int pad);
 int sl_set_flag(sl_machine *m, int blk, int ev, int id);

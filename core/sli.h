@@ -156,6 +156,16 @@ typedef struct sl_res {
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
 
+/* timing-only: the backed UB allocations of a core in this launch, each at
+** byte at of the core's arena (m->ub) */
+typedef struct sl_ubrange { int64_t base, bytes, at; } sl_ubrange;
+typedef struct sl_ubmap {
+  uint32_t gen;             /* launch the ranges belong to */
+  int32_t n, cap;
+  int64_t top;              /* arena bytes in use */
+  sl_ubrange *r;
+} sl_ubmap;
+
 typedef struct sl_race sl_race;   /* racecheck state (race.c) */
 
 /* figures of the profile in picoseconds, computed once */
@@ -180,6 +190,7 @@ struct sl_machine {
   /* UB storage per (pe, core), grown to the high-water mark */
   uint8_t **ub;
   int64_t *ubcap;
+  sl_ubmap *ubmap;          /* timing-only: backed UB ranges per (pe, core); NULL otherwise */
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
   int nhccs;
@@ -230,7 +241,7 @@ struct sl_machine {
   int32_t site;             /* Lua line of the primitive being run */
   sl_report *reports;
   size_t nreports, capreports;
-  uint8_t **ubinit;         /* initcheck: initialised bytes of each UB */
+  sl_bytemap **ubinit;      /* initcheck: initialised bytes of each UB */
   sl_race *race;            /* racecheck: clocks and shadows */
   /* trace */
   sl_trace_rec *trace;
@@ -260,6 +271,7 @@ void sli_addr(const sl_loc *l, sl_addr *a);
 int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
                const char *what, int arg, int by_pe, int by_block);
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
+int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes);
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
@@ -302,7 +314,10 @@ void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes);
 int sli_init_read(sl_machine *m, const sl_addr *a, int64_t bytes, int blk, int pipe,
                   int32_t site);
 void sli_check_block_done(sl_machine *m, int blk);
-uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a);
+void sli_init_clear(sl_machine *m, const sl_addr *a, int64_t bytes);
+sl_bytemap *sli_bmap_new(int64_t bytes);
+void sli_bmap_free(sl_bytemap *b);
+int sli_bmap_grow(sl_bytemap *b, int64_t bytes);
 
 /* race.c */
 void sli_race_free(sl_machine *m);

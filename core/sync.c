@@ -180,6 +180,19 @@ static int cmp_ok(int cmp, int64_t v, int64_t x) {
   }
 }
 
+/* signals and flags steer control flow: their memory must hold bytes */
+static int backed(sl_machine *m, const sl_loc *l, int arg, const char *fn) {
+  sl_addr a;
+  sli_addr(l, &a);
+  if (sli_ptr(m, &a) != NULL) return SL_OK;
+  if (l->buf < 0)
+    return sli_err(m, SL_EUNBACKED, arg, "%s: UB that holds no data in a timing-only run; "
+                   "allocate it k:ub(dtype, n, \"backed\")", fn);
+  return sli_err(m, SL_EUNBACKED, arg, "%s: buffer '%s' holds no data in a timing-only run; "
+                 "allocate signals and flags backed (m:malloc(dtype, n, name, \"backed\"))",
+                 fn, m->bufs[l->buf].name);
+}
+
 /* a signal location must be an integer GM/symmetric element */
 static int check_sig(sl_machine *m, const sl_loc *sig, int arg, const sl_block *b,
                      int write) {
@@ -190,7 +203,7 @@ static int check_sig(sl_machine *m, const sl_loc *sig, int arg, const sl_block *
                    sl_dtype_name((sl_dtype)sig->dtype));
   st = sli_bounds(m, sig, (int64_t)sl_dtype_size((sl_dtype)sig->dtype), write,
                   write ? "signal_op" : "signal_wait_until", arg, b->pe, b->b);
-  return st;
+  return st == SL_OK ? backed(m, sig, arg, write ? "signal_op" : "signal_wait_until") : st;
 }
 
 /* aclshmemx_signal_op: the write lands after the path latency; with
@@ -294,6 +307,9 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
   if ((st = sli_bounds(m, flag, bytes, 0, "wait_signal_value", 1, b->pe, b->b)))
     return st;
   if ((st = sli_bounds(m, ub, bytes, 1, "wait_signal_value", 2, b->pe, b->b)))
+    return st;
+  if ((st = backed(m, flag, 1, "wait_signal_value")) ||
+      (st = backed(m, ub, 2, "wait_signal_value")))
     return st;
   /* one poll: issue, the MTE2 copy, the MTE2_S flag, GetValue */
   path = sl_path(m, b->pe, flag->pe);

@@ -1,7 +1,9 @@
 #!/bin/sh
 # scripts/deps.sh -- make sure the Debian packages shmemlab needs are there.
 #
-# Quiet and idempotent when everything is installed. Missing packages:
+# Quiet and idempotent when everything is installed. With arguments, those
+# packages instead of the list below (make bench-peers: libsimgrid-dev).
+# Missing packages:
 #   as root:   apt-get update (once) + apt-get install -y <missing>
 #   otherwise: prints the exact `sudo apt-get install -y ...` line, exits 1.
 # It changes nothing else on the system: in particular it leaves the
@@ -11,6 +13,7 @@ set -eu
 
 PACKAGES="lua5.4 liblua5.4-dev lua-filesystem lua-busted lua-check lua-cjson lua-argparse
 lua-dkjson gcc make pkg-config"
+[ $# -eq 0 ] || PACKAGES="$*"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 

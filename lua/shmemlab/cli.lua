@@ -415,7 +415,7 @@ local function json_row(r)
               algo_bandwidth_GBps = s.algo_bandwidth_GBps,
               kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
               bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
-              wrong = r.shmem.check.wrong, result_check = not r.shmem.check.skipped,
+              wrong = r.shmem.check.wrong, result_check = not r.shmem.check.unchecked,
               spread = r.shmem.spread, describe = r.shmem.describe,
               deepep_recv_rows = s.deepep_recv_rows, deepep_row_bytes = s.deepep_row_bytes,
               deepep_wire_dtype = s.deepep_wire_dtype,
@@ -430,7 +430,7 @@ local function json_row(r)
                      e2e_latency_us = b.e2e_latency_us,
                      kernel_bus_bandwidth_GBps = b.kernel_bus_bandwidth_GBps,
                      bound_us = b.bound_us, efficiency_pct = b.efficiency_pct,
-                     wrong = r.baseline.check.wrong, result_check = not r.baseline.check.skipped,
+                     wrong = r.baseline.check.wrong, result_check = not r.baseline.check.unchecked,
                      spread = r.baseline.spread,
                      deepep_recv_rows = b.deepep_recv_rows, deepep_row_bytes = b.deepep_row_bytes,
                      deepep_wire_dtype = b.deepep_wire_dtype,
@@ -446,7 +446,7 @@ cli.SWEEP_LEGEND = "# basis: kernel_us, bound_us, eff_%, algbw, busbw (GB/s) and
 
 -- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests)
 local function wrong_cell(ch)
-  return ch.skipped and "N/A" or tostring(ch.wrong)
+  return ch.unchecked and "N/A" or tostring(ch.wrong)
 end
 
 -- nccl-tests' trailer, which its parsers read: the wrong elements of every run (op and
@@ -456,7 +456,7 @@ function cli.trailer(results)
   for _, r in ipairs(results) do
     bw = bw + r.metrics.summary.kernel_bus_bandwidth_GBps
     for _, res in ipairs({ r.shmem, r.baseline }) do
-      wrong, skipped = wrong + res.check.wrong, skipped or res.check.skipped
+      wrong, skipped = wrong + res.check.wrong, skipped or res.check.unchecked
     end
   end
   local oob = skipped and "N/A" or string.format("%d %s", wrong, wrong > 0 and "FAILED" or "OK")

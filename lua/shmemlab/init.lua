@@ -65,7 +65,8 @@ function lab.suggest(name, set)
 end
 
 -- options of lab.machine that are not profile figures
-local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true }
+local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true,
+                       data = true }
 
 -- check modes and their engine bits (mssanitizer / compute-sanitizer tools)
 lab.check_modes = { memcheck = 1, racecheck = 2, synccheck = 4, initcheck = 8, all = 15 }
@@ -106,6 +107,20 @@ local function prof_pe_of(opt, pes)
   return n
 end
 
+-- the check modes that keep a shadow of every byte: refused without data
+local SHADOWED = lab.check_modes.racecheck | lab.check_modes.initcheck
+
+-- timing_only of option data (true: buffers hold bytes; false: timing-only)
+local function timing_only(data, bits)
+  if data == nil or data == true then return false end
+  if data ~= false then error("bad argument #1 to 'machine' (data must be a boolean)", 3) end
+  if bits & SHADOWED ~= 0 then
+    error("bad argument #1 to 'machine' (racecheck and initcheck keep a shadow of every "
+          .. "byte and need data = true; memcheck and synccheck work with data = false)", 3)
+  end
+  return true
+end
+
 -- every key lab.machine takes with profile prof
 local function machine_keys(prof)
   local keys = {}
@@ -143,6 +158,7 @@ function lab.machine(opts)
   p.pes = pes
   p.prof_pe = prof_pe_of(opts.prof_pe, pes)
   p.check = check_bits(opts.check)
+  p.timing_only = timing_only(opts.data, p.check)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
   local st = m:state()
@@ -151,6 +167,7 @@ function lab.machine(opts)
   st.tasks = {}
   st.task_id = 0
   st.check = p.check
+  st.timing_only = p.timing_only
   return m
 end
 
@@ -168,6 +185,9 @@ function M.clear_tasks(m)
   st.tasks = {}
   st.task_id = 0
 end
+
+-- m:timing_only(): true when the machine's buffers hold no bytes (data = false)
+function M.timing_only(m) return m:state().timing_only end
 
 -- m:soc(): name of the SoC profile; m:profile(): the figures in force
 function M.soc(m) return m:state().soc end
