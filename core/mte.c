@@ -68,6 +68,9 @@ static void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
   sli_race_access(m, blk, pipe, dst, bytes, op != SL_OP_NONE ? 2 : 1);
 }
 
+/* a data_copy GM -> UB from this size on lands as a record (see below) */
+#define SL_STAGE_BYTES 4096
+
 /* transfers from this size on land with streaming stores: they do not fit
 ** in a core's cache anyway, and streaming skips the read for ownership */
 #define SL_STREAM_BYTES (4 * 1024 * 1024)
@@ -431,7 +434,10 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)dst->dtype));
   if (gm_pe < 0 || gm_pe >= m->p.n_pes) gm_pe = 0;   /* host: no such copy */
   race_copy(m, blk, pipe, dst, src, bytes, op);
-  st = transfer(m, blk, pipe, gm_pe, dst, src, bytes, op, bytes);
+  /* a large GM -> UB copy stages like an MTE chunk: its bytes move when a
+  ** UB -> GM copy reads them (the CpGM2GM pattern) or anything else looks */
+  st = transfer(m, blk, pipe, gm_pe, dst, src, bytes, op,
+                pipe == SL_PIPE_MTE2 && bytes >= SL_STAGE_BYTES ? -bytes : bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return st;

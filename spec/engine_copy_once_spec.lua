@@ -131,4 +131,31 @@ describe("bytes moved once", function()
     assert.same({ 0, 1 }, seen)
     assert.same({ 99, 1 }, src:on(0):read(0, 2))
   end)
+
+  it("a large data_copy GM -> UB keeps its bytes when the source changes before the UB is read",
+     function()
+    local m = lab.machine{ pes = 1 }
+    local n = 2048                             -- 8 KiB: it stages as a record
+    local src = m:alloc("int32", n, "src"):fill("iota")
+    local out = m:alloc("int32", n, "out")
+    local other = m:alloc("int32", n, "other"):fill("const", 5)
+    local seen
+    m:launch(function(k)
+      local ub = k:ub("int32", n)
+      local tmp = k:ub("int32", n)
+      k:data_copy(ub, src, n)
+      H.sync(k, "MTE2_MTE3")
+      k:data_copy(out, ub, n)                  -- reads the GM source itself
+      k:data_copy(tmp, other, n)
+      H.sync(k, "MTE2_MTE3")
+      k:data_copy(src, tmp, n)                 -- the source changes
+      k:pipe_barrier()
+      seen = { k:get_value(ub, 0), k:get_value(ub, n - 1) }
+    end, 1)
+    assert.same({ 0, n - 1 }, seen)
+    assert.same({ 0, 1, n - 1 }, { out:on(0):read(0, 1)[1], out:on(0):read(1, 1)[1],
+                                   out:on(0):read(n - 1, 1)[1] })
+    assert.same({ 5 }, src:on(0):read(0, 1))
+  end)
 end)
+
