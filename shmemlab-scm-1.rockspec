@@ -37,6 +37,7 @@ build = {
       sources = {
         "core/check.c",
         "core/dtype.c",
+        "core/engine.c",
         "core/flow.c",
         "core/lshmemlab.c",
         "core/machine.c",
