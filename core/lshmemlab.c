@@ -1695,7 +1695,7 @@ static int staged_body(lua_State *L, int how, int resumed) {
     pe = checkpe(L, lm, 5);
     if ((get ? d.buf : s.buf) < 0) {      /* the ub2gm forms: a UB dst (get) or src (put) */
       st = sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s, (int64_t)n, pe);
-      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
+      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_pipe_barrier(lm->m, blk, SL_NPIPES);   /* aclshmemx_mte_quiet */
       return kdone(L, lm, blk, st, 0);
     }
   }
@@ -1707,7 +1707,7 @@ static int staged_body(lua_State *L, int how, int resumed) {
   else if (st == SL_OK && (how & STAGE_SIGNAL)) {
     if ((st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) == SL_EARG)
       sl_machine_map_err_arg(lm->m, put_signal_args, 5);
-  } else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
+  } else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_pipe_barrier(lm->m, blk, SL_NPIPES);   /* aclshmemx_mte_quiet */
   return kdone(L, lm, blk, st, 0);
 }
 
@@ -1881,6 +1881,14 @@ static int k_quiet(lua_State *L) {
   return kdone(L, lm, blk, sl_quiet(lm->m, blk), 0);
 }
 
+/* k:mte_quiet(): aclshmemx_mte_quiet, PipeBarrier(ALL): the block's MTE work
+** landed (its DMA engines' transfers are not waited for) */
+static int k_mte_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_pipe_barrier(lm->m, blk, SL_NPIPES), 0);
+}
+
 /* k:fence() */
 static int k_fence(lua_State *L) {
   int blk;
@@ -2027,7 +2035,7 @@ static const luaL_Reg block_methods[] = {
   {"sync_all", k_sync_all}, {"ascendc_sync_all", k_sync_all},
   {"shmem_sync_all", k_shmem_sync_all}, {"my_pe", k_my_pe},
   {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
-  {"sdma_quiet", k_sdma_quiet}, {"roce_put_nbi", k_roce_put_nbi},
+  {"sdma_quiet", k_sdma_quiet}, {"mte_quiet", k_mte_quiet}, {"roce_put_nbi", k_roce_put_nbi},
   {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
   {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
   {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},

@@ -155,7 +155,7 @@ describe("transport engines", function()
 
   it("quiet waits for every engine (aclshmem_quiet); pipe_barrier and wait_flag do not", function()
     local t = {}
-    for _, how in ipairs({ "quiet", "pipe_barrier", "sdma_quiet" }) do
+    for _, how in ipairs({ "quiet", "pipe_barrier", "mte_quiet", "sdma_quiet" }) do
       local m, x, y = setup{ pes = 2, check = "racecheck" }
       m:launch(function(k)
         local ub = k:ub("int32", 16)
@@ -171,6 +171,7 @@ describe("transport engines", function()
     end
     assert.equal(t.sdma_quiet, t.quiet)              -- both wait for the landing
     assert.is_true(t.pipe_barrier < t.quiet)         -- PipeBarrier(ALL) did not
+    assert.equal(t.pipe_barrier, t.mte_quiet)        -- nor mte_quiet (PipeBarrier + dcci)
   end)
 
   it("racecheck: reading an engine's destination before its quiet is a race", function()

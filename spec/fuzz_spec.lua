@@ -555,6 +555,7 @@ P.wait_signal_value = function(ctx)
   ctx.k:wait_signal_value(pick_sig(ctx), pick_view(ctx), n, cmp(R), sigval(R))
 end
 P.quiet = function(ctx) ctx.k:quiet() end
+P.mte_quiet = function(ctx) ctx.k:mte_quiet() end
 -- the timing core's sharing and queues (legal calls): every block puts
 -- through the one link to a peer; more copies than queue_depth in a row;
 -- work on a pipe, then a flag from it (to S: S waits on a busy pipe); a
