@@ -1680,7 +1680,7 @@ static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
 ** scratch (an issue on S): when that took the block past a pending event it
 ** yields, and goes on (resumed) at its clock */
 static int staged_body(lua_State *L, int how, int resumed) {
-  int blk, st, get = how & STAGE_GET, pe;
+  int blk, st, get = how & STAGE_GET, pe, id;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g, u;
   lua_Integer n = luaL_checkinteger(L, 4), v = 0, op = 0;
@@ -1699,10 +1699,10 @@ static int staged_body(lua_State *L, int how, int resumed) {
       return kdone(L, lm, blk, st, 0);
     }
   }
-  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
+  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u, &id)) != SL_OK)
     return engine_error(L, lm->m, st, 1);
   if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, how, staged_cont);
-  st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
+  st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, id);
   if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
   else if (st == SL_OK && (how & STAGE_SIGNAL)) {
     if ((st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) == SL_EARG)
@@ -1881,6 +1881,18 @@ static int k_quiet(lua_State *L) {
   return kdone(L, lm, blk, sl_quiet(lm->m, blk), 0);
 }
 
+/* k:set_mte_config(ub [, ub_bytes [, sync_id]]): aclshmemx_set_mte_config,
+** the staging UB (default: the whole tensor) and event id (default 7) of the
+** block's staged calls for the rest of the launch */
+static int k_set_mte_config(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc u = kloc(L, lm, 2);
+  lua_Integer bytes = luaL_optinteger(L, 3, u.buf < 0 ? u.cap - u.off : 1);
+  lua_Integer id = luaL_optinteger(L, 4, SL_SCRATCH_ID);
+  return kdone(L, lm, blk, sl_set_mte_config(lm->m, blk, &u, (int64_t)bytes, (int)id), 0);
+}
+
 /* k:mte_quiet(): aclshmemx_mte_quiet, PipeBarrier(ALL): the block's MTE work
 ** landed (its DMA engines' transfers are not waited for) */
 static int k_mte_quiet(lua_State *L) {
@@ -2035,7 +2047,8 @@ static const luaL_Reg block_methods[] = {
   {"sync_all", k_sync_all}, {"ascendc_sync_all", k_sync_all},
   {"shmem_sync_all", k_shmem_sync_all}, {"my_pe", k_my_pe},
   {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
-  {"sdma_quiet", k_sdma_quiet}, {"mte_quiet", k_mte_quiet}, {"roce_put_nbi", k_roce_put_nbi},
+  {"sdma_quiet", k_sdma_quiet}, {"mte_quiet", k_mte_quiet},
+  {"set_mte_config", k_set_mte_config}, {"roce_put_nbi", k_roce_put_nbi},
   {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
   {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
   {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},
