@@ -7,6 +7,7 @@
 #   make bench      build, then bench/engine.lua and every bench/*.c
 #   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
 #   make fidelity-readme   the same, written into README.md's fidelity block
+#   make usage-readme   README.md's usage block rewritten with the generated --help
 #   make install    DESTDIR=... PREFIX=/usr/local
 #   make rockspec-check   rockspec lists every core/*.c and lua/shmemlab/**.lua
 #   make clean
@@ -74,7 +75,7 @@ ASAN_PRELOAD  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all module deps run test lint ctest spec test-asan bench fidelity fidelity-readme install \
+.PHONY: all module deps run test lint ctest spec test-asan bench fidelity fidelity-readme usage-readme install \
         rockspec-check clean
 
 all: $(MODULE)
@@ -160,6 +161,11 @@ fidelity: all
 # The same, and rewrite README.md's fidelity block with it.
 fidelity-readme: all
 	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme README.md
+
+# README's usage block is `lua run_op.lua --help` (cli_spec checks it): after changing
+# an option in lua/shmemlab/cli.lua's OPTIONS, rewrite the block with this.
+usage-readme: all
+	$(RUN_ENV) $(LUA) scripts/usage_readme.lua README.md
 
 # ---------------------------------------------------------------- install
 PREFIX    ?= /usr/local

@@ -8,7 +8,7 @@
 # lua-interpreter alternative has the higher priority).
 set -eu
 
-PACKAGES="lua5.4 liblua5.4-dev lua-filesystem lua-busted lua-check lua-cjson
+PACKAGES="lua5.4 liblua5.4-dev lua-filesystem lua-busted lua-check lua-cjson lua-argparse
 lua-dkjson gcc make pkg-config"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
