@@ -354,7 +354,7 @@ end
 function runner.trace_events(res)
   local events, writes = {}, {}
   local m = res.machine
-  local signal_us = m:profile().signal_ns / 1000
+  local signal_us = m:state().profile.signal_ns / 1000   -- the facade's: m may be closed
   for _, row in ipairs(res.per_pe) do                 -- the kernel slices
     local tasks = m:tasks(row.pe)
     for i = #tasks - res.iter_launches + 1, #tasks do
@@ -498,6 +498,11 @@ function runner.config_text(c, op, pes_text)
     c.block_dim_asked and string.format(" (asked %d; the SoC has %d cores)", c.block_dim_asked,
                                         c.cores) or "",
     c.ub_bytes, c.warmup, c.iters, baseline_text(c, op), tostring(c.prof_pe))
+end
+
+-- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests)
+function runner.wrong_cell(ch)
+  return ch.skipped and "N/A" or tostring(ch.wrong)
 end
 
 -- the check line of a measured run
