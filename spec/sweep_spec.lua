@@ -273,6 +273,9 @@ describe("sweep.svg", function()
     local xs = {}
     for x in lin:gmatch('<circle class="busbw" cx="([%d.]+)"') do xs[#xs + 1] = tonumber(x) end
     assert.near(xs[2] - xs[1], xs[3] - xs[2], 0.11)
+    local ticks = {}                                   -- y labels at round steps: 0..40 by 10
+    for v in lin:gmatch('text%-anchor="end">([%d.]+)</text>') do ticks[#ticks + 1] = tonumber(v) end
+    assert.same({ 0, 10, 20, 30, 40, 0, 20, 40, 60, 80, 100 }, ticks)
     local one = plot.pes_svg{ series = { { name = "a", color = "#000", points = { { 8, 10, 50 } } } } }
     assert.matches('<text class="pes" x="385.0"', one, 1, true)
     assert.has_error(function() plot.pes_svg{ series = { { name = "a", color = "#000", points = {} } } } end,

@@ -86,24 +86,37 @@ local function pes_scale(xs, x0, x1)
   return function(x) return x0 + (f(x) - a) / (b - a) * (x1 - x0) end, log
 end
 
--- one panel of pes_svg: axes, y ticks, the series' points (value i + 1 of each point)
+-- a round tick step (1, 2 or 5 times a power of ten) giving at most 6 steps up to top
+local function tick_step(top)
+  local step = 10 ^ math.floor(math.log(top / 6, 10))
+  for _, m in ipairs({ 1, 2, 5, 10 }) do
+    if top / (step * m) <= 6 then return step * m end
+  end
+  return step * 10
+end
+
+-- one panel of pes_svg: axes, y ticks at round values, the series' points (value
+-- panel.value of each point)
 local function pes_panel(add, X, xs, box, panel, series)
   local L, R, T, B = box.L, box.R, box.T, box.B
-  local ymax = panel.min_top or 0
+  local top = panel.min_top or 0
   for _, s in ipairs(series) do
-    for _, pt in ipairs(s.points) do ymax = math.max(ymax, pt[panel.value] * 1.1) end
+    for _, pt in ipairs(s.points) do top = math.max(top, pt[panel.value] * 1.05) end
   end
-  if ymax <= 0 then ymax = 1 end
+  if top <= 0 then top = 1 end
+  local step = tick_step(top)
+  local ymax = math.ceil(top / step - 1e-9) * step
   local function Y(v) return B - v / ymax * (B - T) end
   add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, B, R, B)
   add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>', L, T, L, B)
   for _, x in ipairs(xs) do
     add('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ccc"/>', X(x), T, X(x), B)
   end
-  for i = 0, 5 do
-    local v = ymax * i / 5
+  for i = 0, math.floor(ymax / step + 0.5) do
+    local v = i * step
     add('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>', L, Y(v), R, Y(v))
-    add('<text x="%d" y="%.1f" text-anchor="end">%.1f</text>', L - 6, Y(v) + 4, v)
+    add('<text x="%d" y="%.1f" text-anchor="end">%s</text>', L - 6, Y(v) + 4,
+        string.format(step < 1 and "%.2g" or "%d", step < 1 and v or math.floor(v + 0.5)))
   end
   add('<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>',
       (T + B) // 2, (T + B) // 2, esc(panel.label))
@@ -143,7 +156,7 @@ function plot.pes_svg(p)
       .. 'font-family="sans-serif" font-size="12">', W, H)
   add('<rect width="%d" height="%d" fill="white"/>', W, H)
   add('<text x="%d" y="22" font-size="15" text-anchor="middle">%s</text>', W // 2, esc(p.title or ""))
-  pes_panel(add, X, xs, { L = L, R = R, T = 40, B = 300 },
+  pes_panel(add, X, xs, { L = L, R = R, T = 60, B = 300 },
             { value = 2, label = "bus bandwidth (GB/s)", class = "busbw" }, p.series)
   pes_panel(add, X, xs, { L = L, R = R, T = 330, B = 580 },
             { value = 3, label = "efficiency (% of bound)", class = "eff", min_top = 100 }, p.series)
@@ -151,7 +164,7 @@ function plot.pes_svg(p)
   for i = 2, sp and #xs or 0 do
     if xs[i - 1] <= sp.after and xs[i] > sp.after then
       local x = (X(xs[i - 1]) + X(xs[i])) / 2
-      add('<line class="split" x1="%.1f" y1="40" x2="%.1f" y2="580" stroke="#888" '
+      add('<line class="split" x1="%.1f" y1="60" x2="%.1f" y2="580" stroke="#888" '
           .. 'stroke-dasharray="5,4"/>', x, x)
       add('<text x="%.1f" y="318" text-anchor="middle" fill="#555">%s</text>', x, esc(sp.label))
     end
@@ -165,11 +178,10 @@ function plot.pes_svg(p)
   end
   add('<text x="%d" y="%d" text-anchor="middle">PEs%s</text>', (L + R) // 2, H - 18,
       log and " (log scale)" or "")
-  for i, s in ipairs(p.series) do                 -- legend, in the top panel
-    local ly = 50 + (i - 1) * 18
-    add('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/>',
-        L + 12, ly, L + 36, ly, s.color)
-    add('<text x="%d" y="%d">%s</text>', L + 42, ly + 4, esc(s.name))
+  for i, s in ipairs(p.series) do                 -- legend, one row under the title
+    local lx = L + (i - 1) * (R - L) // 2
+    add('<line x1="%d" y1="42" x2="%d" y2="42" stroke="%s" stroke-width="2"/>', lx, lx + 24, s.color)
+    add('<text x="%d" y="46">%s</text>', lx + 30, esc(s.name))
   end
   add("</svg>")
   return table.concat(out, "\n") .. "\n"
