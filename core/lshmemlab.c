@@ -5,9 +5,12 @@
 ** and resumes them in the order the engine's clock gives.
 ** This is the only file of the core that knows Lua.
 */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -20,6 +23,19 @@
 #define VIEW_MAGIC 0x53484d56u
 #define MACH_MAGIC 0x53484d4du
 
+/* the watchdog's view of one machine: the coroutine inside lua_resume
+** (NULL outside), a count of the primitives it called, what the watchdog
+** saw last, and whether it armed the count hook */
+typedef struct wdslot {
+  _Atomic(lua_State *) co;
+  atomic_uint prog;
+  lua_State *seen_co;
+  unsigned seen_prog;
+  atomic_int armed;
+  int listed;
+  struct wdslot *next;
+} wdslot;
+
 /* a machine as Lua sees it */
 typedef struct lmach {
   uint32_t magic;           /* MACH_MAGIC: a cheap identity check */
@@ -30,6 +46,7 @@ typedef struct lmach {
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
+  wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
 } lmach;
 
 /* a typed window on memory */
@@ -69,6 +86,14 @@ static lview *checkview(lua_State *L, int i) {
   return v;
 }
 
+/* the allocation mode at index i: nil, or "backed" (bytes in a timing-only run) */
+static int checkmode(lua_State *L, int i) {
+  static const char *const modes[] = { "backed", NULL };
+  if (lua_isnoneornil(L, i)) return 0;
+  luaL_checkoption(L, i, NULL, modes);
+  return SL_ALLOC_BACKED;
+}
+
 /* raise the engine's last error as a Lua error (arg errors Lua-style) */
 static int engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
   if (st == SL_ESKIP) return 0;         /* checked run: reported and skipped */
@@ -90,6 +115,125 @@ static lview *newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
   lua_pushvalue(L, machine_idx < 0 ? machine_idx - 1 : machine_idx);
   lua_setiuservalue(L, -2, 1);
   return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* the runaway watchdog                                               */
+/* ------------------------------------------------------------------ */
+
+#define HOOK_STEP 10000
+#define WD_TICK_MS 20
+
+/* count hook of a kernel coroutine, armed by the watchdog: a block that runs
+** its budget of Lua instructions without calling a primitive (an endless
+** loop) is stopped */
+static void budget_hook(lua_State *co, lua_Debug *ar) {
+  lmach *lm = *(lmach **)lua_getextraspace(co);
+  (void)ar;
+  if (lm != NULL && lm->cur_co == co && (lm->budget_left -= HOOK_STEP) < 0)
+    luaL_error(co, "instruction budget exceeded: the block ran more Lua instructions "
+               "than the machine option instruction_budget without calling a "
+               "primitive (an endless loop?)");
+}
+
+/*
+** The watchdog. A count hook makes Lua 5.4 trap every instruction, so no
+** hook is set while blocks run: one thread per process looks at the running
+** block of every machine each WD_TICK_MS and, when it has called no
+** primitive since the last look, arms the count hook on its coroutine
+** (lua_sethook may be called asynchronously, as lua.c does from a signal
+** handler). The next primitive disarms it. The lock is taken by the
+** watchdog for each look, and by the Lua side only to list a machine, to
+** unlist it, and when a coroutine ends (so that no look still uses it).
+*/
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cv = PTHREAD_COND_INITIALIZER;
+static wdslot *wd_list;
+static int wd_started, wd_stop;
+static pthread_t wd_thread;
+
+/* one look at every listed machine (wd_mu held) */
+static void wd_look(void) {
+  wdslot *w;
+  for (w = wd_list; w != NULL; w = w->next) {
+    lua_State *co = atomic_load(&w->co);
+    unsigned prog = atomic_load_explicit(&w->prog, memory_order_relaxed);
+    if (co != NULL && co == w->seen_co && prog == w->seen_prog && !atomic_load(&w->armed)) {
+      atomic_store(&w->armed, 1);
+      lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+    }
+    w->seen_co = co;
+    w->seen_prog = prog;
+  }
+}
+
+/* the watchdog thread: a look every WD_TICK_MS until told to stop */
+static void *wd_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&wd_mu);
+  while (!wd_stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += WD_TICK_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    pthread_cond_timedwait(&wd_cv, &wd_mu, &ts);
+    if (!wd_stop) wd_look();
+  }
+  pthread_mutex_unlock(&wd_mu);
+  return NULL;
+}
+
+/* list a machine for the watchdog (starting it); 0 when no thread could start */
+static int wd_list_add(lmach *lm) {
+  int ok = 1;
+  if (lm->wd.listed) return 1;
+  pthread_mutex_lock(&wd_mu);
+  if (!wd_started) {
+    wd_stop = 0;
+    wd_started = pthread_create(&wd_thread, NULL, wd_main, NULL) == 0;
+    ok = wd_started;
+  }
+  if (ok) {
+    lm->wd.next = wd_list;
+    wd_list = &lm->wd;
+    lm->wd.listed = 1;
+  }
+  pthread_mutex_unlock(&wd_mu);
+  return ok;
+}
+
+/* take a machine off the watchdog's list */
+static void wd_list_remove(lmach *lm) {
+  wdslot **p;
+  if (!lm->wd.listed) return;
+  pthread_mutex_lock(&wd_mu);
+  for (p = &wd_list; *p != NULL; p = &(*p)->next)
+    if (*p == &lm->wd) { *p = lm->wd.next; break; }
+  lm->wd.listed = 0;
+  pthread_mutex_unlock(&wd_mu);
+}
+
+/* __gc of the module's sentinel: the watchdog thread ends before the
+** library can be unloaded */
+static int wd_shutdown(lua_State *L) {
+  (void)L;
+  pthread_mutex_lock(&wd_mu);
+  if (wd_started) {
+    wd_stop = 1;
+    pthread_cond_signal(&wd_cv);
+    pthread_mutex_unlock(&wd_mu);
+    pthread_join(wd_thread, NULL);
+    pthread_mutex_lock(&wd_mu);
+    wd_started = 0;
+  }
+  pthread_mutex_unlock(&wd_mu);
+  return 0;
+}
+
+/* the primitive of block co ran: disarm the hook the watchdog armed */
+static void wd_disarm(lmach *lm, lua_State *co) {
+  atomic_store(&lm->wd.armed, 0);
+  lua_sethook(co, NULL, 0, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -116,6 +260,9 @@ static const pfield pfields[] = {
   PF("hccs_write_eff", hccs_write_eff, 'd'), PF("sio_GBps", sio_GBps, 'd'),
   PF("sio_alpha_ns", sio_alpha_ns, 'd'), PF("rdma_GBps", rdma_GBps, 'd'),
   PF("rdma_alpha_ns", rdma_alpha_ns, 'd'), PF("signal_ns", signal_ns, 'd'),
+  PF("sdma_GBps", sdma_GBps, 'd'), PF("sdma_setup_ns", sdma_setup_ns, 'd'),
+  PF("rdma_setup_ns", rdma_setup_ns, 'd'), PF("udma_GBps", udma_GBps, 'd'),
+  PF("udma_setup_ns", udma_setup_ns, 'd'),
   PF("poll_ns", poll_ns, 'd'), PF("pipe_barrier_ns", pipe_barrier_ns, 'd'),
   PF("queue_depth", queue_depth, 'i'),
   PF("barrier_base_ns", barrier_base_ns, 'd'),
@@ -125,6 +272,7 @@ static const pfield pfields[] = {
   PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
   PF("instruction_budget", instruction_budget, 'l'),
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
+  PF("timing_only", timing_only, 'b'),
   { NULL, 0, 0 }
 };
 
@@ -166,6 +314,7 @@ static int l_new(lua_State *L) {
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
+  memset(&lm->wd, 0, sizeof(lm->wd));
   luaL_setmetatable(L, MACHINE_MT);
   lm->m = sl_machine_new(&p, &st);
   if (lm->m == NULL) {
@@ -185,6 +334,7 @@ static int l_new(lua_State *L) {
 static int m_close(lua_State *L) {
   lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
   if (lm->m != NULL && !sl_running(lm->m)) {
+    wd_list_remove(lm);
     sl_machine_free(lm->m);
     lm->m = NULL;
   }
@@ -198,18 +348,20 @@ static int m_state(lua_State *L) {
   return 1;
 }
 
-/* allocate in a space: (dtype, n [, name]) */
-static int alloc_in(lua_State *L, int space) {
+/* allocate in a space: (dtype, n [, name [, mode]]) from argument a on, at
+** a multiple of align bytes of the heap, zeroed for initcheck too (calloc) */
+static int alloc_at(lua_State *L, int space, int a, int64_t align, int zeroed) {
   lmach *lm = checkmach(L, 1);
-  int dt = checkdtype(L, 2);
-  lua_Integer n = luaL_checkinteger(L, 3);
-  const char *name = luaL_optstring(L, 4, NULL);
+  int dt = checkdtype(L, a);
+  lua_Integer n = luaL_checkinteger(L, a + 1);
+  const char *name = luaL_optstring(L, a + 2, NULL);
+  int flags = checkmode(L, a + 3);
   const sl_buf *b;
   sl_loc l;
   int id;
-  if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
+  if (n <= 0) return luaL_argerror(L, a + 1, "size must be positive");
   if (sl_running(lm->m)) return luaL_error(L, "cannot allocate during a launch");
-  id = sl_alloc(lm->m, space, dt, (int64_t)n, name);
+  id = sl_alloc_sym(lm->m, space, dt, (int64_t)n, name, flags, align, zeroed);
   if (id < 0) return engine_error(L, lm->m, -id, 1);
   b = sl_getbuf(lm->m, id);
   memset(&l, 0, sizeof(l));
@@ -221,21 +373,36 @@ static int alloc_in(lua_State *L, int space) {
   return 1;
 }
 
-/* m:alloc(dtype, n [, name]): GM buffer on every PE */
-static int m_alloc(lua_State *L) { return alloc_in(L, SL_SPACE_GM); }
+/* m:alloc(dtype, n [, name [, mode]]): GM buffer on every PE */
+static int m_alloc(lua_State *L) { return alloc_at(L, SL_SPACE_GM, 2, 16, 0); }
 
-/* m:malloc(dtype, n [, name]): symmetric heap buffer */
-static int m_malloc(lua_State *L) { return alloc_in(L, SL_SPACE_SYM); }
+/* m:malloc(dtype, n [, name [, mode]]): symmetric heap buffer */
+static int m_malloc(lua_State *L) { return alloc_at(L, SL_SPACE_SYM, 2, 16, 0); }
 
-/* m:host(dtype, n [, name]): host buffer */
-static int m_host(lua_State *L) { return alloc_in(L, SL_SPACE_HOST); }
+/* m:calloc(dtype, n [, name [, mode]]): aclshmem_calloc, zeroed (and written,
+** for initcheck) */
+static int m_calloc(lua_State *L) { return alloc_at(L, SL_SPACE_SYM, 2, 16, 1); }
 
-/* m:free(buf) */
+/* m:align(alignment, dtype, n [, name [, mode]]): aclshmem_align, at a
+** multiple of alignment bytes of the heap (a power of two; 16 at least in effect) */
+static int m_align(lua_State *L) {
+  lua_Integer a = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, a > 0 && (a & (a - 1)) == 0 && a <= ((lua_Integer)1 << 40), 2,
+                "alignment must be a power of two up to 2^40");
+  return alloc_at(L, SL_SPACE_SYM, 3, a < 16 ? 16 : (int64_t)a, 0);
+}
+
+/* m:host(dtype, n [, name [, mode]]): host buffer */
+static int m_host(lua_State *L) { return alloc_at(L, SL_SPACE_HOST, 2, 16, 0); }
+
+/* m:free(buf): aclshmem_free; free(nil) does nothing */
 static int m_free(lua_State *L) {
   lmach *lm = checkmach(L, 1);
-  lview *v = checkview(L, 2);
+  lview *v;
   const sl_buf *b;
   int st;
+  if (lua_isnoneornil(L, 2)) return 0;
+  v = checkview(L, 2);
   if (v->lm != lm || v->l.buf < 0)
     return luaL_argerror(L, 2, "not a buffer of this machine");
   b = sl_getbuf(lm->m, v->l.buf);
@@ -536,19 +703,6 @@ static int m_tostring(lua_State *L) {
 /* launch                                                              */
 /* ------------------------------------------------------------------ */
 
-#define HOOK_STEP 10000
-
-/* count hook of a kernel coroutine: a block that runs its budget of Lua
-** instructions without calling a primitive (an endless loop) is stopped */
-static void budget_hook(lua_State *co, lua_Debug *ar) {
-  lmach *lm = *(lmach **)lua_getextraspace(co);
-  (void)ar;
-  if (lm != NULL && lm->cur_co == co && (lm->budget_left -= HOOK_STEP) < 0)
-    luaL_error(co, "instruction budget exceeded: the block ran more Lua instructions "
-               "than the machine option instruction_budget without calling a "
-               "primitive (an endless loop?)");
-}
-
 /* push the context table k of block blk */
 static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
   int pe, b;
@@ -661,8 +815,7 @@ static lua_State *launch_co(lua_State *L, lmach *lm, int cos, int nargs, int blk
   co = lua_newthread(L);
   if (!lua_checkstack(co, nargs + 4)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
-  if (sl_machine_params(m)->instruction_budget > 0)
-    lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+  lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
   lua_pushvalue(L, 2);
   push_k(L, 1, blk, m);
   for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
@@ -681,9 +834,18 @@ static void launch_resume(lua_State *L, lmach *lm, int cos, int blk, lua_State *
   lm->cur_co = co;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = sl_machine_params(m)->instruction_budget;
+  if (lm->wd.listed) atomic_store(&lm->wd.co, co);
   st = lua_resume(co, L, nres, &nout);
   lm->cur = -1;
   lm->cur_co = NULL;
+  if (lm->wd.listed) {
+    atomic_store(&lm->wd.co, NULL);
+    if (st != LUA_YIELD) {                  /* co may go: no look may still use it */
+      pthread_mutex_lock(&wd_mu);
+      pthread_mutex_unlock(&wd_mu);
+    }
+    if (atomic_load(&lm->wd.armed)) wd_disarm(lm, co);
+  }
   if (st == LUA_OK) {
     sl_block_done(m, blk);
     lua_pushnil(L);
@@ -731,6 +893,8 @@ static int m_launch(lua_State *L) {
   int nargs, ni, st, cos;
   int block_dim = launch_args(L, lm, &nargs, &ni);
   if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
+  if (lm->budget > 0 && !wd_list_add(lm))
+    return luaL_error(L, "cannot start the runaway watchdog thread (instruction_budget)");
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return engine_error(L, m, st, 1);
   lua_createtable(L, sl_block_dim(m) * sl_machine_params(m)->n_pes, 0);
@@ -774,7 +938,8 @@ static int view_pes(lua_State *L, const lview *v, int *first) {
   return sl_machine_params(v->lm->m)->n_pes;
 }
 
-/* host pointer to the window of v on pe (raises on error) */
+/* host pointer to the window of v on pe (raises on error); NULL for a write
+** to a buffer with no bytes (timing-only): the caller writes nothing */
 static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write) {
   sl_loc l = v->l;
   uint8_t *p;
@@ -782,9 +947,9 @@ static uint8_t *view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int writ
   if (sl_running(v->lm->m) && v->lm->cur >= 0)
     luaL_error(L, "host-side access inside a kernel: use the block's primitives");
   l.pe = pe;
-  p = sl_host_ptr(v->lm->m, &l, sl_nbytes(elems, esize(v)), write);
-  if (p == NULL) luaL_error(L, "%s", sl_machine_err(v->lm->m));
-  if (write) sl_mark_init(v->lm->m, &l, elems * esize(v));
+  if (sl_host_ptr(v->lm->m, &l, sl_nbytes(elems, esize(v)), write, &p) != SL_OK)
+    luaL_error(L, "%s", sl_machine_err(v->lm->m));
+  if (write && p != NULL) sl_mark_init(v->lm->m, &l, elems * esize(v));
   return p;
 }
 
@@ -834,8 +999,10 @@ static int v_fill(lua_State *L) {
       return luaL_argerror(L, 2, lua_pushfstring(L, "%d bytes are not whole %s elements",
                            (int)len, sl_dtype_name(v->l.dtype)));
     if ((int64_t)len > n * es) return luaL_argerror(L, 2, "string longer than the view");
-    for (pe = first; pe < first + npes; pe++)
-      memcpy(view_ptr(L, v, pe, (int64_t)len / es, 1), s, len);
+    for (pe = first; pe < first + npes; pe++) {
+      uint8_t *p = view_ptr(L, v, pe, (int64_t)len / es, 1);
+      if (p != NULL) memcpy(p, s, len);
+    }
     lua_settop(L, 1);
     return 1;
   }
@@ -844,7 +1011,7 @@ static int v_fill(lua_State *L) {
     if (len > n) return luaL_argerror(L, 2, "table longer than the view");
     for (pe = first; pe < first + npes; pe++) {
       uint8_t *p = view_ptr(L, v, pe, len, 1);
-      for (i = 0; i < len; i++) {
+      for (i = 0; p != NULL && i < len; i++) {
         lua_rawgeti(L, 2, i + 1);
         if (lua_isinteger(L, -1)) sl_set_int(v->l.dtype, p, (size_t)i, lua_tointeger(L, -1));
         else if (lua_type(L, -1) == LUA_TNUMBER)
@@ -864,6 +1031,7 @@ static int v_fill(lua_State *L) {
     lua_Integer seed = luaL_optinteger(L, 5, 1);
     for (pe = first; pe < first + npes; pe++) {
       uint8_t *p = view_ptr(L, v, pe, n, 1);
+      if (p == NULL) continue;
       switch (pat) {
         case 0: sl_fill_pattern(v->l.dtype, p, (size_t)n, SL_FILL_CONST, a, 0, 0, 0); break;
         case 1: memset(p, 0, (size_t)(n * es)); break;
@@ -979,7 +1147,8 @@ static int v_copy(lua_State *L) {
   if (snpes != npes && snpes != 1) return luaL_argerror(L, 2, "PE sets differ");
   for (k = 0; k < npes; k++) {
     uint8_t *dp = view_ptr(L, d, first + k, d->n, 1);
-    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
+    const uint8_t *sp = dp == NULL ? NULL : view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
+    if (dp == NULL) continue;
     if (op == 0) memmove(dp, sp, (size_t)(d->n * esize(d)));
     else sl_reduce(d->l.dtype, (sl_op)op, dp, sp, (size_t)d->n);
   }
@@ -1017,9 +1186,11 @@ static int v_quant_int8(lua_State *L) {
   if ((snpes != npes && snpes != 1) || cnpes != npes) return luaL_argerror(L, 2, "PE sets differ");
   for (k = 0; k < npes; k++) {
     uint8_t *qp = view_ptr(L, q, first + k, q->n, 1);
-    const uint8_t *sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
+    const uint8_t *sp;
     uint8_t *cp = view_ptr(L, sc, cfirst + k, 1, 1);
     float scale;
+    if (qp == NULL || cp == NULL) continue;
+    sp = view_ptr(L, s, snpes == 1 ? sfirst : sfirst + k, s->n, 0);
     sl_quant_int8(s->l.dtype, sp, (size_t)q->n, (int8_t *)qp, &scale);
     memcpy(cp, &scale, sizeof scale);
   }
@@ -1042,6 +1213,11 @@ static int v_index(lua_State *L) {
   else if (strcmp(k, "offset") == 0)
     lua_pushinteger(L, (lua_Integer)((v->l.off) / esize(v)));
   else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)sl_nbytes(v->n, esize(v)));
+  else if (strcmp(k, "heap_offset") == 0) {    /* bytes from the heap base: the address */
+    const sl_buf *b = v->l.buf < 0 ? NULL : sl_getbuf(v->lm->m, v->l.buf);
+    if (b == NULL || b->space != SL_SPACE_SYM) lua_pushnil(L);
+    else lua_pushinteger(L, (lua_Integer)(b->sym_off + v->l.off));
+  }
   else if (strcmp(k, "space") == 0)
     lua_pushstring(L, v->l.buf < 0 ? "UB"
                    : sl_space_name(sl_getbuf(v->lm->m, v->l.buf)->space));
@@ -1175,6 +1351,9 @@ static lmach *kcheck(lua_State *L, int *blk) {
   if (lm->check) set_site(L, lm);
   runaway_check(L, lm, *blk);
   lm->budget_left = lm->budget;                             /* the budget restarts */
+  atomic_store_explicit(&lm->wd.prog, atomic_load_explicit(&lm->wd.prog, memory_order_relaxed) + 1u,
+                        memory_order_relaxed);
+  if (atomic_load_explicit(&lm->wd.armed, memory_order_relaxed)) wd_disarm(lm, L);
   return lm;
 }
 
@@ -1234,11 +1413,12 @@ static int k_ub(lua_State *L) {
   lmach *lm = kcheck(L, &blk);
   int dt = checkdtype(L, 2);
   lua_Integer n = luaL_checkinteger(L, 3);
+  int flags = checkmode(L, 4);
   sl_loc l;
   int st;
   lview *v;
   if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
-  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, &l);
+  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, flags, &l);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
   lua_rawgeti(L, 1, 2);
   v = newview(L, -1, lm, &l, (int64_t)n);
@@ -1275,15 +1455,28 @@ static int k_data_copy(lua_State *L) { return copy_prim(L, 0); }
 /* k:data_copy_pad(dst, src, count) */
 static int k_data_copy_pad(lua_State *L) { return copy_prim(L, 1); }
 
-/* a hard event name at index i */
+/* a hard event at index i: its integer (core.EVENT.MTE3_S, ...) or its name,
+** looked up in the methods' upvalue (name -> integer), not by comparing strings */
 static int checkevent(lua_State *L, int i) {
-  const char *name = luaL_checkstring(L, i);
-  int ev = sl_event_find(name);
-  if (ev < 0)
+  lua_Integer ev = -1;
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    int isint;
+    ev = lua_tointegerx(L, i, &isint);
+    luaL_argcheck(L, isint && ev >= 0 && ev < SL_NEVENTS, i, "hard event number out of range");
+    return (int)ev;
+  }
+  if (lua_type(L, i) == LUA_TSTRING) {
+    lua_pushvalue(L, i);
+    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) ev = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  if (ev < 0) {
+    const char *name = luaL_checkstring(L, i);
     luaL_argerror(L, i, lua_pushfstring(L, "'%s' is not an AIV hard event (S_V "
                   "S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
                   "MTE3_V MTE3_MTE2)", name));
-  return ev;
+  }
+  return (int)ev;
 }
 
 /* an event id at index i */
@@ -1434,16 +1627,19 @@ static int checkpe(lua_State *L, lmach *lm, int i) {
   return (int)pe;
 }
 
-/* shared body of mte_put_nbi / mte_get_nbi; mte_put_nbi(dst, ub, elems, pe
-** [, sync_id]) is the UB-source form: one UB -> GM copy */
+/* shared body of mte_put_nbi / mte_get_nbi; with a UB tensor as the source
+** of a put (dst, ub, elems, pe [, sync_id]) or the destination of a get
+** (ub, src, elems, pe [, sync_id]) it is the UB form: one copy */
 static int mte_prim(lua_State *L, int get) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
-  if (!get && s.buf < 0) {
+  if ((get ? d.buf : s.buf) < 0) {
     lua_Integer n = luaL_checkinteger(L, 4);
     int pe = checkpe(L, lm, 5);
-    return kdone(L, lm, blk, sl_put_ub(lm->m, blk, &d, &s, (int64_t)n, pe), 0);
+    checkid(L, 6);
+    return kdone(L, lm, blk, sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s,
+                                       (int64_t)n, pe), 0);
   }
   u = kloc(L, lm, 4);
   lua_Integer ub_bytes = luaL_checkinteger(L, 5);
@@ -1459,7 +1655,10 @@ static int k_mte_put_nbi(lua_State *L) { return mte_prim(L, 0); }
 /* k:mte_get_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
 static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
 
-static int blocking_body(lua_State *L, int get, int resumed);
+/* how a call through the scratch UB ends (bits of its continuation context) */
+enum { STAGE_GET = 1, STAGE_NBI = 2, STAGE_SIGNAL = 4 };
+
+static int staged_body(lua_State *L, int how, int resumed);
 
 /* sl_mte's argument positions as putmem/getmem/put_signal number them (the
 ** UB, its size and the event id are the call's own) */
@@ -1467,68 +1666,165 @@ static const int mte_args[8] = { 0, 1, 2, 0, 0, 3, 0, 0 };
 /* and sl_signal_op's (signal, value, op, pe) as put_signal's */
 static const int put_signal_args[5] = { 0, 4, 5, 6, 7 };
 
-/* a blocking call goes on after the yield its scratch UB asked for */
-static int blocking_cont(lua_State *L, int status, lua_KContext ctx) {
+/* a staged call goes on after the yield its scratch UB asked for */
+static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
-  return blocking_body(L, (int)ctx, 1);
+  return staged_body(L, (int)ctx, 1);
 }
 
-/* shared body of putmem / getmem: through the scratch UB, then quiet. The
-** first call carves the scratch (an issue on S): when that took the block
-** past a pending event it yields, and goes on (resumed) at its clock */
-static int blocking_body(lua_State *L, int get, int resumed) {
-  int blk, st;
+/* shared body of putmem / getmem / put / get (and their _nbi forms) and of
+** put_signal (_nbi): through the library's own scratch UB (16 KiB, the
+** library's default mte_config), then a quiet (blocking forms), the signal
+** after a fence (put_signal), or nothing (_nbi); with a UB dst (get) or src
+** (put) they are the ub2gm forms, one copy without the scratch. The first call carves the
+** scratch (an issue on S): when that took the block past a pending event it
+** yields, and goes on (resumed) at its clock */
+static int staged_body(lua_State *L, int how, int resumed) {
+  int blk, st, get = how & STAGE_GET, pe;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
-  lua_Integer n = luaL_checkinteger(L, 4);
-  int pe = checkpe(L, lm, 5);
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g, u;
+  lua_Integer n = luaL_checkinteger(L, 4), v = 0, op = 0;
+  if (how & STAGE_SIGNAL) {
+    g = kloc(L, lm, 5);
+    v = luaL_checkinteger(L, 6);
+    op = luaL_checkinteger(L, 7);
+    luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
+                  "signal op must be SIGNAL_SET or SIGNAL_ADD");
+    pe = checkpe(L, lm, 8);
+  } else {
+    pe = checkpe(L, lm, 5);
+    if ((get ? d.buf : s.buf) < 0) {      /* the ub2gm forms: a UB dst (get) or src (put) */
+      st = sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s, (int64_t)n, pe);
+      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
+      return kdone(L, lm, blk, st, 0);
+    }
+  }
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
     return engine_error(L, lm->m, st, 1);
-  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, get, blocking_cont);
+  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, how, staged_cont);
   st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
   if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
-  if (st == SL_OK) st = sl_quiet(lm->m, blk);
+  else if (st == SL_OK && (how & STAGE_SIGNAL)) {
+    if ((st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) == SL_EARG)
+      sl_machine_map_err_arg(lm->m, put_signal_args, 5);
+  } else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
   return kdone(L, lm, blk, st, 0);
 }
 
-/* k:putmem(dst, src, elems, pe): blocking put */
-static int k_putmem(lua_State *L) { return blocking_body(L, 0, 0); }
+/* k:putmem(dst, src, elems, pe), k:put: blocking put */
+static int k_putmem(lua_State *L) { return staged_body(L, 0, 0); }
 
-/* k:getmem(dst, src, elems, pe): blocking get */
-static int k_getmem(lua_State *L) { return blocking_body(L, 1, 0); }
+/* k:getmem(dst, src, elems, pe), k:get: blocking get */
+static int k_getmem(lua_State *L) { return staged_body(L, STAGE_GET, 0); }
 
-static int put_signal_body(lua_State *L, int resumed);
+/* k:putmem_nbi(dst, src, elems, pe), k:put_nbi: put left in flight */
+static int k_putmem_nbi(lua_State *L) { return staged_body(L, STAGE_NBI, 0); }
 
-/* put_signal goes on after the yield its scratch UB asked for */
-static int put_signal_cont(lua_State *L, int status, lua_KContext ctx) {
-  (void)status; (void)ctx;
-  return put_signal_body(L, 1);
+/* k:getmem_nbi(dst, src, elems, pe), k:get_nbi: get left in flight */
+static int k_getmem_nbi(lua_State *L) { return staged_body(L, STAGE_GET | STAGE_NBI, 0); }
+
+/* k:put_signal(dst, src, elems, sig, value, op, pe): put, quiet, signal;
+** k:put_signal_nbi: put, fence, signal (fence and quiet are one
+** PipeBarrier(ALL) here, as in the library, so both time alike) */
+static int k_put_signal(lua_State *L) { return staged_body(L, STAGE_SIGNAL, 0); }
+
+/* sl_dma's argument positions (dst 1, src 2, ub 3, elems 4, pe 5, relay 6,
+** sig 7, value 8) as SDMA's pointer form and udma_put_signal_nbi number them */
+static const int sdma_ptr_args[9] = { 0, 1, 2, 3, 5, 6, 0, 0, 0 };
+static const int udma_signal_args[9] = { 0, 1, 2, 7, 3, 6, 0, 4, 5 };
+
+/* the UB workspace of an engine call at index i: the block's own UB of at
+** least min bytes (bytes asked, or the whole tensor when bytes < 0) */
+static sl_loc dma_ub(lua_State *L, lmach *lm, int i, lua_Integer bytes, int bi, int64_t min) {
+  sl_loc u = kloc(L, lm, i);
+  if (u.buf >= 0) luaL_argerror(L, i, "UB tensor expected, got GM");
+  if (bytes < 0) bytes = u.cap - u.off;
+  if (bytes < min || bytes > u.cap - u.off)
+    luaL_argerror(L, bi, lua_pushfstring(L, "the engine's UB workspace needs %d bytes at "
+                  "least (the tensor holds %d)", (int)min, (int)(u.cap - u.off)));
+  return u;
 }
 
-/* put, then signal (the scratch UB as in blocking_body) */
-static int put_signal_body(lua_State *L, int resumed) {
-  int blk, st;
+/* shared body of the engines' put_nbi / get_nbi: (dst, src, ub, [ub_bytes,]
+** elems, pe [, relay_pe] [, sync_id]); SDMA's pointer form (ub_bytes, 64
+** at least) is told from its tensor form by the argument count */
+static int dma_prim(lua_State *L, int eng, int get, int relay) {
+  int blk, st, pe, rp = -1, ptr = eng == SL_ENG_SDMA && lua_gettop(L) >= 8, a = ptr ? 5 : 4;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
+  lua_Integer n;
+  u = dma_ub(L, lm, 4, ptr ? luaL_checkinteger(L, 5) : -1, ptr ? 5 : 4,
+             eng == SL_ENG_SDMA ? 64 : 1);
+  n = luaL_checkinteger(L, a + 1);
+  pe = checkpe(L, lm, a + 2);
+  if (relay) rp = checkpe(L, lm, a + 3);
+  if (eng == SL_ENG_SDMA) luaL_checkinteger(L, a + 3);      /* sync_id: not optional */
+  checkid(L, a + 3 + relay);
+  st = sl_dma(lm->m, blk, eng, get, &d, &s, &u, (int64_t)n, pe, rp, NULL, 0);
+  if (st == SL_EARG && ptr) sl_machine_map_err_arg(lm->m, sdma_ptr_args, 9);
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:sdma_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) or (dst, src, ub, elems, pe, sync_id) */
+static int k_sdma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 0, 0); }
+/* k:sdma_get_nbi(...): the same from PE pe's copy of a symmetric src */
+static int k_sdma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 1, 0); }
+/* k:roce_put_nbi(dst, src, ub, elems, pe [, sync_id]): RDMA through the NICs */
+static int k_roce_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 0, 0); }
+/* k:roce_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_roce_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 1, 0); }
+/* k:udma_put_nbi(dst, src, ub, elems, pe [, sync_id]): Ascend950's UDMA */
+static int k_udma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 0); }
+/* k:udma_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_udma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 0); }
+/* k:udma_relay_put_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 1); }
+/* k:udma_relay_get_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 1); }
+
+/* k:udma_put_signal_nbi(dst, src, elems, sig, value, pe [, ub [, sync_id]]):
+** the put, then sig on PE pe set to value, in the engine's order */
+static int k_udma_put_signal_nbi(lua_State *L) {
+  int blk, st, has_ub = !lua_isnoneornil(L, 8), pe;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g = kloc(L, lm, 5), u;
-  lua_Integer n = luaL_checkinteger(L, 4);
-  lua_Integer v = luaL_checkinteger(L, 6);
-  lua_Integer op = luaL_checkinteger(L, 7);
-  luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
-                "signal op must be SIGNAL_SET or SIGNAL_ADD");
-  int pe = checkpe(L, lm, 8);
-  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
-    return engine_error(L, lm->m, st, 1);
-  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, put_signal_cont);
-  st = sl_mte(lm->m, blk, 0, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
-  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
-  else if (st == SL_OK && (st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) ==
-           SL_EARG)
-    sl_machine_map_err_arg(lm->m, put_signal_args, 5);
+  lua_Integer n = luaL_checkinteger(L, 4), v = luaL_checkinteger(L, 6);
+  pe = checkpe(L, lm, 7);
+  if (has_ub) u = dma_ub(L, lm, 8, -1, 8, 1);
+  checkid(L, 9);
+  st = sl_dma(lm->m, blk, SL_ENG_UDMA, 0, &d, &s, has_ub ? &u : NULL, (int64_t)n, pe, -1,
+              &g, (int64_t)v);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, udma_signal_args, 9);
   return kdone(L, lm, blk, st, 0);
 }
 
-/* k:put_signal(dst, src, elems, sig, value, op, pe): put, then signal */
-static int k_put_signal(lua_State *L) { return put_signal_body(L, 0); }
+/* k:sdma_quiet(ub [, ub_bytes], sync_id): the block's SDMA transfers landed */
+static int k_sdma_quiet(lua_State *L) {
+  int blk, ptr = lua_gettop(L) >= 4;
+  lmach *lm = kcheck(L, &blk);
+  dma_ub(L, lm, 2, ptr ? luaL_checkinteger(L, 3) : -1, ptr ? 3 : 2, 64);
+  luaL_checkinteger(L, ptr ? 4 : 3);
+  checkid(L, ptr ? 4 : 3);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_SDMA), 0);
+}
+
+/* k:roce_quiet(pe, ub, sync_id): the block's RDMA transfers landed */
+static int k_roce_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  checkpe(L, lm, 2);
+  dma_ub(L, lm, 3, -1, 3, 1);
+  checkid(L, 4);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_RDMA), 0);
+}
+
+/* k:udma_quiet(pe): the block's UDMA transfers landed */
+static int k_udma_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  checkpe(L, lm, 2);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_UDMA), 0);
+}
 
 /* k:signal_op(sig, value, op, pe) */
 static int k_signal_op(lua_State *L) {
@@ -1599,7 +1895,14 @@ static int k_barrier_all(lua_State *L) {
   return kdone(L, lm, blk, sl_barrier_all(lm->m, blk), 0);
 }
 
-/* k:sync_all() */
+/* k:shmem_sync_all(): aclshmem_sync_all, every block of every PE (no quiet) */
+static int k_shmem_sync_all(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_shmem_sync_all(lm->m, blk), 0);
+}
+
+/* k:ascendc_sync_all(), k:sync_all(): Ascend C's SyncAll, the blocks of this PE */
 static int k_sync_all(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
@@ -1665,18 +1968,16 @@ static int b_memcpy(lua_State *L) {
   return 0;
 }
 
-/* core.bench_add_i32(dst, src): a plain C loop dst[i] += src[i] */
-static int b_add_i32(lua_State *L) {
+/* core.bench_yardstick(dst, src): dst[i] += src[i] by the vectorised
+** yardstick loop (int32, fp32, fp16, bf16 windows of one size) */
+static int b_yardstick(lua_State *L) {
   lview *d = checkview(L, 1), *s = checkview(L, 2);
-  int32_t *dp;
-  const int32_t *sp;
-  int64_t i;
-  luaL_argcheck(L, d->l.dtype == SL_INT32 && s->l.dtype == SL_INT32 && d->n == s->n,
-                2, "two int32 windows of one size expected");
-  dp = (int32_t *)(void *)view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0);
-  sp = (const int32_t *)(const void *)view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0);
-  for (i = 0; i < d->n; i++)
-    dp[i] = (int32_t)((uint32_t)dp[i] + (uint32_t)sp[i]);
+  int dt = d->l.dtype;
+  luaL_argcheck(L, (dt == SL_INT32 || dt == SL_FP32 || dt == SL_FP16 || dt == SL_BF16) &&
+                s->l.dtype == dt && d->n == s->n, 2,
+                "two int32, fp32, fp16 or bf16 windows of one dtype and size expected");
+  sl_yardstick_add((sl_dtype)dt, view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0),
+                   view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0), (size_t)d->n);
   return 0;
 }
 
@@ -1685,7 +1986,8 @@ static int b_add_i32(lua_State *L) {
 /* ------------------------------------------------------------------ */
 
 static const luaL_Reg machine_methods[] = {
-  {"alloc", m_alloc}, {"malloc", m_malloc}, {"host", m_host}, {"free", m_free},
+  {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
+  {"host", m_host}, {"free", m_free},
   {"launch", m_launch}, {"memcpy", m_memcpy}, {"params", m_params},
   {"now", m_now}, {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
   {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
@@ -1716,13 +2018,33 @@ static const luaL_Reg block_methods[] = {
   {"muls", k_muls}, {"cast", k_cast}, {"abs", k_abs}, {"reduce_max", k_reduce_max},
   {"system_cycle", k_system_cycle},
   {"mte_put_nbi", k_mte_put_nbi}, {"mte_get_nbi", k_mte_get_nbi},
-  {"putmem", k_putmem}, {"getmem", k_getmem}, {"put_signal", k_put_signal},
+  {"putmem", k_putmem}, {"getmem", k_getmem}, {"put", k_putmem}, {"get", k_getmem},
+  {"putmem_nbi", k_putmem_nbi}, {"getmem_nbi", k_getmem_nbi},
+  {"put_nbi", k_putmem_nbi}, {"get_nbi", k_getmem_nbi},
+  {"put_signal", k_put_signal}, {"put_signal_nbi", k_put_signal},
   {"signal_op", k_signal_op}, {"signal_wait_until", k_signal_wait_until},
   {"wait_signal_value", k_wait_signal_value}, {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
-  {"sync_all", k_sync_all}, {"my_pe", k_my_pe},
+  {"sync_all", k_sync_all}, {"ascendc_sync_all", k_sync_all},
+  {"shmem_sync_all", k_shmem_sync_all}, {"my_pe", k_my_pe},
+  {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
+  {"sdma_quiet", k_sdma_quiet}, {"roce_put_nbi", k_roce_put_nbi},
+  {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
+  {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
+  {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},
+  {"udma_put_signal_nbi", k_udma_put_signal_nbi}, {"udma_quiet", k_udma_quiet},
   {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
   {NULL, NULL}
 };
+
+/* push a table of every hard event's name -> its number */
+static void push_events(lua_State *L) {
+  int i;
+  lua_createtable(L, 0, SL_NEVENTS);
+  for (i = 0; i < SL_NEVENTS; i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, sl_event_name(i));
+  }
+}
 
 /* open the module */
 int luaopen_shmemlab_core(lua_State *L);
@@ -1747,17 +2069,29 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_pop(L, 1);
 
   luaL_newmetatable(L, BLOCK_MT);
-  luaL_newlib(L, block_methods);
+  luaL_newlibtable(L, block_methods);
+  push_events(L);                          /* the primitives' upvalue: name -> number */
+  luaL_setfuncs(L, block_methods, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__index");
   lua_setfield(L, -2, "methods");
+  lua_pop(L, 1);
+
+  if (luaL_newmetatable(L, "shmemlab.watchdog")) {  /* stops the thread at lua_close */
+    lua_pushcfunction(L, wd_shutdown);
+    lua_setfield(L, -2, "__gc");
+    lua_newuserdatauv(L, 1, 0);
+    lua_pushvalue(L, -2);
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "shmemlab.watchdog.sentinel");
+  }
   lua_pop(L, 1);
 
   lua_newtable(L);
   lua_pushcfunction(L, l_new); lua_setfield(L, -2, "new");
   lua_pushcfunction(L, l_dtype_size); lua_setfield(L, -2, "dtype_size");
   lua_pushcfunction(L, b_memcpy); lua_setfield(L, -2, "bench_memcpy");
-  lua_pushcfunction(L, b_add_i32); lua_setfield(L, -2, "bench_add_i32");
+  lua_pushcfunction(L, b_yardstick); lua_setfield(L, -2, "bench_yardstick");
   luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");
   lua_setfield(L, -3, "machine_methods"); lua_pop(L, 1);
   luaL_getmetatable(L, VIEW_MT); lua_getfield(L, -1, "methods");
@@ -1770,6 +2104,8 @@ int luaopen_shmemlab_core(lua_State *L) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "events");
+  push_events(L);
+  lua_setfield(L, -2, "EVENT");
   lua_pushinteger(L, SL_SIGNAL_SET); lua_setfield(L, -2, "SIGNAL_SET");
   lua_pushinteger(L, SL_SIGNAL_ADD); lua_setfield(L, -2, "SIGNAL_ADD");
   for (i = 0; i < SL_NCMP; i++) {

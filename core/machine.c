@@ -33,6 +33,8 @@ const char *sl_params_check(const sl_params *p) {
   if (!(p->hccs_write_eff > 0) || p->hccs_write_eff > 1) return "hccs_write_eff";
   if (!(p->sio_GBps > 0)) return "sio_GBps";
   if (!(p->rdma_GBps > 0)) return "rdma_GBps";
+  if (!(p->sdma_GBps >= 0)) return "sdma_GBps";
+  if (!(p->udma_GBps >= 0)) return "udma_GBps";
   if (!(p->host_GBps > 0)) return "host_GBps";
   if (p->sym_heap_bytes < 16) return "sym_heap_bytes";
   if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
@@ -42,11 +44,13 @@ const char *sl_params_check(const sl_params *p) {
   if (p->spin_limit < 0) return "spin_limit";
   if (p->primitive_limit < 0) return "primitive_limit";
   if (p->time_limit_us < 0) return "time_limit_us";
+  if (p->timing_only && (p->check & (SL_CHECK_RACE | SL_CHECK_INIT))) return "check";
   if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
       p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
       p->sio_alpha_ns < 0 || p->rdma_alpha_ns < 0 || p->signal_ns < 0 ||
       p->poll_ns < 0 || p->pipe_barrier_ns < 0 || p->barrier_base_ns < 0 ||
-      p->sync_all_ns < 0 || p->launch_us < 0 || p->host_setup_us < 0)
+      p->sync_all_ns < 0 || p->launch_us < 0 || p->host_setup_us < 0 ||
+      p->sdma_setup_ns < 0 || p->rdma_setup_ns < 0 || p->udma_setup_ns < 0)
     return "a latency (negative)";
   return NULL;
 }
@@ -73,17 +77,21 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ps.alpha[SL_PATH_HCCS] = sli_ps(p->hccs_alpha_ns);
   m->ps.alpha[SL_PATH_SIO] = sli_ps(p->sio_alpha_ns);
   m->ps.alpha[SL_PATH_RDMA] = sli_ps(p->rdma_alpha_ns);
+  m->ps.dma_setup[SL_ENG_SDMA] = sli_ps(p->sdma_setup_ns);
+  m->ps.dma_setup[SL_ENG_RDMA] = sli_ps(p->rdma_setup_ns);
+  m->ps.dma_setup[SL_ENG_UDMA] = sli_ps(p->udma_setup_ns);
   ncore = n * (size_t)p->cores;
   m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
   m->nhccs = p->hccs_switch ? 2 * p->n_pes : p->n_pes * p->pes_per_server;
-  m->nres = n + (size_t)m->nhccs + n + 2 * n;
+  m->nres = n + (size_t)m->nhccs + n + 2 * n + 2 * n;
   m->allres = calloc(m->nres, sizeof(*m->allres));
   if (m->allres != NULL) {
     m->hbm = m->allres;
     m->hccs = m->hbm + n;
     m->sio = m->hccs + m->nhccs;
     m->nic = m->sio + n;
+    m->dma = m->nic + 2 * n;
   }
   if (m->allres != NULL) sli_res_init(m);
   sli_res_clear(m, 0);
@@ -91,8 +99,10 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
   if (p->check & SL_CHECK_INIT) m->ubinit = calloc(ncore, sizeof(*m->ubinit));
+  if (p->timing_only) m->ubmap = calloc(ncore, sizeof(*m->ubmap));
   m->site = -1;
   if (!m->ub || !m->ubcap || !m->allres || ((p->check & SL_CHECK_INIT) && !m->ubinit) ||
+      (p->timing_only && !m->ubmap) ||
       !m->sync_count || !m->sync_tmax) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
@@ -109,17 +119,19 @@ void sl_machine_free(sl_machine *m) {
   if (m == NULL) return;
   ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
   if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
+  if (m->ubmap) for (i = 0; i < ncore; i++) free(m->ubmap[i].r);
+  free(m->ubmap);
   for (j = 0; j < m->nbufs; j++) {
-    free(m->bufs[j].data); free(m->bufs[j].init); free(m->bufs[j].wait_heads);
+    free(m->bufs[j].data); sli_bmap_free(m->bufs[j].init); free(m->bufs[j].wait_heads);
   }
-  if (m->ubinit) for (i = 0; i < ncore; i++) free(m->ubinit[i]);
+  if (m->ubinit) for (i = 0; i < ncore; i++) sli_bmap_free(m->ubinit[i]);
   free(m->ubinit); free(m->reports);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
   sli_race_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs); free(m->heap); free(m->fifo); free(m->blocks);
-  free(m->ops); free(m->toks); free(m->marks); free(m->kq);
+  free(m->evs); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks);
+  free(m->ops); free(m->toks); free(m->marks); free(m->kq); free(m->lzb);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);
@@ -188,6 +200,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   m->nb = n;
   m->ndone = 0;
   m->bar_count = 0;
+  m->bar_noquiet = 0;
   m->bar_tmax = 0;
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
@@ -202,6 +215,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->t = m->t0;
     for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = b->done[e] = m->t0;
     b->inflight = b->fence = b->end = m->t0;
+    for (e = 0; e < SL_NENG; e++) b->dma_pending[e] = 0, b->dma_done[e] = m->t0;
     b->wnext = -1;
     b->scratch = -1;
     b->spin = 0;
@@ -219,7 +233,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
 
 /* the running block finished its code: it ends when its pipes drained */
 void sl_block_done(sl_machine *m, int blk) {
-  sli_drain(m, blk, SL_DRAIN_ALL, ACT_END);
+  sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_END);
 }
 
 /* end of a launch: per-PE kernel time and the end-to-end time */

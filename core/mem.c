@@ -19,22 +19,26 @@ const char *sl_space_name(int space) {
   }
 }
 
-/* find a gap of size bytes in the symmetric heap; -1 when none */
-static int64_t heap_find(sl_machine *m, int64_t size, int *at) {
-  int64_t prev_end = 0;
+/* x rounded up to a multiple of align (a power of two) */
+static int64_t align_up(int64_t x, int64_t align) { return (x + align - 1) & ~(align - 1); }
+
+/* find a gap of size bytes at a multiple of align in the symmetric heap
+** (first fit); -1 when none */
+static int64_t heap_find(sl_machine *m, int64_t size, int64_t align, int *at) {
+  int64_t start = 0;
   int i;
   for (i = 0; i < m->nsegs; i++) {
-    if (m->segs[i].off - prev_end >= size) { *at = i; return prev_end; }
-    prev_end = m->segs[i].off + m->segs[i].size;
+    if (m->segs[i].off - start >= size) { *at = i; return start; }
+    start = align_up(m->segs[i].off + m->segs[i].size, align);
   }
-  if (m->p.sym_heap_bytes - prev_end >= size) { *at = m->nsegs; return prev_end; }
+  if (m->p.sym_heap_bytes - start >= size) { *at = m->nsegs; return start; }
   return -1;
 }
 
-/* reserve size bytes of the heap; returns the offset or -1 */
-static int64_t heap_alloc(sl_machine *m, int64_t size) {
+/* reserve size bytes of the heap at a multiple of align; the offset or -1 */
+static int64_t heap_alloc(sl_machine *m, int64_t size, int64_t align) {
   int at;
-  int64_t off = heap_find(m, size, &at);
+  int64_t off = heap_find(m, size, align, &at);
   if (off < 0) return -1;
   if (m->nsegs == m->capsegs) {
     int cap = m->capsegs ? m->capsegs * 2 : 16;
@@ -70,7 +74,15 @@ static void heap_release(sl_machine *m, int64_t off) {
 int64_t sl_heap_used(const sl_machine *m) { return m->heap_used; }
 
 /* allocate n elements in a space; returns the buffer id or -(status) */
-int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
+int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags) {
+  return sl_alloc_sym(m, space, dtype, n, name, flags, 16, 0);
+}
+
+/* aclshmem_align / aclshmem_calloc: symmetric buffers at a multiple of
+** align bytes of the heap (a power of two), zeroed (all are) and, with
+** zeroed, initialised for initcheck; other spaces ignore align */
+int sl_alloc_sym(sl_machine *m, int space, int dtype, int64_t n, const char *name,
+                 int flags, int64_t align, int zeroed) {
   sl_buf *b;
   int64_t bytes, copies, sym_off = 0;
   if (dtype < 0 || dtype >= SL_NDTYPES)
@@ -81,9 +93,12 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
                     (long long)n);
   bytes = n * (int64_t)sl_dtype_size((sl_dtype)dtype);
   copies = space == SL_SPACE_HOST ? 1 : m->p.n_pes;
+  if (align < 16 || (align & (align - 1)) != 0 || align > ((int64_t)1 << 40))
+    return -sli_err(m, SL_EARG, 1, "alignment must be a power of two up to 2^40, got %lld",
+                    (long long)align);
   if (space == SL_SPACE_SYM) {
     int64_t rounded = (bytes + 15) & ~(int64_t)15;
-    sym_off = heap_alloc(m, rounded);
+    sym_off = heap_alloc(m, rounded, align);
     if (sym_off == -2) return -sli_err(m, SL_ENOMEM, 0, "not enough memory");
     if (sym_off < 0)
       return -sli_err(m, SL_EHEAP, 2,
@@ -100,10 +115,12 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
   }
   b = &m->bufs[m->nbufs];
   memset(b, 0, sizeof(*b));
-  b->data = calloc((size_t)copies, (size_t)bytes);
-  if (b->data == NULL) goto nomem;
+  if (!m->p.timing_only || (flags & SL_ALLOC_BACKED)) {
+    b->data = calloc((size_t)copies, (size_t)bytes);
+    if (b->data == NULL) goto nomem;
+  }
   if ((m->p.check & SL_CHECK_INIT) && space != SL_SPACE_HOST) {
-    b->init = calloc((size_t)copies, (size_t)bytes);
+    b->init = sli_bmap_new(copies * bytes);
     if (b->init == NULL) { free(b->data); goto nomem; }
   }
   b->space = space;
@@ -120,6 +137,12 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name) {
     snprintf(b->name, sizeof(b->name), "%s#%d",
              space == SL_SPACE_SYM ? "sym" : space == SL_SPACE_HOST ? "host"
              : "gm", m->nbufs);
+  if (zeroed && b->init != NULL) {       /* calloc: written, for initcheck */
+    sl_addr a;
+    memset(&a, 0, sizeof(a));
+    a.buf = m->nbufs;
+    for (a.pe = 0; a.pe < (int32_t)copies; a.pe++) sli_init_write(m, &a, bytes);
+  }
   return m->nbufs++;
 nomem:
   if (space == SL_SPACE_SYM) heap_release(m, sym_off);
@@ -136,7 +159,7 @@ int sl_free(sl_machine *m, int id) {
   if (m->running) return sli_err(m, SL_ESTATE, 1, "cannot free during a launch");
   if (b->space == SL_SPACE_SYM) heap_release(m, b->sym_off);
   free(b->data);
-  free(b->init);
+  sli_bmap_free(b->init);
   free(b->wait_heads);
   b->wait_heads = NULL;
   b->data = NULL;
@@ -149,10 +172,18 @@ int sl_free(sl_machine *m, int id) {
 ** free the whole buffer under views of its other parts) */
 int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes) {
   const sl_buf *b = sl_getbuf(m, l->buf);
-  if (b != NULL && !b->freed && (l->off != 0 || bytes != b->bytes))
+  if (b == NULL || b->freed) return sl_free(m, l->buf);
+  if (l->off != 0 || bytes != b->bytes)
     return sli_err(m, SL_EARG, 1, "a sub-view (byte offset %lld, %lld of %lld bytes) of "
                    "buffer '%s': free the buffer itself", (long long)l->off,
                    (long long)bytes, (long long)b->bytes, b->name);
+  if (l->pe >= 0 && b->space != SL_SPACE_HOST)
+    return sli_err(m, SL_EARG, 1, "a view of PE %d's copy of buffer '%s' (freeing it would "
+                   "free every PE's): free the buffer itself", (int)l->pe, b->name);
+  if (l->dtype != b->dtype)
+    return sli_err(m, SL_EARG, 1, "a view as %s of buffer '%s' (%s): free the buffer itself",
+                   sl_dtype_name((sl_dtype)l->dtype), b->name,
+                   sl_dtype_name((sl_dtype)b->dtype));
   return sl_free(m, l->buf);
 }
 
@@ -170,10 +201,9 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
     memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
     m->ub[i] = nu;
     if (m->ubinit) {
-      uint8_t *ni = realloc(m->ubinit[i], (size_t)top);
-      if (ni == NULL) return SL_ENOMEM;
-      memset(ni + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
-      m->ubinit[i] = ni;
+      if (m->ubinit[i] == NULL) m->ubinit[i] = sli_bmap_new(top);
+      if (m->ubinit[i] == NULL || sli_bmap_grow(m->ubinit[i], top) != SL_OK)
+        return SL_ENOMEM;
     }
     m->ubcap[i] = top;
   }
@@ -189,10 +219,48 @@ void sli_addr(const sl_loc *l, sl_addr *a) {
   a->off = l->buf < 0 ? l->base + l->off : l->off;
 }
 
-/* bytes at an address (checked beforehand) */
+/* timing-only: back the UB allocation of bytes at base of (pe, core) in its
+** arena of backed bytes (the map restarts with every launch) */
+int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
+  size_t i = (size_t)pe * (size_t)m->p.cores + (size_t)core;
+  sl_ubmap *u = &m->ubmap[i];
+  if (u->gen != m->gen) { u->gen = m->gen; u->n = 0; u->top = 0; }
+  if (u->n == u->cap) {
+    int cap = u->cap ? 2 * u->cap : 4;
+    sl_ubrange *nr = realloc(u->r, (size_t)cap * sizeof(*nr));
+    if (nr == NULL) return SL_ENOMEM;
+    u->r = nr;
+    u->cap = cap;
+  }
+  if (sli_ub_reserve(m, pe, core, u->top + bytes) != SL_OK) return SL_ENOMEM;
+  u->r[u->n].base = base;
+  u->r[u->n].bytes = bytes;
+  u->r[u->n].at = u->top;
+  u->n++;
+  u->top += bytes;
+  return SL_OK;
+}
+
+/* timing-only: the backed bytes of a UB address, or NULL */
+static uint8_t *ub_backed(sl_machine *m, const sl_addr *a) {
+  size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
+  const sl_ubmap *u = &m->ubmap[i];
+  int k;
+  if (u->gen != m->gen) return NULL;
+  for (k = 0; k < u->n; k++)
+    if (a->off >= u->r[k].base && a->off < u->r[k].base + u->r[k].bytes)
+      return m->ub[i] + u->r[k].at + (a->off - u->r[k].base);
+  return NULL;
+}
+
+/* bytes at an address (checked beforehand); NULL when unbacked (timing-only):
+** every data path tests this one result */
 uint8_t *sli_ptr(sl_machine *m, const sl_addr *a) {
-  if (a->buf < 0)
+  if (a->buf < 0) {
+    if (m->ubmap) return ub_backed(m, a);
     return m->ub[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core] + a->off;
+  }
+  if (m->bufs[a->buf].data == NULL) return NULL;
   return m->bufs[a->buf].data + m->bufs[a->buf].stride * a->pe + a->off;
 }
 
@@ -241,16 +309,20 @@ int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
   return SL_OK;
 }
 
-/* checked host pointer to bytes at l (NULL with m->err set when invalid) */
-uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write) {
+/* checked host pointer to bytes at l (see sl.h: unbacked buffers) */
+int sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write, uint8_t **p) {
   sl_addr a;
-  if (l->buf < 0) {
-    sli_err(m, SL_EARG, 1, "UB is not reachable from the host");
-    return NULL;
-  }
-  if (sli_bounds(m, l, bytes, write, "host access", 1, -1, -1) != SL_OK) return NULL;
+  int st;
+  *p = NULL;
+  if (l->buf < 0) return sli_err(m, SL_EARG, 1, "UB is not reachable from the host");
+  if ((st = sli_bounds(m, l, bytes, write, "host access", 1, -1, -1)) != SL_OK) return st;
   sli_addr(l, &a);
-  return sli_ptr(m, &a);
+  *p = sli_ptr(m, &a);
+  if (*p == NULL && !write)
+    return sli_err(m, SL_EUNBACKED, 1, "buffer '%s' has no data in a timing-only run "
+                   "(lab.machine{data = false}, --timing-only): only buffers allocated "
+                   "\"backed\" can be read", m->bufs[l->buf].name);
+  return SL_OK;
 }
 
 /* host<->device copy (aclrtMemcpy): moves bytes now, advances the clock */
@@ -262,10 +334,11 @@ int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
   if (bytes <= 0) return sli_err(m, SL_EARG, 3, "size must be positive");
   if ((st = sli_bounds(m, dst, bytes, 1, "memcpy", 1, -1, -1)) != SL_OK) return st;
   if ((st = sli_bounds(m, src, bytes, 0, "memcpy", 2, -1, -1)) != SL_OK) return st;
-  d = sl_host_ptr(m, dst, bytes, 1);
-  s = sl_host_ptr(m, src, bytes, 0);
-  if (d == NULL || s == NULL) return SL_EARG;
-  memmove(d, s, (size_t)bytes);
+  if ((st = sl_host_ptr(m, dst, bytes, 1, &d)) != SL_OK) return st;
+  if (d != NULL) {                      /* an unbacked destination takes nothing */
+    if ((st = sl_host_ptr(m, src, bytes, 0, &s)) != SL_OK) return st;
+    memmove(d, s, (size_t)bytes);
+  }
   *cost_us = m->p.host_setup_us + (double)bytes / (m->p.host_GBps * 1e3);
   m->now += sli_ps(*cost_us * 1000.0);
   return SL_OK;

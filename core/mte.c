@@ -16,13 +16,18 @@
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* the landing event of a copy, allocated now and scheduled by its pipe */
-static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
-                      const sl_loc *src, int64_t bytes, int op, int32_t *id) {
+/* the landing event of a copy, allocated now and scheduled by its pipe (or
+** its DMA engine); |whole| bytes are the transfer it is part of, a put/get
+** chunk's staging when whole < 0 */
+int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
+                   int32_t *id) {
   sl_event *e = sli_event_new(m, EV_COPY, blk, id);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   e->op = op;
   e->n = bytes;
+  e->whole = whole < 0 ? -whole : whole;
+  e->stage = whole < 0;
   e->pipe = pipe;
   sli_addr(dst, &e->dst);
   sli_addr(src, &e->src);
@@ -30,13 +35,15 @@ static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
 }
 
 /* queue one transfer of bytes on an MTE pipe of block blk between its UB
-** and GM of gm_pe: src lands on dst when it has streamed through */
+** and GM of gm_pe: src lands on dst when it has streamed through; it is
+** part of a transfer of |whole| bytes, a put/get chunk's staging when
+** whole < 0 */
 static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
-                    const sl_loc *src, int64_t bytes, int op) {
+                    const sl_loc *src, int64_t bytes, int op, int64_t whole) {
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
-  int st = copy_event(m, blk, pipe, dst, src, bytes, op, &ev);
+  int st = sli_copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
@@ -63,11 +70,19 @@ static void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
   sli_race_access(m, blk, pipe, dst, bytes, op != SL_OP_NONE ? 2 : 1);
 }
 
-/* copy a large block into GM: streaming stores keep the destination out of
-** the cache (no read for ownership), as a DMA engine writes memory */
-static void gm_copy(uint8_t *d, const uint8_t *s, size_t n) {
+/* a data_copy GM -> UB from this size on lands as a record (see below) */
+#define SL_STAGE_BYTES 4096
+
+/* transfers from this size on land with streaming stores: they do not fit
+** in a core's cache anyway, and streaming skips the read for ownership */
+#define SL_STREAM_BYTES (4 * 1024 * 1024)
+
+/* copy n bytes into GM, part of a transfer of whole bytes: a large one
+** with streaming stores, as a DMA engine writes memory past the cache; a
+** small one stays in the cache, where the kernel will read it */
+static void gm_copy(uint8_t *d, const uint8_t *s, size_t n, int64_t whole) {
 #if defined(__SSE2__)
-  if (n >= 65536 && (d + n <= s || s + n <= d)) {
+  if (whole >= SL_STREAM_BYTES && n >= 65536 && (d + n <= s || s + n <= d)) {
     size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
     memcpy(d, s, head);
     d += head; s += head; n -= head;
@@ -85,8 +100,173 @@ static void gm_copy(uint8_t *d, const uint8_t *s, size_t n) {
     memcpy(d + i, s + i, n - i);
     return;
   }
+#else
+  (void)whole;
 #endif
   memmove(d, s, n);
+}
+
+/*
+** Staged chunks that move no bytes (issue 11). An MTE put/get stages each
+** chunk GM -> UB -> GM; only the last chunk's UB content can ever be seen.
+** So the GM -> UB copy lands as a record (sl_lazy: the UB range holds the
+** GM range's bytes as they were), and the UB -> GM copy of those bytes
+** reads the GM source itself: each byte moves once. The record turns into
+** real UB bytes first whenever anything else touches the UB range or
+** writes the GM range (sli_lazy_touch), so everything lands as before.
+*/
+
+/* 1 when [a, a+an) and [b, b+bn) are bytes of the same memory */
+static int overlaps(const sl_addr *a, int64_t an, const sl_addr *b, int64_t bn) {
+  return a->buf == b->buf && a->pe == b->pe && (a->buf >= 0 || a->core == b->core) &&
+         a->off < b->off + bn && b->off < a->off + an;
+}
+
+/* the block whose UB a is */
+static sl_block *ub_block(sl_machine *m, const sl_addr *a) {
+  return &m->blocks[a->pe * m->block_dim + a->core];
+}
+
+/* drop record i of block b (moving its bytes first when keep) */
+static void lazy_drop(sl_machine *m, sl_block *b, int i, int keep) {
+  sl_lazy *z = &b->lz[i];
+  if (keep) memmove(sli_ptr(m, &z->ub), sli_ptr(m, &z->gm), (size_t)z->n);
+  m->bufs[z->gm.buf].lazy_src--;
+  b->lz[i] = b->lz[--b->nlz];
+  if (b->nlz == 0) {                     /* off the machine's list */
+    int32_t last = m->lzb[--m->nlzb];
+    m->blocks[last].lzpos = b->lzpos;
+    m->lzb[b->lzpos] = last;
+  }
+}
+
+/* the UB range a (bytes) is touched: records overlapping it move their
+** bytes; with drop (the range is rewritten), a record inside it is dropped
+** and one that sticks out at one end keeps only that end */
+static void lazy_ub(sl_machine *m, const sl_addr *a, int64_t bytes, int drop) {
+  sl_block *b = ub_block(m, a);
+  int i = b->nlz;
+  while (i-- > 0) {
+    sl_lazy *z = &b->lz[i];
+    int64_t lo = a->off, hi = a->off + bytes, zlo = z->ub.off, zhi = z->ub.off + z->n;
+    if (!overlaps(&z->ub, z->n, a, bytes)) continue;
+    if (drop && zlo >= lo && zhi <= hi) lazy_drop(m, b, i, 0);
+    else if (drop && zlo >= lo) {        /* its tail stays */
+      z->ub.off += hi - zlo;
+      z->gm.off += hi - zlo;
+      z->n = zhi - hi;
+    }
+    else if (drop && zhi <= hi) z->n = lo - zlo;   /* its head stays */
+    else lazy_drop(m, b, i, 1);
+  }
+}
+
+/* bytes at a are written or (UB) read: the records that see them move
+** their bytes before */
+void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  int32_t j;
+  if (m->nlzb == 0) return;
+  if (a->buf < 0) { lazy_ub(m, a, bytes, 0); return; }
+  if (m->bufs[a->buf].lazy_src == 0) return;
+  for (j = m->nlzb; j-- > 0;) {
+    sl_block *b = &m->blocks[m->lzb[j]];
+    int i = b->nlz;
+    while (i-- > 0)
+      if (overlaps(&b->lz[i].gm, b->lz[i].n, a, bytes)) lazy_drop(m, b, i, 1);
+  }
+}
+
+/* record a staged chunk landing on the UB at e->dst; 0 when it must copy */
+static int lazy_add(sl_machine *m, const sl_event *e) {
+  sl_block *b = ub_block(m, &e->dst);
+  sl_lazy *z;
+  lazy_ub(m, &e->dst, e->n, 1);
+  if (b->nlz == SL_NLAZY) lazy_drop(m, b, 0, 1);
+  if (b->nlz == 0) {
+    if (m->nlzb == m->caplzb) {
+      int32_t cap = m->caplzb ? m->caplzb * 2 : 64;
+      int32_t *nl = realloc(m->lzb, (size_t)cap * sizeof(*nl));
+      if (nl == NULL) return 0;           /* no record: the copy moves its bytes */
+      m->lzb = nl;
+      m->caplzb = cap;
+    }
+    b->lzpos = m->nlzb;
+    m->lzb[m->nlzb++] = (int32_t)(b - m->blocks);
+  }
+  z = &b->lz[b->nlz++];
+  z->ub = e->dst;
+  z->gm = e->src;
+  z->n = e->n;
+  z->whole = e->whole;
+  m->bufs[e->src.buf].lazy_src++;
+  return 1;
+}
+
+/* the bytes a copy from the UB at a reads: the GM source of the record
+** holding them, or the UB (records overlapping it partly move their bytes) */
+static const uint8_t *lazy_src(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  sl_block *b;
+  int i;
+  if (m->nlzb == 0) return sli_ptr(m, a);
+  b = ub_block(m, a);
+  for (i = 0; i < b->nlz; i++) {
+    const sl_lazy *z = &b->lz[i];
+    if (z->ub.off <= a->off && a->off + bytes <= z->ub.off + z->n) {
+      sl_addr g = z->gm;
+      g.off += a->off - z->ub.off;
+      return sli_ptr(m, &g);
+    }
+  }
+  lazy_ub(m, a, bytes, 0);
+  return sli_ptr(m, a);
+}
+
+/* forget every record (a launch begins or was abandoned): no UB of it can
+** be read any more */
+void sli_lazy_reset(sl_machine *m) {
+  int i;
+  if (m->nlzb == 0) return;
+  for (i = 0; i < m->nbufs; i++) m->bufs[i].lazy_src = 0;
+  m->nlzb = 0;
+}
+
+/* a copy lands: the one place where a transfer's bytes move */
+static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
+  const uint8_t *s;
+  uint8_t *d;
+  if (m->p.check & SL_CHECK_INIT) {
+    sli_init_read(m, &e->src, e->n, e->blk, e->pipe, e->site);
+    sli_init_write(m, &e->dst, e->n);
+  }
+  if (e->stage && sli_ptr(m, &e->dst) != NULL && sli_ptr(m, &e->src) != NULL &&
+      lazy_add(m, e)) {                   /* the bytes move with the UB -> GM copy */
+    sli_landed(m, e->blk, e->pipe, 0, t);
+    return;
+  }
+  sli_lazy_touch(m, &e->dst, e->n);
+  d = sli_ptr(m, &e->dst);
+  s = e->src.buf < 0 ? lazy_src(m, &e->src, e->n) : sli_ptr(m, &e->src);
+  if (d == NULL) {}                     /* timing-only: unbacked, nothing lands */
+  else if (s == NULL) memset(d, 0, (size_t)e->n);   /* unbacked reads as zeros */
+  else if (e->op == SL_OP_NONE) {
+    if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n, e->whole);
+    else memmove(d, s, (size_t)e->n);
+  }
+  else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
+                 (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
+  if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
+    sli_notify(m, &e->dst, e->n, t, e->blk);
+  if (m->race) sli_race_copy_read(m, e->blk, e->pipe, &e->src, e->n);
+  if (e->pipe == SL_PIPE_DMA) sli_dma_landed(m, e->blk, e->vop, t);
+  else sli_landed(m, e->blk, e->pipe, 0, t);
+}
+
+/* a vector op lands: the UB it reads and writes holds its bytes */
+static void vec_touch(sl_machine *m, const sl_event *e) {
+  int64_t es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
+  sli_lazy_touch(m, &e->src, e->n * es);
+  if (SL_VEC_IS_BINARY(e->vop)) sli_lazy_touch(m, &e->src2, e->n * es);
+  sli_lazy_touch(m, &e->dst, e->n * (int64_t)sl_dtype_size((sl_dtype)e->dst.dtype));
 }
 
 /* apply a landed event (a copy of it: waking a waiter may grow the pool) */
@@ -99,29 +279,17 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     return;
   }
   if (e->kind == EV_FLOW) { sli_flow_due(m, t); return; }
+  if (e->kind == EV_DMA) { sli_dma_start(m, e, t); return; }
   d = sli_ptr(m, &e->dst);
   switch (e->kind) {
-    case EV_COPY: {
-      const uint8_t *s = sli_ptr(m, &e->src);
-      if (m->p.check & SL_CHECK_INIT) {
-        sli_init_read(m, &e->src, e->n, e->blk,
-                      e->dst.buf < 0 ? SL_PIPE_MTE2 : SL_PIPE_MTE3, e->site);
-        sli_init_write(m, &e->dst, e->n);
-      }
-      if (e->op == SL_OP_NONE) {
-        if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n);
-        else memmove(d, s, (size_t)e->n);
-      }
-      else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
-                     (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
-      if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
-        sli_notify(m, &e->dst, e->n, t, e->blk);
-      sli_landed(m, e->blk, e->pipe, 0, t);
+    case EV_COPY:
+      land_copy(m, e, t);
       break;
-    }
     case EV_VEC: {
-      const uint8_t *a = sli_ptr(m, &e->src);
+      const uint8_t *a;
       sl_dtype dt = (sl_dtype)e->dst.dtype;
+      if (m->nlzb > 0) vec_touch(m, e);
+      a = sli_ptr(m, &e->src);
       if (m->p.check & SL_CHECK_INIT) {
         int64_t es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
         if (e->vop != SL_VEC_DUP)
@@ -130,7 +298,11 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
         sli_init_write(m, &e->dst, (e->vop == SL_VEC_RMAX ? 1 : e->n) *
                        (int64_t)sl_dtype_size(dt));
       }
-      if (e->vop == SL_VEC_MULS) sl_muls(dt, d, a, e->s, (size_t)e->n);
+      if (d == NULL) {}                 /* timing-only: unbacked, nothing lands */
+      else if ((a == NULL && e->vop != SL_VEC_DUP) ||
+               (SL_VEC_IS_BINARY(e->vop) && sli_ptr(m, &e->src2) == NULL))
+        memset(d, 0, (size_t)(e->vop == SL_VEC_RMAX ? 1 : e->n) * sl_dtype_size(dt));
+      else if (e->vop == SL_VEC_MULS) sl_muls(dt, d, a, e->s, (size_t)e->n);
       else if (e->vop == SL_VEC_CAST) sl_cast(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
       else if (e->vop == SL_VEC_CAST_RINT)
         sl_cast_rint(dt, d, (sl_dtype)e->src.dtype, a, (size_t)e->n);
@@ -148,6 +320,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       int64_t v = e->op == SL_SIGNAL_ADD
           ? (int64_t)((uint64_t)sl_get_int(dt, d, 0) + (uint64_t)e->val)
           : e->val;
+      sli_lazy_touch(m, &e->dst, (int64_t)sl_dtype_size(dt));
       sl_set_int(dt, d, 0, v);
       sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
       if (m->race) sli_race_signal(m, &e->dst, e->snap, e->op == SL_SIGNAL_ADD);
@@ -161,7 +334,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
 }
 
 /* the UB of the block's core: a new 32-byte aligned allocation */
-int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
+int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc *out) {
   sl_block *b = &m->blocks[blk];
   int64_t bytes, top;
   if (dtype < 0 || dtype >= SL_NDTYPES) return sli_err(m, SL_EARG, 1, "unknown dtype");
@@ -173,7 +346,8 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
         "UB overflow: %lld bytes asked, %lld of %lld bytes used, %lld free",
         (long long)bytes, (long long)b->ub_top, (long long)m->p.ub_bytes,
         (long long)(m->p.ub_bytes - b->ub_top));
-  if (sli_ub_reserve(m, b->pe, b->b, top) != SL_OK)
+  if ((m->ubmap ? (flags & SL_ALLOC_BACKED) ? sli_ub_back(m, b->pe, b->b, b->ub_top, bytes)
+       : SL_OK : sli_ub_reserve(m, b->pe, b->b, top)) != SL_OK)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for UB");
   out->buf = -1;
   out->pe = b->pe;
@@ -186,7 +360,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out) {
   if (m->ubinit) {                      /* a new allocation holds nothing yet */
     sl_addr a;
     sli_addr(out, &a);
-    memset(sli_init_ptr(m, &a), 0, (size_t)bytes);
+    sli_init_clear(m, &a, bytes);
   }
   b->t += m->ps.issue;
   return SL_OK;
@@ -198,7 +372,7 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)dtype);
   if (b->scratch < 0) {
     sl_loc l;
-    int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, &l);
+    int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, 0, &l);
     if (st != SL_OK) return st;
     b->scratch = l.base;
   }
@@ -213,7 +387,7 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
 }
 
 /* a UB location must be this block's own */
-static int own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
+int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
   if (l->buf >= 0) return sli_err(m, SL_EARG, arg, "UB tensor expected, got GM");
   if (l->pe != b->pe || l->core != b->b)
     return sli_err(m, SL_EARG, arg,
@@ -247,12 +421,12 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
         (long long)elems, sl_dtype_name((sl_dtype)dst->dtype),
         (long long)bytes, (long long)(bytes / 32 * 32));
   if (src->buf < 0) {                   /* UB -> GM on MTE3 */
-    if ((st = own_ub(m, b, src, 2)) != SL_OK) return st;
+    if ((st = sli_own_ub(m, b, src, 2)) != SL_OK) return st;
     pipe = SL_PIPE_MTE3;
     gm_pe = dst->pe;
     op = b->atomic;
   } else {                              /* GM -> UB on MTE2 */
-    if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+    if ((st = sli_own_ub(m, b, dst, 1)) != SL_OK) return st;
     pipe = SL_PIPE_MTE2;
     gm_pe = src->pe;
   }
@@ -264,7 +438,10 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)dst->dtype));
   if (gm_pe < 0 || gm_pe >= m->p.n_pes) gm_pe = 0;   /* host: no such copy */
   race_copy(m, blk, pipe, dst, src, bytes, op);
-  st = transfer(m, blk, pipe, gm_pe, dst, src, bytes, op);
+  /* a large GM -> UB copy stages like an MTE chunk: its bytes move when a
+  ** UB -> GM copy reads them (the CpGM2GM pattern) or anything else looks */
+  st = transfer(m, blk, pipe, gm_pe, dst, src, bytes, op,
+                pipe == SL_PIPE_MTE2 && bytes >= SL_STAGE_BYTES ? -bytes : bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return st;
@@ -303,7 +480,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   if (elems <= 0) return sli_err(m, SL_EARG, 5, "element count must be positive");
   if (dst->buf < 0 || src->buf < 0)
     return sli_err(m, SL_EARG, dst->buf < 0 ? 1 : 2, "GM address expected, got UB");
-  if ((st = own_ub(m, b, ub, 3)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, ub, 3)) != SL_OK) return st;
   if (dst->dtype != src->dtype || ub->dtype != src->dtype)
     return sli_err(m, SL_EARG, ub->dtype == dst->dtype ? 2 : ub->dtype == src->dtype ? 1 : 3,
         "dtype mismatch (dst %s, src %s, ub %s)", sl_dtype_name((sl_dtype)dst->dtype),
@@ -338,11 +515,13 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
     int64_t n = elems - done < chunk ? elems - done : chunk;
     sl_loc s = loc_at(&rsrc, done), d = loc_at(&rdst, done);
     race_copy(m, blk, SL_PIPE_MTE2, &cub, &s, n * esz, SL_OP_NONE);
-    if ((st = transfer(m, blk, SL_PIPE_MTE2, s.pe, &cub, &s, n * esz, SL_OP_NONE)) ||
+    if ((st = transfer(m, blk, SL_PIPE_MTE2, s.pe, &cub, &s, n * esz, SL_OP_NONE,
+                       -elems * esz)) ||
         (st = chain_flag(m, b, SL_EV_MTE2_MTE3, id)))
       return st;
     race_copy(m, blk, SL_PIPE_MTE3, &d, &cub, n * esz, b->atomic);
-    if ((st = transfer(m, blk, SL_PIPE_MTE3, d.pe, &d, &cub, n * esz, b->atomic)))
+    if ((st = transfer(m, blk, SL_PIPE_MTE3, d.pe, &d, &cub, n * esz, b->atomic,
+                       elems * esz)))
       return st;
     done += n;
     if (done < elems && (st = chain_flag(m, b, SL_EV_MTE3_MTE2, id)))
@@ -361,41 +540,52 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
   sl_loc l;
   sl_addr a;
-  if ((*st = own_ub(m, b, ub, 1)) != SL_OK) return NULL;
+  if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
   l = loc_at(ub, i);
   *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
   if (*st != SL_OK) return NULL;
   sli_addr(&l, &a);
+  sli_lazy_touch(m, &a, esz);
   if (write) sli_init_write(m, &a, esz);
   else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
   sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
   b->t += m->ps.scalar;
+  if (sli_ptr(m, &a) == NULL && !write)
+    *st = sli_err(m, SL_EUNBACKED, 1, "get_value of UB that holds no data in a timing-only "
+                  "run: allocate it k:ub(dtype, n, \"backed\") when its value steers the "
+                  "kernel");
   return sli_ptr(m, &a);
 }
 
-/* MTE put from UB (the UB-source form): one UB -> GM copy on MTE3 to PE pe's
-** copy of the symmetric dst, left in flight */
-int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+/* MTE put from UB / get into UB (the UB forms of mte_put_nbi and
+** mte_get_nbi): one UB -> GM copy on MTE3 to PE pe's copy of the symmetric
+** gm, or one GM -> UB copy on MTE2 from it; left in flight. Arguments are
+** numbered as the calls take them: put (gm, ub, ...), get (ub, gm, ...) */
+int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *ub,
               int64_t elems, int pe) {
   sl_block *b = &m->blocks[blk];
-  sl_loc rdst = *dst;
+  const char *fn = get ? "mte_get_nbi" : "mte_put_nbi";
+  int ga = get ? 2 : 1, ua = get ? 1 : 2, pipe = get ? SL_PIPE_MTE2 : SL_PIPE_MTE3;
+  int op = get ? SL_OP_NONE : b->atomic;
+  sl_loc rgm = *gm;
   int64_t bytes;
   int st;
   if (pe < 0 || pe >= m->p.n_pes)
     return sli_err(m, SL_EARG, 4, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
   if (elems <= 0) return sli_err(m, SL_EARG, 3, "element count must be positive");
-  if (dst->buf < 0) return sli_err(m, SL_EARG, 1, "GM address expected, got UB");
-  if (m->bufs[dst->buf].space != SL_SPACE_SYM)
-    return sli_err(m, SL_EARG, 1, "destination must be a symmetric address");
-  if ((st = own_ub(m, b, ub, 2)) != SL_OK) return st;
-  if (dst->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
-  rdst.pe = pe;
+  if (gm->buf < 0) return sli_err(m, SL_EARG, ga, "GM address expected, got UB");
+  if (m->bufs[gm->buf].space != SL_SPACE_SYM)
+    return sli_err(m, SL_EARG, ga, get ? "source must be a symmetric address"
+                                       : "destination must be a symmetric address");
+  if ((st = sli_own_ub(m, b, ub, ua)) != SL_OK) return st;
+  if (gm->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
+  rgm.pe = pe;
   bytes = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)ub->dtype));
-  if ((st = sli_bounds(m, ub, bytes, 0, "mte_put_nbi", 2, b->pe, b->b)) != SL_OK) return st;
-  if ((st = sli_bounds(m, &rdst, bytes, 1, "mte_put_nbi", 1, b->pe, b->b)) != SL_OK)
+  if ((st = sli_bounds(m, get ? &rgm : ub, bytes, 0, fn, 2, b->pe, b->b)) != SL_OK) return st;
+  if ((st = sli_bounds(m, get ? ub : &rgm, bytes, 1, fn, 1, b->pe, b->b)) != SL_OK)
     return st;
-  race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, bytes, b->atomic);
-  st = transfer(m, blk, SL_PIPE_MTE3, pe, &rdst, ub, bytes, b->atomic);
+  race_copy(m, blk, pipe, get ? ub : &rgm, get ? &rgm : ub, bytes, op);
+  st = transfer(m, blk, pipe, pe, get ? ub : &rgm, get ? &rgm : ub, bytes, op, bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return st;
@@ -417,7 +607,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint) {
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 1, &st);
-  if (p == NULL) return st;
+  if (p == NULL) return st;             /* skipped, or unbacked: the write is dropped */
   if (isint) sl_set_int((sl_dtype)ub->dtype, p, 0, ival);
   else sl_set_num((sl_dtype)ub->dtype, p, 0, num);
   return SL_OK;
@@ -456,10 +646,10 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   int st;
   int64_t dbytes, abytes;
   if (n <= 0) return sli_err(m, SL_EARG, SL_VEC_IS_BINARY(op) ? 4 : 3, "count must be positive");
-  if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, dst, 1)) != SL_OK) return st;
   if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
-  if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
-  if (SL_VEC_IS_BINARY(op) && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, a, 2)) != SL_OK) return st;
+  if (SL_VEC_IS_BINARY(op) && (st = sli_own_ub(m, b, bb, 3)) != SL_OK) return st;
   if (op != SL_VEC_CAST && op != SL_VEC_CAST_RINT &&
       (a->dtype != dst->dtype || (SL_VEC_IS_BINARY(op) && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");

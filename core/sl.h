@@ -16,6 +16,11 @@
 
 #include "dtype.h"
 
+/* Only luaopen_shmemlab_core leaves core.so (nm -D): what the headers declare is hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 typedef int64_t sl_time;                 /* picoseconds */
 #define SL_PS_PER_US 1000000.0
 
@@ -31,12 +36,22 @@ enum {
   SL_ESTATE,      /* call in the wrong state (e.g. outside a launch) */
   SL_EDEADLOCK,   /* every block waits and nothing is pending */
   SL_ETIME,       /* virtual-time limit reached */
-  SL_ESKIP        /* checked run: the access was reported and skipped */
+  SL_ESKIP,       /* checked run: the access was reported and skipped */
+  SL_EUNBACKED    /* timing-only: data asked of memory that holds no bytes */
 };
 const char *sl_strerror(int code);
 
 /* pipes of an AIV core */
 enum { SL_PIPE_S, SL_PIPE_V, SL_PIPE_MTE2, SL_PIPE_MTE3, SL_NPIPES };
+/* the DMA engines a block drives besides its MTE pipes: not a pipe of the
+** core (it queues nothing there), a thread of racecheck and a name in
+** reports and traces ("DMA") */
+#define SL_PIPE_DMA SL_NPIPES
+
+/* the transport engines of include/device/gm2gm/engine/ besides MTE: SDMA
+** (A2/A3, over HCCS/SIO), RDMA (RoCE, through the NICs), UDMA (Ascend950) */
+enum { SL_ENG_SDMA, SL_ENG_RDMA, SL_ENG_UDMA, SL_NENG };
+const char *sl_engine_name(int eng);
 
 /* the 12 legal AIV hard events, SRC_DST */
 enum {
@@ -86,6 +101,9 @@ typedef struct sl_params {
   double hccs_alpha_ns, hccs_read_eff, hccs_write_eff;
   double sio_GBps, sio_alpha_ns;
   double rdma_GBps, rdma_alpha_ns;  /* per PE NIC, one way */
+  double sdma_GBps, sdma_setup_ns;  /* a PE's SDMA engines (0: none); a transfer's fixed cost */
+  double rdma_setup_ns;     /* RoCE: WQE, doorbell and NIC work of a transfer */
+  double udma_GBps, udma_setup_ns;  /* Ascend950's UDMA (0 GB/s: the SoC has none) */
   double signal_ns;         /* S pipe cost of a signal write */
   double poll_ns;           /* wake-up delay of a satisfied wait */
   double pipe_barrier_ns;
@@ -98,10 +116,12 @@ typedef struct sl_params {
   int prof_pe;              /* cycle profiling PE, -1 = off */
   int64_t time_limit_us;    /* 0 = none */
   int check;                /* SL_CHECK_* bits: a checked run records, skips, goes on */
-  int64_t instruction_budget; /* Lua instructions a block may run between primitives */
+  int64_t instruction_budget; /* Lua instructions a block may run between primitives
+                                 (counted once the binding's watchdog arms its hook) */
   int64_t spin_limit;       /* primitives a block may call in a row while the
                             ** machine clock stands still (0 = none) */
   int64_t primitive_limit;  /* primitives one block may call in a launch (0 = none) */
+  int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */
@@ -124,6 +144,7 @@ typedef struct sl_report {
 
 
 typedef struct sl_machine sl_machine;
+typedef struct sl_bytemap sl_bytemap;   /* initcheck's shadow of one buffer */
 
 size_t sl_report_count(const sl_machine *m);
 const sl_report *sl_report_get(const sl_machine *m, size_t i);
@@ -153,11 +174,12 @@ typedef struct sl_buf {
   int64_t bytes;            /* bytes per PE */
   int64_t sym_off;          /* symmetric heap offset */
   int64_t stride;           /* bytes between PE copies (0 for host) */
-  uint8_t *data;
+  uint8_t *data;            /* NULL: unbacked (timing-only), reads are refused */
   char name[32];
   int32_t waiters;          /* blocks waiting on it (0: none) */
   int32_t *wait_heads;      /* per PE copy: head of the list of its waiters */
-  uint8_t *init;            /* initcheck: 1 per byte written since allocation */
+  sl_bytemap *init;         /* initcheck: the bytes written since allocation */
+  int32_t lazy_src;         /* staged chunks reading it whose bytes did not move */
 } sl_buf;
 
 /* machine */
@@ -178,14 +200,22 @@ static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
   return (n > INT64_MAX / esz || n < -(INT64_MAX / esz)) ? INT64_MAX : n * esz;
 }
 
-/* memory */
-int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name);
+/* memory; flags: SL_ALLOC_BACKED keeps bytes in a timing-only machine (signals,
+** flags, whatever steers control flow); a data machine backs every buffer */
+enum { SL_ALLOC_BACKED = 1 };
+int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags);
+/* the same at a multiple of align bytes of the heap (symmetric; a power of
+** two, 16 at least), and with zeroed its bytes count as written (calloc) */
+int sl_alloc_sym(sl_machine *m, int space, int dtype, int64_t n, const char *name,
+                 int flags, int64_t align, int zeroed);
 int sl_free(sl_machine *m, int buf);
 /* free the buffer a whole view spans (SL_EARG for a sub-view) */
 int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
-uint8_t *sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write);
+/* checked host pointer to bytes at l in *p; of an unbacked buffer a read is
+** SL_EUNBACKED and a write gives *p = NULL (nothing to write: it is dropped) */
+int sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write, uint8_t **p);
 /* the host wrote bytes at l (initcheck) */
 void sl_mark_init(sl_machine *m, const sl_loc *l, int64_t bytes);
 int sl_memcpy(sl_machine *m, const sl_loc *dst, const sl_loc *src,
@@ -225,8 +255,8 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out);
 /* 1 when the block ran ahead of the earliest event: it must yield */
 int sl_must_yield(sl_machine *m, int blk);
 
-/* primitives; blk is the running block */
-int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, sl_loc *out);
+/* primitives; blk is the running block. flags: SL_ALLOC_BACKED as sl_alloc */
+int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc *out);
 int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                  int64_t elems, int pad);
 int sl_set_flag(sl_machine *m, int blk, int ev, int id);
@@ -246,7 +276,8 @@ enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3,
 #define SL_VEC_IS_BINARY(op) ((op) > 0)
 /* SL_VEC_RMAX writes one element of dst (ReduceMax of n elements of a);
 ** the casts take a dst of another dtype */
-int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+/* the UB forms: put (dst gm, src ub) or get (dst ub, src gm), one copy */
+int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *ub,
               int64_t elems, int pe);
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
            const sl_loc *a, const sl_loc *b, double s, int64_t n);
@@ -263,9 +294,23 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
 int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
                   int64_t elems, int cmp, int64_t v, int64_t *got);
 int sl_quiet(sl_machine *m, int blk);
+/* a DMA engine's transfer of elems from src to dst, one of them PE pe's
+** copy of a symmetric buffer (get: src, else dst), through relay (-1: none;
+** UDMA's relay mode) and, with sig, then sig = value (UDMA put_signal);
+** nothing of the block's MTE pipes, back at issue; ub is the call's UB
+** workspace (its descriptor staging, NULL for none). Errors number the
+** arguments dst 1, src 2, ub 3, elems 4, pe 5, relay 6, sig 7, value 8 */
+int sl_dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
+           const sl_loc *src, const sl_loc *ub, int64_t elems, int pe, int relay,
+           const sl_loc *sig, int64_t value);
+/* the engine's quiet: S waits until every transfer of the block on it landed */
+int sl_dma_quiet(sl_machine *m, int blk, int eng);
 int sl_fence(sl_machine *m, int blk);
 int sl_barrier_all(sl_machine *m, int blk);
 int sl_sync_all(sl_machine *m, int blk);
+/* aclshmem_sync_all: every block of every PE, no quiet (sl_sync_all is
+** Ascend C's SyncAll, the blocks of one PE) */
+int sl_shmem_sync_all(sl_machine *m, int blk);
 
 /* cycle profiling */
 int sl_prof(sl_machine *m, int blk, int frame, int end);
@@ -295,5 +340,9 @@ void sl_trace_enable(sl_machine *m, int64_t max_records);
 size_t sl_trace_count(const sl_machine *m);
 const sl_trace_rec *sl_trace_get(const sl_machine *m, size_t i);
 void sl_trace_clear(sl_machine *m);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

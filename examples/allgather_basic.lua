@@ -44,8 +44,8 @@ local function run(pes, count)
     input = m:alloc("int32", count, "input"),
     output = m:alloc("int32", count * pes, "output"),
     ccl = m:malloc("int32", count, "ccl"),
-    ready = m:malloc("int32", pes * FLAG, "ready"),
-    done = m:malloc("int32", pes * FLAG, "done"),
+    ready = m:malloc("int32", pes * FLAG, "ready", "backed"),
+    done = m:malloc("int32", pes * FLAG, "done", "backed"),
   }
   a.input:fill("iota_pe")               -- PE p holds p*count .. p*count+count-1
   local expect = m:alloc("int32", count * pes, "expect"):fill("iota")

@@ -52,7 +52,7 @@ return op.define {
     s.ub_bytes, s.chunks = s.ub_elems * esize, (c.count + s.ub_elems - 1) // s.ub_elems
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.sym = m:malloc(c.dtype, c.count, "sym")
-    s.sync = m:malloc("int32", 8, "sync")
+    s.sync = m:malloc("int32", 8, "sync", "backed")
     s.output = m:alloc(c.dtype, c.count, "output")
     return s
   end,

@@ -115,7 +115,7 @@ return op.define {
     local ident = op.identity(c.dtype, c.reduce)
     s.acc = m:malloc(c.dtype, slice, "accumulator"):fill("const", ident)
     s.identity = m:alloc(c.dtype, slice, "identity"):fill("const", ident)
-    s.sig = m:malloc("int32", 8 * (2 * s.parts + 1), "signals")
+    s.sig = m:malloc("int32", 8 * (2 * s.parts + 1), "signals", "backed")
     if s.staged then
       s.stage = m:malloc(c.dtype, s.chunk, "stage")
       s.output = m:alloc(c.dtype, c.count, "output")

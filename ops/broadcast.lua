@@ -80,7 +80,7 @@ return op.define {
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count, "output")
     s.sym = m:malloc(c.dtype, s.chunk, "sym")
-    s.sync = m:malloc("int64", c.block_dim, "sync")
+    s.sync = m:malloc("int64", c.block_dim, "sync", "backed")
     s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
     return s
   end,

@@ -82,7 +82,7 @@ return op.define {
     s.expert_out, s.expect = moe.expert_outputs(m, R, c.dtype, R.max_recv, c.seed)
     s.stage = m:malloc(c.dtype, T * R.topk * H, "combine_stage")
     s.output = m:alloc(c.dtype, T * H, "output"):fill("zero")
-    s.sig = m:malloc("int32", c.pes * moe.SIG, "combine_signals"):fill("zero")
+    s.sig = m:malloc("int32", c.pes * moe.SIG, "combine_signals", "backed"):fill("zero")
     return s
   end,
 

@@ -68,7 +68,7 @@ return op.define {
     s.route_table = moe.route_buffer(m, R)
     s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)
     s.recv = m:malloc(s.wire.dtype, cap * s.wire.row, "recv"):fill("zero")
-    s.sig = m:malloc("int32", c.pes * moe.SIG, "dispatch_signals"):fill("zero")
+    s.sig = m:malloc("int32", c.pes * moe.SIG, "dispatch_signals", "backed"):fill("zero")
     s.expect = moe.expect_dispatch(m, R, s.input, cap, s.wire)
     return s
   end,

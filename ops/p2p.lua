@@ -90,7 +90,8 @@ return op.define {
     s.input = op.fill_input(m:alloc(c.dtype, c.count, "input"), c.dtype)
     s.output = m:alloc(c.dtype, c.count, "output")
     s.stage = m:malloc(c.dtype, s.chunk, "stage")
-    s.sig = m:malloc("int64", 2 * c.block_dim, "signals")   -- [block] ready, [block_num + block] ack
+    -- [block] ready, [block_num + block] ack
+    s.sig = m:malloc("int64", 2 * c.block_dim, "signals", "backed")
     s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.src))
     return s
   end,

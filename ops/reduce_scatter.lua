@@ -72,7 +72,7 @@ return op.define {
     local ident = op.identity(c.dtype, c.reduce)
     s.acc = m:malloc(c.dtype, s.chunk, "accumulator"):fill("const", ident)
     s.identity = m:alloc(c.dtype, s.chunk, "identity"):fill("const", ident)
-    s.arrived = m:malloc("int32", 8, "arrived")
+    s.arrived = m:malloc("int32", 8, "arrived", "backed")
     s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
     return s
   end,

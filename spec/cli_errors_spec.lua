@@ -22,12 +22,7 @@ end
 
 local small = { "-w", "0", "-n", "1", "--count", "64" }
 -- argv .. small
-local function with_small(argv)
-  local t = {}
-  for _, a in ipairs(argv) do t[#t + 1] = a end
-  for _, a in ipairs(small) do t[#t + 1] = a end
-  return t
-end
+local function with_small(argv) return require("spec.helpers.cli").append(argv, small) end
 
 describe("run_op.lua's typos (defect 4)", function()
   it("names an unknown --set key and the closest keys", function()

@@ -9,12 +9,7 @@ local run = H.run
 
 local small = { "--pes", "2", "--count", "256", "-w", "0", "-n", "1" }
 -- argv .. small
-local function with_small(argv)
-  local t = {}
-  for _, a in ipairs(argv) do t[#t + 1] = a end
-  for _, a in ipairs(small) do t[#t + 1] = a end
-  return t
-end
+local function with_small(argv) return H.append(argv, small) end
 
 describe("run_op.lua's nccl-tests habits", function()
   it("takes the short names of nccl-tests and hccl_test", function()
@@ -54,6 +49,11 @@ describe("run_op.lua's nccl-tests habits", function()
     local _, sweep = run({ "allgather", "--pes", "2", "-b", "1K", "-e", "2K", "-w", "0", "-n",
                            "1", "-c", "0" })
     assert.matches("%s+N/A |", sweep)
+    local _, js = run({ "allgather", "--pes", "2", "--count", "256", "-w", "0", "-n", "1", "-c", "0",
+                        "--json" })
+    local row = require("cjson").decode(js).rows[1]
+    assert.is_false(row.shmem.result_check)
+    assert.is_false(row.baseline.result_check)
   end)
 
   it("combines the per-PE latencies as -a asks", function()

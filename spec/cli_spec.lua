@@ -6,12 +6,7 @@ local lfs = require("lfs")
 
 local run = require("spec.helpers.cli").run
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(lfs.mkdir(d))
-  return d
-end
+local tmpdir = require("spec.helpers.cli").tmpdir
 
 describe("run_op.lua", function()
   it("runs allgather with the documented defaults", function()

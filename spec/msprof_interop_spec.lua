@@ -8,12 +8,7 @@ local cjson = require("cjson")
 local lfs = require("lfs")
 local run = require("spec.helpers.cli").run
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  assert(lfs.mkdir(d))
-  return d
-end
+local tmpdir = require("spec.helpers.cli").tmpdir
 
 -- the files of a folder matching pattern
 local function files(dir, pattern)

@@ -213,7 +213,7 @@ local function epilog(prog)
     "   3 the run failed: a kernel fault, a deadlock, an error in the operator",
     "",
     "Environment: SHMEMLAB_OPS names the folder of operators (default: ops/ beside lua/ in a "
-    .. "checkout, PREFIX/share/shmemlab/ops when installed).",
+    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed).",
     "",
     string.format("--set keys (%s's value, unit; %s --soc NAME --set KEY=VALUE):", prof.name, prog) }
   for _, k in ipairs(keys) do
@@ -337,6 +337,18 @@ local function write_timelines(root, run_id, stamp, res, pes)
   end
 end
 
+-- the frame breakdown of a measured run as an SVG: each frame's share per PE (per block
+-- on one PE)
+local function write_frames_plot(path, res)
+  local plot = require("shmemlab.plot")
+  local bars, by = plot.frame_bars(res.frames, lab.frames.names)
+  if #bars == 0 then return end
+  local f = assert(io.open(path, "w"))
+  f:write(plot.frames_svg{ bars = bars, title = string.format("frames of %s per %s (measured "
+    .. "launches)", res.op.title or ("shmemlab " .. res.op.name), by == "pe" and "PE" or "block") })
+  f:close()
+end
+
 -- the msprof-style output of a run (or a sweep's runs) under dir
 local function write_output(dir, results, cases)
   local msprof = require("shmemlab.msprof")
@@ -365,6 +377,7 @@ local function write_output(dir, results, cases)
       written[#written + 1] = info.result_csv
       local res = results[#results][part[2]]
       if res and res.trace then write_timelines(root, run_id, stamp, res, results[#results].config.pes) end
+      if res then write_frames_plot(root .. "/frames.svg", res) end
     end
   end
   write_perftest(dir, results)
@@ -415,7 +428,8 @@ local function json_row(r)
               algo_bandwidth_GBps = s.algo_bandwidth_GBps,
               kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
               bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
-              wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe,
+              wrong = r.shmem.check.wrong, result_check = not r.shmem.check.unchecked,
+              spread = r.shmem.spread, describe = r.shmem.describe,
               deepep_recv_rows = s.deepep_recv_rows, deepep_row_bytes = s.deepep_row_bytes,
               deepep_wire_dtype = s.deepep_wire_dtype,
               deepep_bandwidth_GBps = s.deepep_bandwidth_GBps, checked = json_checked(r.shmem) },
@@ -429,7 +443,8 @@ local function json_row(r)
                      e2e_latency_us = b.e2e_latency_us,
                      kernel_bus_bandwidth_GBps = b.kernel_bus_bandwidth_GBps,
                      bound_us = b.bound_us, efficiency_pct = b.efficiency_pct,
-                     wrong = r.baseline.check.wrong, spread = r.baseline.spread,
+                     wrong = r.baseline.check.wrong, result_check = not r.baseline.check.unchecked,
+                     spread = r.baseline.spread,
                      deepep_recv_rows = b.deepep_recv_rows, deepep_row_bytes = b.deepep_row_bytes,
                      deepep_wire_dtype = b.deepep_wire_dtype,
                      deepep_bandwidth_GBps = b.deepep_bandwidth_GBps,
@@ -450,7 +465,7 @@ function cli.trailer(results, busbw)
   for i, r in ipairs(results) do
     bw = bw + (busbw and busbw[i] or r.metrics.summary.kernel_bus_bandwidth_GBps)
     for _, res in ipairs({ r.shmem, r.baseline }) do
-      wrong, skipped = wrong + res.check.wrong, skipped or res.check.skipped
+      wrong, skipped = wrong + res.check.wrong, skipped or res.check.unchecked
     end
   end
   local oob = skipped and "N/A" or string.format("%d %s", wrong, wrong > 0 and "FAILED" or "OK")

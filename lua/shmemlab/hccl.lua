@@ -22,13 +22,13 @@ function hccl.comm(m, dtype, elems, slots)
   return {
     buffer = m:malloc(dtype, n, "hccl_buffer"),
     elems = n,                          -- HCCL buffer capacity in elements
-    flags = m:malloc("int32", slots * hccl.FLAG, "hccl_flags"),
+    flags = m:malloc("int32", slots * hccl.FLAG, "hccl_flags", "backed"),
   }
 end
 
 -- a block's flag UB (one slot, every int32 of it written before it is copied)
 function hccl.flag_ub(k)
-  local ub = k:ub("int32", hccl.FLAG)
+  local ub = k:ub("int32", hccl.FLAG, "backed")
   for i = 1, hccl.FLAG - 1 do k:set_value(ub, i, 0) end
   return ub
 end

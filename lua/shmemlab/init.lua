@@ -12,6 +12,7 @@ local lab = {
   SIGNAL_SET = core.SIGNAL_SET,
   SIGNAL_ADD = core.SIGNAL_ADD,
   events = core.events,
+  EVENT = core.EVENT,     -- hard event numbers: k:set_flag(lab.EVENT.MTE3_S, 0)
 }
 for _, name in ipairs({ "CMP_EQ", "CMP_NE", "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE" }) do
   lab[name] = core[name]
@@ -65,7 +66,8 @@ function lab.suggest(name, set)
 end
 
 -- options of lab.machine that are not profile figures
-local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true }
+local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true,
+                       data = true }
 
 -- check modes and their engine bits (mssanitizer / compute-sanitizer tools)
 lab.check_modes = { memcheck = 1, racecheck = 2, synccheck = 4, initcheck = 8, all = 15 }
@@ -106,6 +108,20 @@ local function prof_pe_of(opt, pes)
   return n
 end
 
+-- the check modes that keep a shadow of every byte: refused without data
+local SHADOWED = lab.check_modes.racecheck | lab.check_modes.initcheck
+
+-- timing_only of option data (true: buffers hold bytes; false: timing-only)
+local function timing_only(data, bits)
+  if data == nil or data == true then return false end
+  if data ~= false then error("bad argument #1 to 'machine' (data must be a boolean)", 3) end
+  if bits & SHADOWED ~= 0 then
+    error("bad argument #1 to 'machine' (racecheck and initcheck keep a shadow of every "
+          .. "byte and need data = true; memcheck and synccheck work with data = false)", 3)
+  end
+  return true
+end
+
 -- every key lab.machine takes with profile prof
 local function machine_keys(prof)
   local keys = {}
@@ -143,6 +159,7 @@ function lab.machine(opts)
   p.pes = pes
   p.prof_pe = prof_pe_of(opts.prof_pe, pes)
   p.check = check_bits(opts.check)
+  p.timing_only = timing_only(opts.data, p.check)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
   local st = m:state()
@@ -151,6 +168,7 @@ function lab.machine(opts)
   st.tasks = {}
   st.task_id = 0
   st.check = p.check
+  st.timing_only = p.timing_only
   return m
 end
 
@@ -168,6 +186,63 @@ function M.clear_tasks(m)
   st.tasks = {}
   st.task_id = 0
 end
+
+-- Host-initiated calls on a stream (include/host/data_plane/shmem_host_so.h,
+-- shmem_host_p2p_sync.h, shmem_host_rma.h): the library runs each as a small
+-- kernel on the calling PE's stream, so each is a launch of one block on
+-- every PE (its launch cost and task row included). Every PE's host makes the
+-- call; pe is the target PE, or a function of the calling PE returning it
+-- (nil: that PE's host does not call).
+local function on_stream(m, fname, argno, pe, body)
+  local n = m:params().pes
+  if type(pe) ~= "function" and (math.type(pe) ~= "integer" or pe < 0 or pe >= n) then
+    error(string.format("bad argument #%d to '%s' (PE %s out of range 0..%d)",
+                        argno, fname, tostring(pe), n - 1), 3)
+  end
+  local target = type(pe) == "function" and pe or function() return pe end
+  return m:launch({ name = "aclshmemx_" .. fname, kernel = function(k)
+    local p = target(k.pe)
+    if p ~= nil then body(k, p) end
+  end }, 1)
+end
+
+-- m:signal_op_on_stream(sig, value, op, pe): aclshmemx_signal_op_on_stream
+function M.signal_op_on_stream(m, sig, value, op, pe)
+  return on_stream(m, "signal_op_on_stream", 4, pe, function(k, p) k:signal_op(sig, value, op, p) end)
+end
+
+-- m:putmem_signal(dst, src, n, sig, value, op, pe): aclshmemx_putmem_signal,
+-- the put, a quiet, then the signal; m:putmem_signal_nbi the same with a fence
+function M.putmem_signal(m, dst, src, n, sig, value, op, pe)
+  return on_stream(m, "putmem_signal", 7, pe, function(k, p)
+    k:put_signal(dst, src, n, sig, value, op, p)
+  end)
+end
+function M.putmem_signal_nbi(m, dst, src, n, sig, value, op, pe)
+  return on_stream(m, "putmem_signal_nbi", 7, pe, function(k, p)
+    k:put_signal_nbi(dst, src, n, sig, value, op, p)
+  end)
+end
+
+-- m:putmem_on_stream(dst, src, n, pe) / m:getmem_on_stream: aclshmemx_*mem_on_stream
+function M.putmem_on_stream(m, dst, src, n, pe)
+  return on_stream(m, "putmem_on_stream", 4, pe, function(k, p) k:putmem(dst, src, n, p) end)
+end
+function M.getmem_on_stream(m, dst, src, n, pe)
+  return on_stream(m, "getmem_on_stream", 4, pe, function(k, p) k:getmem(dst, src, n, p) end)
+end
+
+-- m:signal_wait_until_on_stream(sig, cmp, value): every PE's stream waits
+-- until its own copy of sig compares true (a wait no one satisfies is the
+-- launch's deadlock error, as the stream would hang)
+function M.signal_wait_until_on_stream(m, sig, cmp, value)
+  return m:launch({ name = "aclshmemx_signal_wait_until_on_stream", kernel = function(k)
+    k:signal_wait_until(sig, cmp, value)
+  end }, 1)
+end
+
+-- m:timing_only(): true when the machine's buffers hold no bytes (data = false)
+function M.timing_only(m) return m:state().timing_only end
 
 -- m:soc(): name of the SoC profile; m:profile(): the figures in force
 function M.soc(m) return m:state().soc end

@@ -329,7 +329,7 @@ end
 -- moe.route_buffer(m, R): the route tables as an int32 GM buffer (tokens x topk
 -- expert ids on every PE), filled from Lua tables
 function moe.route_buffer(m, R)
-  local buf = m:alloc("int32", R.tokens * R.topk, "routes")
+  local buf = m:alloc("int32", R.tokens * R.topk, "routes", "backed")
   for p = 0, R.n_pes - 1 do buf:on(p):fill(R.expert[p]) end
   return buf
 end
@@ -760,7 +760,7 @@ function moe.dispatch_ub(k, a)
   end
   local F = moe.stride(a.hidden, 4)
   local u = { tile = k:ub(a.dtype, n * S), pack = k:ub("int8", n * a.routes.topk * a.wire.row),
-              f = k:ub("fp32", F), t = k:ub("fp32", F), r = k:ub("fp32", 8) }
+              f = k:ub("fp32", F), t = k:ub("fp32", F), r = k:ub("fp32", 8, "backed") }
   u.stage = u.pack
   k:duplicate(u.pack, 0, #u.pack)
   return u

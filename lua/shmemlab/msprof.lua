@@ -422,6 +422,33 @@ local function track_of(block, fname, what, lane)
   return M.LANE_TID + 2 * block + (lane == "MTE3" and 1 or 0), "block " .. block .. " " .. lane
 end
 
+-- the "s"/"f" events of trace's flows; use(pid, tid, name) names their threads
+local function trace_flows(flows, use)
+  local flow_events = {}
+  for i, f in ipairs(flows) do
+    local what = "flows[" .. i .. "]"
+    if f.id == nil or type(f.from) ~= "table" or type(f.to) ~= "table" then
+      error("bad argument #2 to 'trace' (" .. what .. " needs id, from and to)", 3)
+    end
+    for _, side in ipairs({ "from", "to" }) do
+      local p = f[side]
+      if math.type(p.pe) ~= "integer" or p.pe < 0 or not finite(p.ts) then
+        error("bad argument #2 to 'trace' (" .. what .. "." .. side .. " needs pe and ts)", 3)
+      end
+    end
+    local ft, fname = track_of(f.from.block, "trace", what .. ".from", f.from.lane)
+    local tt, tname = track_of(f.to.block, "trace", what .. ".to", f.to.lane)
+    use(f.from.pe, ft, fname)
+    use(f.to.pe, tt, tname)
+    local name, cat = f.name or "flow", f.cat or "flow"
+    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "s", id = f.id, pid = f.from.pe,
+      tid = ft, ts = f.from.ts }
+    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "f", bp = "e", id = f.id,
+      pid = f.to.pe, tid = tt, ts = f.to.ts }
+  end
+  return flow_events
+end
+
 -- msprof.trace(events [, flows]) -> {traceEvents = {...}, displayTimeUnit = "ns"}
 -- events = {{pe=, block= (nil: kernel-level), name=, cat=, ts= us, dur= us, args={...}}, ...}
 -- flows = {{id=, name=, cat=, from = {pe=, block=, ts=}, to = {pe=, block=, ts=}}, ...}
@@ -463,28 +490,7 @@ function M.trace(events, flows)
     if x.tid ~= y.tid then return x.tid < y.tid end
     return a.i < b.i
   end)
-  local flow_events = {}
-  for i, f in ipairs(flows or {}) do
-    local what = "flows[" .. i .. "]"
-    if f.id == nil or type(f.from) ~= "table" or type(f.to) ~= "table" then
-      error("bad argument #2 to 'trace' (" .. what .. " needs id, from and to)", 2)
-    end
-    for _, side in ipairs({ "from", "to" }) do
-      local p = f[side]
-      if math.type(p.pe) ~= "integer" or p.pe < 0 or not finite(p.ts) then
-        error("bad argument #2 to 'trace' (" .. what .. "." .. side .. " needs pe and ts)", 2)
-      end
-    end
-    local ft, fname = track_of(f.from.block, "trace", what .. ".from", f.from.lane)
-    local tt, tname = track_of(f.to.block, "trace", what .. ".to", f.to.lane)
-    use(f.from.pe, ft, fname)
-    use(f.to.pe, tt, tname)
-    local name, cat = f.name or "flow", f.cat or "flow"
-    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "s", id = f.id, pid = f.from.pe,
-      tid = ft, ts = f.from.ts }
-    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "f", bp = "e", id = f.id,
-      pid = f.to.pe, tid = tt, ts = f.to.ts }
-  end
+  local flow_events = trace_flows(flows or {}, use)
 
   local list = json.array()
   local pids = {}

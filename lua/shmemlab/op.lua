@@ -195,7 +195,7 @@ function op.plan_pull(m, c, s, shards, input)
   s.staged = s.rounds > 1 or not fits
   s.stride = s.staged and s.chunk or c.count
   s.stage = s.staged and m:malloc(c.dtype, s.chunk * shards, "stage") or input
-  s.ready = m:malloc("int32", c.pes, "ready")       -- [p]: PE p's chunk is readable
+  s.ready = m:malloc("int32", c.pes, "ready", "backed")       -- [p]: PE p's chunk is readable
   return s
 end
 

@@ -7,16 +7,16 @@ local report = require("shmemlab.report")
 
 local runner = {}
 
--- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a
--- checkout, <prefix>/share/shmemlab/ops when installed, else ./ops
+-- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a checkout,
+-- shmemlab/ops beside this module when installed (make install, luarocks), else ./ops
 local function ops_dir()
   local env = os.getenv("SHMEMLAB_OPS")
   if env and env ~= "" then return env end
   local src = debug.getinfo(1, "S").source
-  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$")
+  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$") or (src:match("^@lua/shmemlab/") and ".")
   if repo then return repo .. "/ops" end
-  local prefix = src:match("^@(.*)/share/lua/[^/]+/shmemlab/[^/]*$")
-  if prefix then return prefix .. "/share/shmemlab/ops" end
+  local here = src:match("^@(.*)/shmemlab/[^/]*$")
+  if here then return here .. "/shmemlab/ops" end
   return "./ops"
 end
 runner.ops_dir = ops_dir
@@ -115,7 +115,8 @@ runner.DTYPE_ALIASES = { float = "fp32", half = "fp16", bfloat16 = "bf16" }
 local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
-  routing routes_file dispatch_dtype seed sigma zipf_s flags verify combine]]):gmatch("%S+") do
+  routing routes_file dispatch_dtype seed sigma zipf_s flags timing_only verify
+  combine]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -281,7 +282,8 @@ end
 
 -- a fresh machine for c
 local function machine(c)
-  local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe, check = c.check }
+  local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe, check = c.check,
+              data = not c.timing_only }
   return lab.machine(o)
 end
 
@@ -328,8 +330,12 @@ function runner.measure(op, c)
   for k, v in pairs(bytes1) do moved[k] = (v - bytes0[k]) // c.iters end
   local trace
   if c.trace then trace = m:trace_records(true); m:trace(0) end
-  local wrong, at, pe, want, got = 0, nil, nil, nil, nil
-  if c.verify ~= false then wrong, at, pe, want, got = op.check(m, c, s) end
+  local check = { wrong = 0, unchecked = c.timing_only and "timing-only"   -- no bytes to compare
+                                      or c.verify == false and "--check 0" or nil }
+  if not check.unchecked then
+    local wrong, at, pe, want, got = op.check(m, c, s)
+    check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got }
+  end
   local sanitizer
   if c.check and c.check ~= "none" then
     local text, n, reports = require("shmemlab.check").summary(m, op.title or op.name)
@@ -339,11 +345,10 @@ function runner.measure(op, c)
     sanitizer = sanitizer,
     op = op, machine = m, state = s, per_pe = per_pe, spread = spread(per_pe),
     e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
-    check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got,
-              skipped = c.verify == false },
+    check = check,
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
     deepep = op.deepep and op.deepep(c, s) or nil,
-    trace = trace, iter_launches = launches // c.iters,
+    trace = trace, iter_launches = launches // c.iters, signal_us = c.profile.signal_ns / 1000,
   }
 end
 
@@ -354,7 +359,7 @@ end
 function runner.trace_events(res)
   local events, writes = {}, {}
   local m = res.machine
-  local signal_us = m:state().profile.signal_ns / 1000   -- the facade's: m may be closed
+  local signal_us = res.signal_us                       -- the machine may be released
   for _, row in ipairs(res.per_pe) do                 -- the kernel slices
     local tasks = m:tasks(row.pe)
     for i = #tasks - res.iter_launches + 1, #tasks do
@@ -500,14 +505,15 @@ function runner.config_text(c, op, pes_text)
     c.ub_bytes, c.warmup, c.iters, baseline_text(c, op), tostring(c.prof_pe))
 end
 
--- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests)
+-- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests;
+-- timing-only)
 function runner.wrong_cell(ch)
-  return ch.skipped and "N/A" or tostring(ch.wrong)
+  return ch.unchecked and "N/A" or tostring(ch.wrong)
 end
 
 -- the check line of a measured run
 function runner.check_text(name, ch)
-  if ch.skipped then return string.format("check %s: not checked (--check 0)\n", name) end
+  if ch.unchecked then return string.format("check %s: not checked (%s)\n", name, ch.unchecked) end
   if ch.wrong == 0 then return string.format("check %s: 0 wrong elements\n", name) end
   return string.format("check %s: %d wrong elements; first at index %d on PE %d: "
     .. "expected %s, got %s\n", name, ch.wrong, ch.index, ch.pe, tostring(ch.expected),

@@ -99,8 +99,8 @@ static world world_of(const sl_params *pp) {
   w.m = sl_machine_new(&p, &st);
   w.src = w.dst = -1;
   if (w.m == NULL) return w;
-  w.src = sl_alloc(w.m, SL_SPACE_SYM, SL_INT32, ELEMS, "src");
-  w.dst = sl_alloc(w.m, SL_SPACE_SYM, SL_INT32, 2 * ELEMS, "dst");
+  w.src = sl_alloc(w.m, SL_SPACE_SYM, SL_INT32, ELEMS, "src", 0);
+  w.dst = sl_alloc(w.m, SL_SPACE_SYM, SL_INT32, 2 * ELEMS, "dst", 0);
   sl_trace_enable(w.m, MAXREC);
   return w;
 }
@@ -130,8 +130,8 @@ static int step(world *w, blockst *s, int blk, int *st) {
   sl_block_where(m, blk, &pe, &b);
   peer = (pe + 1 + b) % NPES;
   switch (s->pc++) {
-    case 0: *st = sl_ub_alloc(m, blk, SL_INT32, 1024, &s->ub); return 0;
-    case 1: *st = sl_ub_alloc(m, blk, SL_INT32, 256, &s->ub2); return 0;
+    case 0: *st = sl_ub_alloc(m, blk, SL_INT32, 1024, 0, &s->ub); return 0;
+    case 1: *st = sl_ub_alloc(m, blk, SL_INT32, 256, 0, &s->ub2); return 0;
     case 2: *st = sl_prof(m, blk, 1, 0); return 0;
     case 3:                             /* 32 KiB in 4 KiB chunks: the queues fill */
       d = gm(w, w->dst, pe, (int64_t)b * 1024);
@@ -236,7 +236,7 @@ static int rstep(world *w, blockst *s, int blk, int *st) {
   peer = (int)((x >> 20) % (uint64_t)npes);
   g = gm(w, w->src, peer, (int64_t)((x >> 30) % 4096));
   *st = SL_OK;
-  if (s->pc == 0) { s->pc++; *st = sl_ub_alloc(m, blk, SL_INT32, 4096, &s->ub); return 0; }
+  if (s->pc == 0) { s->pc++; *st = sl_ub_alloc(m, blk, SL_INT32, 4096, 0, &s->ub); return 0; }
   if (s->pc == 25) { s->pc++; *st = sl_barrier_all(m, blk); return 0; }
   if (s->pc++ > 25) return 1;
   switch ((x >> 40) % 8) {
