@@ -171,6 +171,22 @@ describe("a PE sweep's table", function()
   end)
 end)
 
+describe("a timing-only PE sweep", function()
+  it("passes timing_only to every count: the same table, #wrong N/A (not checked)", function()
+    local data = sweep.rows((small("allgather", "2,8,16")))
+    local timed = small("allgather", "2,8,16", { timing_only = true })
+    for i, row in ipairs(sweep.rows(timed)) do
+      assert.is_true(timed[i].shmem.machine:timing_only())
+      assert.is_true(timed[i].baseline.machine:timing_only())
+      for _, k in ipairs({ "kernel_us", "algbw", "busbw", "eff" }) do
+        assert.equal(data[i].op[k], row.op[k])
+        assert.equal(data[i].base[k], row.base[k])
+      end
+      assert.same({ "N/A", "N/A" }, { row.op.wrong, row.base.wrong })
+    end
+  end)
+end)
+
 describe("a PE sweep across servers", function()
   it("counts servers and RDMA domains from the profile and times RDMA between them", function()
     local results = small("allgather", "8,16")
