@@ -23,6 +23,14 @@
 #define VIEW_MAGIC 0x53484d56u
 #define MACH_MAGIC 0x53484d4du
 
+/* a Lua line set_site resolved: the calling line and, for a primitive called
+** from a shared helper of lua/shmemlab, the line outside it (vsrc NULL: none) */
+typedef struct lsite {
+  char *src, *vsrc;         /* copies of the chunks' sources */
+  int line, vline;
+  int32_t id;
+} lsite;
+#define NSITES 256          /* set_site's cache, direct-mapped */
 /* the watchdog's view of one machine: the coroutine inside lua_resume
 ** (NULL outside), a count of the primitives it called, what the watchdog
 ** saw last, and whether it armed the count hook */
@@ -46,6 +54,7 @@ typedef struct lmach {
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
+  lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
   wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
 } lmach;
 
@@ -325,6 +334,7 @@ static int l_new(lua_State *L) {
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
+  lm->sites = NULL;
   memset(&lm->wd, 0, sizeof(lm->wd));
   luaL_setmetatable(L, MACHINE_MT);
   lm->m = sl_machine_new(&p, &st);
@@ -341,6 +351,23 @@ static int l_new(lua_State *L) {
   return 1;
 }
 
+/* forget set_site's cache */
+static void sites_free(lmach *lm) {
+  int i;
+  if (lm->sites == NULL) return;
+  for (i = 0; i < NSITES; i++) { free(lm->sites[i].src); free(lm->sites[i].vsrc); }
+  free(lm->sites);
+  lm->sites = NULL;
+}
+
+/* a copy of a string (NULL when out of memory) */
+static char *copy_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = malloc(n);
+  if (c != NULL) memcpy(c, s, n);
+  return c;
+}
+
 /* __gc / __close / close: free the engine (idempotent) */
 static int m_close(lua_State *L) {
   lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
@@ -348,6 +375,7 @@ static int m_close(lua_State *L) {
     wd_list_remove(lm);
     sl_machine_free(lm->m);
     lm->m = NULL;
+    sites_free(lm);
   }
   return 0;
 }
@@ -1283,51 +1311,98 @@ static int in_shmemlab(const lua_Debug *ar) {
          strncmp(slash - 8, "shmemlab", 8) == 0 && (slash[-9] == '/' || slash[-9] == '@');
 }
 
-/* the site text of a primitive called at ar: called from a shared helper of
-** lua/shmemlab (op.copy_gm, ...), the innermost line outside it, then the
-** helper's ("ops/x.lua:12 (via lua/shmemlab/op.lua:88)") */
-static void push_site_text(lua_State *L, lua_Debug *ar) {
-  lua_Debug up;
+/* the frame outside lua/shmemlab a primitive called at ar came from, when ar
+** is a shared helper of lua/shmemlab (op.copy_gm, ...); 0 when none */
+static int site_via(lua_State *L, const lua_Debug *ar, lua_Debug *up) {
   int level = 2;
-  if (in_shmemlab(ar)) {
-    while (lua_getstack(L, level++, &up) && lua_getinfo(L, "Sl", &up)) {
-      if (up.currentline > 0 && !in_shmemlab(&up)) {
-        lua_pushfstring(L, "%s:%d (via %s:%d)", up.short_src, up.currentline,
-                        ar->short_src, ar->currentline);
-        return;
-      }
-    }
-  }
-  lua_pushfstring(L, "%s:%d", ar->short_src, ar->currentline);
+  if (!in_shmemlab(ar)) return 0;
+  while (lua_getstack(L, level++, up) && lua_getinfo(L, "Sl", up))
+    if (up->currentline > 0 && !in_shmemlab(up)) return 1;
+  return 0;
 }
 
-/* checked runs: tell the engine the Lua line calling the primitive (interned
-** in the machine's state table: sites[text] = id, sites[id] = text) */
-static void set_site(lua_State *L, lmach *lm) {
-  lua_Debug ar;
-  int32_t id = -1;
+/* the site text of a primitive called at ar (via up: from a shared helper,
+** "ops/x.lua:12 (via lua/shmemlab/op.lua:88)") */
+static void push_site_text(lua_State *L, const lua_Debug *ar, const lua_Debug *up) {
+  if (up != NULL)
+    lua_pushfstring(L, "%s:%d (via %s:%d)", up->short_src, up->currentline,
+                    ar->short_src, ar->currentline);
+  else
+    lua_pushfstring(L, "%s:%d", ar->short_src, ar->currentline);
+}
+
+/* the id of the site text of ar (and up), interned in the machine's state
+** table (sites[text] = id, sites[id] = text); k is at index 1 */
+static int32_t site_intern(lua_State *L, const lua_Debug *ar, const lua_Debug *up) {
+  int32_t id;
   int top = lua_gettop(L);
-  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
-    lua_rawgeti(L, 1, 2);
-    lua_getiuservalue(L, -1, 1);
-    if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
-      lua_pop(L, 1);
-      lua_newtable(L);
-      lua_pushvalue(L, -1);
-      lua_setfield(L, -3, "sites");
-    }
-    push_site_text(L, &ar);
+  lua_rawgeti(L, 1, 2);
+  lua_getiuservalue(L, -1, 1);
+  if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
     lua_pushvalue(L, -1);
-    if (lua_rawget(L, -3) == LUA_TNUMBER) id = (int32_t)lua_tointeger(L, -1);
+    lua_setfield(L, -3, "sites");
+  }
+  push_site_text(L, ar, up);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) == LUA_TNUMBER) id = (int32_t)lua_tointeger(L, -1);
+  else {
+    id = (int32_t)lua_rawlen(L, -3) + 1;
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, id);                 /* sites[id] = text */
+    lua_pushinteger(L, id);
+    lua_rawset(L, -3);                      /* sites[text] = id */
+  }
+  lua_settop(L, top);                       /* both branches: as it was */
+  return id;
+}
+
+/* the cache entry of the site (ar, up), and whether it holds that site */
+static lsite *site_slot(lmach *lm, const lua_Debug *ar, const lua_Debug *up, int *hit) {
+  size_t h = (size_t)ar->currentline * 31u + ((size_t)(uintptr_t)ar->source >> 4);
+  lsite *e;
+  *hit = 0;
+  if (lm->sites == NULL && (lm->sites = calloc(NSITES, sizeof(lsite))) == NULL) return NULL;
+  if (up != NULL)
+    h = h * 131u + (size_t)up->currentline + ((size_t)(uintptr_t)up->source >> 4);
+  e = &lm->sites[h % NSITES];
+  *hit = e->src != NULL && e->line == ar->currentline && strcmp(e->src, ar->source) == 0 &&
+         (up == NULL ? e->vsrc == NULL : e->vsrc != NULL && e->vline == up->currentline &&
+                                        strcmp(e->vsrc, up->source) == 0);
+  return e;
+}
+
+/* remember in e that the site (ar, up) has id */
+static void site_keep(lsite *e, const lua_Debug *ar, const lua_Debug *up, int32_t id) {
+  free(e->src);
+  free(e->vsrc);
+  e->src = copy_str(ar->source);
+  e->vsrc = up != NULL ? copy_str(up->source) : NULL;
+  e->line = ar->currentline;
+  e->vline = up != NULL ? up->currentline : 0;
+  e->id = id;
+  if (e->src == NULL || (up != NULL && e->vsrc == NULL)) {   /* no memory: no entry */
+    free(e->src); free(e->vsrc);
+    e->src = e->vsrc = NULL;
+  }
+}
+
+/* checked runs: tell the engine the Lua line calling the primitive (the
+** lines seen last are cached, so the text is made once per line) */
+static void set_site(lua_State *L, lmach *lm) {
+  lua_Debug ar, up;
+  int32_t id = -1;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+    const lua_Debug *via = site_via(L, &ar, &up) ? &up : NULL;
+    int hit;
+    lsite *e = site_slot(lm, &ar, via, &hit);
+    if (hit) id = e->id;
     else {
-      id = (int32_t)lua_rawlen(L, -3) + 1;
-      lua_pop(L, 1);
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, -3, id);                 /* sites[id] = text */
-      lua_pushinteger(L, id);
-      lua_rawset(L, -3);                      /* sites[text] = id */
+      id = site_intern(L, &ar, via);
+      if (e != NULL) site_keep(e, &ar, via, id);
     }
-    lua_settop(L, top);                       /* both branches: as it was */
   }
   sl_set_site(lm->m, id);
 }
