@@ -199,8 +199,9 @@ local function unit_of(k, v)
   return ""
 end
 
--- the text after the options: exit statuses, environment, the --set keys of the profile
-local function epilog(prog)
+-- the text after the options: exit statuses, environment, and with_keys the --set keys of
+-- the profile (each with its value and unit)
+local function epilog(prog, with_keys)
   local prof, keys = lab.soc(lab.socs[1]), {}
   for k, v in pairs(prof) do
     if k ~= "name" and type(v) ~= "table" then keys[#keys + 1] = k end
@@ -216,7 +217,9 @@ local function epilog(prog)
     .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed).",
     "",
     string.format("--set keys (%s's value, unit; %s --soc NAME --set KEY=VALUE):", prof.name, prog) }
-  for _, k in ipairs(keys) do
+  if not with_keys then lines[#lines] = string.format("%s --help also lists the --set keys, with "
+    .. "%s's value and unit of each.", prog, prof.name) end
+  for _, k in ipairs(with_keys and keys or {}) do
     lines[#lines + 1] = string.format("   %-22s %-12s %s", k, tostring(prof[k]), unit_of(k, prof[k]))
   end
   return table.concat(lines, "\n")
@@ -242,9 +245,9 @@ end
 -- the command's name in usage and errors
 cli.PROG = "lua run_op.lua"
 
--- the help text of the command named prog
-function cli.help(prog)
-  return parser(prog or cli.PROG):epilog(epilog(prog or cli.PROG)):get_help() .. "\n"
+-- the help text of the command named prog (--help): with the --set keys unless no_keys
+function cli.help(prog, no_keys)
+  return parser(prog or cli.PROG):epilog(epilog(prog or cli.PROG, not no_keys)):get_help() .. "\n"
 end
 
 -- argv -> options table, or nil and a one-line error
@@ -278,7 +281,8 @@ function cli.parse(argv, prog)
   return o
 end
 
-cli.usage = cli.help()
+-- README's usage block: the help without the --set keys (they follow the profile)
+cli.usage = cli.help(nil, true)
 
 -- runner options from CLI options
 local function run_opts(o)
