@@ -6,6 +6,7 @@
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build, then bench/engine.lua and every bench/*.c
 #   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
+#   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/)
 #   make fidelity-readme   the same, written into README.md's fidelity block
 #   make install    DESTDIR=... PREFIX=/usr/local
 #   make rockspec-check   rockspec lists every core/*.c and lua/shmemlab/**.lua
@@ -74,8 +75,8 @@ ASAN_PRELOAD  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all module deps run test lint ctest spec test-asan bench fidelity fidelity-readme install \
-        rockspec-check clean
+.PHONY: all module deps run test lint ctest spec test-asan bench bench-peers fidelity \
+        fidelity-readme install rockspec-check clean
 
 all: $(MODULE)
 module: $(MODULE)
@@ -151,6 +152,20 @@ bench: all $(BENCH_BINS)
 	  $(RUN_ENV) $(LUA) $$b || exit 1; \
 	done; \
 	for b in $(BENCH_BINS); do echo "== $$b"; ./$$b || exit 1; done
+
+# shmemlab side by side with a peer: SimGrid's SMPI runs bench/peers/collectives.c
+# on a platform written from the SoC profile; both sweeps, same sizes and
+# iterations (PEERS_OPTS, e.g. --ops allgather --iters 10). Installs SimGrid as
+# deps does. Not part of `make test`: it takes minutes.
+PEERS_OPTS ?=
+$(BUILD)/peers/collectives: bench/peers/collectives.c
+	@mkdir -p $(@D)
+	smpicc -O2 -o $@ $<
+
+bench-peers: deps all
+	@sh scripts/deps.sh libsimgrid-dev
+	@$(MAKE) --no-print-directory $(BUILD)/peers/collectives
+	$(LUA) bench/peers/peers.lua --dir $(BUILD)/peers $(PEERS_OPTS)
 
 # The fidelity table (virtual time, so the same on every machine): published
 # figure, modeled figure and error of every case in lua/shmemlab/fidelity.lua.

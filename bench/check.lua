@@ -1,36 +1,80 @@
--- bench/check.lua: the wall-clock cost of each check mode against an unchecked
--- run of the same operator (one process, best of 3 each). Run with `make bench`.
-local runner = require("shmemlab.runner")
+-- bench/check.lua: what each check mode costs a whole `lua run_op.lua OP
+-- [--check MODE]` process (defaults of run_op.lua) against the unchecked one:
+-- wall clock, CPU and peak memory (VmHWM) of separate processes, side by side.
+-- One warm-up process first; then rounds that each run every mode once, in an
+-- order rotated from round to round (no mode is always first, so none runs
+-- cold); each ratio is taken within a round and the median over rounds shown.
+--   lua5.4 bench/check.lua [rounds] [op ...]      (make bench: 3 rounds)
+local ROOT = debug.getinfo(1, "S").source:match("^@(.*)/bench/[^/]*$") or "."
+local LUA = os.getenv("LUA") or "lua5.4"
 
-local cases = {
-  { op = "allgather", opts = { pes = 8, count = 64 * 1024 } },
-  { op = "allreduce", opts = { pes = 8, count = 64 * 1024 } },
-  { op = "alltoall", opts = { pes = 8, count = 16 * 1024 } },
-}
 local modes = { "none", "memcheck", "synccheck", "initcheck", "racecheck", "all" }
+local rounds = tonumber(arg[1]) or 3
+local ops = { table.unpack(arg, tonumber(arg[1]) and 2 or 1) }
+if #ops == 0 then ops = { "allgather", "allreduce", "alltoall" } end
 
--- best wall time of n measured runs of op with the check mode
-local function time_of(op, opts, mode)
-  local best = math.huge
-  for _ = 1, 3 do
-    local o = { warmup = 1, iters = 10, baseline = "none", check = mode }
-    for k, v in pairs(opts) do o[k] = v end
-    local t0 = os.clock()
-    local r = runner.run(op, o)
-    local dt = os.clock() - t0
-    assert(r.shmem.check.wrong == 0, op .. " wrong under " .. mode)
-    if dt < best then best = dt end
-  end
-  return best
+-- run before run_op.lua in the child: at its os.exit, print CPU seconds and
+-- the peak resident set (kB) on stderr
+local PRELUDE = [[
+local exit = os.exit
+os.exit = function(...)
+  local f, hwm = io.open("/proc/self/status"), "0"
+  if f then hwm = f:read("a"):match("VmHWM:%s*(%d+)") or "0"; f:close() end
+  io.stderr:write(string.format("\nBENCH cpu=%.3f hwm=%s\n", os.clock(), hwm))
+  return exit(...)
+end
+]]
+
+-- single-quote s for sh
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+-- one whole process: wall seconds, CPU seconds, peak kB
+local function process(op, mode)
+  local cmd = string.format("%s -e %s %s %s%s", LUA, q(PRELUDE), q(ROOT .. "/run_op.lua"),
+                            op, mode == "none" and "" or " --check " .. mode)
+  local sh = "t0=$(date +%s%N); " .. cmd .. " 2>&1 >/dev/null | grep '^BENCH'; " ..
+             "t1=$(date +%s%N); echo \"WALL $((t1 - t0))\""
+  local p = assert(io.popen("sh -c " .. q(sh)))
+  local out = p:read("a")
+  p:close()
+  local cpu, hwm = out:match("BENCH cpu=([%d.]+) hwm=(%d+)")
+  local wall = out:match("WALL (%d+)")
+  assert(cpu and wall, op .. " " .. mode .. ": no measurement in " .. out)
+  return tonumber(wall) / 1e9, tonumber(cpu), tonumber(hwm)
 end
 
-print("check-mode slowdown (wall clock of warm-up 1 + 10 measured launches, best of 3)")
-print(string.format("%-10s %-22s %10s %9s", "op", "mode", "seconds", "slowdown"))
-for _, c in ipairs(cases) do
-  local base
+-- the median of a list
+local function median(t)
+  local s = { table.unpack(t) }
+  table.sort(s)
+  local n = #s
+  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+print(string.format("check-mode cost, whole processes (lua run_op.lua OP [--check MODE]), "
+                    .. "%d rounds, medians", rounds))
+print(string.format("%-10s %-10s %8s %8s %8s %8s %7s %7s", "op", "mode", "wall s", "cpu s",
+                    "peak MiB", "wall x", "cpu x", "mem x"))
+for _, op in ipairs(ops) do
+  process(op, "none")                                    -- warm-up, not measured
+  local runs = {}
+  for _, mode in ipairs(modes) do runs[mode] = { w = {}, c = {}, m = {}, rw = {}, rc = {}, rm = {} } end
+  for round = 1, rounds do
+    local got = {}
+    for i = 1, #modes do
+      local mode = modes[(i + round - 2) % #modes + 1]
+      got[mode] = { process(op, mode) }
+    end
+    for _, mode in ipairs(modes) do
+      local r, g, b = runs[mode], got[mode], got.none
+      r.w[#r.w + 1], r.c[#r.c + 1], r.m[#r.m + 1] = g[1], g[2], g[3]
+      r.rw[#r.rw + 1], r.rc[#r.rc + 1], r.rm[#r.rm + 1] = g[1] / b[1], g[2] / b[2], g[3] / b[3]
+    end
+  end
   for _, mode in ipairs(modes) do
-    local t = time_of(c.op, c.opts, mode)
-    base = base or t
-    print(string.format("%-10s %-22s %10.3f %8.2fx", c.op, mode, t, t / base))
+    local r = runs[mode]
+    print(string.format("%-10s %-10s %8.2f %8.2f %8.0f %7.2fx %6.2fx %6.2fx", op, mode,
+                        median(r.w), median(r.c), median(r.m) / 1024, median(r.rw),
+                        median(r.rc), median(r.rm)))
   end
 end

@@ -1,7 +1,7 @@
 /*
 ** check.c -- checked runs in the manner of mssanitizer / compute-sanitizer:
 ** reports (deduplicated, counted), memcheck and synccheck records, initcheck's
-** shadow of initialised bytes, and the clean end of a stuck checked launch.
+** shadow of initialised bytes (sparse: what was touched), and the clean end of a stuck checked launch.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,35 +112,126 @@ void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, i
   add_report(m, &r);
 }
 
-/* initcheck shadow bytes of an address (NULL when none) */
-uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a) {
+/* initcheck's shadow: per 4 KiB chunk nothing written (NULL), everything
+** written (BM_ALL) or one byte per byte, so it costs what was touched */
+#define BM_CHUNK 4096
+struct sl_bytemap {
+  size_t n;                 /* chunks */
+  uint8_t **ch;
+};
+static uint8_t bm_all_mark;
+#define BM_ALL (&bm_all_mark)
+
+/* a shadow of bytes bytes, nothing written */
+sl_bytemap *sli_bmap_new(int64_t bytes) {
+  sl_bytemap *b = calloc(1, sizeof(*b));
+  if (b != NULL && sli_bmap_grow(b, bytes) != SL_OK) { free(b); b = NULL; }
+  return b;
+}
+
+/* free a shadow */
+void sli_bmap_free(sl_bytemap *b) {
+  size_t i;
+  if (b == NULL) return;
+  for (i = 0; i < b->n; i++) if (b->ch[i] != BM_ALL) free(b->ch[i]);
+  free(b->ch);
+  free(b);
+}
+
+/* cover bytes bytes (the new ones not written) */
+int sli_bmap_grow(sl_bytemap *b, int64_t bytes) {
+  size_t n = (size_t)((bytes + BM_CHUNK - 1) / BM_CHUNK);
+  uint8_t **nc;
+  if (n <= b->n && b->ch != NULL) return SL_OK;
+  nc = realloc(b->ch, (n ? n : 1) * sizeof(*nc));
+  if (nc == NULL) return SL_ENOMEM;
+  if (n > b->n) memset(nc + b->n, 0, (n - b->n) * sizeof(*nc));
+  b->ch = nc;
+  if (n > b->n) b->n = n;
+  return SL_OK;
+}
+
+/* mark [off, off + len) written (v = 1) or not (v = 0) */
+static int bm_set(sl_bytemap *b, int64_t off, int64_t len, int v) {
+  uint8_t *want = v ? BM_ALL : NULL;
+  while (len > 0) {
+    size_t c = (size_t)(off / BM_CHUNK);
+    int64_t at = off % BM_CHUNK, k = BM_CHUNK - at < len ? BM_CHUNK - at : len;
+    uint8_t **p = &b->ch[c];
+    if (k == BM_CHUNK) {
+      if (*p != BM_ALL) free(*p);
+      *p = want;
+    } else if (*p != want) {
+      if (*p == NULL || *p == BM_ALL) {
+        uint8_t *map = malloc(BM_CHUNK);
+        if (map == NULL) return SL_ENOMEM;
+        memset(map, *p == BM_ALL, BM_CHUNK);
+        *p = map;
+      }
+      memset(*p + at, v, (size_t)k);
+      if (v ? memchr(*p, 0, BM_CHUNK) == NULL : memchr(*p, 1, BM_CHUNK) == NULL) {
+        free(*p);
+        *p = want;
+      }
+    }
+    off += k;
+    len -= k;
+  }
+  return SL_OK;
+}
+
+/* the first byte of [off, off + len) never written, relative to off; -1: none */
+static int64_t bm_first_unset(const sl_bytemap *b, int64_t off, int64_t len) {
+  int64_t done = 0;
+  while (done < len) {
+    const uint8_t *p = b->ch[(size_t)((off + done) / BM_CHUNK)];
+    int64_t at = (off + done) % BM_CHUNK;
+    int64_t k = BM_CHUNK - at < len - done ? BM_CHUNK - at : len - done;
+    if (p == NULL) return done;
+    if (p != BM_ALL) {
+      const uint8_t *z = memchr(p + at, 0, (size_t)k);
+      if (z != NULL) return done + (z - (p + at));
+    }
+    done += k;
+  }
+  return -1;
+}
+
+/* the initcheck shadow of an address and the offset in it (NULL when none) */
+static sl_bytemap *init_map(sl_machine *m, const sl_addr *a, int64_t *at) {
+  if (!(m->p.check & SL_CHECK_INIT)) return NULL;
   if (a->buf < 0) {
     size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
-    return m->ubinit && m->ubinit[i] ? m->ubinit[i] + a->off : NULL;
+    *at = a->off;
+    return m->ubinit ? m->ubinit[i] : NULL;
   }
-  if (m->bufs[a->buf].init == NULL) return NULL;
-  return m->bufs[a->buf].init + m->bufs[a->buf].stride * a->pe + a->off;
+  *at = m->bufs[a->buf].stride * a->pe + a->off;
+  return m->bufs[a->buf].init;
 }
 
 /* bytes at a were written */
 void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes) {
-  uint8_t *p;
-  if (!(m->p.check & SL_CHECK_INIT) || (p = sli_init_ptr(m, a)) == NULL) return;
-  memset(p, 1, (size_t)bytes);
+  int64_t at;
+  sl_bytemap *b = init_map(m, a, &at);
+  if (b != NULL && bm_set(b, at, bytes, 1) != SL_OK) m->oom = 1;
+}
+
+/* bytes at a hold nothing any more (a new UB allocation) */
+void sli_init_clear(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  int64_t at;
+  sl_bytemap *b = init_map(m, a, &at);
+  if (b != NULL && bm_set(b, at, bytes, 0) != SL_OK) m->oom = 1;
 }
 
 /* bytes at a are read: report the first never-written byte, once per read */
 int sli_init_read(sl_machine *m, const sl_addr *a, int64_t bytes, int blk, int pipe,
                   int32_t site) {
-  const uint8_t *p;
-  const void *z;
-  if (!(m->p.check & SL_CHECK_INIT) || (p = sli_init_ptr(m, a)) == NULL) return SL_OK;
-  z = memchr(p, 0, (size_t)bytes);
-  if (z != NULL) {
+  int64_t at, first;
+  const sl_bytemap *b = init_map(m, a, &at);
+  if (b != NULL && (first = bm_first_unset(b, at, bytes)) >= 0) {
     sl_loc l;
     int32_t saved = m->site;
     char msg[96];
-    int64_t first = (const uint8_t *)z - p;
     memset(&l, 0, sizeof(l));
     l.buf = a->buf; l.pe = a->pe; l.core = a->core; l.dtype = a->dtype;
     l.off = a->off;

@@ -115,9 +115,9 @@ void sl_machine_free(sl_machine *m) {
   if (m->ubmap) for (i = 0; i < ncore; i++) free(m->ubmap[i].r);
   free(m->ubmap);
   for (j = 0; j < m->nbufs; j++) {
-    free(m->bufs[j].data); free(m->bufs[j].init); free(m->bufs[j].wait_heads);
+    free(m->bufs[j].data); sli_bmap_free(m->bufs[j].init); free(m->bufs[j].wait_heads);
   }
-  if (m->ubinit) for (i = 0; i < ncore; i++) free(m->ubinit[i]);
+  if (m->ubinit) for (i = 0; i < ncore; i++) sli_bmap_free(m->ubinit[i]);
   free(m->ubinit); free(m->reports);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
   sli_race_free(m);

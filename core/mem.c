@@ -105,7 +105,7 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
     if (b->data == NULL) goto nomem;
   }
   if ((m->p.check & SL_CHECK_INIT) && space != SL_SPACE_HOST) {
-    b->init = calloc((size_t)copies, (size_t)bytes);
+    b->init = sli_bmap_new(copies * bytes);
     if (b->init == NULL) { free(b->data); goto nomem; }
   }
   b->space = space;
@@ -138,7 +138,7 @@ int sl_free(sl_machine *m, int id) {
   if (m->running) return sli_err(m, SL_ESTATE, 1, "cannot free during a launch");
   if (b->space == SL_SPACE_SYM) heap_release(m, b->sym_off);
   free(b->data);
-  free(b->init);
+  sli_bmap_free(b->init);
   free(b->wait_heads);
   b->wait_heads = NULL;
   b->data = NULL;
@@ -172,10 +172,9 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
     memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
     m->ub[i] = nu;
     if (m->ubinit) {
-      uint8_t *ni = realloc(m->ubinit[i], (size_t)top);
-      if (ni == NULL) return SL_ENOMEM;
-      memset(ni + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
-      m->ubinit[i] = ni;
+      if (m->ubinit[i] == NULL) m->ubinit[i] = sli_bmap_new(top);
+      if (m->ubinit[i] == NULL || sli_bmap_grow(m->ubinit[i], top) != SL_OK)
+        return SL_ENOMEM;
     }
     m->ubcap[i] = top;
   }

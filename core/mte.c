@@ -193,7 +193,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc 
   if (m->ubinit) {                      /* a new allocation holds nothing yet */
     sl_addr a;
     sli_addr(out, &a);
-    memset(sli_init_ptr(m, &a), 0, (size_t)bytes);
+    sli_init_clear(m, &a, bytes);
   }
   b->t += m->ps.issue;
   return SL_OK;

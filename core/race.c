@@ -8,7 +8,10 @@
 ** A shadow per 32-byte granule holds the last write and the last read, with
 ** the bytes each touched (so neighbours sharing a granule do not collide); an
 ** access unordered with a conflicting one is a race, reported once per
-** (line, other line, buffer) with a count.
+** (line, other line, buffer) with a count. Granules come in 4 KiB chunks: a
+** chunk whose granules all hold the same is one cell, expanded when an access
+** covers part of it, and a chunk of an earlier launch reads as empty, so the
+** cost follows the accesses, not the buffers' sizes.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,9 @@
 #define NONE 0xffffffffu
 #define GRAIN 32
 #define SLOTS 2                  /* writers (and readers) kept per granule */
+#define CG 128                   /* granules per chunk */
+#define CHUNK (CG * GRAIN)
+#define PAGE 64                  /* chunks per lazily allocated page */
 
 /* one access remembered by a granule: thread, clock, bytes, Lua line */
 typedef struct rc_acc {
@@ -33,21 +39,49 @@ typedef struct rc_cell {
   int32_t snap;
 } rc_cell;
 
+/* 4 KiB of shadow: one cell for all granules while cells is NULL; a chunk
+** of an earlier launch (epoch) is empty */
+typedef struct rc_chunk {
+  rc_cell one;
+  rc_cell *cells;           /* CG granules, when they differ */
+  uint32_t epoch;
+} rc_chunk;
+
+/* the chunks of a buffer (all copies) or of a UB, in pages made when touched */
+typedef struct rc_shadow {
+  rc_chunk **page;
+  size_t npage;
+  int64_t per;              /* chunks per copy (a UB: one copy) */
+} rc_shadow;
+
 struct sl_race {
   uint32_t nt;              /* threads: 4 per block */
   uint32_t *vc;             /* [nt][nt] */
   uint32_t *snap;           /* flag snapshots [capsnap][nt] */
   int32_t nsnap, capsnap;
   int32_t *fsnap;           /* [block][event][id] -> snapshot */
-  rc_cell **gm;             /* per buffer: [copies][granules] */
-  size_t *gmn;
+  rc_shadow *gm;            /* per buffer */
   int ngm;
-  rc_cell **ub;             /* per core */
-  size_t *ubn;
+  rc_shadow *ub;            /* per core */
+  uint32_t epoch;           /* the launch */
+  rc_cell **pool;           /* granule arrays of collapsed chunks, for reuse */
+  size_t npool, cappool;
 };
 
 #define TID(blk, pipe) ((uint32_t)(blk) * 4u + (uint32_t)(pipe))
 #define VC(r, t) ((r)->vc + (size_t)(t) * (r)->nt)
+
+/* free the chunks of a shadow */
+static void shadow_free(rc_shadow *sh) {
+  size_t p, k;
+  for (p = 0; p < sh->npage; p++) {
+    if (sh->page[p] == NULL) continue;
+    for (k = 0; k < PAGE; k++) free(sh->page[p][k].cells);
+    free(sh->page[p]);
+  }
+  free(sh->page);
+  memset(sh, 0, sizeof(*sh));
+}
 
 /* free everything of racecheck */
 void sli_race_free(sl_machine *m) {
@@ -56,9 +90,10 @@ void sli_race_free(sl_machine *m) {
   size_t c, ncore;
   if (r == NULL) return;
   ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
-  for (i = 0; i < r->ngm; i++) free(r->gm[i]);
-  if (r->ub) for (c = 0; c < ncore; c++) free(r->ub[c]);
-  free(r->gm); free(r->gmn); free(r->ub); free(r->ubn);
+  for (i = 0; i < r->ngm; i++) shadow_free(&r->gm[i]);
+  if (r->ub) for (c = 0; c < ncore; c++) shadow_free(&r->ub[c]);
+  while (r->npool > 0) free(r->pool[--r->npool]);
+  free(r->gm); free(r->ub); free(r->pool);
   free(r->vc); free(r->snap); free(r->fsnap);
   free(r);
   m->race = NULL;
@@ -69,12 +104,19 @@ static void cells_clear(rc_cell *c, size_t n) {
   memset(c, 0xff, n * sizeof(*c));
 }
 
+/* the shadows of buffers freed since: no access can reach them again */
+static void drop_freed(sl_machine *m) {
+  sl_race *r = m->race;
+  int i;
+  for (i = 0; i < r->ngm && i < m->nbufs; i++)
+    if (m->bufs[i].freed && r->gm[i].page != NULL) shadow_free(&r->gm[i]);
+}
+
 /* a new launch: fresh clocks, shadows forgotten (launches are ordered) */
 int sli_race_begin(sl_machine *m) {
   sl_race *r = m->race;
   uint32_t t;
-  int i;
-  size_t c, ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
+  size_t ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
   if (!(m->p.check & SL_CHECK_RACE)) return SL_OK;
   if ((size_t)m->nb * 4 > 4096)
     return sli_err(m, SL_EARG, 2, "racecheck follows at most 1024 blocks in all "
@@ -83,8 +125,7 @@ int sli_race_begin(sl_machine *m) {
     r = m->race = calloc(1, sizeof(*r));
     if (r == NULL) return SL_ENOMEM;
     r->ub = calloc(ncore, sizeof(*r->ub));
-    r->ubn = calloc(ncore, sizeof(*r->ubn));
-    if (!r->ub || !r->ubn) { sli_race_free(m); return SL_ENOMEM; }
+    if (!r->ub) { sli_race_free(m); return SL_ENOMEM; }
   }
   r->nt = (uint32_t)m->nb * 4;
   free(r->vc); free(r->fsnap);
@@ -95,8 +136,8 @@ int sli_race_begin(sl_machine *m) {
   r->nsnap = r->capsnap = 0;
   if (!r->vc || !r->fsnap) { sli_race_free(m); return SL_ENOMEM; }
   for (t = 0; t < r->nt; t++) VC(r, t)[t] = 1;
-  for (i = 0; i < r->ngm; i++) if (r->gm[i]) cells_clear(r->gm[i], r->gmn[i]);
-  for (c = 0; c < ncore; c++) if (r->ub[c]) cells_clear(r->ub[c], r->ubn[c]);
+  r->epoch++;                           /* every chunk of before reads as empty */
+  drop_freed(m);
   return SL_OK;
 }
 
@@ -204,49 +245,100 @@ void sli_race_acquire_thread(sl_machine *m, int blk, uint32_t from) {
   join(r, VC(r, TID(blk, SL_PIPE_S)), VC(r, from), NONE);
 }
 
-/* the cells of [off, off + bytes) of an address, growing the shadow */
-static rc_cell *cells(sl_machine *m, const sl_addr *a, int64_t bytes, size_t *n) {
-  sl_race *r = m->race;
-  rc_cell **slot;
-  size_t *len, need, first;
-  if (a->buf < 0) {
-    size_t c = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
-    slot = &r->ub[c];
-    len = &r->ubn[c];
-    need = (size_t)((m->ubcap[c] + GRAIN - 1) / GRAIN);
-    first = (size_t)(a->off / GRAIN);
-  } else {
-    const sl_buf *b = &m->bufs[a->buf];
-    size_t per = (size_t)((b->bytes + GRAIN - 1) / GRAIN);
-    if (a->buf >= r->ngm) {
-      int n2 = m->nbufs;
-      rc_cell **ng = realloc(r->gm, (size_t)n2 * sizeof(*ng));
-      size_t *nn;
-      if (ng == NULL) return NULL;
-      r->gm = ng;
-      nn = realloc(r->gmn, (size_t)n2 * sizeof(*nn));
-      if (nn == NULL) return NULL;
-      r->gmn = nn;
-      memset(r->gm + r->ngm, 0, (size_t)(n2 - r->ngm) * sizeof(*ng));
-      memset(r->gmn + r->ngm, 0, (size_t)(n2 - r->ngm) * sizeof(*nn));
-      r->ngm = n2;
-    }
-    slot = &r->gm[a->buf];
-    len = &r->gmn[a->buf];
-    need = per * (size_t)(b->space == SL_SPACE_HOST ? 1 : m->p.n_pes);
-    first = per * (size_t)a->pe + (size_t)(a->off / GRAIN);
+/* put a granule array back for reuse (freed when the pool cannot grow) */
+static void pool_put(sl_race *r, rc_cell *c) {
+  if (r->npool == r->cappool) {
+    size_t cap = r->cappool ? r->cappool * 2 : 16;
+    rc_cell **np = realloc(r->pool, cap * sizeof(*np));
+    if (np == NULL) { free(c); return; }
+    r->pool = np;
+    r->cappool = cap;
   }
-  if (*len < need) {
-    rc_cell *nc = realloc(*slot, need * sizeof(rc_cell));
-    if (nc == NULL) return NULL;
-    cells_clear(nc + *len, need - *len);
-    *slot = nc;
-    *len = need;
-  }
-  *n = (size_t)((a->off + bytes + GRAIN - 1) / GRAIN - a->off / GRAIN);
-  return *slot + first;
+  r->pool[r->npool++] = c;
 }
 
+/* the shadow of an address, and where it is: pos its byte in the shadow's
+** chunks, ngr the granules of one copy (0: a UB, whose chunks are all whole) */
+static rc_shadow *shadow_of(sl_machine *m, const sl_addr *a, int64_t *pos, int64_t *ngr) {
+  sl_race *r = m->race;
+  const sl_buf *b;
+  rc_shadow *sh;
+  if (a->buf < 0) {
+    *pos = a->off;
+    *ngr = 0;
+    return &r->ub[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core];
+  }
+  if (a->buf >= r->ngm) {
+    rc_shadow *ng = realloc(r->gm, (size_t)m->nbufs * sizeof(*ng));
+    if (ng == NULL) return NULL;
+    memset(ng + r->ngm, 0, (size_t)(m->nbufs - r->ngm) * sizeof(*ng));
+    r->gm = ng;
+    r->ngm = m->nbufs;
+  }
+  b = &m->bufs[a->buf];
+  sh = &r->gm[a->buf];
+  sh->per = (b->bytes + CHUNK - 1) / CHUNK;
+  *ngr = (b->bytes + GRAIN - 1) / GRAIN;
+  *pos = sh->per * CHUNK * (b->space == SL_SPACE_HOST ? 0 : a->pe) + a->off;
+  return sh;
+}
+
+/* chunk idx of a shadow, emptied when it belongs to an earlier launch
+** (NULL when out of memory) */
+static rc_chunk *chunk_at(sl_race *r, rc_shadow *sh, size_t idx) {
+  size_t p = idx / PAGE;
+  rc_chunk *k;
+  if (p >= sh->npage) {
+    size_t n = p + 1 > sh->npage * 2 ? p + 1 : sh->npage * 2;
+    rc_chunk **np = realloc(sh->page, n * sizeof(*np));
+    if (np == NULL) return NULL;
+    memset(np + sh->npage, 0, (n - sh->npage) * sizeof(*np));
+    sh->page = np;
+    sh->npage = n;
+  }
+  if (sh->page[p] == NULL && (sh->page[p] = calloc(PAGE, sizeof(rc_chunk))) == NULL)
+    return NULL;
+  k = &sh->page[p][idx % PAGE];
+  if (k->epoch != r->epoch) {
+    if (k->cells != NULL) pool_put(r, k->cells);
+    k->cells = NULL;
+    cells_clear(&k->one, 1);
+    k->epoch = r->epoch;
+  }
+  return k;
+}
+
+/* give chunk k one cell per granule, all as its single one (-1: no memory) */
+static int expand(sl_race *r, rc_chunk *k) {
+  rc_cell *c;
+  int i;
+  if (k->cells != NULL) return 0;
+  c = r->npool > 0 ? r->pool[--r->npool] : malloc(CG * sizeof(rc_cell));
+  if (c == NULL) return -1;
+  for (i = 0; i < CG; i++) c[i] = k->one;
+  k->cells = c;
+  return 0;
+}
+
+/* back to one cell when the first ng granules of chunk k hold the same */
+static void collapse(sl_race *r, rc_chunk *k, int ng) {
+  int i;
+  for (i = 1; i < ng; i++)
+    if (memcmp(&k->cells[i], &k->cells[0], sizeof(rc_cell)) != 0) return;
+  k->one = k->cells[0];
+  pool_put(r, k->cells);
+  k->cells = NULL;
+}
+
+/* the cell of the granule at a (edit: one of its own, expanding its chunk) */
+static rc_cell *cell_at(sl_machine *m, const sl_addr *a, int edit) {
+  int64_t pos, ngr;
+  rc_shadow *sh = shadow_of(m, a, &pos, &ngr);
+  rc_chunk *k = sh ? chunk_at(m->race, sh, (size_t)(pos / CHUNK)) : NULL;
+  if (k == NULL) return NULL;
+  if (k->cells == NULL && (!edit || expand(m->race, k) != 0)) return edit ? NULL : &k->one;
+  return &k->cells[(pos % CHUNK) / GRAIN];
+}
 /* report a race of the access by thread u with the earlier one (ot, os) */
 static void race(sl_machine *m, const sl_addr *a, int64_t bytes, int write,
                  uint32_t u, uint32_t ot, int32_t os, int owrite) {
@@ -259,14 +351,8 @@ static void race(sl_machine *m, const sl_addr *a, int64_t bytes, int write,
                   os, owrite);
 }
 
-/* the bytes of granule i (of n, the access starting lo bytes into the first
-** granule and ending hi bytes into the last) as a mask */
-static uint32_t grain_mask(size_t i, size_t n, int lo, int hi) {
-  uint32_t m = 0xffffffffu;
-  if (i == 0) m &= 0xffffffffu << lo;
-  if (i == n - 1 && hi < GRAIN) m &= 0xffffffffu >> (GRAIN - hi);
-  return m;
-}
+/* forget a remembered access */
+static void slot_clear(rc_acc *o) { memset(o, 0xff, sizeof(*o)); }
 
 /* remember access x in one of the slots (oldest first): bytes it covers
 ** leave the others; with every slot taken, the oldest merges into x */
@@ -277,7 +363,7 @@ static void remember(rc_acc *slot, const rc_acc *x) {
     slot[i].m &= ~x->m;
     if (slot[i].m != 0) slot[n++] = slot[i];
   }
-  for (i = n; i < SLOTS; i++) slot[i].t = NONE;
+  for (i = n; i < SLOTS; i++) slot_clear(&slot[i]);
   if (n < SLOTS) { slot[n] = *x; return; }
   {
     uint32_t old = slot[0].m;
@@ -300,46 +386,89 @@ static const rc_acc *conflict(const rc_acc *slot, uint32_t u, const uint32_t *vu
   return NULL;
 }
 
+/* one access being checked: where, by whom, and whether it raced already */
+typedef struct rc_visit {
+  sl_machine *m;
+  const sl_addr *a;
+  int64_t bytes;
+  int write, reported;
+  const uint32_t *vu;
+  rc_acc x;
+} rc_visit;
+
+/* the access meets the granule c on the bytes of mask: check, then remember */
+static void visit(rc_visit *v, rc_cell *c, uint32_t mask) {
+  rc_acc x = v->x;
+  x.m = mask;
+  if (!v->reported) {
+    const rc_acc *o = conflict(c->w, x.t, v->vu, mask, v->write == 2);
+    int owrite = 1;
+    if (o == NULL && v->write) { o = conflict(c->r, x.t, v->vu, mask, 0); owrite = 0; }
+    if (o != NULL) {
+      race(v->m, v->a, v->bytes, v->write, x.t, o->t, o->s, owrite);
+      v->reported = 1;
+    }
+  }
+  if (v->write) {
+    int j;
+    remember(c->w, &x);
+    for (j = 0; j < SLOTS; j++) {
+      c->r[j].m &= ~mask;
+      if (c->r[j].m == 0) slot_clear(&c->r[j]);
+    }
+  } else {
+    remember(c->r, &x);
+  }
+}
+
+/* the granules [a0, a1] of chunk k (ng of them exist; the access spans the
+** granules [g0, g1], starting lo bytes into g0 and ending hi bytes into g1) */
+static void visit_chunk(rc_visit *v, rc_chunk *k, size_t base, int ng, size_t a0,
+                        size_t a1, size_t g0, size_t g1, int lo, int hi) {
+  sl_race *r = v->m->race;
+  size_t g;
+  int whole = a0 == base && a1 == base + (size_t)ng - 1 && (a0 != g0 || lo == 0) &&
+              (a1 != g1 || hi == GRAIN);
+  if (whole && k->cells == NULL) { visit(v, &k->one, 0xffffffffu); return; }
+  if (expand(r, k) != 0) return;
+  for (g = a0; g <= a1; g++) {
+    uint32_t mask = 0xffffffffu;
+    if (g == g0) mask &= 0xffffffffu << lo;
+    if (g == g1 && hi < GRAIN) mask &= 0xffffffffu >> (GRAIN - hi);
+    visit(v, &k->cells[g - base], mask);
+  }
+  if (whole) collapse(r, k, ng);
+}
+
 /* an access by pipe of blk to [a, a + bytes): check it, then record it;
 ** write = 2 is an atomic accumulate (unordered atomics do not race) */
 void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t bytes,
                      int write) {
   sl_race *r = m->race;
   sl_addr a;
-  rc_cell *c;
-  size_t i, n;
-  uint32_t u, *vu;
-  int reported = 0, lo, hi;
+  rc_shadow *sh;
+  rc_visit v;
+  int64_t pos, ngr;
+  size_t g0, g1, c;
+  uint32_t u;
   if (r == NULL || !(m->p.check & SL_CHECK_RACE) || bytes <= 0) return;
   sli_addr(l, &a);
-  if ((c = cells(m, &a, bytes, &n)) == NULL) return;
-  lo = (int)(a.off % GRAIN);
-  hi = (int)((a.off + bytes - 1) % GRAIN) + 1;
+  if ((sh = shadow_of(m, &a, &pos, &ngr)) == NULL) return;
   u = TID(blk, pipe);
-  vu = VC(r, u);
-  for (i = 0; i < n; i++, c++) {
-    rc_acc x;
-    x.t = u; x.c = vu[u]; x.m = grain_mask(i, n, lo, hi); x.s = m->site;
-    x.atomic = write == 2;
-    if (!reported) {
-      const rc_acc *o = conflict(c->w, u, vu, x.m, write == 2);
-      int owrite = 1;
-      if (o == NULL && write) { o = conflict(c->r, u, vu, x.m, 0); owrite = 0; }
-      if (o != NULL) {
-        race(m, &a, bytes, write, u, o->t, o->s, owrite);
-        reported = 1;
-      }
-    }
-    if (write) {
-      int j;
-      remember(c->w, &x);
-      for (j = 0; j < SLOTS; j++) {
-        c->r[j].m &= ~x.m;
-        if (c->r[j].m == 0) c->r[j].t = NONE;
-      }
-    } else {
-      remember(c->r, &x);
-    }
+  v.m = m; v.a = &a; v.bytes = bytes; v.write = write; v.reported = 0;
+  v.vu = VC(r, u);
+  v.x.t = u; v.x.c = v.vu[u]; v.x.s = m->site; v.x.atomic = write == 2;
+  g0 = (size_t)(pos / GRAIN);
+  g1 = (size_t)((pos + bytes - 1) / GRAIN);
+  for (c = g0 / CG; c <= g1 / CG; c++) {
+    rc_chunk *k = chunk_at(r, sh, c);
+    size_t base = c * CG;
+    int64_t left = ngr - (int64_t)(c % (size_t)(sh->per ? sh->per : 1)) * CG;
+    int ng = ngr == 0 || left >= CG ? CG : (int)left;
+    if (k == NULL) return;
+    visit_chunk(&v, k, base, ng, g0 > base ? g0 : base,
+                g1 < base + CG - 1 ? g1 : base + CG - 1, g0, g1,
+                (int)(pos % GRAIN), (int)((pos + bytes - 1) % GRAIN) + 1);
   }
 }
 
@@ -348,10 +477,9 @@ void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t 
 ** counter waited for carries the releases of every signal that added to it */
 void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add) {
   sl_race *r = m->race;
-  size_t n;
   rc_cell *c;
   if (r == NULL || !(m->p.check & SL_CHECK_RACE) || snap < 0) return;
-  if ((c = cells(m, a, 1, &n)) == NULL) return;
+  if ((c = cell_at(m, a, 1)) == NULL) return;
   /* SIGNAL_SET joins too: the cell is a 32-byte granule that may hold other
   ** signals, and a wait on one of them must still see its own release */
   (void)add;
@@ -370,11 +498,10 @@ void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add) {
 /* S of blk observed the value at a (a satisfied wait): it acquires the last
 ** signal's release there, or what the flag's last writer knows now */
 void sli_race_observe(sl_machine *m, int blk, const sl_addr *a) {
-  size_t n;
   int i;
-  rc_cell *c;
+  const rc_cell *c;
   if (m->race == NULL || !(m->p.check & SL_CHECK_RACE)) return;
-  if ((c = cells(m, a, 1, &n)) == NULL) return;
+  if ((c = cell_at(m, a, 0)) == NULL) return;
   if (c->snap >= 0) sli_race_acquire(m, blk, c->snap);
   for (i = 0; i < SLOTS; i++)
     if (c->w[i].t != NONE) sli_race_acquire_thread(m, blk, c->w[i].t);

@@ -126,6 +126,7 @@ typedef struct sl_report {
 
 
 typedef struct sl_machine sl_machine;
+typedef struct sl_bytemap sl_bytemap;   /* initcheck's shadow of one buffer */
 
 size_t sl_report_count(const sl_machine *m);
 const sl_report *sl_report_get(const sl_machine *m, size_t i);
@@ -159,7 +160,7 @@ typedef struct sl_buf {
   char name[32];
   int32_t waiters;          /* blocks waiting on it (0: none) */
   int32_t *wait_heads;      /* per PE copy: head of the list of its waiters */
-  uint8_t *init;            /* initcheck: 1 per byte written since allocation */
+  sl_bytemap *init;         /* initcheck: the bytes written since allocation */
 } sl_buf;
 
 /* machine */

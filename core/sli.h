@@ -236,7 +236,7 @@ struct sl_machine {
   int32_t site;             /* Lua line of the primitive being run */
   sl_report *reports;
   size_t nreports, capreports;
-  uint8_t **ubinit;         /* initcheck: initialised bytes of each UB */
+  sl_bytemap **ubinit;      /* initcheck: initialised bytes of each UB */
   sl_race *race;            /* racecheck: clocks and shadows */
   /* trace */
   sl_trace_rec *trace;
@@ -309,7 +309,10 @@ void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes);
 int sli_init_read(sl_machine *m, const sl_addr *a, int64_t bytes, int blk, int pipe,
                   int32_t site);
 void sli_check_block_done(sl_machine *m, int blk);
-uint8_t *sli_init_ptr(sl_machine *m, const sl_addr *a);
+void sli_init_clear(sl_machine *m, const sl_addr *a, int64_t bytes);
+sl_bytemap *sli_bmap_new(int64_t bytes);
+void sli_bmap_free(sl_bytemap *b);
+int sli_bmap_grow(sl_bytemap *b, int64_t bytes);
 
 /* race.c */
 void sli_race_free(sl_machine *m);

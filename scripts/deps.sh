@@ -1,7 +1,9 @@
 #!/bin/sh
 # scripts/deps.sh -- make sure the Debian packages shmemlab needs are there.
 #
-# Quiet and idempotent when everything is installed. Missing packages:
+# Quiet and idempotent when everything is installed. With arguments, those
+# packages instead of the list below (make bench-peers: libsimgrid-dev).
+# Missing packages:
 #   as root:   apt-get update (once) + apt-get install -y <missing>
 #   otherwise: prints the exact `sudo apt-get install -y ...` line, exits 1.
 # Then makes `lua` mean Lua 5.4 (Debian's lua-check pulls in lua5.1, whose
@@ -10,6 +12,7 @@ set -eu
 
 PACKAGES="lua5.4 liblua5.4-dev lua-filesystem lua-busted lua-check lua-cjson
 lua-dkjson gcc make pkg-config"
+[ $# -eq 0 ] || PACKAGES="$*"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 

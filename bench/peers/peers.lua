@@ -1,0 +1,165 @@
+-- bench/peers/peers.lua: shmemlab side by side with a peer, SimGrid's SMPI
+-- running bench/peers/collectives.c on a platform of the same topology. Per
+-- operator and size: the simulated time per iteration of both (agreement:
+-- an independent model of the same network) and the wall time of both whole
+-- processes, run one after the other (speed). Run by `make bench-peers`.
+--
+--   lua5.4 bench/peers/peers.lua [--ops allgather,alltoall,allreduce]
+--       [--sizes 1K,8K,64K,512K,4M,16M] [--iters 50] [--dir build/peers]
+--   lua5.4 bench/peers/peers.lua --platform DIR   (only write the platform)
+--
+-- The platform is written from the SoC profile (one source for its figures):
+-- pes_per_server hosts, a link per pair of them (the full mesh of
+-- hccs_switch = false) of hccs_GBps each way and hccs_alpha_ns.
+local ROOT = debug.getinfo(1, "S").source:match("^@(.*)/bench/peers/[^/]*$") or "."
+package.path = ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;" .. package.path
+package.cpath = ROOT .. "/build/?.so;" .. package.cpath
+local lab = require("shmemlab")
+local cjson = require("cjson")
+
+local SOC = "Ascend910B"
+local LUA = os.getenv("LUA") or "lua5.4"
+-- SMPI's collective algorithm for each operator, the one nearest shmemlab's:
+-- every rank exchanges with every peer at once (allgather, alltoall), and a
+-- reduce-scatter by an all-to-all then an allgather (allreduce, Rabenseifner's
+-- second variant)
+local ALGO = { allgather = "spreading_simple", alltoall = "basic_linear", allreduce = "rab2" }
+-- SMPI figures: the links as the platform says (no TCP correction factors, no
+-- reverse traffic of acknowledgements) and only the network on the clock
+local SMPI_CFG = { "smpi/simulate-computation:no", "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
+                   "network/crosstraffic:0" }
+
+-- single-quote s for sh
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- "64K" -> 65536
+local function bytes_of(s)
+  local n, unit = s:match("^(%d+)([KMG]?)$")
+  assert(n, "bad size '" .. s .. "' (like 1K, 4M)")
+  return tonumber(n) * ({ [""] = 1, K = 1024, M = 1024 ^ 2, G = 1024 ^ 3 })[unit] // 1
+end
+
+-- 65536 -> "64K"
+local function size_name(b)
+  for _, u in ipairs({ { 1024 ^ 3, "G" }, { 1024 ^ 2, "M" }, { 1024, "K" } }) do
+    if b >= u[1] and b % u[1] == 0 then return string.format("%d%s", b // u[1], u[2]) end
+  end
+  return tostring(b)
+end
+
+-- the platform and hostfile of the profile's server, written under dir
+local function platform(dir)
+  local p = lab.soc(SOC)
+  assert(not p.hccs_switch, SOC .. ": only a full mesh (hccs_switch = false) is written")
+  local n, x = p.pes_per_server, {}
+  x[#x + 1] = "<?xml version='1.0'?>"
+  x[#x + 1] = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+  x[#x + 1] = string.format("<!-- written by bench/peers/peers.lua from the %s profile: "
+                            .. "%d PEs, HCCS full mesh -->", SOC, n)
+  x[#x + 1] = '<platform version="4.1">'
+  x[#x + 1] = '  <zone id="server" routing="Full">'
+  for i = 0, n - 1 do x[#x + 1] = string.format('    <host id="pe%d" speed="1Gf"/>', i) end
+  for i = 0, n - 1 do
+    for j = i + 1, n - 1 do
+      x[#x + 1] = string.format('    <link id="hccs%d_%d" bandwidth="%gGBps" latency="%gns" '
+                                .. 'sharing_policy="SPLITDUPLEX"/>', i, j, p.hccs_GBps,
+                                p.hccs_alpha_ns)
+    end
+  end
+  for i = 0, n - 1 do
+    for j = i + 1, n - 1 do
+      x[#x + 1] = string.format('    <route src="pe%d" dst="pe%d"><link_ctn id="hccs%d_%d" '
+                                .. 'direction="UP"/></route>', i, j, i, j)
+    end
+  end
+  x[#x + 1] = "  </zone>"
+  x[#x + 1] = "</platform>"
+  os.execute("mkdir -p " .. q(dir))
+  local f = assert(io.open(dir .. "/platform.xml", "w"))
+  f:write(table.concat(x, "\n"), "\n")
+  f:close()
+  f = assert(io.open(dir .. "/hostfile", "w"))
+  for i = 0, n - 1 do f:write("pe", i, "\n") end
+  f:close()
+  return n, p
+end
+
+-- run a shell command line: its output and wall seconds
+local function timed(cmd)
+  local sh = "t0=$(date +%s%N); " .. cmd .. "; echo \"RC $?\"; t1=$(date +%s%N); " ..
+             "echo \"WALL $((t1 - t0))\""
+  local p = assert(io.popen("sh -c " .. q(sh) .. " 2>&1"))
+  local out = p:read("a")
+  p:close()
+  return out, tonumber(out:match("WALL (%d+)")) / 1e9, tonumber(out:match("RC (%d+)"))
+end
+
+-- shmemlab: one process, the operator at bytes per PE, iters launches
+local function shmemlab(op, n, bytes, iters)
+  local out, wall, rc = timed(string.format("%s %s %s --pes %d --count %d --dtype int32 -w 0 "
+      .. "-n %d --baseline none --prof-pe -1 --json", LUA, q(ROOT .. "/run_op.lua"), op, n,
+      bytes // 4, iters))
+  local ok, doc = pcall(cjson.decode, out:match("^[^\n]*"))
+  assert(ok and rc == 0, op .. " " .. bytes .. ": shmemlab failed:\n" .. out)
+  local s = doc.rows[1].shmem
+  return s.latency_us, s.wrong, wall
+end
+
+-- SMPI: one smpirun of the collective
+local function smpi(op, dir, n, bin, bytes, iters)
+  local cfg = {}
+  for _, c in ipairs(SMPI_CFG) do cfg[#cfg + 1] = "--cfg=" .. c end
+  for _, k in ipairs({ "allgather", "alltoall", "allreduce" }) do
+    cfg[#cfg + 1] = string.format("--cfg=smpi/%s:%s", k, ALGO[k])
+  end
+  local out, wall, rc = timed(string.format("smpirun -np %d -platform %s -hostfile %s %s "
+      .. "--log=root.thres:warning %s %s %d %d", n, q(dir .. "/platform.xml"),
+      q(dir .. "/hostfile"), table.concat(cfg, " "), q(bin), op, bytes, iters))
+  local us, wrong = out:match("sim_us=([%d.]+) wrong=(%d+)")
+  assert(us and rc == 0, op .. " " .. bytes .. ": smpirun failed:\n" .. out)
+  return tonumber(us), tonumber(wrong), wall
+end
+
+-- the command line: options as a table
+local function options(args)
+  local o = { ops = "allgather,alltoall,allreduce", sizes = "1K,8K,64K,512K,4M,16M",
+              iters = "50", dir = ROOT .. "/build/peers" }
+  local i = 1
+  while i <= #args do
+    local k = args[i]:match("^%-%-(.+)$")
+    assert(k and (o[k] or k == "platform" or k == "bin") and args[i + 1],
+           "usage: peers.lua [--ops L] [--sizes L] [--iters N] [--dir D] [--bin B] [--platform D]")
+    o[k] = args[i + 1]
+    i = i + 2
+  end
+  return o
+end
+
+local o = options(arg)
+if o.platform then platform(o.platform); os.exit(0) end
+local n, prof = platform(o.dir)
+local bin, iters = o.bin or o.dir .. "/collectives", tonumber(o.iters)
+print(string.format("shmemlab vs SimGrid SMPI (%s): %d ranks, HCCS full mesh %g GB/s, %g ns "
+                    .. "per link; int32, %d iterations per size, real data checked",
+                    SOC, n, prof.hccs_GBps, prof.hccs_alpha_ns, iters))
+print("simulated time per iteration (us); wall time of each whole process (s)")
+print(string.format("%-10s %6s | %12s %12s %7s | %9s %9s %7s", "op", "size", "shmemlab us",
+                    "SMPI us", "sim x", "shm wall", "SMPI wall", "wall x"))
+local all_ok = true
+for op in o.ops:gmatch("[^,]+") do
+  assert(ALGO[op], "unknown op '" .. op .. "' (allgather, alltoall, allreduce)")
+  local tw, ts = 0, 0
+  for s in o.sizes:gmatch("[^,]+") do
+    local b = bytes_of(s)
+    local us, bad, wall = shmemlab(op, n, b, iters)
+    local sus, sbad, swall = smpi(op, o.dir, n, bin, b, iters)
+    all_ok = all_ok and bad == 0 and sbad == 0
+    tw, ts = tw + wall, ts + swall
+    print(string.format("%-10s %6s | %12.3f %12.3f %6.2fx | %9.2f %9.2f %6.2fx%s", op,
+                        size_name(b), us, sus, us / sus, wall, swall, wall / swall,
+                        (bad > 0 or sbad > 0) and "  WRONG" or ""))
+  end
+  print(string.format("%-10s %6s | %12s %12s %7s | %9.2f %9.2f %6.2fx", op, "all", "", "", "",
+                      tw, ts, tw / ts))
+end
+os.exit(all_ok and 0 or 1)
