@@ -40,7 +40,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wundef -Wwrite-strings \
         -Wmissing-declarations -Wmissing-prototypes -Wnested-externs \
         -Wstrict-prototypes -Wold-style-definition
 ALL_CFLAGS = -std=c11 -fPIC $(WARN) -D_POSIX_C_SOURCE=200809L -Icore $(CFLAGS)
-LIBS := -lm
+LIBS := -lm -lpthread
 
 # Output tree; test-asan re-invokes make with BUILD=build-asan.
 BUILD ?= build

@@ -46,7 +46,7 @@ build = {
         "core/sync.c",
       },
       defines = { "_POSIX_C_SOURCE=200809L" },
-      libraries = { "m" },
+      libraries = { "m", "pthread" },
     },
     ["shmemlab.bound"] = "lua/shmemlab/bound.lua",
     ["shmemlab.check"] = "lua/shmemlab/check.lua",

@@ -1,5 +1,7 @@
 /*
-** dtype_bench.c -- throughput of sl_reduce(ADD) against plain loops and memcpy
+** dtype_bench.c -- throughput of sl_reduce(ADD) against plain loops, memcpy
+** and the vectorised yardstick (sl_yardstick_add: the plain loop built -O3
+** for x86-64-v3), the last measured side by side, trial by trial.
 ** build: gcc -std=c11 -O2 -Icore bench/dtype_bench.c core/dtype.c -lm
 ** GB/s counts the bytes of one buffer per call (dst += src touches three
 ** times that: read dst, read src, write dst; memcpy touches twice that).
@@ -27,10 +29,11 @@
 typedef void (*bench_fn) (void *dst, const void *src, size_t bytes);
 
 
-/* seconds, monotonic */
+/* seconds of this process's CPU time (the machine is shared: wall time
+** counts the other processes too) */
 static double now (void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -77,6 +80,22 @@ static void b_red_bf16 (void *d, const void *s, size_t b) {
   sl_reduce(SL_BF16, SL_OP_ADD, d, s, b / 2);
 }
 
+static void b_yard_i32 (void *d, const void *s, size_t b) {
+  sl_yardstick_add(SL_INT32, d, s, b / 4);
+}
+
+static void b_yard_f32 (void *d, const void *s, size_t b) {
+  sl_yardstick_add(SL_FP32, d, s, b / 4);
+}
+
+static void b_yard_f16 (void *d, const void *s, size_t b) {
+  sl_yardstick_add(SL_FP16, d, s, b / 2);
+}
+
+static void b_yard_bf16 (void *d, const void *s, size_t b) {
+  sl_yardstick_add(SL_BF16, d, s, b / 2);
+}
+
 static void b_red_f16max (void *d, const void *s, size_t b) {
   sl_reduce(SL_FP16, SL_OP_MAX, d, s, b / 2);
 }
@@ -119,6 +138,82 @@ static double measure (bench_fn fn, void *d, const void *s, size_t bytes) {
 }
 
 
+/* two buffers of bytes of dtype t, random in [-100, 100] and [-lim, lim] */
+static int two_buffers (sl_dtype t, size_t bytes, double lim, void **d, void **s) {
+  size_t n = bytes / sl_dtype_size(t);
+  *d = aligned_alloc(64, bytes);
+  *s = aligned_alloc(64, bytes);
+  if (*d == NULL || *s == NULL) return 0;
+  sl_fill_pattern(t, *d, n, SL_FILL_RANDOM, -100, 100, 1, 0);
+  sl_fill_pattern(t, *s, n, SL_FILL_RANDOM, -lim, lim, 2, 0);
+  return 1;
+}
+
+
+/* reps of fn that take about sec seconds */
+static size_t size_reps (bench_fn fn, void *d, const void *s, size_t bytes, double sec) {
+  size_t reps = 1, r;
+  for (;;) {
+    double t0 = now(), t;
+    for (r = 0; r < reps; r++) fn(d, s, bytes);
+    t = now() - t0;
+    if (t > 0.02) return (size_t)((double)reps * sec / t) + 1;
+    reps *= 2;
+  }
+}
+
+
+/* best GB/s of a and of b, trials alternating (one machine state for both) */
+static void measure2 (bench_fn a, bench_fn b, void *d, const void *s, size_t bytes,
+                      double *ga, double *gb) {
+  size_t ra = size_reps(a, d, s, bytes, 0.05), rb = size_reps(b, d, s, bytes, 0.05);
+  int trial;
+  *ga = *gb = 0.0;
+  for (trial = 0; trial < 7; trial++) {
+    size_t r;
+    double t0 = now(), g;
+    for (r = 0; r < ra; r++) a(d, s, bytes);
+    g = (double)bytes * (double)ra / (now() - t0) * 1e-9;
+    if (g > *ga) *ga = g;
+    t0 = now();
+    for (r = 0; r < rb; r++) b(d, s, bytes);
+    g = (double)bytes * (double)rb / (now() - t0) * 1e-9;
+    if (g > *gb) *gb = g;
+  }
+}
+
+
+/* sl_reduce ADD over the yardstick, per dtype and size */
+static int yardstick_table (void) {
+  static const struct { const char *name; bench_fn red, yard; sl_dtype t; } rows[] = {
+    {"int32", b_red_i32, b_yard_i32, SL_INT32},
+    {"fp32", b_red_f32, b_yard_f32, SL_FP32},
+    {"fp16", b_red_f16, b_yard_f16, SL_FP16},
+    {"bf16", b_red_bf16, b_yard_bf16, SL_BF16}
+  };
+  static const size_t sizes[] = {192 * 1024, 16 * 1024 * 1024};
+  size_t ri, si;
+  printf("\nsl_reduce ADD / yardstick (-O3, x86-64-v3 C loop), GB/s, goal >= 0.8\n");
+  printf("%-8s %28s %28s\n", "", "192 KiB: reduce yard ratio", "16 MiB: reduce yard ratio");
+  for (ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+    printf("%-8s", rows[ri].name);
+    for (si = 0; si < 2; si++) {
+      size_t bytes = sizes[si];
+      void *d, *s;
+      double gr, gy;
+      if (!two_buffers(rows[ri].t, bytes, 1, &d, &s)) return 1;
+      measure2(rows[ri].red, rows[ri].yard, d, s, bytes, &gr, &gy);
+      printf(" %10.2f %8.2f %8.2f", gr, gy, gr / gy);
+      fflush(stdout);
+      free(d);
+      free(s);
+    }
+    printf("\n");
+  }
+  return 0;
+}
+
+
 int main (void) {
   static const struct { const char *name; bench_fn fn; sl_dtype t; } cases[] = {
     {"memcpy", b_memcpy, SL_INT32},
@@ -139,11 +234,9 @@ int main (void) {
   for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     printf("%-22s", cases[ci].name);
     for (si = 0; si < 2; si++) {
-      size_t bytes = sizes[si], n = bytes / sl_dtype_size(cases[ci].t);
-      void *d = aligned_alloc(64, bytes), *s = aligned_alloc(64, bytes);
-      if (d == NULL || s == NULL) return 1;
-      sl_fill_pattern(cases[ci].t, d, n, SL_FILL_RANDOM, -100, 100, 1, 0);
-      sl_fill_pattern(cases[ci].t, s, n, SL_FILL_RANDOM, -100, 100, 2, 0);
+      size_t bytes = sizes[si];
+      void *d, *s;
+      if (!two_buffers(cases[ci].t, bytes, 100, &d, &s)) return 1;
       printf(" %12.2f", measure(cases[ci].fn, d, s, bytes));
       fflush(stdout);
       free(d);
@@ -151,5 +244,5 @@ int main (void) {
     }
     printf("\n");
   }
-  return 0;
+  return yardstick_table();
 }

@@ -73,11 +73,16 @@ typedef union {
 ** =======================================================
 */
 
+/* 1 for the floating-point KINDs of SL_DTYPE_LIST */
+#define ISFLOAT_INT   0
+#define ISFLOAT_FP16  1
+#define ISFLOAT_BF16  1
+#define ISFLOAT_FP32  1
+
+#define INFOROW(TAG, name, T, U, KIND)  { name, sizeof(T), ISFLOAT_##KIND },
 static const struct { const char *name; unsigned char size, isfloat; }
-dt_info[SL_NDTYPES] = {
-  {"int8", 1, 0}, {"int16", 2, 0}, {"int32", 4, 0}, {"int64", 8, 0},
-  {"uint8", 1, 0}, {"fp16", 2, 1}, {"bf16", 2, 1}, {"fp32", 4, 1}
-};
+dt_info[SL_NDTYPES] = { SL_DTYPE_LIST(INFOROW) };
+#undef INFOROW
 
 static const struct { const char *name; sl_dtype t; } dt_alias[] = {
   {"float16", SL_FP16}, {"half", SL_FP16}, {"bfloat16", SL_BF16},
@@ -464,14 +469,22 @@ static inline uint16_t minb (uint16_t x, uint16_t y) {
 #define X86FN  __attribute__((target("avx2,f16c")))
 
 /* 1 when this CPU has AVX2 and F16C (clang 14 cannot test "f16c": there
-** AVX2 stands for both, as every AVX2 CPU has F16C, which came first) */
+** AVX2 stands for both, as every AVX2 CPU has F16C, which came first);
+** asked once, when the library is loaded */
 static int x_ok (void) {
+  static int ok = -1;
+  if (ok < 0) {
 #if defined(__clang__)
-  return __builtin_cpu_supports("avx2");
+    ok = __builtin_cpu_supports("avx2") != 0;
 #else
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
 #endif
+  }
+  return ok;
 }
+
+/* the choice made when the library is loaded, not at the first call */
+__attribute__((constructor)) static void x_init (void) { (void)x_ok(); }
 
 /* define a kernel plainly and as its AVX2 clone */
 #define TWICE(K, ...)  K(, , __VA_ARGS__) K(x, X86FN, __VA_ARGS__)
@@ -483,80 +496,51 @@ static int x_ok (void) {
 #endif
 
 
+/* the element operators of each KIND of SL_DTYPE_LIST (dtype.h): integers
+** add wrapping in their unsigned type, max/min in their own type */
+#define ADD_INT   OADD
+#define MAX_INT   OMAX
+#define MIN_INT   OMIN
+#define ADD_FP16  addh
+#define MAX_FP16  maxh
+#define MIN_FP16  minh
+#define ADD_BF16  addb
+#define MAX_BF16  maxb
+#define MIN_BF16  minb
+#define ADD_FP32  addf
+#define MAX_FP32  maxf
+#define MIN_FP32  minf
+
+typedef void (*sl_rfn) (void *restrict d, const void *restrict s, size_t n);
+typedef void (*sl_bfn) (void *restrict d, const void *restrict a,
+                        const void *restrict b, size_t n);
+
 /* PFX##r_NAME: d[i] = OP(d[i], s[i]);  PFX##b_NAME: d[i] = OP(a[i], b[i]) */
 #define KERNELS(PFX, ATTR, name, T, OP) \
-  ATTR static void PFX##r_##name (T *restrict d, const T *restrict s, \
+  ATTR static void PFX##r_##name (void *restrict dv, const void *restrict sv, \
                                   size_t n) { \
+    T *restrict d = dv; \
+    const T *restrict s = sv; \
     size_t i; \
     for (i = 0; i < n; i++) d[i] = (T)OP(d[i], s[i]); \
   } \
-  ATTR static void PFX##b_##name (T *restrict d, const T *restrict a, \
-                                  const T *restrict b, size_t n) { \
+  ATTR static void PFX##b_##name (void *restrict dv, const void *restrict av, \
+                                  const void *restrict bv, size_t n) { \
+    T *restrict d = dv; \
+    const T *restrict a = av, *restrict b = bv; \
     size_t i; \
     for (i = 0; i < n; i++) d[i] = (T)OP(a[i], b[i]); \
   }
 
-TWICE(KERNELS, add8, uint8_t, OADD)
-TWICE(KERNELS, add16, uint16_t, OADD)
-TWICE(KERNELS, add32, uint32_t, OADD)
-TWICE(KERNELS, add64, uint64_t, OADD)
-TWICE(KERNELS, addf, float, addf)
+/* add, max and min of one row of SL_DTYPE_LIST */
+#define ROWKERNELS(PFX, ATTR, TAG, T, U, KIND) \
+  KERNELS(PFX, ATTR, add_##TAG, U, ADD_##KIND) \
+  KERNELS(PFX, ATTR, max_##TAG, T, MAX_##KIND) \
+  KERNELS(PFX, ATTR, min_##TAG, T, MIN_##KIND)
 
-TWICE(KERNELS, maxi8, int8_t, OMAX)
-TWICE(KERNELS, maxi16, int16_t, OMAX)
-TWICE(KERNELS, maxi32, int32_t, OMAX)
-TWICE(KERNELS, maxi64, int64_t, OMAX)
-TWICE(KERNELS, maxu8, uint8_t, OMAX)
-TWICE(KERNELS, maxh, uint16_t, maxh)
-TWICE(KERNELS, maxb, uint16_t, maxb)
-TWICE(KERNELS, maxf, float, maxf)
-
-TWICE(KERNELS, mini8, int8_t, OMIN)
-TWICE(KERNELS, mini16, int16_t, OMIN)
-TWICE(KERNELS, mini32, int32_t, OMIN)
-TWICE(KERNELS, mini64, int64_t, OMIN)
-TWICE(KERNELS, minu8, uint8_t, OMIN)
-TWICE(KERNELS, minh, uint16_t, minh)
-TWICE(KERNELS, minb, uint16_t, minb)
-TWICE(KERNELS, minf, float, minf)
-
-
-/* r_/b_ kernels for fp16/bf16 through fp32: two elements per 32-bit word
-** (each back in the half it came from, so element order is irrelevant),
-** which spares the vector code the 16 <-> 32-bit widening and narrowing
-** shuffles; an odd last element is done alone.  OP##w is the word form. */
-#define OP2(OP, x, y)  \
-  (OP##w((x) & 0xffffu, (y) & 0xffffu) | OP##w((x) >> 16, (y) >> 16) << 16)
-
-#define PAIRKERNELS(PFX, ATTR, name, OP) \
-  ATTR static void PFX##r_##name (uint16_t *restrict d, \
-                                  const uint16_t *restrict s, size_t n) { \
-    size_t i, m = n / 2; \
-    for (i = 0; i < m; i++) { \
-      uint32_t x, y; \
-      memcpy(&x, d + 2 * i, 4); \
-      memcpy(&y, s + 2 * i, 4); \
-      x = OP2(OP, x, y); \
-      memcpy(d + 2 * i, &x, 4); \
-    } \
-    if (n & 1) d[n - 1] = OP(d[n - 1], s[n - 1]); \
-  } \
-  ATTR static void PFX##b_##name (uint16_t *restrict d, \
-                                  const uint16_t *restrict a, \
-                                  const uint16_t *restrict b, size_t n) { \
-    size_t i, m = n / 2; \
-    for (i = 0; i < m; i++) { \
-      uint32_t x, y; \
-      memcpy(&x, a + 2 * i, 4); \
-      memcpy(&y, b + 2 * i, 4); \
-      x = OP2(OP, x, y); \
-      memcpy(d + 2 * i, &x, 4); \
-    } \
-    if (n & 1) d[n - 1] = OP(a[n - 1], b[n - 1]); \
-  }
-
-PAIRKERNELS(, , addh, addh)     /* fp16 add: x86 has F16C instead */
-TWICE(PAIRKERNELS, addb, addb)
+#define GENROW(TAG, name, T, U, KIND)  TWICE(ROWKERNELS, TAG, T, U, KIND)
+SL_DTYPE_LIST(GENROW)
+#undef GENROW
 
 
 /* PFX##m_NAME: d[i] = a[i] * k, wrapping (integer scalar; W is the
@@ -662,24 +646,65 @@ X86FN static inline __m256 x_can (__m256 r) {
 }
 
 
-/* d[i] = fp16(d[i] + s[i]) */
-X86FN static size_t x_raddh (uint16_t *restrict d, const uint16_t *restrict s,
-                             size_t n) {
-  size_t i;
-  for (i = 0; i + 8 <= n; i += 8)
-    XSTH(d + i, x_can(_mm256_add_ps(XLDH(d + i), XLDH(s + i))));
-  return i;
-}
-
-
-/* d[i] = fp16(a[i] + b[i]) */
-X86FN static size_t x_baddh (uint16_t *restrict d, const uint16_t *restrict a,
-                             const uint16_t *restrict b, size_t n) {
+/* fp16 add, F16C: d[i] = fp16(a[i] + b[i]) (d may be a), 8 at a time */
+X86FN static size_t x_addh (uint16_t *d, const uint16_t *a,
+                            const uint16_t *restrict b, size_t n) {
   size_t i;
   for (i = 0; i + 8 <= n; i += 8)
     XSTH(d + i, x_can(_mm256_add_ps(XLDH(a + i), XLDH(b + i))));
   return i;
 }
+
+
+/* fp32 sums of bf16 x lanes -> bf16 bits with a canonical NaN, in the low
+** half of each 32-bit lane (f2bcw, 8 at a time) */
+X86FN static inline __m256i x_f2b (__m256 r) {
+  __m256i x = _mm256_castps_si256(r);
+  __m256i one = _mm256_set1_epi32(1), abs = _mm256_set1_epi32(0x7fffffff);
+  __m256i h = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x,
+      _mm256_set1_epi32(0x7fff)), _mm256_and_si256(_mm256_srli_epi32(x, 16), one)), 16);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs),
+                                   _mm256_set1_epi32(0x7f800000));
+  return _mm256_blendv_epi8(h, _mm256_set1_epi32((int)QNANBF), nan);
+}
+
+
+/* bf16 add, AVX2: d[i] = bf16(a[i] + b[i]) (d may be a), 16 at a time; the
+** unpack to fp32 and the pack back interleave lanes alike, so order holds */
+X86FN static size_t x_addb (uint16_t *d, const uint16_t *a,
+                            const uint16_t *restrict b, size_t n) {
+  size_t i;
+  __m256i z = _mm256_setzero_si256();
+  for (i = 0; i + 16 <= n; i += 16) {
+    __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)(a + i));
+    __m256i vb = _mm256_loadu_si256((const __m256i *)(const void *)(b + i));
+    __m256 lo = _mm256_add_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, va)),
+                              _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, vb)));
+    __m256 hi = _mm256_add_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(z, va)),
+                              _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, vb)));
+    _mm256_storeu_si256((__m256i *)(void *)(d + i),
+                        _mm256_packus_epi32(x_f2b(lo), x_f2b(hi)));
+  }
+  return i;
+}
+
+
+/* xr_add_NAME / xb_add_NAME of the AVX2 table: the vector kernel X, then
+** the AVX2 clone of the portable kernel of row TAG for the tail */
+#define VECADD(NAME, X, TAG) \
+  X86FN static void xr_add_##NAME (void *restrict d, const void *restrict s, size_t n) { \
+    size_t k = X(d, d, s, n); \
+    xr_add_##TAG((uint16_t *)d + k, (const uint16_t *)s + k, n - k); \
+  } \
+  X86FN static void xb_add_##NAME (void *restrict d, const void *restrict a, \
+                                   const void *restrict b, size_t n) { \
+    size_t k = X(d, a, b, n); \
+    xb_add_##TAG((uint16_t *)d + k, (const uint16_t *)a + k, (const uint16_t *)b + k, \
+                 n - k); \
+  }
+
+VECADD(fp16, x_addh, FP16)
+VECADD(bf16, x_addb, BF16)
 
 
 /* d[i] = fp16(a[i] * s) */
@@ -731,53 +756,39 @@ X86FN static size_t x_f2h (uint16_t *restrict d, const float *restrict s,
 ** =======================================================
 */
 
+/* the kernels of every dtype x op (ADD, MAX, MIN), portable and AVX2 */
+#define RROW(TAG, name, T, U, KIND)  { r_add_##TAG, r_max_##TAG, r_min_##TAG },
+#define BROW(TAG, name, T, U, KIND)  { b_add_##TAG, b_max_##TAG, b_min_##TAG },
+static const sl_rfn rtab[SL_NDTYPES][3] = { SL_DTYPE_LIST(RROW) };
+static const sl_bfn btab[SL_NDTYPES][3] = { SL_DTYPE_LIST(BROW) };
+#undef RROW
+#undef BROW
+
+#if SL_F16C
+/* the AVX2 clones; fp16 and bf16 add have their own F16C / AVX2 kernels */
+#define XADD_INT(P, TAG)   P##_add_##TAG
+#define XADD_FP32(P, TAG)  P##_add_##TAG
+#define XADD_FP16(P, TAG)  P##_add_fp16
+#define XADD_BF16(P, TAG)  P##_add_bf16
+#define RROW(TAG, name, T, U, KIND)  { XADD_##KIND(xr, TAG), xr_max_##TAG, xr_min_##TAG },
+#define BROW(TAG, name, T, U, KIND)  { XADD_##KIND(xb, TAG), xb_max_##TAG, xb_min_##TAG },
+static const sl_rfn xrtab[SL_NDTYPES][3] = { SL_DTYPE_LIST(RROW) };
+static const sl_bfn xbtab[SL_NDTYPES][3] = { SL_DTYPE_LIST(BROW) };
+#undef RROW
+#undef BROW
+#define RTAB  (x_ok() ? xrtab : rtab)
+#define BTAB  (x_ok() ? xbtab : btab)
+#else
+#define RTAB  rtab
+#define BTAB  btab
+#endif
+
+
 /* sl_reduce for valid t/op and non-aliasing dst/src */
 static void reduce (sl_dtype t, sl_op op, void *restrict dst,
                     const void *restrict src, size_t n) {
-  size_t k;
-  VXDECL
-  switch (op) {
-    case SL_OP_NONE: memcpy(dst, src, n * dt_info[t].size); return;
-    case SL_OP_ADD:
-      switch (t) {
-        case SL_INT8: case SL_UINT8: K(r_add8)(dst, src, n); return;
-        case SL_INT16: K(r_add16)(dst, src, n); return;
-        case SL_INT32: K(r_add32)(dst, src, n); return;
-        case SL_INT64: K(r_add64)(dst, src, n); return;
-        case SL_FP16:
-          k = F16C(x_raddh(dst, src, n));
-          r_addh((uint16_t *)dst + k, (const uint16_t *)src + k, n - k);
-          return;
-        case SL_BF16: K(r_addb)(dst, src, n); return;
-        case SL_FP32: K(r_addf)(dst, src, n); return;
-        default: return;
-      }
-    case SL_OP_MAX:
-      switch (t) {
-        case SL_INT8: K(r_maxi8)(dst, src, n); return;
-        case SL_INT16: K(r_maxi16)(dst, src, n); return;
-        case SL_INT32: K(r_maxi32)(dst, src, n); return;
-        case SL_INT64: K(r_maxi64)(dst, src, n); return;
-        case SL_UINT8: K(r_maxu8)(dst, src, n); return;
-        case SL_FP16: K(r_maxh)(dst, src, n); return;
-        case SL_BF16: K(r_maxb)(dst, src, n); return;
-        case SL_FP32: K(r_maxf)(dst, src, n); return;
-        default: return;
-      }
-    case SL_OP_MIN:
-      switch (t) {
-        case SL_INT8: K(r_mini8)(dst, src, n); return;
-        case SL_INT16: K(r_mini16)(dst, src, n); return;
-        case SL_INT32: K(r_mini32)(dst, src, n); return;
-        case SL_INT64: K(r_mini64)(dst, src, n); return;
-        case SL_UINT8: K(r_minu8)(dst, src, n); return;
-        case SL_FP16: K(r_minh)(dst, src, n); return;
-        case SL_BF16: K(r_minb)(dst, src, n); return;
-        case SL_FP32: K(r_minf)(dst, src, n); return;
-        default: return;
-      }
-    default: return;
-  }
+  if (op == SL_OP_NONE) memcpy(dst, src, n * dt_info[t].size);
+  else RTAB[t][op - 1](dst, src, n);
 }
 
 
@@ -803,51 +814,8 @@ void sl_reduce (sl_dtype t, sl_op op, void *dst, const void *src, size_t n) {
 /* sl_binary for valid t/op and dst aliasing neither a nor b */
 static void binary (sl_dtype t, sl_op op, void *restrict dst,
                     const void *a, const void *b, size_t n) {
-  size_t k;
-  VXDECL
-  switch (op) {
-    case SL_OP_NONE: memmove(dst, b, n * dt_info[t].size); return;
-    case SL_OP_ADD:
-      switch (t) {
-        case SL_INT8: case SL_UINT8: K(b_add8)(dst, a, b, n); return;
-        case SL_INT16: K(b_add16)(dst, a, b, n); return;
-        case SL_INT32: K(b_add32)(dst, a, b, n); return;
-        case SL_INT64: K(b_add64)(dst, a, b, n); return;
-        case SL_FP16:
-          k = F16C(x_baddh(dst, a, b, n));
-          b_addh((uint16_t *)dst + k, (const uint16_t *)a + k,
-                 (const uint16_t *)b + k, n - k);
-          return;
-        case SL_BF16: K(b_addb)(dst, a, b, n); return;
-        case SL_FP32: K(b_addf)(dst, a, b, n); return;
-        default: return;
-      }
-    case SL_OP_MAX:
-      switch (t) {
-        case SL_INT8: K(b_maxi8)(dst, a, b, n); return;
-        case SL_INT16: K(b_maxi16)(dst, a, b, n); return;
-        case SL_INT32: K(b_maxi32)(dst, a, b, n); return;
-        case SL_INT64: K(b_maxi64)(dst, a, b, n); return;
-        case SL_UINT8: K(b_maxu8)(dst, a, b, n); return;
-        case SL_FP16: K(b_maxh)(dst, a, b, n); return;
-        case SL_BF16: K(b_maxb)(dst, a, b, n); return;
-        case SL_FP32: K(b_maxf)(dst, a, b, n); return;
-        default: return;
-      }
-    case SL_OP_MIN:
-      switch (t) {
-        case SL_INT8: K(b_mini8)(dst, a, b, n); return;
-        case SL_INT16: K(b_mini16)(dst, a, b, n); return;
-        case SL_INT32: K(b_mini32)(dst, a, b, n); return;
-        case SL_INT64: K(b_mini64)(dst, a, b, n); return;
-        case SL_UINT8: K(b_minu8)(dst, a, b, n); return;
-        case SL_FP16: K(b_minh)(dst, a, b, n); return;
-        case SL_BF16: K(b_minb)(dst, a, b, n); return;
-        case SL_FP32: K(b_minf)(dst, a, b, n); return;
-        default: return;
-      }
-    default: return;
-  }
+  if (op == SL_OP_NONE) memmove(dst, b, n * dt_info[t].size);
+  else BTAB[t][op - 1](dst, a, b, n);
 }
 
 
@@ -1585,6 +1553,86 @@ uint64_t sl_checksum (const void *p, size_t bytes, uint64_t seed) {
   h *= XP3;
   h ^= h >> 32;
   return h;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** The bench's yardstick: the loop anyone would write, compiled as the
+** project's reference for "vector speed" (-O3, x86-64-v3 on x86-64)
+** =======================================================
+*/
+
+#if SL_F16C
+#define YARDFN  __attribute__((target("avx2,fma,f16c,bmi,bmi2,lzcnt,movbe")))
+#define YARDTWICE(K)  K(, ) K(v3, YARDFN)
+#else
+#define YARDTWICE(K)  K(, )
+#endif
+
+/* the yardstick loops of one target */
+#define YARDLOOPS(PFX, ATTR) \
+  ATTR static void PFX##yard_i32 (uint32_t *restrict d, const uint32_t *restrict s, \
+                                  size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] += s[i]; \
+  } \
+  ATTR static void PFX##yard_f32 (float *restrict d, const float *restrict s, size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] += s[i]; \
+  } \
+  ATTR static void PFX##yard_f16 (uint16_t *restrict d, const uint16_t *restrict s, \
+                                  size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) d[i] = YARD_F16(d[i], s[i]); \
+  } \
+  ATTR static void PFX##yard_bf16 (uint16_t *restrict d, const uint16_t *restrict s, \
+                                   size_t n) { \
+    size_t i; \
+    for (i = 0; i < n; i++) { \
+      uint32_t x = f2u(u2f((uint32_t)d[i] << 16) + u2f((uint32_t)s[i] << 16)); \
+      d[i] = (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16); \
+    } \
+  }
+
+#if defined(__FLT16_MAX__)
+/* fp16 add with the compiler's _Float16 */
+static inline uint16_t yard_h (uint16_t x, uint16_t y) {
+  _Float16 a, b;
+  memcpy(&a, &x, 2);
+  memcpy(&b, &y, 2);
+  a = (_Float16)((float)a + (float)b);
+  memcpy(&x, &a, 2);
+  return x;
+}
+#define YARD_F16  yard_h
+#else
+#define YARD_F16(x, y)  f2h(h2f(x) + h2f(y))
+#endif
+
+YARDTWICE(YARDLOOPS)
+
+
+/* dst[i] += src[i] for int32, fp32, fp16, bf16 (other dtypes: nothing) */
+void sl_yardstick_add (sl_dtype t, void *dst, const void *src, size_t n) {
+#if SL_F16C
+  static int v3 = -1;
+  if (v3 < 0) v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                   __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
+#define YARD(name)  (v3 ? v3##name : name)
+#else
+#define YARD(name)  name
+#endif
+  switch (t) {
+    case SL_INT32: YARD(yard_i32)(dst, src, n); return;
+    case SL_FP32: YARD(yard_f32)(dst, src, n); return;
+    case SL_FP16: YARD(yard_f16)(dst, src, n); return;
+    case SL_BF16: YARD(yard_bf16)(dst, src, n); return;
+    default: return;
+  }
+#undef YARD
 }
 
 /* }====================================================== */

@@ -9,10 +9,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum {
-  SL_INT8, SL_INT16, SL_INT32, SL_INT64, SL_UINT8, SL_FP16, SL_BF16, SL_FP32,
-  SL_NDTYPES
-} sl_dtype;
+/* every element type, one row each: X(TAG, name, T, U, KIND) with T the C
+** type of an element (its signedness orders max/min), U the type its add
+** wraps in, and KIND the element operators dtype.c uses (INT for every
+** integer; FP16, BF16, FP32 each their own). The order is the enum's; a new
+** type is a new row (a new KIND also needs its ADD_/MAX_/MIN_ operators) */
+#define SL_DTYPE_LIST(X) \
+  X(INT8,  "int8",  int8_t,   uint8_t,  INT) \
+  X(INT16, "int16", int16_t,  uint16_t, INT) \
+  X(INT32, "int32", int32_t,  uint32_t, INT) \
+  X(INT64, "int64", int64_t,  uint64_t, INT) \
+  X(UINT8, "uint8", uint8_t,  uint8_t,  INT) \
+  X(FP16,  "fp16",  uint16_t, uint16_t, FP16) \
+  X(BF16,  "bf16",  uint16_t, uint16_t, BF16) \
+  X(FP32,  "fp32",  float,    float,    FP32)
+
+#define SL_DTYPE_ENUM(TAG, name, T, U, KIND)  SL_##TAG,
+typedef enum { SL_DTYPE_LIST(SL_DTYPE_ENUM) SL_NDTYPES } sl_dtype;
+#undef SL_DTYPE_ENUM
 
 /* reduction / elementwise operators (atomic modes and vector ops) */
 typedef enum { SL_OP_NONE, SL_OP_ADD, SL_OP_MAX, SL_OP_MIN } sl_op;
@@ -88,5 +102,10 @@ size_t sl_compare(sl_dtype t, const void *expect, const void *actual,
 
 /* 64-bit digest of bytes, chained through seed (0 for a fresh digest) */
 uint64_t sl_checksum(const void *p, size_t bytes, uint64_t seed);
+
+/* bench/'s yardstick, not used by the engine: dst[i] += src[i] as a plain
+** C loop (int32 wraps; fp16, bf16 through fp32, rounded once; no NaN care)
+** built for x86-64-v3 at -O3 where the compiler and the CPU allow */
+void sl_yardstick_add(sl_dtype t, void *dst, const void *src, size_t n);
 
 #endif

@@ -468,7 +468,7 @@ static void flow_event(sl_machine *m) {
   e.kind = EV_FLOW;
   e.blk = -1;
   m->flow_ev_t = t;
-  sli_push(m, t, &e);
+  if (sli_push(m, t, &e) != SL_OK) m->oom = 1;   /* a lost flow end would deadlock */
 }
 
 /* recompute the rates of the flows the changes since the last call touch */

@@ -5,9 +5,12 @@
 ** and resumes them in the order the engine's clock gives.
 ** This is the only file of the core that knows Lua.
 */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -20,6 +23,19 @@
 #define VIEW_MAGIC 0x53484d56u
 #define MACH_MAGIC 0x53484d4du
 
+/* the watchdog's view of one machine: the coroutine inside lua_resume
+** (NULL outside), a count of the primitives it called, what the watchdog
+** saw last, and whether it armed the count hook */
+typedef struct wdslot {
+  _Atomic(lua_State *) co;
+  atomic_uint prog;
+  lua_State *seen_co;
+  unsigned seen_prog;
+  atomic_int armed;
+  int listed;
+  struct wdslot *next;
+} wdslot;
+
 /* a machine as Lua sees it */
 typedef struct lmach {
   uint32_t magic;           /* MACH_MAGIC: a cheap identity check */
@@ -30,6 +46,7 @@ typedef struct lmach {
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
+  wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
 } lmach;
 
 /* a typed window on memory */
@@ -98,6 +115,125 @@ static lview *newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
   lua_pushvalue(L, machine_idx < 0 ? machine_idx - 1 : machine_idx);
   lua_setiuservalue(L, -2, 1);
   return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* the runaway watchdog                                               */
+/* ------------------------------------------------------------------ */
+
+#define HOOK_STEP 10000
+#define WD_TICK_MS 20
+
+/* count hook of a kernel coroutine, armed by the watchdog: a block that runs
+** its budget of Lua instructions without calling a primitive (an endless
+** loop) is stopped */
+static void budget_hook(lua_State *co, lua_Debug *ar) {
+  lmach *lm = *(lmach **)lua_getextraspace(co);
+  (void)ar;
+  if (lm != NULL && lm->cur_co == co && (lm->budget_left -= HOOK_STEP) < 0)
+    luaL_error(co, "instruction budget exceeded: the block ran more Lua instructions "
+               "than the machine option instruction_budget without calling a "
+               "primitive (an endless loop?)");
+}
+
+/*
+** The watchdog. A count hook makes Lua 5.4 trap every instruction, so no
+** hook is set while blocks run: one thread per process looks at the running
+** block of every machine each WD_TICK_MS and, when it has called no
+** primitive since the last look, arms the count hook on its coroutine
+** (lua_sethook may be called asynchronously, as lua.c does from a signal
+** handler). The next primitive disarms it. The lock is taken by the
+** watchdog for each look, and by the Lua side only to list a machine, to
+** unlist it, and when a coroutine ends (so that no look still uses it).
+*/
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cv = PTHREAD_COND_INITIALIZER;
+static wdslot *wd_list;
+static int wd_started, wd_stop;
+static pthread_t wd_thread;
+
+/* one look at every listed machine (wd_mu held) */
+static void wd_look(void) {
+  wdslot *w;
+  for (w = wd_list; w != NULL; w = w->next) {
+    lua_State *co = atomic_load(&w->co);
+    unsigned prog = atomic_load_explicit(&w->prog, memory_order_relaxed);
+    if (co != NULL && co == w->seen_co && prog == w->seen_prog && !atomic_load(&w->armed)) {
+      atomic_store(&w->armed, 1);
+      lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+    }
+    w->seen_co = co;
+    w->seen_prog = prog;
+  }
+}
+
+/* the watchdog thread: a look every WD_TICK_MS until told to stop */
+static void *wd_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&wd_mu);
+  while (!wd_stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += WD_TICK_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    pthread_cond_timedwait(&wd_cv, &wd_mu, &ts);
+    if (!wd_stop) wd_look();
+  }
+  pthread_mutex_unlock(&wd_mu);
+  return NULL;
+}
+
+/* list a machine for the watchdog (starting it); 0 when no thread could start */
+static int wd_list_add(lmach *lm) {
+  int ok = 1;
+  if (lm->wd.listed) return 1;
+  pthread_mutex_lock(&wd_mu);
+  if (!wd_started) {
+    wd_stop = 0;
+    wd_started = pthread_create(&wd_thread, NULL, wd_main, NULL) == 0;
+    ok = wd_started;
+  }
+  if (ok) {
+    lm->wd.next = wd_list;
+    wd_list = &lm->wd;
+    lm->wd.listed = 1;
+  }
+  pthread_mutex_unlock(&wd_mu);
+  return ok;
+}
+
+/* take a machine off the watchdog's list */
+static void wd_list_remove(lmach *lm) {
+  wdslot **p;
+  if (!lm->wd.listed) return;
+  pthread_mutex_lock(&wd_mu);
+  for (p = &wd_list; *p != NULL; p = &(*p)->next)
+    if (*p == &lm->wd) { *p = lm->wd.next; break; }
+  lm->wd.listed = 0;
+  pthread_mutex_unlock(&wd_mu);
+}
+
+/* __gc of the module's sentinel: the watchdog thread ends before the
+** library can be unloaded */
+static int wd_shutdown(lua_State *L) {
+  (void)L;
+  pthread_mutex_lock(&wd_mu);
+  if (wd_started) {
+    wd_stop = 1;
+    pthread_cond_signal(&wd_cv);
+    pthread_mutex_unlock(&wd_mu);
+    pthread_join(wd_thread, NULL);
+    pthread_mutex_lock(&wd_mu);
+    wd_started = 0;
+  }
+  pthread_mutex_unlock(&wd_mu);
+  return 0;
+}
+
+/* the primitive of block co ran: disarm the hook the watchdog armed */
+static void wd_disarm(lmach *lm, lua_State *co) {
+  atomic_store(&lm->wd.armed, 0);
+  lua_sethook(co, NULL, 0, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -175,6 +311,7 @@ static int l_new(lua_State *L) {
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
+  memset(&lm->wd, 0, sizeof(lm->wd));
   luaL_setmetatable(L, MACHINE_MT);
   lm->m = sl_machine_new(&p, &st);
   if (lm->m == NULL) {
@@ -194,6 +331,7 @@ static int l_new(lua_State *L) {
 static int m_close(lua_State *L) {
   lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
   if (lm->m != NULL && !sl_running(lm->m)) {
+    wd_list_remove(lm);
     sl_machine_free(lm->m);
     lm->m = NULL;
   }
@@ -546,19 +684,6 @@ static int m_tostring(lua_State *L) {
 /* launch                                                              */
 /* ------------------------------------------------------------------ */
 
-#define HOOK_STEP 10000
-
-/* count hook of a kernel coroutine: a block that runs its budget of Lua
-** instructions without calling a primitive (an endless loop) is stopped */
-static void budget_hook(lua_State *co, lua_Debug *ar) {
-  lmach *lm = *(lmach **)lua_getextraspace(co);
-  (void)ar;
-  if (lm != NULL && lm->cur_co == co && (lm->budget_left -= HOOK_STEP) < 0)
-    luaL_error(co, "instruction budget exceeded: the block ran more Lua instructions "
-               "than the machine option instruction_budget without calling a "
-               "primitive (an endless loop?)");
-}
-
 /* push the context table k of block blk */
 static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
   int pe, b;
@@ -671,8 +796,7 @@ static lua_State *launch_co(lua_State *L, lmach *lm, int cos, int nargs, int blk
   co = lua_newthread(L);
   if (!lua_checkstack(co, nargs + 4)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
-  if (sl_machine_params(m)->instruction_budget > 0)
-    lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+  lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
   lua_pushvalue(L, 2);
   push_k(L, 1, blk, m);
   for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
@@ -691,9 +815,18 @@ static void launch_resume(lua_State *L, lmach *lm, int cos, int blk, lua_State *
   lm->cur_co = co;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = sl_machine_params(m)->instruction_budget;
+  if (lm->wd.listed) atomic_store(&lm->wd.co, co);
   st = lua_resume(co, L, nres, &nout);
   lm->cur = -1;
   lm->cur_co = NULL;
+  if (lm->wd.listed) {
+    atomic_store(&lm->wd.co, NULL);
+    if (st != LUA_YIELD) {                  /* co may go: no look may still use it */
+      pthread_mutex_lock(&wd_mu);
+      pthread_mutex_unlock(&wd_mu);
+    }
+    if (atomic_load(&lm->wd.armed)) wd_disarm(lm, co);
+  }
   if (st == LUA_OK) {
     sl_block_done(m, blk);
     lua_pushnil(L);
@@ -741,6 +874,8 @@ static int m_launch(lua_State *L) {
   int nargs, ni, st, cos;
   int block_dim = launch_args(L, lm, &nargs, &ni);
   if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
+  if (lm->budget > 0 && !wd_list_add(lm))
+    return luaL_error(L, "cannot start the runaway watchdog thread (instruction_budget)");
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return engine_error(L, m, st, 1);
   lua_createtable(L, sl_block_dim(m) * sl_machine_params(m)->n_pes, 0);
@@ -1192,6 +1327,9 @@ static lmach *kcheck(lua_State *L, int *blk) {
   if (lm->check) set_site(L, lm);
   runaway_check(L, lm, *blk);
   lm->budget_left = lm->budget;                             /* the budget restarts */
+  atomic_store_explicit(&lm->wd.prog, atomic_load_explicit(&lm->wd.prog, memory_order_relaxed) + 1u,
+                        memory_order_relaxed);
+  if (atomic_load_explicit(&lm->wd.armed, memory_order_relaxed)) wd_disarm(lm, L);
   return lm;
 }
 
@@ -1293,15 +1431,28 @@ static int k_data_copy(lua_State *L) { return copy_prim(L, 0); }
 /* k:data_copy_pad(dst, src, count) */
 static int k_data_copy_pad(lua_State *L) { return copy_prim(L, 1); }
 
-/* a hard event name at index i */
+/* a hard event at index i: its integer (core.EVENT.MTE3_S, ...) or its name,
+** looked up in the methods' upvalue (name -> integer), not by comparing strings */
 static int checkevent(lua_State *L, int i) {
-  const char *name = luaL_checkstring(L, i);
-  int ev = sl_event_find(name);
-  if (ev < 0)
+  lua_Integer ev = -1;
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    int isint;
+    ev = lua_tointegerx(L, i, &isint);
+    luaL_argcheck(L, isint && ev >= 0 && ev < SL_NEVENTS, i, "hard event number out of range");
+    return (int)ev;
+  }
+  if (lua_type(L, i) == LUA_TSTRING) {
+    lua_pushvalue(L, i);
+    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) ev = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  if (ev < 0) {
+    const char *name = luaL_checkstring(L, i);
     luaL_argerror(L, i, lua_pushfstring(L, "'%s' is not an AIV hard event (S_V "
                   "S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
                   "MTE3_V MTE3_MTE2)", name));
-  return ev;
+  }
+  return (int)ev;
 }
 
 /* an event id at index i */
@@ -1683,18 +1834,16 @@ static int b_memcpy(lua_State *L) {
   return 0;
 }
 
-/* core.bench_add_i32(dst, src): a plain C loop dst[i] += src[i] */
-static int b_add_i32(lua_State *L) {
+/* core.bench_yardstick(dst, src): dst[i] += src[i] by the vectorised
+** yardstick loop (int32, fp32, fp16, bf16 windows of one size) */
+static int b_yardstick(lua_State *L) {
   lview *d = checkview(L, 1), *s = checkview(L, 2);
-  int32_t *dp;
-  const int32_t *sp;
-  int64_t i;
-  luaL_argcheck(L, d->l.dtype == SL_INT32 && s->l.dtype == SL_INT32 && d->n == s->n,
-                2, "two int32 windows of one size expected");
-  dp = (int32_t *)(void *)view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0);
-  sp = (const int32_t *)(const void *)view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0);
-  for (i = 0; i < d->n; i++)
-    dp[i] = (int32_t)((uint32_t)dp[i] + (uint32_t)sp[i]);
+  int dt = d->l.dtype;
+  luaL_argcheck(L, (dt == SL_INT32 || dt == SL_FP32 || dt == SL_FP16 || dt == SL_BF16) &&
+                s->l.dtype == dt && d->n == s->n, 2,
+                "two int32, fp32, fp16 or bf16 windows of one dtype and size expected");
+  sl_yardstick_add((sl_dtype)dt, view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0),
+                   view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0), (size_t)d->n);
   return 0;
 }
 
@@ -1742,6 +1891,16 @@ static const luaL_Reg block_methods[] = {
   {NULL, NULL}
 };
 
+/* push a table of every hard event's name -> its number */
+static void push_events(lua_State *L) {
+  int i;
+  lua_createtable(L, 0, SL_NEVENTS);
+  for (i = 0; i < SL_NEVENTS; i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, sl_event_name(i));
+  }
+}
+
 /* open the module */
 int luaopen_shmemlab_core(lua_State *L);
 int luaopen_shmemlab_core(lua_State *L) {
@@ -1765,17 +1924,29 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_pop(L, 1);
 
   luaL_newmetatable(L, BLOCK_MT);
-  luaL_newlib(L, block_methods);
+  luaL_newlibtable(L, block_methods);
+  push_events(L);                          /* the primitives' upvalue: name -> number */
+  luaL_setfuncs(L, block_methods, 1);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__index");
   lua_setfield(L, -2, "methods");
+  lua_pop(L, 1);
+
+  if (luaL_newmetatable(L, "shmemlab.watchdog")) {  /* stops the thread at lua_close */
+    lua_pushcfunction(L, wd_shutdown);
+    lua_setfield(L, -2, "__gc");
+    lua_newuserdatauv(L, 1, 0);
+    lua_pushvalue(L, -2);
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "shmemlab.watchdog.sentinel");
+  }
   lua_pop(L, 1);
 
   lua_newtable(L);
   lua_pushcfunction(L, l_new); lua_setfield(L, -2, "new");
   lua_pushcfunction(L, l_dtype_size); lua_setfield(L, -2, "dtype_size");
   lua_pushcfunction(L, b_memcpy); lua_setfield(L, -2, "bench_memcpy");
-  lua_pushcfunction(L, b_add_i32); lua_setfield(L, -2, "bench_add_i32");
+  lua_pushcfunction(L, b_yardstick); lua_setfield(L, -2, "bench_yardstick");
   luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");
   lua_setfield(L, -3, "machine_methods"); lua_pop(L, 1);
   luaL_getmetatable(L, VIEW_MT); lua_getfield(L, -1, "methods");
@@ -1788,6 +1959,8 @@ int luaopen_shmemlab_core(lua_State *L) {
     lua_rawseti(L, -2, i + 1);
   }
   lua_setfield(L, -2, "events");
+  push_events(L);
+  lua_setfield(L, -2, "EVENT");
   lua_pushinteger(L, SL_SIGNAL_SET); lua_setfield(L, -2, "SIGNAL_SET");
   lua_pushinteger(L, SL_SIGNAL_ADD); lua_setfield(L, -2, "SIGNAL_ADD");
   for (i = 0; i < SL_NCMP; i++) {

@@ -123,8 +123,8 @@ void sl_machine_free(sl_machine *m) {
   sli_race_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs); free(m->heap); free(m->fifo); free(m->blocks);
-  free(m->ops); free(m->toks); free(m->marks); free(m->kq);
+  free(m->evs); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks);
+  free(m->ops); free(m->toks); free(m->marks); free(m->kq); free(m->lzb);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);

@@ -18,11 +18,14 @@ sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
 /* the landing event of a copy, allocated now and scheduled by its pipe */
 static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
-                      const sl_loc *src, int64_t bytes, int op, int32_t *id) {
+                      const sl_loc *src, int64_t bytes, int op, int64_t whole,
+                      int32_t *id) {
   sl_event *e = sli_event_new(m, EV_COPY, blk, id);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   e->op = op;
   e->n = bytes;
+  e->whole = whole < 0 ? -whole : whole;
+  e->stage = whole < 0;
   e->pipe = pipe;
   sli_addr(dst, &e->dst);
   sli_addr(src, &e->src);
@@ -30,13 +33,15 @@ static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
 }
 
 /* queue one transfer of bytes on an MTE pipe of block blk between its UB
-** and GM of gm_pe: src lands on dst when it has streamed through */
+** and GM of gm_pe: src lands on dst when it has streamed through; it is
+** part of a transfer of |whole| bytes, a put/get chunk's staging when
+** whole < 0 */
 static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
-                    const sl_loc *src, int64_t bytes, int op) {
+                    const sl_loc *src, int64_t bytes, int op, int64_t whole) {
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
-  int st = copy_event(m, blk, pipe, dst, src, bytes, op, &ev);
+  int st = copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
@@ -63,11 +68,19 @@ static void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
   sli_race_access(m, blk, pipe, dst, bytes, op != SL_OP_NONE ? 2 : 1);
 }
 
-/* copy a large block into GM: streaming stores keep the destination out of
-** the cache (no read for ownership), as a DMA engine writes memory */
-static void gm_copy(uint8_t *d, const uint8_t *s, size_t n) {
+/* a data_copy GM -> UB from this size on lands as a record (see below) */
+#define SL_STAGE_BYTES 4096
+
+/* transfers from this size on land with streaming stores: they do not fit
+** in a core's cache anyway, and streaming skips the read for ownership */
+#define SL_STREAM_BYTES (4 * 1024 * 1024)
+
+/* copy n bytes into GM, part of a transfer of whole bytes: a large one
+** with streaming stores, as a DMA engine writes memory past the cache; a
+** small one stays in the cache, where the kernel will read it */
+static void gm_copy(uint8_t *d, const uint8_t *s, size_t n, int64_t whole) {
 #if defined(__SSE2__)
-  if (n >= 65536 && (d + n <= s || s + n <= d)) {
+  if (whole >= SL_STREAM_BYTES && n >= 65536 && (d + n <= s || s + n <= d)) {
     size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
     memcpy(d, s, head);
     d += head; s += head; n -= head;
@@ -85,8 +98,172 @@ static void gm_copy(uint8_t *d, const uint8_t *s, size_t n) {
     memcpy(d + i, s + i, n - i);
     return;
   }
+#else
+  (void)whole;
 #endif
   memmove(d, s, n);
+}
+
+/*
+** Staged chunks that move no bytes (issue 11). An MTE put/get stages each
+** chunk GM -> UB -> GM; only the last chunk's UB content can ever be seen.
+** So the GM -> UB copy lands as a record (sl_lazy: the UB range holds the
+** GM range's bytes as they were), and the UB -> GM copy of those bytes
+** reads the GM source itself: each byte moves once. The record turns into
+** real UB bytes first whenever anything else touches the UB range or
+** writes the GM range (sli_lazy_touch), so everything lands as before.
+*/
+
+/* 1 when [a, a+an) and [b, b+bn) are bytes of the same memory */
+static int overlaps(const sl_addr *a, int64_t an, const sl_addr *b, int64_t bn) {
+  return a->buf == b->buf && a->pe == b->pe && (a->buf >= 0 || a->core == b->core) &&
+         a->off < b->off + bn && b->off < a->off + an;
+}
+
+/* the block whose UB a is */
+static sl_block *ub_block(sl_machine *m, const sl_addr *a) {
+  return &m->blocks[a->pe * m->block_dim + a->core];
+}
+
+/* drop record i of block b (moving its bytes first when keep) */
+static void lazy_drop(sl_machine *m, sl_block *b, int i, int keep) {
+  sl_lazy *z = &b->lz[i];
+  if (keep) memmove(sli_ptr(m, &z->ub), sli_ptr(m, &z->gm), (size_t)z->n);
+  m->bufs[z->gm.buf].lazy_src--;
+  b->lz[i] = b->lz[--b->nlz];
+  if (b->nlz == 0) {                     /* off the machine's list */
+    int32_t last = m->lzb[--m->nlzb];
+    m->blocks[last].lzpos = b->lzpos;
+    m->lzb[b->lzpos] = last;
+  }
+}
+
+/* the UB range a (bytes) is touched: records overlapping it move their
+** bytes; with drop (the range is rewritten), a record inside it is dropped
+** and one that sticks out at one end keeps only that end */
+static void lazy_ub(sl_machine *m, const sl_addr *a, int64_t bytes, int drop) {
+  sl_block *b = ub_block(m, a);
+  int i = b->nlz;
+  while (i-- > 0) {
+    sl_lazy *z = &b->lz[i];
+    int64_t lo = a->off, hi = a->off + bytes, zlo = z->ub.off, zhi = z->ub.off + z->n;
+    if (!overlaps(&z->ub, z->n, a, bytes)) continue;
+    if (drop && zlo >= lo && zhi <= hi) lazy_drop(m, b, i, 0);
+    else if (drop && zlo >= lo) {        /* its tail stays */
+      z->ub.off += hi - zlo;
+      z->gm.off += hi - zlo;
+      z->n = zhi - hi;
+    }
+    else if (drop && zhi <= hi) z->n = lo - zlo;   /* its head stays */
+    else lazy_drop(m, b, i, 1);
+  }
+}
+
+/* bytes at a are written or (UB) read: the records that see them move
+** their bytes before */
+void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  int32_t j;
+  if (m->nlzb == 0) return;
+  if (a->buf < 0) { lazy_ub(m, a, bytes, 0); return; }
+  if (m->bufs[a->buf].lazy_src == 0) return;
+  for (j = m->nlzb; j-- > 0;) {
+    sl_block *b = &m->blocks[m->lzb[j]];
+    int i = b->nlz;
+    while (i-- > 0)
+      if (overlaps(&b->lz[i].gm, b->lz[i].n, a, bytes)) lazy_drop(m, b, i, 1);
+  }
+}
+
+/* record a staged chunk landing on the UB at e->dst; 0 when it must copy */
+static int lazy_add(sl_machine *m, const sl_event *e) {
+  sl_block *b = ub_block(m, &e->dst);
+  sl_lazy *z;
+  lazy_ub(m, &e->dst, e->n, 1);
+  if (b->nlz == SL_NLAZY) lazy_drop(m, b, 0, 1);
+  if (b->nlz == 0) {
+    if (m->nlzb == m->caplzb) {
+      int32_t cap = m->caplzb ? m->caplzb * 2 : 64;
+      int32_t *nl = realloc(m->lzb, (size_t)cap * sizeof(*nl));
+      if (nl == NULL) return 0;           /* no record: the copy moves its bytes */
+      m->lzb = nl;
+      m->caplzb = cap;
+    }
+    b->lzpos = m->nlzb;
+    m->lzb[m->nlzb++] = (int32_t)(b - m->blocks);
+  }
+  z = &b->lz[b->nlz++];
+  z->ub = e->dst;
+  z->gm = e->src;
+  z->n = e->n;
+  z->whole = e->whole;
+  m->bufs[e->src.buf].lazy_src++;
+  return 1;
+}
+
+/* the bytes a copy from the UB at a reads: the GM source of the record
+** holding them, or the UB (records overlapping it partly move their bytes) */
+static const uint8_t *lazy_src(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  sl_block *b;
+  int i;
+  if (m->nlzb == 0) return sli_ptr(m, a);
+  b = ub_block(m, a);
+  for (i = 0; i < b->nlz; i++) {
+    const sl_lazy *z = &b->lz[i];
+    if (z->ub.off <= a->off && a->off + bytes <= z->ub.off + z->n) {
+      sl_addr g = z->gm;
+      g.off += a->off - z->ub.off;
+      return sli_ptr(m, &g);
+    }
+  }
+  lazy_ub(m, a, bytes, 0);
+  return sli_ptr(m, a);
+}
+
+/* forget every record (a launch begins or was abandoned): no UB of it can
+** be read any more */
+void sli_lazy_reset(sl_machine *m) {
+  int i;
+  if (m->nlzb == 0) return;
+  for (i = 0; i < m->nbufs; i++) m->bufs[i].lazy_src = 0;
+  m->nlzb = 0;
+}
+
+/* a copy lands: the one place where a transfer's bytes move */
+static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
+  const uint8_t *s;
+  uint8_t *d;
+  if (m->p.check & SL_CHECK_INIT) {
+    sli_init_read(m, &e->src, e->n, e->blk,
+                  e->dst.buf < 0 ? SL_PIPE_MTE2 : SL_PIPE_MTE3, e->site);
+    sli_init_write(m, &e->dst, e->n);
+  }
+  if (e->stage && sli_ptr(m, &e->dst) != NULL && sli_ptr(m, &e->src) != NULL &&
+      lazy_add(m, e)) {                   /* the bytes move with the UB -> GM copy */
+    sli_landed(m, e->blk, e->pipe, 0, t);
+    return;
+  }
+  sli_lazy_touch(m, &e->dst, e->n);
+  d = sli_ptr(m, &e->dst);
+  s = e->src.buf < 0 ? lazy_src(m, &e->src, e->n) : sli_ptr(m, &e->src);
+  if (d == NULL) {}                     /* timing-only: unbacked, nothing lands */
+  else if (s == NULL) memset(d, 0, (size_t)e->n);   /* unbacked reads as zeros */
+  else if (e->op == SL_OP_NONE) {
+    if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n, e->whole);
+    else memmove(d, s, (size_t)e->n);
+  }
+  else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
+                 (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
+  if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
+    sli_notify(m, &e->dst, e->n, t, e->blk);
+  sli_landed(m, e->blk, e->pipe, 0, t);
+}
+
+/* a vector op lands: the UB it reads and writes holds its bytes */
+static void vec_touch(sl_machine *m, const sl_event *e) {
+  int64_t es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
+  sli_lazy_touch(m, &e->src, e->n * es);
+  if (SL_VEC_IS_BINARY(e->vop)) sli_lazy_touch(m, &e->src2, e->n * es);
+  sli_lazy_touch(m, &e->dst, e->n * (int64_t)sl_dtype_size((sl_dtype)e->dst.dtype));
 }
 
 /* apply a landed event (a copy of it: waking a waiter may grow the pool) */
@@ -101,29 +278,14 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
   if (e->kind == EV_FLOW) { sli_flow_due(m, t); return; }
   d = sli_ptr(m, &e->dst);
   switch (e->kind) {
-    case EV_COPY: {
-      const uint8_t *s = sli_ptr(m, &e->src);
-      if (m->p.check & SL_CHECK_INIT) {
-        sli_init_read(m, &e->src, e->n, e->blk,
-                      e->dst.buf < 0 ? SL_PIPE_MTE2 : SL_PIPE_MTE3, e->site);
-        sli_init_write(m, &e->dst, e->n);
-      }
-      if (d == NULL) {}                 /* timing-only: unbacked, nothing lands */
-      else if (s == NULL) memset(d, 0, (size_t)e->n);   /* unbacked reads as zeros */
-      else if (e->op == SL_OP_NONE) {
-        if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n);
-        else memmove(d, s, (size_t)e->n);
-      }
-      else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
-                     (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
-      if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
-        sli_notify(m, &e->dst, e->n, t, e->blk);
-      sli_landed(m, e->blk, e->pipe, 0, t);
+    case EV_COPY:
+      land_copy(m, e, t);
       break;
-    }
     case EV_VEC: {
-      const uint8_t *a = sli_ptr(m, &e->src);
+      const uint8_t *a;
       sl_dtype dt = (sl_dtype)e->dst.dtype;
+      if (m->nlzb > 0) vec_touch(m, e);
+      a = sli_ptr(m, &e->src);
       if (m->p.check & SL_CHECK_INIT) {
         int64_t es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
         if (e->vop != SL_VEC_DUP)
@@ -154,6 +316,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       int64_t v = e->op == SL_SIGNAL_ADD
           ? (int64_t)((uint64_t)sl_get_int(dt, d, 0) + (uint64_t)e->val)
           : e->val;
+      sli_lazy_touch(m, &e->dst, (int64_t)sl_dtype_size(dt));
       sl_set_int(dt, d, 0, v);
       sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
       if (m->race) sli_race_signal(m, &e->dst, e->snap, e->op == SL_SIGNAL_ADD);
@@ -271,7 +434,10 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                    sl_dtype_name((sl_dtype)dst->dtype));
   if (gm_pe < 0 || gm_pe >= m->p.n_pes) gm_pe = 0;   /* host: no such copy */
   race_copy(m, blk, pipe, dst, src, bytes, op);
-  st = transfer(m, blk, pipe, gm_pe, dst, src, bytes, op);
+  /* a large GM -> UB copy stages like an MTE chunk: its bytes move when a
+  ** UB -> GM copy reads them (the CpGM2GM pattern) or anything else looks */
+  st = transfer(m, blk, pipe, gm_pe, dst, src, bytes, op,
+                pipe == SL_PIPE_MTE2 && bytes >= SL_STAGE_BYTES ? -bytes : bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return st;
@@ -345,11 +511,13 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
     int64_t n = elems - done < chunk ? elems - done : chunk;
     sl_loc s = loc_at(&rsrc, done), d = loc_at(&rdst, done);
     race_copy(m, blk, SL_PIPE_MTE2, &cub, &s, n * esz, SL_OP_NONE);
-    if ((st = transfer(m, blk, SL_PIPE_MTE2, s.pe, &cub, &s, n * esz, SL_OP_NONE)) ||
+    if ((st = transfer(m, blk, SL_PIPE_MTE2, s.pe, &cub, &s, n * esz, SL_OP_NONE,
+                       -elems * esz)) ||
         (st = chain_flag(m, b, SL_EV_MTE2_MTE3, id)))
       return st;
     race_copy(m, blk, SL_PIPE_MTE3, &d, &cub, n * esz, b->atomic);
-    if ((st = transfer(m, blk, SL_PIPE_MTE3, d.pe, &d, &cub, n * esz, b->atomic)))
+    if ((st = transfer(m, blk, SL_PIPE_MTE3, d.pe, &d, &cub, n * esz, b->atomic,
+                       elems * esz)))
       return st;
     done += n;
     if (done < elems && (st = chain_flag(m, b, SL_EV_MTE3_MTE2, id)))
@@ -373,6 +541,7 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
   if (*st != SL_OK) return NULL;
   sli_addr(&l, &a);
+  sli_lazy_touch(m, &a, esz);
   if (write) sli_init_write(m, &a, esz);
   else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
   sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
@@ -406,7 +575,7 @@ int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
   if ((st = sli_bounds(m, &rdst, bytes, 1, "mte_put_nbi", 1, b->pe, b->b)) != SL_OK)
     return st;
   race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, bytes, b->atomic);
-  st = transfer(m, blk, SL_PIPE_MTE3, pe, &rdst, ub, bytes, b->atomic);
+  st = transfer(m, blk, SL_PIPE_MTE3, pe, &rdst, ub, bytes, b->atomic, bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return st;

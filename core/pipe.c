@@ -28,6 +28,7 @@ static int pool_grow(void **items, int32_t *cap, size_t sz) {
 
 /* forget every op, token and mark (a launch begins or ends) */
 void sli_pools_reset(sl_machine *m) {
+  sli_lazy_reset(m);
   m->nops = m->ntoks = m->nmarks = 0;
   m->free_op = m->free_tok = m->free_mark = -1;
   m->nkq = m->kqh = m->kbusy = 0;

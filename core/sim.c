@@ -82,33 +82,44 @@ static void ev_release(sl_machine *m, int32_t id) {
   m->free_ev = id;
 }
 
-/* append k to the in-order queue (room made by compacting or growing) */
-static int fifo_push(sl_machine *m, const sl_key *k) {
-  if (m->fhead + m->fn == m->fcap) {
-    if (m->fhead > 0) {
-      memmove(m->fifo, m->fifo + m->fhead, (size_t)m->fn * sizeof(*m->fifo));
-      m->fhead = 0;
-    }
-    if (m->fn == m->fcap) {
-      int32_t cap = m->fcap ? m->fcap * 2 : 256;
-      sl_key *nf = realloc(m->fifo, (size_t)cap * sizeof(*nf));
-      if (nf == NULL) return SL_ENOMEM;
-      m->fifo = nf;
-      m->fcap = cap;
+/* append k to an in-order queue (room made by compacting or growing) */
+static int fifo_push(sl_key **q, int32_t *head, int32_t *n, int32_t *cap, const sl_key *k) {
+  if (*head + *n == *cap) {
+    if (*head > 0 && *n <= *cap / 2) {    /* compact when it halves the queue */
+      memmove(*q, *q + *head, (size_t)*n * sizeof(**q));
+      *head = 0;
+    } else {
+      int32_t nc = *cap ? *cap * 2 : 256;
+      sl_key *nq = realloc(*q, (size_t)nc * sizeof(*nq));
+      if (nq == NULL) return SL_ENOMEM;
+      *q = nq;
+      *cap = nc;
     }
   }
-  m->fifo[m->fhead + m->fn++] = *k;
+  (*q)[*head + (*n)++] = *k;
   return SL_OK;
 }
 
-/* schedule event id at time t: keys that come in (time, seq) order (most do:
-** one pipe, one signal stream) queue up; the others go on the heap */
+/* schedule event id at time t: keys that come in (time, seq) order queue up,
+** wake-ups in their own queue (blocks yield in clock order), the rest of
+** the events in another (most are: one pipe, one signal stream); the
+** others go on the heap. Order is (time, seq) whichever holds a key */
 int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
   int32_t i;
   sl_key k;
   k.t = t; k.seq = m->seq++; k.ev = id;
+  if (m->evs[id].kind == EV_WAKE && (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t)) {
+    if (fifo_push(&m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, &k) != SL_OK) {
+      ev_release(m, id);
+      return SL_ENOMEM;
+    }
+    return SL_OK;
+  }
   if (m->fn == 0 || t >= m->fifo[m->fhead + m->fn - 1].t) {
-    if (fifo_push(m, &k) != SL_OK) { ev_release(m, id); return SL_ENOMEM; }
+    if (fifo_push(&m->fifo, &m->fhead, &m->fn, &m->fcap, &k) != SL_OK) {
+      ev_release(m, id);
+      return SL_ENOMEM;
+    }
     return SL_OK;
   }
   if (m->nheap == m->capheap) {
@@ -159,7 +170,9 @@ static sl_key heap_pop(sl_machine *m) {
 /* the earliest pending key, or NULL (without settling flows) */
 static const sl_key *peek_raw(const sl_machine *m) {
   const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
+  const sl_key *w = m->wfn > 0 ? &m->wfifo[m->wfhead] : NULL;
   const sl_key *h = m->nheap > 0 ? &m->heap[0] : NULL;
+  if (w != NULL && (f == NULL || ev_less(w, f))) f = w;
   if (f == NULL) return h;
   if (h == NULL) return f;
   return ev_less(h, f) ? h : f;
@@ -181,6 +194,10 @@ static sl_key pop(sl_machine *m) {
     m->fn--;
     return m->fifo[m->fhead++];
   }
+  if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
+    m->wfn--;
+    return m->wfifo[m->wfhead++];
+  }
   return heap_pop(m);
 }
 
@@ -194,6 +211,7 @@ sl_time sli_top(const sl_machine *m) {
 void sli_clear_events(sl_machine *m) {
   m->nheap = 0;
   m->fn = m->fhead = 0;
+  m->wfn = m->wfhead = 0;
   m->nevs = 0;
   m->free_ev = -1;
 }

@@ -99,7 +99,8 @@ typedef struct sl_params {
   int prof_pe;              /* cycle profiling PE, -1 = off */
   int64_t time_limit_us;    /* 0 = none */
   int check;                /* SL_CHECK_* bits: a checked run records, skips, goes on */
-  int64_t instruction_budget; /* Lua instructions a block may run between primitives */
+  int64_t instruction_budget; /* Lua instructions a block may run between primitives
+                                 (counted once the binding's watchdog arms its hook) */
   int64_t spin_limit;       /* primitives a block may call in a row while the
                             ** machine clock stands still (0 = none) */
   int64_t primitive_limit;  /* primitives one block may call in a launch (0 = none) */
@@ -161,6 +162,7 @@ typedef struct sl_buf {
   int32_t waiters;          /* blocks waiting on it (0: none) */
   int32_t *wait_heads;      /* per PE copy: head of the list of its waiters */
   sl_bytemap *init;         /* initcheck: the bytes written since allocation */
+  int32_t lazy_src;         /* staged chunks reading it whose bytes did not move */
 } sl_buf;
 
 /* machine */

@@ -44,8 +44,18 @@ typedef struct sl_event {
   int32_t site;             /* checked runs: the issuing Lua line */
   int32_t snap;             /* racecheck: the release a signal carries */
   int32_t pipe;             /* copy / vector op: the pipe it ran on */
+  int32_t stage;            /* copy: an MTE put/get chunk's GM -> UB staging */
+  int64_t whole;            /* copy: bytes of the whole transfer it is part of */
   int32_t next_free;
 } sl_event;
+
+/* a staging copy GM -> UB that landed without moving its bytes: the UB
+** range holds the GM range's bytes as they were when it landed (mte.c) */
+typedef struct sl_lazy {
+  sl_addr ub, gm;
+  int64_t n, whole;
+} sl_lazy;
+#define SL_NLAZY 2               /* per block: a put's last chunk, the next one's first */
 
 /* one instruction in a pipe's queue */
 typedef struct sl_ins {
@@ -133,6 +143,8 @@ typedef struct sl_block {
   int32_t fdepth;
   int32_t fid[SL_FSTACK];
   sl_time fstart[SL_FSTACK];
+  sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
+  int32_t nlz, lzpos;       /* how many; its place in the machine's lzb */
   /* runaway guard: primitives called since the machine clock last moved */
   int64_t spin;
   sl_time spin_now;         /* the machine clock when spin restarted */
@@ -211,6 +223,7 @@ struct sl_machine {
   int32_t nmarks, capmarks, free_mark;
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
   int oom;                  /* the launch ran out of memory: sl_step ends it */
+  int32_t *lzb, nlzb, caplzb;   /* blocks with staged chunks (sl_lazy) */
   /* events */
   sl_event *evs;
   int32_t nevs, capevs, free_ev;
@@ -218,6 +231,8 @@ struct sl_machine {
   int32_t nheap, capheap;
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
+  sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
+  int32_t wfhead, wfn, wfcap;
   uint64_t seq;
   /* the launch */
   int running, block_dim, nb, ndone;
@@ -270,6 +285,8 @@ int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes);
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
+void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes);
+void sli_lazy_reset(sl_machine *m);
 sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
 

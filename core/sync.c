@@ -334,6 +334,7 @@ void sli_poll_resume(sl_machine *m, int blk) {
   sl_time first = (b->t > b->pipe[SL_PIPE_MTE2] ? b->t : b->pipe[SL_PIPE_MTE2]) + b->wperiod;
   int64_t cur = sl_get_int((sl_dtype)b->w.dtype, sli_ptr(m, &b->w), 0);
   if (cmp_ok(b->wcmp, cur, b->wval)) {   /* the first poll sees it */
+    sli_lazy_touch(m, &b->wub, b->wbytes);
     memcpy(sli_ptr(m, &b->wub), sli_ptr(m, &b->w), (size_t)b->wbytes);
     sli_init_write(m, &b->wub, b->wbytes);
     b->t = b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = first;
@@ -393,6 +394,7 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
           sl_time k = t <= b->wfirst ? 0
                     : (t - b->wfirst + b->wperiod - 1) / b->wperiod;
           at = b->wfirst + k * b->wperiod;
+          sli_lazy_touch(m, &b->wub, b->wbytes);
           memcpy(sli_ptr(m, &b->wub), p, (size_t)b->wbytes);
           sli_init_write(m, &b->wub, b->wbytes);
           b->pipe[SL_PIPE_MTE2] = b->done[SL_PIPE_MTE2] = at;

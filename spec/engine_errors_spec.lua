@@ -317,6 +317,26 @@ describe("engine errors", function()
       assert.equals(12, #lab.events)
     end)
 
+    it("hard events by number (lab.EVENT, issue 11) are the named ones, range-checked", function()
+      local function run(ev)
+        local m = lab.machine{ pes = 1 }
+        local g = m:alloc("int32", 8)
+        return m:launch(function(k)
+          local u = k:ub("int32", 8)
+          k:data_copy(u, g, 8)
+          k:set_flag(ev, 3); k:wait_flag(ev, 3)
+        end, 1).e2e_us
+      end
+      assert.equals(run("MTE2_S"), run(lab.EVENT.MTE2_S))
+      assert.equals(12, (function() local c = 0 for _ in pairs(lab.EVENT) do c = c + 1 end return c end)())
+      for i, name in ipairs(lab.events) do assert.equals(i - 1, lab.EVENT[name]) end
+      local m = lab.machine{ pes = 1 }
+      for _, bad in ipairs({ 12, -1, 1.5 }) do
+        local msg = H.launch_err(m, function(k) k:set_flag(bad) end, 1)
+        assert.truthy(H.has(msg, "bad argument #1 to 'set_flag' (hard event number out of range)"), msg)
+      end
+    end)
+
     it("event ids are independent flags", function()
       local m = lab.machine{ pes = 1 }
       assert.has_no.errors(function()

@@ -103,4 +103,43 @@ describe("runaway kernels", function()
     assert.has_error(function() lab.machine{ pes = 1, spin_limit = -1 } end)
     assert.has_error(function() lab.machine{ pes = 1, primitive_limit = -1 } end)
   end)
+
+  -- issue 11: a count hook makes Lua 5.4 trap every instruction of the block,
+  -- so none is set while blocks run; a watchdog arms one on a block that
+  -- called no primitive since its last look, and the next primitive disarms it
+  it("a kernel runs without a count hook, and a pure-Lua endless loop is still stopped", function()
+    local m = lab.machine{ pes = 2, instruction_budget = 1000000 }
+    local hooks = {}
+    m:launch(function(k)
+      hooks[#hooks + 1] = debug.gethook() or false
+      k:my_pe()
+      hooks[#hooks + 1] = debug.gethook() or false
+    end, 2)
+    assert.same({ false, false, false, false, false, false, false, false }, hooks)
+    local ok, err = pcall(m.launch, m, function(k)
+      if k.pe == 1 and k.block == 1 then while true do end end
+    end, 2)
+    assert.is_false(ok)
+    assert.truthy(H.has(err, "kernel fault on PE 1 block 1 at 0.000 us: "), err)
+    assert.truthy(H.has(err, "instruction budget exceeded"), err)
+    m:launch(function()                      -- the hook it armed is gone
+      hooks[#hooks + 1] = debug.gethook() or false
+    end, 1)
+    assert.is_false(hooks[#hooks])
+  end)
+
+  it("a block that is slow between primitives, but within its budget, runs to its end", function()
+    local m = lab.machine{ pes = 1, instruction_budget = 200000000 }
+    local sum = 0
+    m:launch(function(k)
+      for _ = 1, 3 do
+        local t0 = os.clock()
+        while os.clock() - t0 < 0.05 do sum = sum + 1 end   -- longer than a watchdog look
+        k:my_pe()
+        assert(debug.gethook() == nil, "the primitive disarmed the hook")
+      end
+    end, 1)
+    assert.truthy(sum > 0)
+  end)
 end)
+

@@ -12,6 +12,7 @@ local lab = {
   SIGNAL_SET = core.SIGNAL_SET,
   SIGNAL_ADD = core.SIGNAL_ADD,
   events = core.events,
+  EVENT = core.EVENT,     -- hard event numbers: k:set_flag(lab.EVENT.MTE3_S, 0)
 }
 for _, name in ipairs({ "CMP_EQ", "CMP_NE", "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE" }) do
   lab[name] = core[name]
