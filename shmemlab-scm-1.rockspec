@@ -35,6 +35,7 @@ build = {
       sources = {
         "core/check.c",
         "core/dtype.c",
+        "core/engine.c",
         "core/flow.c",
         "core/lshmemlab.c",
         "core/machine.c",

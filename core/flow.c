@@ -32,6 +32,8 @@ void sli_res_init(sl_machine *m) {
     m->hbm[i].C = bpps(p->hbm_GBps);
     m->sio[i].C = bpps(p->sio_GBps);
     m->nic[2 * i].C = m->nic[2 * i + 1].C = bpps(p->rdma_GBps);
+    m->dma[2 * i].C = bpps(p->sdma_GBps);
+    m->dma[2 * i + 1].C = bpps(p->udma_GBps);
   }
   for (i = 0; i < (size_t)m->nhccs; i++) m->hccs[i].C = bpps(p->hccs_GBps);
 }
@@ -216,34 +218,42 @@ static int join_path(sl_machine *m, int32_t f, int path, int a, int b, double w)
   }
 }
 
-/* a transfer of bytes on block blk's MTE pipe to or from GM of gm_pe starts
-** streaming now; returns SL_OK or SL_ENOMEM */
-int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
-                   int64_t bytes, sl_time now) {
-  const sl_params *p = &m->p;
-  const sl_block *b = &m->blocks[blk];
+/* a new flow of bytes of block blk (pipe, or a DMA engine when eng >= 0)
+** capped at cap bytes per ps, from now; -1 when out of memory */
+static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t bytes, double cap,
+                         sl_time now) {
   int32_t f = flow_new(m);
   sl_flow *fl;
-  int ok, j, get = pipe == SL_PIPE_MTE2;
-  if (f < 0) return SL_ENOMEM;
+  if (f < 0) return -1;
   if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
   m->settle_t = now;
   fl = &m->flows[f];
   memset(fl, 0, sizeof(*fl));
   fl->rem = (double)bytes;
-  fl->cap = bpps((get ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle) * p->core_ghz);
+  fl->cap = cap;
   fl->t = now;
   fl->end = INT64_MAX;
   fl->seq = m->flow_seq++;
   fl->blk = blk;
   fl->pipe = pipe;
+  fl->eng = eng;
+  fl->ev = fl->sig = -1;
   fl->hpos = -1;
   fl->next_free = -1;
-  ok = res_join(m, f, &m->hbm[gm_pe], 1.0);
-  if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
-    ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
-             : join_path(m, f, path, b->pe, gm_pe, 1.0 / p->hccs_write_eff);
-  if (!ok) { res_leave(m, f); return SL_ENOMEM; }
+  return f;
+}
+
+/* flow f has joined its resources (ok) or ran out of memory doing so: into
+** the end heap, at its own cap when nothing it crosses can bind */
+static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
+  sl_flow *fl = &m->flows[f];
+  int j;
+  if (!ok) {
+    res_leave(m, f);
+    fl->next_free = m->free_flow;
+    m->free_flow = f;
+    return SL_ENOMEM;
+  }
   m->fheap[m->nfheap] = f;           /* room: the heap is as large as the pool */
   fl->hpos = m->nfheap++;
   for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->res[j]])) return SL_OK;
@@ -252,6 +262,56 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
   heap_fix(m, HF, fl->hpos);
   flow_event(m);
   return SL_OK;
+}
+
+/* a transfer of bytes on block blk's MTE pipe to or from GM of gm_pe starts
+** streaming now; returns SL_OK or SL_ENOMEM */
+int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
+                   int64_t bytes, sl_time now) {
+  const sl_params *p = &m->p;
+  const sl_block *b = &m->blocks[blk];
+  int get = pipe == SL_PIPE_MTE2, ok;
+  int32_t f = flow_open(m, blk, pipe, -1, bytes, bpps((get ? p->mte2_bytes_per_cycle
+                                                           : p->mte3_bytes_per_cycle) *
+                                                          p->core_ghz), now);
+  if (f < 0) return SL_ENOMEM;
+  ok = res_join(m, f, &m->hbm[gm_pe], 1.0);
+  if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
+    ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
+             : join_path(m, f, path, b->pe, gm_pe, 1.0 / p->hccs_write_eff);
+  return flow_commit(m, f, ok, now);
+}
+
+/* a DMA engine's transfer of bytes from GM of src_pe to GM of dst_pe starts
+** streaming now (through relay's links, -1: none): it reads one HBM and
+** writes the other, crosses the path's links (RDMA: the NICs, whatever the
+** path), the issuing PE's engine (SDMA, UDMA), at most the engine's rate;
+** at its end ev lands lat later, then sig */
+int sli_flow_start_dma(sl_machine *m, int blk, int eng, int get, int src_pe, int dst_pe,
+                       int relay, int64_t bytes, sl_time now, int32_t ev, int32_t sig,
+                       sl_time lat) {
+  const sl_params *p = &m->p;
+  int me = m->blocks[blk].pe, ok;
+  double eff = 1.0 / (get ? p->hccs_read_eff : p->hccs_write_eff);
+  double GBps = eng == SL_ENG_SDMA ? p->sdma_GBps : eng == SL_ENG_UDMA ? p->udma_GBps
+              : p->rdma_GBps;
+  int32_t f = flow_open(m, blk, SL_PIPE_DMA, eng, bytes, bpps(GBps), now);
+  if (f < 0) return SL_ENOMEM;
+  m->flows[f].ev = ev;
+  m->flows[f].sig = sig;
+  m->flows[f].lat = lat;
+  if (src_pe == dst_pe) ok = res_join(m, f, &m->hbm[src_pe], 2.0);
+  else ok = res_join(m, f, &m->hbm[src_pe], 1.0) && res_join(m, f, &m->hbm[dst_pe], 1.0);
+  if (ok && eng == SL_ENG_RDMA)
+    ok = join_path(m, f, SL_PATH_RDMA, src_pe, dst_pe, 1.0);
+  else if (ok && relay >= 0)
+    ok = join_path(m, f, sl_path(m, src_pe, relay), src_pe, relay, eff) &&
+         join_path(m, f, sl_path(m, relay, dst_pe), relay, dst_pe, eff);
+  else if (ok)
+    ok = join_path(m, f, sl_path(m, src_pe, dst_pe), src_pe, dst_pe, eff);
+  if (ok && eng != SL_ENG_RDMA)
+    ok = res_join(m, f, &m->dma[2 * me + (eng == SL_ENG_UDMA)], 1.0);
+  return flow_commit(m, f, ok, now);
 }
 
 /* ---------------------------------------------------------- the solver */
@@ -511,12 +571,15 @@ void sli_flow_due(sl_machine *m, sl_time t) {
   while (m->nfheap > 0 && m->flows[m->fheap[0]].end <= t) {
     int32_t f = m->fheap[0];
     sl_flow *fl = &m->flows[f];
-    int blk = fl->blk, pipe = fl->pipe;
+    int blk = fl->blk, pipe = fl->pipe, eng = fl->eng;
+    int32_t ev = fl->ev, sig = fl->sig;
+    sl_time lat = fl->lat;
     heap_remove(m, HF, f);
     res_leave(m, f);
     fl->next_free = m->free_flow;
     m->free_flow = f;
-    sli_xfer_done(m, blk, pipe, t);
+    if (eng >= 0) sli_dma_done(m, blk, eng, ev, sig, lat, t);
+    else sli_xfer_done(m, blk, pipe, t);
   }
   if (m->ndirty > 0) m->settle_t = t;    /* settled before time moves on */
   flow_event(m);

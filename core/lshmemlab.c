@@ -260,6 +260,9 @@ static const pfield pfields[] = {
   PF("hccs_write_eff", hccs_write_eff, 'd'), PF("sio_GBps", sio_GBps, 'd'),
   PF("sio_alpha_ns", sio_alpha_ns, 'd'), PF("rdma_GBps", rdma_GBps, 'd'),
   PF("rdma_alpha_ns", rdma_alpha_ns, 'd'), PF("signal_ns", signal_ns, 'd'),
+  PF("sdma_GBps", sdma_GBps, 'd'), PF("sdma_setup_ns", sdma_setup_ns, 'd'),
+  PF("rdma_setup_ns", rdma_setup_ns, 'd'), PF("udma_GBps", udma_GBps, 'd'),
+  PF("udma_setup_ns", udma_setup_ns, 'd'),
   PF("poll_ns", poll_ns, 'd'), PF("pipe_barrier_ns", pipe_barrier_ns, 'd'),
   PF("queue_depth", queue_depth, 'i'),
   PF("barrier_base_ns", barrier_base_ns, 'd'),
@@ -345,19 +348,20 @@ static int m_state(lua_State *L) {
   return 1;
 }
 
-/* allocate in a space: (dtype, n [, name [, mode]]) */
-static int alloc_in(lua_State *L, int space) {
+/* allocate in a space: (dtype, n [, name [, mode]]) from argument a on, at
+** a multiple of align bytes of the heap, zeroed for initcheck too (calloc) */
+static int alloc_at(lua_State *L, int space, int a, int64_t align, int zeroed) {
   lmach *lm = checkmach(L, 1);
-  int dt = checkdtype(L, 2);
-  lua_Integer n = luaL_checkinteger(L, 3);
-  const char *name = luaL_optstring(L, 4, NULL);
-  int flags = checkmode(L, 5);
+  int dt = checkdtype(L, a);
+  lua_Integer n = luaL_checkinteger(L, a + 1);
+  const char *name = luaL_optstring(L, a + 2, NULL);
+  int flags = checkmode(L, a + 3);
   const sl_buf *b;
   sl_loc l;
   int id;
-  if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
+  if (n <= 0) return luaL_argerror(L, a + 1, "size must be positive");
   if (sl_running(lm->m)) return luaL_error(L, "cannot allocate during a launch");
-  id = sl_alloc(lm->m, space, dt, (int64_t)n, name, flags);
+  id = sl_alloc_sym(lm->m, space, dt, (int64_t)n, name, flags, align, zeroed);
   if (id < 0) return engine_error(L, lm->m, -id, 1);
   b = sl_getbuf(lm->m, id);
   memset(&l, 0, sizeof(l));
@@ -370,20 +374,35 @@ static int alloc_in(lua_State *L, int space) {
 }
 
 /* m:alloc(dtype, n [, name [, mode]]): GM buffer on every PE */
-static int m_alloc(lua_State *L) { return alloc_in(L, SL_SPACE_GM); }
+static int m_alloc(lua_State *L) { return alloc_at(L, SL_SPACE_GM, 2, 16, 0); }
 
 /* m:malloc(dtype, n [, name [, mode]]): symmetric heap buffer */
-static int m_malloc(lua_State *L) { return alloc_in(L, SL_SPACE_SYM); }
+static int m_malloc(lua_State *L) { return alloc_at(L, SL_SPACE_SYM, 2, 16, 0); }
+
+/* m:calloc(dtype, n [, name [, mode]]): aclshmem_calloc, zeroed (and written,
+** for initcheck) */
+static int m_calloc(lua_State *L) { return alloc_at(L, SL_SPACE_SYM, 2, 16, 1); }
+
+/* m:align(alignment, dtype, n [, name [, mode]]): aclshmem_align, at a
+** multiple of alignment bytes of the heap (a power of two; 16 at least in effect) */
+static int m_align(lua_State *L) {
+  lua_Integer a = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, a > 0 && (a & (a - 1)) == 0 && a <= ((lua_Integer)1 << 40), 2,
+                "alignment must be a power of two up to 2^40");
+  return alloc_at(L, SL_SPACE_SYM, 3, a < 16 ? 16 : (int64_t)a, 0);
+}
 
 /* m:host(dtype, n [, name [, mode]]): host buffer */
-static int m_host(lua_State *L) { return alloc_in(L, SL_SPACE_HOST); }
+static int m_host(lua_State *L) { return alloc_at(L, SL_SPACE_HOST, 2, 16, 0); }
 
-/* m:free(buf) */
+/* m:free(buf): aclshmem_free; free(nil) does nothing */
 static int m_free(lua_State *L) {
   lmach *lm = checkmach(L, 1);
-  lview *v = checkview(L, 2);
+  lview *v;
   const sl_buf *b;
   int st;
+  if (lua_isnoneornil(L, 2)) return 0;
+  v = checkview(L, 2);
   if (v->lm != lm || v->l.buf < 0)
     return luaL_argerror(L, 2, "not a buffer of this machine");
   b = sl_getbuf(lm->m, v->l.buf);
@@ -1194,6 +1213,11 @@ static int v_index(lua_State *L) {
   else if (strcmp(k, "offset") == 0)
     lua_pushinteger(L, (lua_Integer)((v->l.off) / esize(v)));
   else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)sl_nbytes(v->n, esize(v)));
+  else if (strcmp(k, "heap_offset") == 0) {    /* bytes from the heap base: the address */
+    const sl_buf *b = v->l.buf < 0 ? NULL : sl_getbuf(v->lm->m, v->l.buf);
+    if (b == NULL || b->space != SL_SPACE_SYM) lua_pushnil(L);
+    else lua_pushinteger(L, (lua_Integer)(b->sym_off + v->l.off));
+  }
   else if (strcmp(k, "space") == 0)
     lua_pushstring(L, v->l.buf < 0 ? "UB"
                    : sl_space_name(sl_getbuf(v->lm->m, v->l.buf)->space));
@@ -1603,16 +1627,19 @@ static int checkpe(lua_State *L, lmach *lm, int i) {
   return (int)pe;
 }
 
-/* shared body of mte_put_nbi / mte_get_nbi; mte_put_nbi(dst, ub, elems, pe
-** [, sync_id]) is the UB-source form: one UB -> GM copy */
+/* shared body of mte_put_nbi / mte_get_nbi; with a UB tensor as the source
+** of a put (dst, ub, elems, pe [, sync_id]) or the destination of a get
+** (ub, src, elems, pe [, sync_id]) it is the UB form: one copy */
 static int mte_prim(lua_State *L, int get) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
-  if (!get && s.buf < 0) {
+  if ((get ? d.buf : s.buf) < 0) {
     lua_Integer n = luaL_checkinteger(L, 4);
     int pe = checkpe(L, lm, 5);
-    return kdone(L, lm, blk, sl_put_ub(lm->m, blk, &d, &s, (int64_t)n, pe), 0);
+    checkid(L, 6);
+    return kdone(L, lm, blk, sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s,
+                                       (int64_t)n, pe), 0);
   }
   u = kloc(L, lm, 4);
   lua_Integer ub_bytes = luaL_checkinteger(L, 5);
@@ -1628,7 +1655,10 @@ static int k_mte_put_nbi(lua_State *L) { return mte_prim(L, 0); }
 /* k:mte_get_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
 static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
 
-static int blocking_body(lua_State *L, int get, int resumed);
+/* how a call through the scratch UB ends (bits of its continuation context) */
+enum { STAGE_GET = 1, STAGE_NBI = 2, STAGE_SIGNAL = 4 };
+
+static int staged_body(lua_State *L, int how, int resumed);
 
 /* sl_mte's argument positions as putmem/getmem/put_signal number them (the
 ** UB, its size and the event id are the call's own) */
@@ -1636,68 +1666,165 @@ static const int mte_args[8] = { 0, 1, 2, 0, 0, 3, 0, 0 };
 /* and sl_signal_op's (signal, value, op, pe) as put_signal's */
 static const int put_signal_args[5] = { 0, 4, 5, 6, 7 };
 
-/* a blocking call goes on after the yield its scratch UB asked for */
-static int blocking_cont(lua_State *L, int status, lua_KContext ctx) {
+/* a staged call goes on after the yield its scratch UB asked for */
+static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
-  return blocking_body(L, (int)ctx, 1);
+  return staged_body(L, (int)ctx, 1);
 }
 
-/* shared body of putmem / getmem: through the scratch UB, then quiet. The
-** first call carves the scratch (an issue on S): when that took the block
-** past a pending event it yields, and goes on (resumed) at its clock */
-static int blocking_body(lua_State *L, int get, int resumed) {
-  int blk, st;
+/* shared body of putmem / getmem / put / get (and their _nbi forms) and of
+** put_signal (_nbi): through the library's own scratch UB (16 KiB, the
+** library's default mte_config), then a quiet (blocking forms), the signal
+** after a fence (put_signal), or nothing (_nbi); with a UB dst (get) or src
+** (put) they are the ub2gm forms, one copy without the scratch. The first call carves the
+** scratch (an issue on S): when that took the block past a pending event it
+** yields, and goes on (resumed) at its clock */
+static int staged_body(lua_State *L, int how, int resumed) {
+  int blk, st, get = how & STAGE_GET, pe;
   lmach *lm = kcheck(L, &blk);
-  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
-  lua_Integer n = luaL_checkinteger(L, 4);
-  int pe = checkpe(L, lm, 5);
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g, u;
+  lua_Integer n = luaL_checkinteger(L, 4), v = 0, op = 0;
+  if (how & STAGE_SIGNAL) {
+    g = kloc(L, lm, 5);
+    v = luaL_checkinteger(L, 6);
+    op = luaL_checkinteger(L, 7);
+    luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
+                  "signal op must be SIGNAL_SET or SIGNAL_ADD");
+    pe = checkpe(L, lm, 8);
+  } else {
+    pe = checkpe(L, lm, 5);
+    if ((get ? d.buf : s.buf) < 0) {      /* the ub2gm forms: a UB dst (get) or src (put) */
+      st = sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s, (int64_t)n, pe);
+      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
+      return kdone(L, lm, blk, st, 0);
+    }
+  }
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
     return engine_error(L, lm->m, st, 1);
-  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, get, blocking_cont);
+  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, how, staged_cont);
   st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
   if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
-  if (st == SL_OK) st = sl_quiet(lm->m, blk);
+  else if (st == SL_OK && (how & STAGE_SIGNAL)) {
+    if ((st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) == SL_EARG)
+      sl_machine_map_err_arg(lm->m, put_signal_args, 5);
+  } else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
   return kdone(L, lm, blk, st, 0);
 }
 
-/* k:putmem(dst, src, elems, pe): blocking put */
-static int k_putmem(lua_State *L) { return blocking_body(L, 0, 0); }
+/* k:putmem(dst, src, elems, pe), k:put: blocking put */
+static int k_putmem(lua_State *L) { return staged_body(L, 0, 0); }
 
-/* k:getmem(dst, src, elems, pe): blocking get */
-static int k_getmem(lua_State *L) { return blocking_body(L, 1, 0); }
+/* k:getmem(dst, src, elems, pe), k:get: blocking get */
+static int k_getmem(lua_State *L) { return staged_body(L, STAGE_GET, 0); }
 
-static int put_signal_body(lua_State *L, int resumed);
+/* k:putmem_nbi(dst, src, elems, pe), k:put_nbi: put left in flight */
+static int k_putmem_nbi(lua_State *L) { return staged_body(L, STAGE_NBI, 0); }
 
-/* put_signal goes on after the yield its scratch UB asked for */
-static int put_signal_cont(lua_State *L, int status, lua_KContext ctx) {
-  (void)status; (void)ctx;
-  return put_signal_body(L, 1);
+/* k:getmem_nbi(dst, src, elems, pe), k:get_nbi: get left in flight */
+static int k_getmem_nbi(lua_State *L) { return staged_body(L, STAGE_GET | STAGE_NBI, 0); }
+
+/* k:put_signal(dst, src, elems, sig, value, op, pe): put, quiet, signal;
+** k:put_signal_nbi: put, fence, signal (fence and quiet are one
+** PipeBarrier(ALL) here, as in the library, so both time alike) */
+static int k_put_signal(lua_State *L) { return staged_body(L, STAGE_SIGNAL, 0); }
+
+/* sl_dma's argument positions (dst 1, src 2, ub 3, elems 4, pe 5, relay 6,
+** sig 7, value 8) as SDMA's pointer form and udma_put_signal_nbi number them */
+static const int sdma_ptr_args[9] = { 0, 1, 2, 3, 5, 6, 0, 0, 0 };
+static const int udma_signal_args[9] = { 0, 1, 2, 7, 3, 6, 0, 4, 5 };
+
+/* the UB workspace of an engine call at index i: the block's own UB of at
+** least min bytes (bytes asked, or the whole tensor when bytes < 0) */
+static sl_loc dma_ub(lua_State *L, lmach *lm, int i, lua_Integer bytes, int bi, int64_t min) {
+  sl_loc u = kloc(L, lm, i);
+  if (u.buf >= 0) luaL_argerror(L, i, "UB tensor expected, got GM");
+  if (bytes < 0) bytes = u.cap - u.off;
+  if (bytes < min || bytes > u.cap - u.off)
+    luaL_argerror(L, bi, lua_pushfstring(L, "the engine's UB workspace needs %d bytes at "
+                  "least (the tensor holds %d)", (int)min, (int)(u.cap - u.off)));
+  return u;
 }
 
-/* put, then signal (the scratch UB as in blocking_body) */
-static int put_signal_body(lua_State *L, int resumed) {
-  int blk, st;
+/* shared body of the engines' put_nbi / get_nbi: (dst, src, ub, [ub_bytes,]
+** elems, pe [, relay_pe] [, sync_id]); SDMA's pointer form (ub_bytes, 64
+** at least) is told from its tensor form by the argument count */
+static int dma_prim(lua_State *L, int eng, int get, int relay) {
+  int blk, st, pe, rp = -1, ptr = eng == SL_ENG_SDMA && lua_gettop(L) >= 8, a = ptr ? 5 : 4;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
+  lua_Integer n;
+  u = dma_ub(L, lm, 4, ptr ? luaL_checkinteger(L, 5) : -1, ptr ? 5 : 4,
+             eng == SL_ENG_SDMA ? 64 : 1);
+  n = luaL_checkinteger(L, a + 1);
+  pe = checkpe(L, lm, a + 2);
+  if (relay) rp = checkpe(L, lm, a + 3);
+  if (eng == SL_ENG_SDMA) luaL_checkinteger(L, a + 3);      /* sync_id: not optional */
+  checkid(L, a + 3 + relay);
+  st = sl_dma(lm->m, blk, eng, get, &d, &s, &u, (int64_t)n, pe, rp, NULL, 0);
+  if (st == SL_EARG && ptr) sl_machine_map_err_arg(lm->m, sdma_ptr_args, 9);
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:sdma_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) or (dst, src, ub, elems, pe, sync_id) */
+static int k_sdma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 0, 0); }
+/* k:sdma_get_nbi(...): the same from PE pe's copy of a symmetric src */
+static int k_sdma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 1, 0); }
+/* k:roce_put_nbi(dst, src, ub, elems, pe [, sync_id]): RDMA through the NICs */
+static int k_roce_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 0, 0); }
+/* k:roce_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_roce_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 1, 0); }
+/* k:udma_put_nbi(dst, src, ub, elems, pe [, sync_id]): Ascend950's UDMA */
+static int k_udma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 0); }
+/* k:udma_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_udma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 0); }
+/* k:udma_relay_put_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 1); }
+/* k:udma_relay_get_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 1); }
+
+/* k:udma_put_signal_nbi(dst, src, elems, sig, value, pe [, ub [, sync_id]]):
+** the put, then sig on PE pe set to value, in the engine's order */
+static int k_udma_put_signal_nbi(lua_State *L) {
+  int blk, st, has_ub = !lua_isnoneornil(L, 8), pe;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g = kloc(L, lm, 5), u;
-  lua_Integer n = luaL_checkinteger(L, 4);
-  lua_Integer v = luaL_checkinteger(L, 6);
-  lua_Integer op = luaL_checkinteger(L, 7);
-  luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
-                "signal op must be SIGNAL_SET or SIGNAL_ADD");
-  int pe = checkpe(L, lm, 8);
-  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
-    return engine_error(L, lm->m, st, 1);
-  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, put_signal_cont);
-  st = sl_mte(lm->m, blk, 0, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
-  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
-  else if (st == SL_OK && (st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) ==
-           SL_EARG)
-    sl_machine_map_err_arg(lm->m, put_signal_args, 5);
+  lua_Integer n = luaL_checkinteger(L, 4), v = luaL_checkinteger(L, 6);
+  pe = checkpe(L, lm, 7);
+  if (has_ub) u = dma_ub(L, lm, 8, -1, 8, 1);
+  checkid(L, 9);
+  st = sl_dma(lm->m, blk, SL_ENG_UDMA, 0, &d, &s, has_ub ? &u : NULL, (int64_t)n, pe, -1,
+              &g, (int64_t)v);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, udma_signal_args, 9);
   return kdone(L, lm, blk, st, 0);
 }
 
-/* k:put_signal(dst, src, elems, sig, value, op, pe): put, then signal */
-static int k_put_signal(lua_State *L) { return put_signal_body(L, 0); }
+/* k:sdma_quiet(ub [, ub_bytes], sync_id): the block's SDMA transfers landed */
+static int k_sdma_quiet(lua_State *L) {
+  int blk, ptr = lua_gettop(L) >= 4;
+  lmach *lm = kcheck(L, &blk);
+  dma_ub(L, lm, 2, ptr ? luaL_checkinteger(L, 3) : -1, ptr ? 3 : 2, 64);
+  luaL_checkinteger(L, ptr ? 4 : 3);
+  checkid(L, ptr ? 4 : 3);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_SDMA), 0);
+}
+
+/* k:roce_quiet(pe, ub, sync_id): the block's RDMA transfers landed */
+static int k_roce_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  checkpe(L, lm, 2);
+  dma_ub(L, lm, 3, -1, 3, 1);
+  checkid(L, 4);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_RDMA), 0);
+}
+
+/* k:udma_quiet(pe): the block's UDMA transfers landed */
+static int k_udma_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  checkpe(L, lm, 2);
+  return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_UDMA), 0);
+}
 
 /* k:signal_op(sig, value, op, pe) */
 static int k_signal_op(lua_State *L) {
@@ -1768,7 +1895,14 @@ static int k_barrier_all(lua_State *L) {
   return kdone(L, lm, blk, sl_barrier_all(lm->m, blk), 0);
 }
 
-/* k:sync_all() */
+/* k:shmem_sync_all(): aclshmem_sync_all, every block of every PE (no quiet) */
+static int k_shmem_sync_all(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_shmem_sync_all(lm->m, blk), 0);
+}
+
+/* k:ascendc_sync_all(), k:sync_all(): Ascend C's SyncAll, the blocks of this PE */
 static int k_sync_all(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
@@ -1852,7 +1986,8 @@ static int b_yardstick(lua_State *L) {
 /* ------------------------------------------------------------------ */
 
 static const luaL_Reg machine_methods[] = {
-  {"alloc", m_alloc}, {"malloc", m_malloc}, {"host", m_host}, {"free", m_free},
+  {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
+  {"host", m_host}, {"free", m_free},
   {"launch", m_launch}, {"memcpy", m_memcpy}, {"params", m_params},
   {"now", m_now}, {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
   {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
@@ -1883,10 +2018,20 @@ static const luaL_Reg block_methods[] = {
   {"muls", k_muls}, {"cast", k_cast}, {"abs", k_abs}, {"reduce_max", k_reduce_max},
   {"system_cycle", k_system_cycle},
   {"mte_put_nbi", k_mte_put_nbi}, {"mte_get_nbi", k_mte_get_nbi},
-  {"putmem", k_putmem}, {"getmem", k_getmem}, {"put_signal", k_put_signal},
+  {"putmem", k_putmem}, {"getmem", k_getmem}, {"put", k_putmem}, {"get", k_getmem},
+  {"putmem_nbi", k_putmem_nbi}, {"getmem_nbi", k_getmem_nbi},
+  {"put_nbi", k_putmem_nbi}, {"get_nbi", k_getmem_nbi},
+  {"put_signal", k_put_signal}, {"put_signal_nbi", k_put_signal},
   {"signal_op", k_signal_op}, {"signal_wait_until", k_signal_wait_until},
   {"wait_signal_value", k_wait_signal_value}, {"quiet", k_quiet}, {"fence", k_fence}, {"barrier_all", k_barrier_all},
-  {"sync_all", k_sync_all}, {"my_pe", k_my_pe},
+  {"sync_all", k_sync_all}, {"ascendc_sync_all", k_sync_all},
+  {"shmem_sync_all", k_shmem_sync_all}, {"my_pe", k_my_pe},
+  {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
+  {"sdma_quiet", k_sdma_quiet}, {"roce_put_nbi", k_roce_put_nbi},
+  {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
+  {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
+  {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},
+  {"udma_put_signal_nbi", k_udma_put_signal_nbi}, {"udma_quiet", k_udma_quiet},
   {"ptr", k_ptr}, {"prof_start", k_prof_start}, {"prof_end", k_prof_end},
   {NULL, NULL}
 };

@@ -33,6 +33,8 @@ const char *sl_params_check(const sl_params *p) {
   if (!(p->hccs_write_eff > 0) || p->hccs_write_eff > 1) return "hccs_write_eff";
   if (!(p->sio_GBps > 0)) return "sio_GBps";
   if (!(p->rdma_GBps > 0)) return "rdma_GBps";
+  if (!(p->sdma_GBps >= 0)) return "sdma_GBps";
+  if (!(p->udma_GBps >= 0)) return "udma_GBps";
   if (!(p->host_GBps > 0)) return "host_GBps";
   if (p->sym_heap_bytes < 16) return "sym_heap_bytes";
   if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
@@ -47,7 +49,8 @@ const char *sl_params_check(const sl_params *p) {
       p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
       p->sio_alpha_ns < 0 || p->rdma_alpha_ns < 0 || p->signal_ns < 0 ||
       p->poll_ns < 0 || p->pipe_barrier_ns < 0 || p->barrier_base_ns < 0 ||
-      p->sync_all_ns < 0 || p->launch_us < 0 || p->host_setup_us < 0)
+      p->sync_all_ns < 0 || p->launch_us < 0 || p->host_setup_us < 0 ||
+      p->sdma_setup_ns < 0 || p->rdma_setup_ns < 0 || p->udma_setup_ns < 0)
     return "a latency (negative)";
   return NULL;
 }
@@ -74,17 +77,21 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ps.alpha[SL_PATH_HCCS] = sli_ps(p->hccs_alpha_ns);
   m->ps.alpha[SL_PATH_SIO] = sli_ps(p->sio_alpha_ns);
   m->ps.alpha[SL_PATH_RDMA] = sli_ps(p->rdma_alpha_ns);
+  m->ps.dma_setup[SL_ENG_SDMA] = sli_ps(p->sdma_setup_ns);
+  m->ps.dma_setup[SL_ENG_RDMA] = sli_ps(p->rdma_setup_ns);
+  m->ps.dma_setup[SL_ENG_UDMA] = sli_ps(p->udma_setup_ns);
   ncore = n * (size_t)p->cores;
   m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
   m->nhccs = p->hccs_switch ? 2 * p->n_pes : p->n_pes * p->pes_per_server;
-  m->nres = n + (size_t)m->nhccs + n + 2 * n;
+  m->nres = n + (size_t)m->nhccs + n + 2 * n + 2 * n;
   m->allres = calloc(m->nres, sizeof(*m->allres));
   if (m->allres != NULL) {
     m->hbm = m->allres;
     m->hccs = m->hbm + n;
     m->sio = m->hccs + m->nhccs;
     m->nic = m->sio + n;
+    m->dma = m->nic + 2 * n;
   }
   if (m->allres != NULL) sli_res_init(m);
   sli_res_clear(m, 0);
@@ -193,6 +200,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   m->nb = n;
   m->ndone = 0;
   m->bar_count = 0;
+  m->bar_noquiet = 0;
   m->bar_tmax = 0;
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
@@ -207,6 +215,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->t = m->t0;
     for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = b->done[e] = m->t0;
     b->inflight = b->fence = b->end = m->t0;
+    for (e = 0; e < SL_NENG; e++) b->dma_pending[e] = 0, b->dma_done[e] = m->t0;
     b->wnext = -1;
     b->scratch = -1;
     b->spin = 0;
@@ -224,7 +233,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
 
 /* the running block finished its code: it ends when its pipes drained */
 void sl_block_done(sl_machine *m, int blk) {
-  sli_drain(m, blk, SL_DRAIN_ALL, ACT_END);
+  sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_END);
 }
 
 /* end of a launch: per-PE kernel time and the end-to-end time */

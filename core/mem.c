@@ -19,22 +19,26 @@ const char *sl_space_name(int space) {
   }
 }
 
-/* find a gap of size bytes in the symmetric heap; -1 when none */
-static int64_t heap_find(sl_machine *m, int64_t size, int *at) {
-  int64_t prev_end = 0;
+/* x rounded up to a multiple of align (a power of two) */
+static int64_t align_up(int64_t x, int64_t align) { return (x + align - 1) & ~(align - 1); }
+
+/* find a gap of size bytes at a multiple of align in the symmetric heap
+** (first fit); -1 when none */
+static int64_t heap_find(sl_machine *m, int64_t size, int64_t align, int *at) {
+  int64_t start = 0;
   int i;
   for (i = 0; i < m->nsegs; i++) {
-    if (m->segs[i].off - prev_end >= size) { *at = i; return prev_end; }
-    prev_end = m->segs[i].off + m->segs[i].size;
+    if (m->segs[i].off - start >= size) { *at = i; return start; }
+    start = align_up(m->segs[i].off + m->segs[i].size, align);
   }
-  if (m->p.sym_heap_bytes - prev_end >= size) { *at = m->nsegs; return prev_end; }
+  if (m->p.sym_heap_bytes - start >= size) { *at = m->nsegs; return start; }
   return -1;
 }
 
-/* reserve size bytes of the heap; returns the offset or -1 */
-static int64_t heap_alloc(sl_machine *m, int64_t size) {
+/* reserve size bytes of the heap at a multiple of align; the offset or -1 */
+static int64_t heap_alloc(sl_machine *m, int64_t size, int64_t align) {
   int at;
-  int64_t off = heap_find(m, size, &at);
+  int64_t off = heap_find(m, size, align, &at);
   if (off < 0) return -1;
   if (m->nsegs == m->capsegs) {
     int cap = m->capsegs ? m->capsegs * 2 : 16;
@@ -71,6 +75,14 @@ int64_t sl_heap_used(const sl_machine *m) { return m->heap_used; }
 
 /* allocate n elements in a space; returns the buffer id or -(status) */
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags) {
+  return sl_alloc_sym(m, space, dtype, n, name, flags, 16, 0);
+}
+
+/* aclshmem_align / aclshmem_calloc: symmetric buffers at a multiple of
+** align bytes of the heap (a power of two), zeroed (all are) and, with
+** zeroed, initialised for initcheck; other spaces ignore align */
+int sl_alloc_sym(sl_machine *m, int space, int dtype, int64_t n, const char *name,
+                 int flags, int64_t align, int zeroed) {
   sl_buf *b;
   int64_t bytes, copies, sym_off = 0;
   if (dtype < 0 || dtype >= SL_NDTYPES)
@@ -81,9 +93,12 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
                     (long long)n);
   bytes = n * (int64_t)sl_dtype_size((sl_dtype)dtype);
   copies = space == SL_SPACE_HOST ? 1 : m->p.n_pes;
+  if (align < 16 || (align & (align - 1)) != 0 || align > ((int64_t)1 << 40))
+    return -sli_err(m, SL_EARG, 1, "alignment must be a power of two up to 2^40, got %lld",
+                    (long long)align);
   if (space == SL_SPACE_SYM) {
     int64_t rounded = (bytes + 15) & ~(int64_t)15;
-    sym_off = heap_alloc(m, rounded);
+    sym_off = heap_alloc(m, rounded, align);
     if (sym_off == -2) return -sli_err(m, SL_ENOMEM, 0, "not enough memory");
     if (sym_off < 0)
       return -sli_err(m, SL_EHEAP, 2,
@@ -122,6 +137,12 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
     snprintf(b->name, sizeof(b->name), "%s#%d",
              space == SL_SPACE_SYM ? "sym" : space == SL_SPACE_HOST ? "host"
              : "gm", m->nbufs);
+  if (zeroed && b->init != NULL) {       /* calloc: written, for initcheck */
+    sl_addr a;
+    memset(&a, 0, sizeof(a));
+    a.buf = m->nbufs;
+    for (a.pe = 0; a.pe < (int32_t)copies; a.pe++) sli_init_write(m, &a, bytes);
+  }
   return m->nbufs++;
 nomem:
   if (space == SL_SPACE_SYM) heap_release(m, sym_off);
@@ -151,10 +172,18 @@ int sl_free(sl_machine *m, int id) {
 ** free the whole buffer under views of its other parts) */
 int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes) {
   const sl_buf *b = sl_getbuf(m, l->buf);
-  if (b != NULL && !b->freed && (l->off != 0 || bytes != b->bytes))
+  if (b == NULL || b->freed) return sl_free(m, l->buf);
+  if (l->off != 0 || bytes != b->bytes)
     return sli_err(m, SL_EARG, 1, "a sub-view (byte offset %lld, %lld of %lld bytes) of "
                    "buffer '%s': free the buffer itself", (long long)l->off,
                    (long long)bytes, (long long)b->bytes, b->name);
+  if (l->pe >= 0 && b->space != SL_SPACE_HOST)
+    return sli_err(m, SL_EARG, 1, "a view of PE %d's copy of buffer '%s' (freeing it would "
+                   "free every PE's): free the buffer itself", (int)l->pe, b->name);
+  if (l->dtype != b->dtype)
+    return sli_err(m, SL_EARG, 1, "a view as %s of buffer '%s' (%s): free the buffer itself",
+                   sl_dtype_name((sl_dtype)l->dtype), b->name,
+                   sl_dtype_name((sl_dtype)b->dtype));
   return sl_free(m, l->buf);
 }
 

@@ -16,10 +16,12 @@
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* the landing event of a copy, allocated now and scheduled by its pipe */
-static int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
-                      const sl_loc *src, int64_t bytes, int op, int64_t whole,
-                      int32_t *id) {
+/* the landing event of a copy, allocated now and scheduled by its pipe (or
+** its DMA engine); |whole| bytes are the transfer it is part of, a put/get
+** chunk's staging when whole < 0 */
+int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
+                   int32_t *id) {
   sl_event *e = sli_event_new(m, EV_COPY, blk, id);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   e->op = op;
@@ -41,7 +43,7 @@ static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *d
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
-  int st = copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
+  int st = sli_copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
@@ -233,8 +235,7 @@ static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
   const uint8_t *s;
   uint8_t *d;
   if (m->p.check & SL_CHECK_INIT) {
-    sli_init_read(m, &e->src, e->n, e->blk,
-                  e->dst.buf < 0 ? SL_PIPE_MTE2 : SL_PIPE_MTE3, e->site);
+    sli_init_read(m, &e->src, e->n, e->blk, e->pipe, e->site);
     sli_init_write(m, &e->dst, e->n);
   }
   if (e->stage && sli_ptr(m, &e->dst) != NULL && sli_ptr(m, &e->src) != NULL &&
@@ -255,7 +256,9 @@ static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
                  (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
   if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
     sli_notify(m, &e->dst, e->n, t, e->blk);
-  sli_landed(m, e->blk, e->pipe, 0, t);
+  if (m->race) sli_race_copy_read(m, e->blk, e->pipe, &e->src, e->n);
+  if (e->pipe == SL_PIPE_DMA) sli_dma_landed(m, e->blk, e->vop, t);
+  else sli_landed(m, e->blk, e->pipe, 0, t);
 }
 
 /* a vector op lands: the UB it reads and writes holds its bytes */
@@ -276,6 +279,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     return;
   }
   if (e->kind == EV_FLOW) { sli_flow_due(m, t); return; }
+  if (e->kind == EV_DMA) { sli_dma_start(m, e, t); return; }
   d = sli_ptr(m, &e->dst);
   switch (e->kind) {
     case EV_COPY:
@@ -383,7 +387,7 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
 }
 
 /* a UB location must be this block's own */
-static int own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
+int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
   if (l->buf >= 0) return sli_err(m, SL_EARG, arg, "UB tensor expected, got GM");
   if (l->pe != b->pe || l->core != b->b)
     return sli_err(m, SL_EARG, arg,
@@ -417,12 +421,12 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
         (long long)elems, sl_dtype_name((sl_dtype)dst->dtype),
         (long long)bytes, (long long)(bytes / 32 * 32));
   if (src->buf < 0) {                   /* UB -> GM on MTE3 */
-    if ((st = own_ub(m, b, src, 2)) != SL_OK) return st;
+    if ((st = sli_own_ub(m, b, src, 2)) != SL_OK) return st;
     pipe = SL_PIPE_MTE3;
     gm_pe = dst->pe;
     op = b->atomic;
   } else {                              /* GM -> UB on MTE2 */
-    if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+    if ((st = sli_own_ub(m, b, dst, 1)) != SL_OK) return st;
     pipe = SL_PIPE_MTE2;
     gm_pe = src->pe;
   }
@@ -476,7 +480,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   if (elems <= 0) return sli_err(m, SL_EARG, 5, "element count must be positive");
   if (dst->buf < 0 || src->buf < 0)
     return sli_err(m, SL_EARG, dst->buf < 0 ? 1 : 2, "GM address expected, got UB");
-  if ((st = own_ub(m, b, ub, 3)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, ub, 3)) != SL_OK) return st;
   if (dst->dtype != src->dtype || ub->dtype != src->dtype)
     return sli_err(m, SL_EARG, ub->dtype == dst->dtype ? 2 : ub->dtype == src->dtype ? 1 : 3,
         "dtype mismatch (dst %s, src %s, ub %s)", sl_dtype_name((sl_dtype)dst->dtype),
@@ -536,7 +540,7 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
   sl_loc l;
   sl_addr a;
-  if ((*st = own_ub(m, b, ub, 1)) != SL_OK) return NULL;
+  if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
   l = loc_at(ub, i);
   *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
   if (*st != SL_OK) return NULL;
@@ -553,29 +557,35 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   return sli_ptr(m, &a);
 }
 
-/* MTE put from UB (the UB-source form): one UB -> GM copy on MTE3 to PE pe's
-** copy of the symmetric dst, left in flight */
-int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+/* MTE put from UB / get into UB (the UB forms of mte_put_nbi and
+** mte_get_nbi): one UB -> GM copy on MTE3 to PE pe's copy of the symmetric
+** gm, or one GM -> UB copy on MTE2 from it; left in flight. Arguments are
+** numbered as the calls take them: put (gm, ub, ...), get (ub, gm, ...) */
+int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *ub,
               int64_t elems, int pe) {
   sl_block *b = &m->blocks[blk];
-  sl_loc rdst = *dst;
+  const char *fn = get ? "mte_get_nbi" : "mte_put_nbi";
+  int ga = get ? 2 : 1, ua = get ? 1 : 2, pipe = get ? SL_PIPE_MTE2 : SL_PIPE_MTE3;
+  int op = get ? SL_OP_NONE : b->atomic;
+  sl_loc rgm = *gm;
   int64_t bytes;
   int st;
   if (pe < 0 || pe >= m->p.n_pes)
     return sli_err(m, SL_EARG, 4, "PE %d out of range 0..%d", pe, m->p.n_pes - 1);
   if (elems <= 0) return sli_err(m, SL_EARG, 3, "element count must be positive");
-  if (dst->buf < 0) return sli_err(m, SL_EARG, 1, "GM address expected, got UB");
-  if (m->bufs[dst->buf].space != SL_SPACE_SYM)
-    return sli_err(m, SL_EARG, 1, "destination must be a symmetric address");
-  if ((st = own_ub(m, b, ub, 2)) != SL_OK) return st;
-  if (dst->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
-  rdst.pe = pe;
+  if (gm->buf < 0) return sli_err(m, SL_EARG, ga, "GM address expected, got UB");
+  if (m->bufs[gm->buf].space != SL_SPACE_SYM)
+    return sli_err(m, SL_EARG, ga, get ? "source must be a symmetric address"
+                                       : "destination must be a symmetric address");
+  if ((st = sli_own_ub(m, b, ub, ua)) != SL_OK) return st;
+  if (gm->dtype != ub->dtype) return sli_err(m, SL_EARG, 2, "dtype mismatch");
+  rgm.pe = pe;
   bytes = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)ub->dtype));
-  if ((st = sli_bounds(m, ub, bytes, 0, "mte_put_nbi", 2, b->pe, b->b)) != SL_OK) return st;
-  if ((st = sli_bounds(m, &rdst, bytes, 1, "mte_put_nbi", 1, b->pe, b->b)) != SL_OK)
+  if ((st = sli_bounds(m, get ? &rgm : ub, bytes, 0, fn, 2, b->pe, b->b)) != SL_OK) return st;
+  if ((st = sli_bounds(m, get ? ub : &rgm, bytes, 1, fn, 1, b->pe, b->b)) != SL_OK)
     return st;
-  race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, bytes, b->atomic);
-  st = transfer(m, blk, SL_PIPE_MTE3, pe, &rdst, ub, bytes, b->atomic, bytes);
+  race_copy(m, blk, pipe, get ? ub : &rgm, get ? &rgm : ub, bytes, op);
+  st = transfer(m, blk, pipe, pe, get ? ub : &rgm, get ? &rgm : ub, bytes, op, bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return st;
@@ -636,10 +646,10 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   int st;
   int64_t dbytes, abytes;
   if (n <= 0) return sli_err(m, SL_EARG, SL_VEC_IS_BINARY(op) ? 4 : 3, "count must be positive");
-  if ((st = own_ub(m, b, dst, 1)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, dst, 1)) != SL_OK) return st;
   if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
-  if ((st = own_ub(m, b, a, 2)) != SL_OK) return st;
-  if (SL_VEC_IS_BINARY(op) && (st = own_ub(m, b, bb, 3)) != SL_OK) return st;
+  if ((st = sli_own_ub(m, b, a, 2)) != SL_OK) return st;
+  if (SL_VEC_IS_BINARY(op) && (st = sli_own_ub(m, b, bb, 3)) != SL_OK) return st;
   if (op != SL_VEC_CAST && op != SL_VEC_CAST_RINT &&
       (a->dtype != dst->dtype || (SL_VEC_IS_BINARY(op) && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");

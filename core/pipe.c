@@ -279,7 +279,12 @@ int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t) {
     if (b->qhead[QI(pipe)] >= 0 || b->busy[QI(pipe)]) return 0;
     if (b->done[pipe] > x) x = b->done[pipe];
   }
-  if (mask == SL_DRAIN_ALL && b->inflight > x) x = b->inflight;
+  for (pipe = 0; pipe < SL_NENG; pipe++) {      /* the DMA engines asked for */
+    if (!(mask & SL_DRAIN_DMA(pipe))) continue;
+    if (b->dma_pending[pipe] > 0) return 0;
+    if (b->dma_done[pipe] > x) x = b->dma_done[pipe];
+  }
+  if ((mask & SL_DRAIN_ALL) == SL_DRAIN_ALL && b->inflight > x) x = b->inflight;
   *t = x;
   return 1;
 }

@@ -4,7 +4,11 @@
 ** MTE3), each with a vector clock. Edges: program order within a pipe; an
 ** issue from S carries what S has acquired (not S's own stores); set_flag /
 ** wait_flag; PipeBarrier; a signal wait that observed the signalling write
-** (or a polled flag that observed its writer); barrier_all; sync_all.
+** (or a polled flag that observed its writer); barrier_all; sync_all;
+** shmem_sync_all (S only). A fifth thread per block is its DMA engines
+** (SDMA, RDMA, UDMA): an engine transfer issued from S is ordered after what
+** S knows, and S learns of it only at that engine's quiet (barrier_all and
+** quiet, PipeBarrier(ALL) in the library, do not wait for engines).
 ** A shadow per 32-byte granule holds the last write and the last read, with
 ** the bytes each touched (so neighbours sharing a granule do not collide); an
 ** access unordered with a conflicting one is a race, reported once per
@@ -68,7 +72,8 @@ struct sl_race {
   size_t npool, cappool;
 };
 
-#define TID(blk, pipe) ((uint32_t)(blk) * 4u + (uint32_t)(pipe))
+#define TPB 5u                   /* threads per block: S V MTE2 MTE3 DMA */
+#define TID(blk, pipe) ((uint32_t)(blk) * TPB + (uint32_t)(pipe))
 #define VC(r, t) ((r)->vc + (size_t)(t) * (r)->nt)
 
 /* free the chunks of a shadow */
@@ -118,7 +123,7 @@ int sli_race_begin(sl_machine *m) {
   uint32_t t;
   size_t ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
   if (!(m->p.check & SL_CHECK_RACE)) return SL_OK;
-  if ((size_t)m->nb * 4 > 4096)
+  if ((size_t)m->nb > 1024)
     return sli_err(m, SL_EARG, 2, "racecheck follows at most 1024 blocks in all "
                    "(%d PEs x %d blocks asked)", m->p.n_pes, m->block_dim);
   if (r == NULL) {
@@ -127,7 +132,7 @@ int sli_race_begin(sl_machine *m) {
     r->ub = calloc(ncore, sizeof(*r->ub));
     if (!r->ub) { sli_race_free(m); return SL_ENOMEM; }
   }
-  r->nt = (uint32_t)m->nb * 4;
+  r->nt = (uint32_t)m->nb * TPB;
   free(r->vc); free(r->fsnap);
   r->vc = calloc((size_t)r->nt * r->nt, sizeof(uint32_t));
   r->fsnap = malloc((size_t)m->nb * SL_NEVENTS * SL_NEVENT_IDS * sizeof(int32_t));
@@ -194,15 +199,20 @@ void sli_race_wait_flag(sl_machine *m, int blk, int ev, int id, int dst) {
   if (s >= 0) join(r, VC(r, TID(blk, dst)), r->snap + (size_t)s * r->nt, NONE);
 }
 
-/* threads [first, first + n) all meet: each knows all, then moves on */
-static void meet(sl_race *r, uint32_t first, uint32_t n) {
-  uint32_t t, *all = calloc(r->nt, sizeof(uint32_t));
+/* the first np threads (1: S; SL_NPIPES: S V MTE2 MTE3; TPB: and the DMA
+** engines) of blocks [first, first + n) all meet: each knows all, then
+** moves on; the threads left out keep their clocks (their work in flight is
+** not ordered) */
+static void meet(sl_race *r, uint32_t first, uint32_t n, uint32_t np) {
+  uint32_t blk, p, *all = calloc(r->nt, sizeof(uint32_t));
   if (all == NULL) return;
-  for (t = first; t < first + n; t++) join(r, all, VC(r, t), NONE);
-  for (t = first; t < first + n; t++) {
-    memcpy(VC(r, t), all, r->nt * sizeof(uint32_t));
-    VC(r, t)[t]++;
-  }
+  for (blk = first; blk < first + n; blk++)
+    for (p = 0; p < np; p++) join(r, all, VC(r, TID(blk, p)), NONE);
+  for (blk = first; blk < first + n; blk++)
+    for (p = 0; p < np; p++) {
+      memcpy(VC(r, TID(blk, p)), all, r->nt * sizeof(uint32_t));
+      VC(r, TID(blk, p))[TID(blk, p)]++;
+    }
   free(all);
 }
 
@@ -210,17 +220,40 @@ static void meet(sl_race *r, uint32_t first, uint32_t n) {
 void sli_race_barrier(sl_machine *m, int blk, int pipe) {
   sl_race *r = m->race;
   if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
-  if (pipe == SL_NPIPES) { meet(r, TID(blk, 0), 4); return; }
+  if (pipe == SL_NPIPES) { meet(r, (uint32_t)blk, 1, SL_NPIPES); return; }
   join(r, VC(r, TID(blk, SL_PIPE_S)), VC(r, TID(blk, pipe)), NONE);
   VC(r, TID(blk, pipe))[TID(blk, pipe)]++;
+}
+
+/* an engine's quiet: S learns what the block's DMA engines did */
+void sli_race_dma_quiet(sl_machine *m, int blk) {
+  sl_race *r = m->race;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
+  join(r, VC(r, TID(blk, SL_PIPE_S)), VC(r, TID(blk, SL_PIPE_DMA)), NONE);
+  VC(r, TID(blk, SL_PIPE_DMA))[TID(blk, SL_PIPE_DMA)]++;
 }
 
 /* barrier_all (pe < 0) or sync_all of one PE: everyone there meets */
 void sli_race_meet(sl_machine *m, int pe) {
   sl_race *r = m->race;
   if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
-  if (pe < 0) meet(r, 0, r->nt);
-  else meet(r, TID(pe * m->block_dim, 0), (uint32_t)m->block_dim * 4);
+  if (pe < 0) meet(r, 0, (uint32_t)m->nb, TPB);       /* after quiets: engines too */
+  else meet(r, (uint32_t)(pe * m->block_dim), (uint32_t)m->block_dim, SL_NPIPES);
+}
+
+/* shmem_sync_all: the S threads of every block meet; the pipes keep
+** their own clocks (their work in flight is not ordered by it) */
+void sli_race_meet_s(sl_machine *m) {
+  sl_race *r = m->race;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
+  meet(r, 0, (uint32_t)m->nb, 1);
+}
+
+/* quiet / fence: the block's pipes and DMA engines all meet */
+void sli_race_quiet(sl_machine *m, int blk) {
+  sl_race *r = m->race;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
+  meet(r, (uint32_t)blk, 1, TPB);
 }
 
 /* a signal write released by S of blk: its snapshot (-1: none) */
@@ -228,6 +261,13 @@ int32_t sli_race_release(sl_machine *m, int blk) {
   sl_race *r = m->race;
   if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return -1;
   return snapshot(r, TID(blk, SL_PIPE_S));
+}
+
+/* the release of what thread pipe of blk knows now (-1: none) */
+int32_t sli_race_release_pipe(sl_machine *m, int blk, int pipe) {
+  sl_race *r = m->race;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return -1;
+  return snapshot(r, TID(blk, pipe));
 }
 
 /* S of blk acquires a snapshot (a signal it observed) */
@@ -343,11 +383,11 @@ static rc_cell *cell_at(sl_machine *m, const sl_addr *a, int edit) {
 static void race(sl_machine *m, const sl_addr *a, int64_t bytes, int write,
                  uint32_t u, uint32_t ot, int32_t os, int owrite) {
   sl_loc l;
-  int blk = (int)(u / 4);
+  int blk = (int)(u / TPB);
   memset(&l, 0, sizeof(l));
   l.buf = a->buf; l.pe = a->pe; l.core = a->core; l.off = a->off;
   l.cap = a->buf < 0 ? 0 : m->bufs[a->buf].bytes;
-  sli_report_race(m, &l, bytes, write, blk, (int)(u % 4), (int)(ot / 4), (int)(ot % 4),
+  sli_report_race(m, &l, bytes, write, blk, (int)(u % TPB), (int)(ot / TPB), (int)(ot % TPB),
                   os, owrite);
 }
 
@@ -493,6 +533,25 @@ void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add) {
   } else {
     c->snap = snap;
   }
+}
+
+/* the largest copy whose reading of signal words is an acquire: flag polls
+** read a word or a 32-byte slot; a bulk copy is not a poll */
+#define COPY_READ_MAX 1024
+
+/* a copy on pipe of blk landed, having read [a, a + bytes): it saw what the
+** signals there left, so its pipe acquires their releases (a flag polled by a
+** copy into UB, read by S after a barrier or flag, orders what the signaller
+** did before it, as a signal wait does) */
+void sli_race_copy_read(sl_machine *m, int blk, int pipe, const sl_addr *a, int64_t bytes) {
+  sl_race *r = m->race;
+  sl_addr g = *a;
+  const rc_cell *c;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE) || bytes <= 0 || a->buf < 0) return;
+  if (bytes > COPY_READ_MAX) return;       /* a flag poll reads a word or a slot */
+  for (g.off = a->off - a->off % GRAIN; g.off < a->off + bytes; g.off += GRAIN)
+    if ((c = cell_at(m, &g, 0)) != NULL && c->snap >= 0 && c->snap < r->nsnap)
+      join(r, VC(r, TID(blk, pipe)), r->snap + (size_t)c->snap * r->nt, NONE);
 }
 
 /* S of blk observed the value at a (a satisfied wait): it acquires the last

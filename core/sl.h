@@ -38,6 +38,15 @@ const char *sl_strerror(int code);
 
 /* pipes of an AIV core */
 enum { SL_PIPE_S, SL_PIPE_V, SL_PIPE_MTE2, SL_PIPE_MTE3, SL_NPIPES };
+/* the DMA engines a block drives besides its MTE pipes: not a pipe of the
+** core (it queues nothing there), a thread of racecheck and a name in
+** reports and traces ("DMA") */
+#define SL_PIPE_DMA SL_NPIPES
+
+/* the transport engines of include/device/gm2gm/engine/ besides MTE: SDMA
+** (A2/A3, over HCCS/SIO), RDMA (RoCE, through the NICs), UDMA (Ascend950) */
+enum { SL_ENG_SDMA, SL_ENG_RDMA, SL_ENG_UDMA, SL_NENG };
+const char *sl_engine_name(int eng);
 
 /* the 12 legal AIV hard events, SRC_DST */
 enum {
@@ -87,6 +96,9 @@ typedef struct sl_params {
   double hccs_alpha_ns, hccs_read_eff, hccs_write_eff;
   double sio_GBps, sio_alpha_ns;
   double rdma_GBps, rdma_alpha_ns;  /* per PE NIC, one way */
+  double sdma_GBps, sdma_setup_ns;  /* a PE's SDMA engines (0: none); a transfer's fixed cost */
+  double rdma_setup_ns;     /* RoCE: WQE, doorbell and NIC work of a transfer */
+  double udma_GBps, udma_setup_ns;  /* Ascend950's UDMA (0 GB/s: the SoC has none) */
   double signal_ns;         /* S pipe cost of a signal write */
   double poll_ns;           /* wake-up delay of a satisfied wait */
   double pipe_barrier_ns;
@@ -187,6 +199,10 @@ static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
 ** flags, whatever steers control flow); a data machine backs every buffer */
 enum { SL_ALLOC_BACKED = 1 };
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags);
+/* the same at a multiple of align bytes of the heap (symmetric; a power of
+** two, 16 at least), and with zeroed its bytes count as written (calloc) */
+int sl_alloc_sym(sl_machine *m, int space, int dtype, int64_t n, const char *name,
+                 int flags, int64_t align, int zeroed);
 int sl_free(sl_machine *m, int buf);
 /* free the buffer a whole view spans (SL_EARG for a sub-view) */
 int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes);
@@ -255,7 +271,8 @@ enum { SL_VEC_MULS = 0, SL_VEC_CAST = -1, SL_VEC_DUP = -2, SL_VEC_COPY = -3,
 #define SL_VEC_IS_BINARY(op) ((op) > 0)
 /* SL_VEC_RMAX writes one element of dst (ReduceMax of n elements of a);
 ** the casts take a dst of another dtype */
-int sl_put_ub(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
+/* the UB forms: put (dst gm, src ub) or get (dst ub, src gm), one copy */
+int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *ub,
               int64_t elems, int pe);
 int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
            const sl_loc *a, const sl_loc *b, double s, int64_t n);
@@ -272,9 +289,23 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
 int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
                   int64_t elems, int cmp, int64_t v, int64_t *got);
 int sl_quiet(sl_machine *m, int blk);
+/* a DMA engine's transfer of elems from src to dst, one of them PE pe's
+** copy of a symmetric buffer (get: src, else dst), through relay (-1: none;
+** UDMA's relay mode) and, with sig, then sig = value (UDMA put_signal);
+** nothing of the block's MTE pipes, back at issue; ub is the call's UB
+** workspace (its descriptor staging, NULL for none). Errors number the
+** arguments dst 1, src 2, ub 3, elems 4, pe 5, relay 6, sig 7, value 8 */
+int sl_dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
+           const sl_loc *src, const sl_loc *ub, int64_t elems, int pe, int relay,
+           const sl_loc *sig, int64_t value);
+/* the engine's quiet: S waits until every transfer of the block on it landed */
+int sl_dma_quiet(sl_machine *m, int blk, int eng);
 int sl_fence(sl_machine *m, int blk);
 int sl_barrier_all(sl_machine *m, int blk);
 int sl_sync_all(sl_machine *m, int blk);
+/* aclshmem_sync_all: every block of every PE, no quiet (sl_sync_all is
+** Ascend C's SyncAll, the blocks of one PE) */
+int sl_shmem_sync_all(sl_machine *m, int blk);
 
 /* cycle profiling */
 int sl_prof(sl_machine *m, int blk, int frame, int end);

@@ -8,7 +8,7 @@
 
 /* kinds of event: a block resumes; a copy, vector op or signal lands; a
 ** pipe takes its next instruction; the earliest flow completes */
-enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW };
+enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA };
 
 /* block states: B_FLAG waits for a flag from a pipe, B_DRAIN for pipes to
 ** drain (then does its act), B_QUEUE for a slot in a full pipe queue,
@@ -84,14 +84,19 @@ typedef struct sl_mark {
 } sl_mark;
 
 /* a transfer streaming through shared resources at a max-min fair rate */
+/* resources one flow may cross: both HBMs, two hops of two ports, an engine */
+#define SL_FLOW_RES 8
+
 typedef struct sl_flow {
   double rem;               /* bytes still to move */
   double rate, cap;         /* bytes per ps: current, and the core's MTE limit */
-  double w[3];              /* capacity used per byte on each resource */
+  double w[SL_FLOW_RES];    /* capacity used per byte on each resource */
   sl_time t;                /* when rem was brought up to date */
   sl_time end;              /* predicted completion */
   uint64_t seq;             /* tie break of equal ends */
-  int32_t res[3], pos[3], nres;
+  int32_t res[SL_FLOW_RES], pos[SL_FLOW_RES], nres;
+  int32_t eng, ev, sig;     /* DMA engine (-1: an MTE pipe's), landing and signal events */
+  sl_time lat;              /* DMA: from the last byte streamed to its landing */
   int32_t blk, pipe;
   int32_t hpos;             /* place in the completion heap */
   int32_t mark, frozen;
@@ -124,6 +129,8 @@ typedef struct sl_block {
   int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
   sl_time inflight;         /* latest completion of what it issued */
   sl_time fence;            /* remote writes land no earlier than this */
+  int32_t dma_pending[SL_NENG];   /* DMA transfers issued and not landed */
+  sl_time dma_done[SL_NENG];      /* latest landing of each engine's transfers */
   sl_time end;
   int32_t pe, b, state;
   int32_t atomic, atomic_dtype;
@@ -180,6 +187,7 @@ typedef struct sl_ps {
   sl_time issue, scalar, signal, poll, pipe_barrier, barrier_base, sync_all,
           vec_setup, mte_setup;
   sl_time alpha[SL_NPATHS];
+  sl_time dma_setup[SL_NENG];
 } sl_ps;
 
 struct sl_machine {
@@ -200,6 +208,7 @@ struct sl_machine {
   sl_ubmap *ubmap;          /* timing-only: backed UB ranges per (pe, core); NULL otherwise */
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
+  sl_res *dma;              /* per PE: its SDMA engines, its UDMA engines */
   int nhccs;
   sl_res *allres;           /* every resource, for clean-up */
   size_t nres;
@@ -239,6 +248,7 @@ struct sl_machine {
   int cur;                  /* the block resumed last */
   sl_block *blocks;
   int32_t bar_count;
+  int32_t bar_noquiet;       /* a block arrived by shmem_sync_all (no quiet) */
   sl_time bar_tmax;
   int32_t *sync_count;
   sl_time *sync_tmax;
@@ -295,6 +305,11 @@ void sli_res_init(sl_machine *m);
 void sli_res_clear(sl_machine *m, int release);
 int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
                    int64_t bytes, sl_time now);
+/* a DMA engine's transfer from src_pe to dst_pe (through relay, -1: none)
+** starts streaming now; at its end ev lands (and sig) lat later */
+int sli_flow_start_dma(sl_machine *m, int blk, int eng, int get, int src_pe, int dst_pe,
+                       int relay, int64_t bytes, sl_time now, int32_t ev, int32_t sig,
+                       sl_time lat);
 void sli_flow_settle(sl_machine *m, sl_time now);
 void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next);
 void sli_flow_due(sl_machine *m, sl_time t);
@@ -306,6 +321,18 @@ int sli_queue_full(sl_machine *m, int blk);
 void sli_queue_park(sl_machine *m, int blk);
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
+/* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */
+void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_time lat,
+                  sl_time t);
+void sli_dma_landed(sl_machine *m, int blk, int eng, sl_time t);
+void sli_dma_start(sl_machine *m, const sl_event *e, sl_time t);
+/* mte.c: the landing event of a copy of bytes from src to dst on pipe */
+int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst, const sl_loc *src,
+                   int64_t bytes, int op, int64_t whole, int32_t *id);
+/* signals and flags steer control flow: their memory must hold bytes (sync.c) */
+int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char *fn);
+/* a UB location must be the block's own (mte.c) */
+int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg);
 void sli_landed(sl_machine *m, int blk, int pipe, int vec, sl_time t);
 int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t);
 int sli_drain(sl_machine *m, int blk, int mask, int act);
@@ -318,6 +345,8 @@ void sli_shadow_add(sl_machine *m, int pe, int block, int frame, int end, sl_tim
 int sli_tok_new(sl_machine *m, int32_t *tok);
 void sli_pools_reset(sl_machine *m);
 #define SL_DRAIN_ALL 0xE          /* V, MTE2, MTE3 */
+#define SL_DRAIN_DMA(eng) (1 << (4 + (eng)))   /* a DMA engine's transfers */
+#define SL_DRAIN_ENGINES 0x70     /* every DMA engine's */
 
 /* check.c */
 int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int write,
@@ -339,13 +368,19 @@ void sli_race_set_flag(sl_machine *m, int blk, int ev, int id, int src);
 void sli_race_wait_flag(sl_machine *m, int blk, int ev, int id, int dst);
 void sli_race_barrier(sl_machine *m, int blk, int pipe);
 void sli_race_meet(sl_machine *m, int pe);
+void sli_race_meet_s(sl_machine *m);
+void sli_race_dma_quiet(sl_machine *m, int blk);
+void sli_race_quiet(sl_machine *m, int blk);
 int32_t sli_race_release(sl_machine *m, int blk);
+/* the release of what thread pipe of blk knows now (a DMA engine's signal) */
+int32_t sli_race_release_pipe(sl_machine *m, int blk, int pipe);
 void sli_race_acquire(sl_machine *m, int blk, int32_t snap);
 void sli_race_acquire_thread(sl_machine *m, int blk, uint32_t from);
 void sli_race_access(sl_machine *m, int blk, int pipe, const sl_loc *l, int64_t bytes,
                      int write);
 void sli_race_signal(sl_machine *m, const sl_addr *a, int32_t snap, int add);
 void sli_race_observe(sl_machine *m, int blk, const sl_addr *a);
+void sli_race_copy_read(sl_machine *m, int blk, int pipe, const sl_addr *a, int64_t bytes);
 void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, int blk,
                      int pipe, int oblk, int opipe, int32_t osite, int owrite);
 /* a synccheck report about flag (event * SL_NEVENT_IDS + id) of block blk's pipe */

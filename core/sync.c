@@ -39,6 +39,7 @@ int sl_event_find(const char *name) {
 
 /* name of a pipe */
 const char *sl_pipe_name(int pipe) {
+  if (pipe == SL_PIPE_DMA) return "DMA";
   return (pipe >= 0 && pipe < SL_NPIPES) ? pipe_names[pipe] : "ALL";
 }
 
@@ -158,14 +159,17 @@ int sl_pipe_barrier(sl_machine *m, int blk, int pipe) {
   return sli_drain(m, blk, pipe == SL_NPIPES ? SL_DRAIN_ALL : 1 << pipe, ACT_BARRIER);
 }
 
-/* quiet: every transfer this block issued has completed */
+/* quiet: every transfer this block issued has completed, as aclshmem_quiet
+** documents: its pipes and its DMA engines (PipeBarrier(ALL) alone leaves
+** the engines going) */
 int sl_quiet(sl_machine *m, int blk) {
-  return sl_pipe_barrier(m, blk, SL_NPIPES);
+  sli_race_quiet(m, blk);
+  return sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_BARRIER);
 }
 
-/* fence: same as quiet in CANN SHMEM (PipeBarrier ALL + cache flush) */
+/* fence: same as quiet in CANN SHMEM (ordering and completion) */
 int sl_fence(sl_machine *m, int blk) {
-  return sl_pipe_barrier(m, blk, SL_NPIPES);
+  return sl_quiet(m, blk);
 }
 
 /* is v cmp x true? */
@@ -181,7 +185,7 @@ static int cmp_ok(int cmp, int64_t v, int64_t x) {
 }
 
 /* signals and flags steer control flow: their memory must hold bytes */
-static int backed(sl_machine *m, const sl_loc *l, int arg, const char *fn) {
+int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char *fn) {
   sl_addr a;
   sli_addr(l, &a);
   if (sli_ptr(m, &a) != NULL) return SL_OK;
@@ -203,7 +207,7 @@ static int check_sig(sl_machine *m, const sl_loc *sig, int arg, const sl_block *
                    sl_dtype_name((sl_dtype)sig->dtype));
   st = sli_bounds(m, sig, (int64_t)sl_dtype_size((sl_dtype)sig->dtype), write,
                   write ? "signal_op" : "signal_wait_until", arg, b->pe, b->b);
-  return st == SL_OK ? backed(m, sig, arg, write ? "signal_op" : "signal_wait_until") : st;
+  return st == SL_OK ? sli_backed(m, sig, arg, write ? "signal_op" : "signal_wait_until") : st;
 }
 
 /* aclshmemx_signal_op: the write lands after the path latency; with
@@ -308,8 +312,8 @@ int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
     return st;
   if ((st = sli_bounds(m, ub, bytes, 1, "wait_signal_value", 2, b->pe, b->b)))
     return st;
-  if ((st = backed(m, flag, 1, "wait_signal_value")) ||
-      (st = backed(m, ub, 2, "wait_signal_value")))
+  if ((st = sli_backed(m, flag, 1, "wait_signal_value")) ||
+      (st = sli_backed(m, ub, 2, "wait_signal_value")))
     return st;
   /* one poll: issue, the MTE2 copy, the MTE2_S flag, GetValue */
   path = sl_path(m, b->pe, flag->pe);
@@ -426,7 +430,7 @@ static int log2up(int n) {
 /* barrier_all: every block of every PE (quiet first) */
 int sl_barrier_all(sl_machine *m, int blk) {
   m->blocks[blk].wsite = m->site;
-  return sli_drain(m, blk, SL_DRAIN_ALL, ACT_BAR_ALL);
+  return sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_BAR_ALL);
 }
 
 /* a drained block arrives at barrier_all; the last one releases all */
@@ -442,10 +446,22 @@ void sli_arrive_all(sl_machine *m, int blk) {
     int i;
     m->bar_count = 0;
     m->bar_tmax = 0;
-    sli_race_meet(m, -1);
+    if (m->bar_noquiet) sli_race_meet_s(m);    /* in-flight copies stay unordered */
+    else sli_race_meet(m, -1);
+    m->bar_noquiet = 0;
     for (i = 0; i < m->nb; i++)
       if (m->blocks[i].state == B_BARRIER) sli_wake(m, i, at);
   }
+}
+
+/* aclshmem_sync_all: every block of every PE meets, without the quiet of
+** barrier_all: what its pipes still have in flight is not waited for, and
+** racecheck orders only what S did before (it shares barrier_all's count) */
+int sl_shmem_sync_all(sl_machine *m, int blk) {
+  m->blocks[blk].wsite = m->site;
+  m->bar_noquiet = 1;
+  sli_arrive_all(m, blk);
+  return SL_OK;
 }
 
 /* sync_all: every block of this PE (pipes drained first) */

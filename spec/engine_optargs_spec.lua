@@ -17,6 +17,7 @@ local function kernel(k, g, acc, out, got, sig)
   local peer = (k:my_pe() + 1) % k.n_pes
   local f, w = k:ub("fp32", 8), k:ub("fp32", 8)
   local q, r = k:ub("int32", 8), k:ub("int32", 8)
+  local e = k:ub("int32", 16)              -- an engine's workspace (SDMA: 64 bytes)
   for round = 1, 2 do
     k:barrier_all()                        -- the previous round is over everywhere
     k:duplicate(f, -1.5, 8)
@@ -48,6 +49,27 @@ local function kernel(k, g, acc, out, got, sig)
     k:putmem(out, g, 8, peer)
     k:getmem(got, g, 8, peer)
     k:put_signal(out, g, 8, sig, 1, lab.SIGNAL_ADD, peer)
+    k:put_signal_nbi(out, g, 8, sig, 0, lab.SIGNAL_ADD, peer)
+    k:put(out, g, 8, peer); k:get(got, g, 8, peer)
+    for _, nbi in ipairs({ "putmem_nbi", "put_nbi" }) do k[nbi](k, out, g, 8, peer); k:quiet() end
+    for _, nbi in ipairs({ "getmem_nbi", "get_nbi" }) do k[nbi](k, got, g, 8, peer); k:quiet() end
+    k:mte_get_nbi(r, g, 8, peer)           -- the UB forms
+    k:set_flag("MTE2_MTE3"); k:wait_flag("MTE2_MTE3")
+    k:mte_put_nbi(out, r, 8, peer)
+    k:quiet()
+    k:ascendc_sync_all()
+    k:shmem_sync_all()
+    k:sdma_put_nbi(out, g, e, 8, peer, 0); k:sdma_get_nbi(got, g, e, 64, 8, peer, 0)
+    k:sdma_quiet(e, 0)
+    k:roce_put_nbi(out, g, e, 8, peer); k:roce_get_nbi(got, g, e, 8, peer)
+    k:roce_quiet(peer, e, 0)
+    for _, call in ipairs({ "udma_put_nbi", "udma_get_nbi" }) do   -- a 910B has no UDMA
+      assert(not pcall(k[call], k, out, g, e, 8, peer))
+    end
+    assert(not pcall(k.udma_relay_put_nbi, k, out, g, e, 8, peer, peer))
+    assert(not pcall(k.udma_relay_get_nbi, k, got, g, e, 8, peer, peer))
+    assert(not pcall(k.udma_put_signal_nbi, k, out, g, 8, sig, 0, peer))
+    assert(not pcall(k.udma_quiet, k, peer))
     k:signal_op(sig, 1, lab.SIGNAL_ADD, peer)
     k:prof_start(0); k:prof_end(0)
     k:signal_wait_until(sig, lab.CMP_GE, 2 * round)
@@ -60,6 +82,10 @@ end
 local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pad",
   "duplicate", "fence", "getmem", "get_value", "max", "min", "mte_get_nbi", "mte_put_nbi",
   "muls", "my_pe", "pipe_barrier", "prof_end", "prof_start", "ptr", "putmem", "put_signal",
+  "put", "get", "putmem_nbi", "put_nbi", "getmem_nbi", "get_nbi", "put_signal_nbi",
+  "ascendc_sync_all", "shmem_sync_all", "sdma_put_nbi", "sdma_get_nbi", "sdma_quiet",
+  "roce_put_nbi", "roce_get_nbi", "roce_quiet", "udma_put_nbi", "udma_get_nbi",
+  "udma_relay_put_nbi", "udma_relay_get_nbi", "udma_put_signal_nbi", "udma_quiet",
   "quiet", "reduce_max", "set_atomic", "set_atomic_none", "set_flag", "set_value",
   "signal_op", "signal_wait_until", "sync_all", "system_cycle", "ub", "wait_flag",
   "wait_signal_value" }

@@ -25,6 +25,64 @@ describe("examples", function()
     assert.matches("exit=0", out, 1, true)
   end)
 
+  -- the output of a shell command and its exit status line
+  local function sh(cmd)
+    local f = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
+    local out = f:read("a")
+    f:close()
+    return out
+  end
+
+  it("shmem_allgather.lua ports the library's allgather: both paths on 2 and 8 PEs", function()
+    local out = sh("lua5.4 examples/shmem_allgather.lua 2 8")
+    for _, pes in ipairs({ 2, 8 }) do
+      assert.matches("shmem allgather " .. pes .. " PEs x 16384 int32 %(small path, 8 blocks%): "
+                     .. "kernel [%d.]+ us, output correct\n", out)
+      assert.matches("shmem allgather " .. pes .. " PEs x 524288 int32 %(big path, 16 blocks%): "
+                     .. "kernel [%d.]+ us, output correct\n", out)
+    end
+    assert.matches("exit=0", out, 1, true)
+  end)
+
+  it("shmem_allgather.lua checked: the small path is clean; the big path shows the example's own "
+     .. "hazards", function()
+    local out = sh("lua5.4 examples/shmem_allgather.lua --check all 2 8")
+    local function case(pes, n) return out:match("shmem allgather " .. pes .. " PEs x " .. n
+                                                 .. " int32 [^\n]*\n(.-)\nshmem allgather")
+                                       or out:match("shmem allgather " .. pes .. " PEs x " .. n
+                                                    .. " int32 [^\n]*\n(.*)$") end
+    for _, pes in ipairs({ 2, 8 }) do
+      assert.matches(pes .. " PEs x 16384 int32 %(small path, 8 blocks%): kernel [%d.]+ us, "
+                     .. "output correct, all: 0 reports", out)
+      local big = case(pes, 524288)
+      -- *flags_ub2[i] = 0 on S, then aclshmem_int32_get_nbi writes it on MTE2 with no S_MTE2
+      assert.matches("write of 4 bytes unordered with an earlier write", big, 1, true)
+      assert.matches("UB of PE 0 core 8, byte offset 1024, length 4", big, 1, true)
+      -- the peers' flags are polled before anyone wrote them (aclshmem_malloc, not calloc)
+      assert.matches("read of uninitialized memory: read of 4 bytes", big, 1, true)
+      assert.matches("symmetric heap buffer 'gva'", big, 1, true)
+      -- with fewer than 8 PEs, core_per_rank blocks each copy every chunk of their rank
+      assert.equal(pes == 2, big:find("GM buffer 'output'", 1, true) ~= nil)
+    end
+    assert.matches("exit=1", out, 1, true)
+  end)
+
+  it("engine_placement.lua compares MTE, SDMA, RoCE and UDMA for one put", function()
+    local out = sh("lua5.4 examples/engine_placement.lua 1")
+    local us = {}
+    local n = 0
+    for soc, how, blocks, dst, t in out:gmatch("(%S+)%s+(%a+)%s+(%d+) blocks?%s+PE 0 %-> PE (%d) "
+                                               .. "%([%a]+%):%s+([%d.]+) us%s+[%d.]+ GB/s  landed") do
+      us[soc .. " " .. how .. " " .. blocks .. " " .. dst] = tonumber(t)
+      n = n + 1
+    end
+    assert.equal(8, n)
+    assert.is_true(us["Ascend910B sdma 1 1"] < us["Ascend910B mte 1 1"])   -- no MTE chunking
+    assert.equal(us["Ascend910B roce 1 1"], us["Ascend910B roce 1 8"])      -- NICs either way
+    assert.is_true(us["Ascend950 udma 1 1"] < us["Ascend950 mte 16 1"])
+    assert.matches("exit=0", out, 1, true)
+  end)
+
   it("my_broadcast.lua runs through run_op.lua with its frames explained", function()
     local out = sink()
     assert.equal(0, cli.main({ "examples/my_broadcast.lua", "--pes", "8", "-w", "1", "-n", "2" }, out, out))

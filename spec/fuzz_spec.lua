@@ -470,15 +470,64 @@ end
 P.getmem = function(ctx)
   ctx.k:getmem(pick_view(ctx), pick_view(ctx), count(ctx.R), pe_arg(ctx.R, ctx.w.pes))
 end
-P.put_signal = function(ctx)
+-- the staged calls through the scratch UB, blocking or _nbi
+for _, name in ipairs({ "putmem_nbi", "getmem_nbi", "put", "get", "put_nbi", "get_nbi" }) do
+  P[name] = function(ctx)
+    local R, w = ctx.R, ctx.w
+    if R.chance(0.4) then                    -- int32 views: often legal
+      local sym, gm = w.views[5]:sub(R.int(0, 32)), w.views[1]
+      local d, s = sym, gm
+      if name:match("^get") then d, s = gm, sym end
+      ctx.k[name](ctx.k, d, s, R.int(1, 32), R.int(0, w.pes - 1))
+      return
+    end
+    ctx.k[name](ctx.k, pick_view(ctx), pick_view(ctx), count(R), pe_arg(R, w.pes))
+  end
+end
+local function put_signal(ctx, name)
   local R, w = ctx.R, ctx.w
   if R.chance(0.4) then                      -- int32 views and a signal: often legal
-    ctx.k:put_signal(w.views[5]:sub(R.int(0, 32)), w.views[1], R.int(1, 32), w.sigs[R.int(1, 3)],
-                     R.int(0, 3), R.int(0, 1), R.int(0, w.pes - 1))
+    ctx.k[name](ctx.k, w.views[5]:sub(R.int(0, 32)), w.views[1], R.int(1, 32), w.sigs[R.int(1, 3)],
+                R.int(0, 3), R.int(0, 1), R.int(0, w.pes - 1))
     return
   end
-  ctx.k:put_signal(pick_view(ctx), pick_view(ctx), count(R), pick_sig(ctx), sigval(R), sigop(R),
-                   pe_arg(R, ctx.w.pes))
+  ctx.k[name](ctx.k, pick_view(ctx), pick_view(ctx), count(R), pick_sig(ctx), sigval(R), sigop(R),
+              pe_arg(R, ctx.w.pes))
+end
+P.put_signal = function(ctx) put_signal(ctx, "put_signal") end
+P.put_signal_nbi = function(ctx) put_signal(ctx, "put_signal_nbi") end
+-- the DMA engines (a 910B has no UDMA: those are errors), random and legal-ish
+local function dma(ctx, name)
+  local k, R, w = ctx.k, ctx.R, ctx.w
+  local d, s, u = pick_view(ctx), pick_view(ctx), pick_view(ctx)
+  local legal = R.chance(0.5)
+  if legal then
+    local sym, gm = w.views[5], w.views[R.chance(0.5) and 1 or 9]
+    if name:match("put") then d, s = sym:sub(R.int(0, 70)), gm else d, s = gm, sym:sub(R.int(0, 70)) end
+    u = k:ub("int32", R.pick({ 4, 16, 32 }))
+  end
+  if name:match("^udma") and w.opts.soc ~= "Ascend950" then   -- no UDMA: always refused
+    assert(not pcall(k[name], k, d, s, u, count(R), pe_arg(R, w.pes), pe_arg(R, w.pes)))
+  elseif name:match("^sdma") and R.chance(0.5) then
+    k[name](k, d, s, u, ub_bytes(R), count(R), pe_arg(R, w.pes), event_id(R))
+  elseif name:match("relay") and (legal or R.chance(0.5)) and w.pes >= 3 then  -- often legal
+    k[name](k, d, s, u, R.int(1, 16), (k.pe + 1) % w.pes, (k.pe + 2) % w.pes, event_id(R))
+  elseif name:match("relay") then
+    k[name](k, d, s, u, count(R), pe_arg(R, w.pes), pe_arg(R, w.pes), event_id(R))
+  else
+    k[name](k, d, s, u, count(R), pe_arg(R, w.pes), event_id(R))
+  end
+end
+for _, name in ipairs({ "sdma_put_nbi", "sdma_get_nbi", "roce_put_nbi", "roce_get_nbi",
+                        "udma_put_nbi", "udma_get_nbi", "udma_relay_put_nbi" }) do
+  P[name] = function(ctx) dma(ctx, name) end
+end
+P.dma_quiet = function(ctx)
+  local k, R = ctx.k, ctx.R
+  local c = R.int(1, 3)
+  if c == 1 then k:sdma_quiet(R.chance(0.7) and k:ub("int32", 16) or pick_view(ctx), event_id(R))
+  elseif c == 2 then k:roce_quiet(pe_arg(R, ctx.w.pes), k:ub("int32", 8), event_id(R))
+  else k:udma_quiet(pe_arg(R, ctx.w.pes)) end
 end
 P.signal_op = function(ctx)
   local R = ctx.R
@@ -548,6 +597,7 @@ end
 P.fence = function(ctx) ctx.k:fence() end
 P.barrier_all = function(ctx) if ctx.R.chance(0.5) then ctx.k:barrier_all() end end
 P.sync_all = function(ctx) if ctx.R.chance(0.5) then ctx.k:sync_all() end end
+P.shmem_sync_all = function(ctx) if ctx.R.chance(0.5) then ctx.k:shmem_sync_all() end end
 P.ptr = function(ctx)
   local v = ctx.k:ptr(pick_view(ctx), pe_arg(ctx.R, ctx.w.pes))
   ctx.ubs[#ctx.ubs + 1] = v                 -- not UB, but a view to use again
@@ -605,7 +655,8 @@ local WEIGHT = { misbehave = 1, nested_launch = 1, bad_self = 2, host_in_kernel 
                  share_link = 3, queue_fill = 2, flag_busy = 3, prof_pair = 2,
                  copy_roundtrip = 3, vec_legal = 3, mte_legal = 4, flag_pair = 3, ub = 6,
                  data_copy = 5, data_copy_pad = 5, mte_put_nbi = 4, mte_get_nbi = 4,
-                 signal_op = 4, signal_wait_until = 2, barrier_all = 1, sync_all = 1 }
+                 signal_op = 4, signal_wait_until = 2, barrier_all = 1, sync_all = 1,
+                 shmem_sync_all = 1, udma_relay_put_nbi = 8 }
 local DECK = {}
 for _, name in ipairs(NAMES) do
   for _ = 1, WEIGHT[name] or 3 do DECK[#DECK + 1] = name end

@@ -187,6 +187,60 @@ function M.clear_tasks(m)
   st.task_id = 0
 end
 
+-- Host-initiated calls on a stream (include/host/data_plane/shmem_host_so.h,
+-- shmem_host_p2p_sync.h, shmem_host_rma.h): the library runs each as a small
+-- kernel on the calling PE's stream, so each is a launch of one block on
+-- every PE (its launch cost and task row included). Every PE's host makes the
+-- call; pe is the target PE, or a function of the calling PE returning it
+-- (nil: that PE's host does not call).
+local function on_stream(m, fname, argno, pe, body)
+  local n = m:params().pes
+  if type(pe) ~= "function" and (math.type(pe) ~= "integer" or pe < 0 or pe >= n) then
+    error(string.format("bad argument #%d to '%s' (PE %s out of range 0..%d)",
+                        argno, fname, tostring(pe), n - 1), 3)
+  end
+  local target = type(pe) == "function" and pe or function() return pe end
+  return m:launch({ name = "aclshmemx_" .. fname, kernel = function(k)
+    local p = target(k.pe)
+    if p ~= nil then body(k, p) end
+  end }, 1)
+end
+
+-- m:signal_op_on_stream(sig, value, op, pe): aclshmemx_signal_op_on_stream
+function M.signal_op_on_stream(m, sig, value, op, pe)
+  return on_stream(m, "signal_op_on_stream", 4, pe, function(k, p) k:signal_op(sig, value, op, p) end)
+end
+
+-- m:putmem_signal(dst, src, n, sig, value, op, pe): aclshmemx_putmem_signal,
+-- the put, a quiet, then the signal; m:putmem_signal_nbi the same with a fence
+function M.putmem_signal(m, dst, src, n, sig, value, op, pe)
+  return on_stream(m, "putmem_signal", 7, pe, function(k, p)
+    k:put_signal(dst, src, n, sig, value, op, p)
+  end)
+end
+function M.putmem_signal_nbi(m, dst, src, n, sig, value, op, pe)
+  return on_stream(m, "putmem_signal_nbi", 7, pe, function(k, p)
+    k:put_signal_nbi(dst, src, n, sig, value, op, p)
+  end)
+end
+
+-- m:putmem_on_stream(dst, src, n, pe) / m:getmem_on_stream: aclshmemx_*mem_on_stream
+function M.putmem_on_stream(m, dst, src, n, pe)
+  return on_stream(m, "putmem_on_stream", 4, pe, function(k, p) k:putmem(dst, src, n, p) end)
+end
+function M.getmem_on_stream(m, dst, src, n, pe)
+  return on_stream(m, "getmem_on_stream", 4, pe, function(k, p) k:getmem(dst, src, n, p) end)
+end
+
+-- m:signal_wait_until_on_stream(sig, cmp, value): every PE's stream waits
+-- until its own copy of sig compares true (a wait no one satisfies is the
+-- launch's deadlock error, as the stream would hang)
+function M.signal_wait_until_on_stream(m, sig, cmp, value)
+  return m:launch({ name = "aclshmemx_signal_wait_until_on_stream", kernel = function(k)
+    k:signal_wait_until(sig, cmp, value)
+  end }, 1)
+end
+
 -- m:timing_only(): true when the machine's buffers hold no bytes (data = false)
 function M.timing_only(m) return m:state().timing_only end
 

@@ -52,6 +52,18 @@ return {
   rdma_GBps = 25,                 -- msmodeling: A2 CLOS 25 GB/s (200 GbE) per card;
                                   -- checked by the fidelity table (hixl_a2, two servers)
   rdma_alpha_ns = 1500,           -- msmodeling: A2 CLOS latency 1.5 us
+  -- DMA engines besides MTE (hicann/shmem include/device/gm2gm/engine/)
+  sdma_GBps = 1200,               -- assumed: no public per-engine SDMA rate; at the HBM
+                                  -- rate, so the links bind (shmem_readme: A2/A3 kernels
+                                  -- drive SDMA)
+  sdma_setup_ns = 400,            -- hixl_a2, if its host-stream HCCS copies run on SDMA
+                                  -- (not stated there): t = t0 + N c over 1-8 MiB gives t0
+                                  -- 0.85 us (read), 0.95 us (write) a descriptor, less the
+                                  -- 0.5 us HCCS alpha
+  rdma_setup_ns = 100,            -- assumed: no public AIV-posted WQE cost (hixl_a2's
+                                  -- RDMA columns leave under 0.1 us a descriptor, queued)
+  udma_GBps = 0,                  -- shmem_readme: UDMA is Ascend950's; 0 = no UDMA here
+  udma_setup_ns = 0,              -- unused without UDMA
   -- synchronisation
   signal_ns = 20,                 -- assumed: no public figure; S cost of a signal write
   poll_ns = 100,                  -- assumed: no public figure; a GM flag poll (dcci + load)
@@ -83,6 +95,9 @@ return {
     shmem_hw = "hicann/shmem .agents/skills/shmem-ops-design/references/"
       .. "hardware-architecture.md @ 8e88787d: HBM about 1.2 TB/s (910B), HCCS 28 GB/s "
       .. "per link one way, 7 links full mesh; 910C 196 GB/s per die, SIO 270 GB/s",
+    shmem_readme = "hicann/shmem README.md @ 643bfb7 (v1.3.0): AICore-driven SDMA on "
+      .. "A2/A3, MTE on 950; engines MTE, SDMA, ROCE, UDMA (docs/api/pythonAPI.md "
+      .. "OpEngineType); UDMA headers include/device/gm2gm/engine/shmem_device_udma.h",
     guide = "CANN SHMEM performance guide (cycle profiling, doc/metrics.md): "
       .. "cycle2us 50 on 910B",
     hccl_docs = "HCCL docs (HCCL_BUFFSIZE, doc/metrics.md): HCCL_BUFFSIZE defaults to "

@@ -12,10 +12,15 @@ p.cycle2us = 1000
 p.pes_per_server = 4
 p.hccs_GBps = 53
 p.hccs_alpha_ns = 750
+p.udma_GBps = p.hbm_GBps          -- assumed: no public UDMA engine rate; at the
+                                  -- (inherited) HBM rate, so the 53 GB/s UB links bind
+p.udma_setup_ns = p.sdma_setup_ns -- assumed: no public UDMA figure; the 910B's SDMA setup
 p.sources = {
   figures = "doc/metrics.md reference figures (CANN platform ini, Ascend C docs): "
     .. "56 AIV cores, 248 KiB usable UB, 1.65 GHz, 1 GHz counter, "
     .. "UB links 53 GB/s in a 4-card mesh, 1.5 us round trip",
   inherited = "every other field keeps the Ascend910B value (see its sources)",
+  udma = "UDMA transfers (hicann/shmem include/device/gm2gm/engine/shmem_device_udma.h) "
+    .. "cross the UB links above; no public UDMA engine rate or setup cost was found",
 }
 return p
