@@ -33,6 +33,7 @@ build = {
   modules = {
     ["shmemlab.core"] = {
       sources = {
+        "core/amo.c",
         "core/check.c",
         "core/dtype.c",
         "core/engine.c",
@@ -41,10 +42,12 @@ build = {
         "core/machine.c",
         "core/mem.c",
         "core/mte.c",
+        "core/p2p.c",
         "core/pipe.c",
         "core/race.c",
         "core/sim.c",
         "core/sync.c",
+        "core/team.c",
       },
       defines = { "_POSIX_C_SOURCE=200809L" },
       libraries = { "m", "pthread" },

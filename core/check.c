@@ -283,6 +283,12 @@ static int stuck_line(sl_machine *m, int i, int finished, char *line, size_t siz
   } else if (b->state == B_SYNC) {
     snprintf(line, size, "sync_all not reached by every block of PE %d: %d of "
              "%d arrived", (int)b->pe, (int)m->sync_count[b->pe], m->block_dim);
+  } else if (b->state == B_TEAM) {
+    int n = snprintf(line, size, "team barrier not reached by every block of its group: ");
+    sli_team_what(m, b, line + n, size - (size_t)n);
+  } else if (b->state == B_SIGNAL && b->wset) {
+    int n = snprintf(line, size, "signal wait can never be satisfied, nothing pending: ");
+    sli_ws_what(m, b, line + n, size - (size_t)n);
   } else if (b->state == B_SIGNAL) {
     const sl_buf *bf = &m->bufs[b->w.buf];
     int64_t cur = sl_get_int((sl_dtype)bf->dtype,

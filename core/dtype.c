@@ -54,6 +54,7 @@
 #define QNANBF  0x7fc0u
 
 #define TWO63   9223372036854775808.0
+#define TWO64   18446744073709551616.0
 
 /* elements staged per chunk when a kernel's operands alias (4 KiB) */
 #define STAGEW  512
@@ -64,6 +65,7 @@ typedef union {
   uint32_t w[STAGEW * 2];
   uint16_t h[STAGEW * 4];
   float f[STAGEW * 2];
+  double d[STAGEW];
 } sl_stage;
 
 
@@ -78,6 +80,7 @@ typedef union {
 #define ISFLOAT_FP16  1
 #define ISFLOAT_BF16  1
 #define ISFLOAT_FP32  1
+#define ISFLOAT_FP64  1
 
 #define INFOROW(TAG, name, T, U, KIND)  { name, sizeof(T), ISFLOAT_##KIND },
 static const struct { const char *name; unsigned char size, isfloat; }
@@ -86,7 +89,7 @@ dt_info[SL_NDTYPES] = { SL_DTYPE_LIST(INFOROW) };
 
 static const struct { const char *name; sl_dtype t; } dt_alias[] = {
   {"float16", SL_FP16}, {"half", SL_FP16}, {"bfloat16", SL_BF16},
-  {"float32", SL_FP32}, {"float", SL_FP32}
+  {"float32", SL_FP32}, {"float", SL_FP32}, {"float64", SL_FP64}, {"double", SL_FP64}
 };
 
 
@@ -120,7 +123,7 @@ int sl_dtype_find (const char *name) {
 }
 
 
-/* 1 for fp16, bf16 and fp32 */
+/* 1 for fp16, bf16, fp32 and fp64 */
 int sl_dtype_isfloat (sl_dtype t) {
   return dt_ok(t) ? dt_info[t].isfloat : 0;
 }
@@ -286,6 +289,13 @@ static double i2dodd (int64_t v) {
 }
 
 
+/* uint64 -> double rounded to odd (as i2dodd), for the values beyond int64 */
+static double u2dodd (uint64_t u) {
+  if (u < (UINT64_C(1) << 63)) return i2dodd((int64_t)u);
+  return 2.0 * i2dodd((int64_t)((u >> 1) | (u & 1u)));
+}
+
+
 /* int64 -> bf16, nearest even, single rounding */
 static uint16_t i2b (int64_t v) {
   return d2b(i2dodd(v));
@@ -304,6 +314,14 @@ static inline int64_t d2i (double v) {
   if (v >= TWO63) return INT64_MAX;
   if (v <= -TWO63) return INT64_MIN;
   return (int64_t)v;
+}
+
+
+/* double -> uint64: as d2i below 2^63 (so negatives wrap as before), the
+** value itself up to 2^64 - 1 beyond */
+static inline uint64_t d2u (double v) {
+  if (v >= TWO63) return v >= TWO64 ? UINT64_MAX : (uint64_t)v;
+  return (uint64_t)d2i(v);
 }
 
 
@@ -393,6 +411,28 @@ static inline float minf (float x, float y) {
   int isn = ((ux & 0x7fffffffu) > 0x7f800000u) | ((uy & 0x7fffffffu) > 0x7f800000u);
   return u2f(isn ? QNAN32 : r);
 }
+
+
+/* fp64 max / min by the fp32 rules: NaN if either is, else the larger
+** (smaller), +0 above -0 */
+static inline uint64_t key64 (uint64_t u) {
+  return u ^ ((UINT64_C(0) - (u >> 63)) | (UINT64_C(1) << 63));
+}
+static inline double maxd (double x, double y) {
+  uint64_t ux, uy;
+  memcpy(&ux, &x, 8);
+  memcpy(&uy, &y, 8);
+  if (x != x || y != y) return x + y;
+  return key64(ux) >= key64(uy) ? x : y;
+}
+static inline double mind (double x, double y) {
+  uint64_t ux, uy;
+  memcpy(&ux, &x, 8);
+  memcpy(&uy, &y, 8);
+  if (x != x || y != y) return x + y;
+  return key64(ux) <= key64(uy) ? x : y;
+}
+#define addd(x, y)  ((x) + (y))
 
 
 /* fp16 add in fp32, rounded once (word form, see h2fw) */
@@ -510,6 +550,9 @@ __attribute__((constructor)) static void x_init (void) { (void)x_ok(); }
 #define ADD_FP32  addf
 #define MAX_FP32  maxf
 #define MIN_FP32  minf
+#define ADD_FP64  addd
+#define MAX_FP64  maxd
+#define MIN_FP64  mind
 
 typedef void (*sl_rfn) (void *restrict d, const void *restrict s, size_t n);
 typedef void (*sl_bfn) (void *restrict d, const void *restrict a,
@@ -572,6 +615,20 @@ MULSDBL(i16, uint16_t, int16_t)
 MULSDBL(i32, uint32_t, int32_t)
 MULSDBL(i64, uint64_t, int64_t)
 MULSDBL(u8, uint8_t, uint8_t)
+MULSDBL(u16, uint16_t, uint16_t)
+MULSDBL(u32, uint32_t, uint32_t)
+
+/* uint64 * a non-integral s, truncated (beyond 2^63 too) */
+static void q_u64 (uint64_t *restrict d, const uint64_t *restrict a, double s, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) d[i] = d2u((double)a[i] * s);
+}
+
+/* fp64 d[i] = a[i] * s */
+static void m_d (double *restrict d, const double *restrict a, double s, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) d[i] = a[i] * s;
+}
 
 
 /* fp32 x * s, canonical NaN */
@@ -768,6 +825,7 @@ static const sl_bfn btab[SL_NDTYPES][3] = { SL_DTYPE_LIST(BROW) };
 /* the AVX2 clones; fp16 and bf16 add have their own F16C / AVX2 kernels */
 #define XADD_INT(P, TAG)   P##_add_##TAG
 #define XADD_FP32(P, TAG)  P##_add_##TAG
+#define XADD_FP64(P, TAG)  P##_add_##TAG
 #define XADD_FP16(P, TAG)  P##_add_fp16
 #define XADD_BF16(P, TAG)  P##_add_bf16
 #define RROW(TAG, name, T, U, KIND)  { XADD_##KIND(xr, TAG), xr_max_##TAG, xr_min_##TAG },
@@ -851,11 +909,12 @@ static void muls (sl_dtype t, void *restrict dst, const void *restrict a,
   VXDECL
   switch (t) {
     case SL_INT8: case SL_UINT8: case SL_INT16: case SL_INT32: case SL_INT64:
+    case SL_UINT16: case SL_UINT32: case SL_UINT64:
       if (integral) {
-        switch (t) {
-          case SL_INT16: K(m_16)(dst, a, (uint32_t)(uint16_t)k, n); return;
-          case SL_INT32: K(m_32)(dst, a, (uint32_t)k, n); return;
-          case SL_INT64: K(m_64)(dst, a, k, n); return;
+        switch (dt_info[t].size) {
+          case 2: K(m_16)(dst, a, (uint32_t)(uint16_t)k, n); return;
+          case 4: K(m_32)(dst, a, (uint32_t)k, n); return;
+          case 8: K(m_64)(dst, a, k, n); return;
           default: K(m_8)(dst, a, (uint32_t)(uint8_t)k, n); return;
         }
       }
@@ -864,8 +923,12 @@ static void muls (sl_dtype t, void *restrict dst, const void *restrict a,
         case SL_INT16: q_i16(dst, a, s, n); return;
         case SL_INT32: q_i32(dst, a, s, n); return;
         case SL_INT64: q_i64(dst, a, s, n); return;
+        case SL_UINT16: q_u16(dst, a, s, n); return;
+        case SL_UINT32: q_u32(dst, a, s, n); return;
+        case SL_UINT64: q_u64(dst, a, s, n); return;
         default: q_u8(dst, a, s, n); return;
       }
+    case SL_FP64: m_d(dst, a, s, n); return;
     case SL_FP16:
       j = F16C(x_mulsh(dst, a, (float)s, n));
       m_h((uint16_t *)dst + j, (const uint16_t *)a + j, (float)s, n - j);
@@ -912,18 +975,22 @@ void sl_muls (sl_dtype t, void *dst, const void *a, double s, size_t n) {
     for (i_ = 0; i_ < n; i_++) { ST x = s_[i_]; d_[i_] = CONV; } \
     return; }
 
-/* every source dtype into DT: CI converts an integer x, CF the exact fp32
-** value of a float x */
-#define CASTFROM(DT, CI, CF) \
+/* every source dtype into DT: CI converts an integer x, CU a uint64 x, CF
+** the exact fp32 value of a float x, CD a double x */
+#define CASTFROM(DT, CI, CU, CF, CD) \
   switch (st) { \
     case SL_INT8:  CASTLOOP(DT, int8_t, CI) \
     case SL_INT16: CASTLOOP(DT, int16_t, CI) \
     case SL_INT32: CASTLOOP(DT, int32_t, CI) \
     case SL_INT64: CASTLOOP(DT, int64_t, CI) \
     case SL_UINT8: CASTLOOP(DT, uint8_t, CI) \
+    case SL_UINT16: CASTLOOP(DT, uint16_t, CI) \
+    case SL_UINT32: CASTLOOP(DT, uint32_t, CI) \
+    case SL_UINT64: CASTLOOP(DT, uint64_t, CU) \
     case SL_FP16:  CASTLOOP(DT, uint16_t, CF(h2f(x))) \
     case SL_BF16:  CASTLOOP(DT, uint16_t, CF(b2f(x))) \
     case SL_FP32:  CASTLOOP(DT, float, CF(x)) \
+    case SL_FP64:  CASTLOOP(DT, double, CD(x)) \
     default: return; \
   }
 
@@ -933,18 +1000,26 @@ void sl_muls (sl_dtype t, void *dst, const void *a, double s, size_t n) {
 #define TOU32(v)  ((uint32_t)f2i(v))
 #define TOU64(v)  ((uint64_t)f2i(v))
 #define TOF(v)    (v)
+#define TOD(v)    ((double)(v))
+#define TOFD(v)   ((float)(v))
+/* a double into each destination (ints truncate through int64, wrap) */
+#define DTOI(T)   (T)d2i
 
 /* sl_cast for valid, different dtypes and non-overlapping buffers */
 static void cast (sl_dtype dt, void *restrict dst, sl_dtype st,
                   const void *restrict src, size_t n) {
   switch (dt) {
-    case SL_INT8: case SL_UINT8: CASTFROM(uint8_t, (uint8_t)x, TOU8)
-    case SL_INT16: CASTFROM(uint16_t, (uint16_t)x, TOU16)
-    case SL_INT32: CASTFROM(uint32_t, (uint32_t)x, TOU32)
-    case SL_INT64: CASTFROM(uint64_t, (uint64_t)x, TOU64)
-    case SL_FP16: CASTFROM(uint16_t, i2h(x), f2h)
-    case SL_BF16: CASTFROM(uint16_t, i2b(x), f2b)
-    case SL_FP32: CASTFROM(float, (float)x, TOF)
+    case SL_INT8: case SL_UINT8: CASTFROM(uint8_t, (uint8_t)x, (uint8_t)x, TOU8, DTOI(uint8_t))
+    case SL_INT16: case SL_UINT16:
+      CASTFROM(uint16_t, (uint16_t)x, (uint16_t)x, TOU16, DTOI(uint16_t))
+    case SL_INT32: case SL_UINT32:
+      CASTFROM(uint32_t, (uint32_t)x, (uint32_t)x, TOU32, DTOI(uint32_t))
+    case SL_INT64: CASTFROM(uint64_t, (uint64_t)x, x, TOU64, DTOI(uint64_t))
+    case SL_UINT64: CASTFROM(uint64_t, (uint64_t)x, x, TOU64, d2u)
+    case SL_FP16: CASTFROM(uint16_t, i2h(x), d2h(u2dodd(x)), f2h, d2h)
+    case SL_BF16: CASTFROM(uint16_t, i2b(x), d2b(u2dodd(x)), f2b, d2b)
+    case SL_FP32: CASTFROM(float, (float)x, (float)x, TOF, TOFD)
+    case SL_FP64: CASTFROM(double, (double)x, (double)x, TOD, TOD)
     default: return;
   }
 }
@@ -998,10 +1073,11 @@ ABSINT(abs_64, uint64_t, int64_t)
 
 ABSBITS(abs_h, uint16_t, 0x7fffu)
 ABSBITS(abs_f, uint32_t, 0x7fffffffu)
+ABSBITS(abs_d, uint64_t, UINT64_C(0x7fffffffffffffff))
 
 
 /* dst[i] = |a[i]|: floats clear the sign (a NaN stays a NaN), signed
-** integers wrap at the minimum, uint8 is copied; dst may equal a */
+** integers wrap at the minimum, unsigned ones are copied; dst may equal a */
 void sl_abs (sl_dtype t, void *dst, const void *a, size_t n) {
   if (!dt_ok(t) || n == 0) return;
   switch (t) {
@@ -1011,7 +1087,8 @@ void sl_abs (sl_dtype t, void *dst, const void *a, size_t n) {
     case SL_INT64: abs_64(dst, a, n); return;
     case SL_FP16: case SL_BF16: abs_h(dst, a, n); return;
     case SL_FP32: abs_f(dst, a, n); return;
-    default: memmove(dst, a, n); return;             /* uint8 */
+    case SL_FP64: abs_d(dst, a, n); return;
+    default: memmove(dst, a, n * dt_info[t].size); return;   /* unsigned */
   }
 }
 
@@ -1029,6 +1106,9 @@ RMAXINT(rmax_i16, int16_t)
 RMAXINT(rmax_i32, int32_t)
 RMAXINT(rmax_i64, int64_t)
 RMAXINT(rmax_u8, uint8_t)
+RMAXINT(rmax_u16, uint16_t)
+RMAXINT(rmax_u32, uint32_t)
+RMAXINT(rmax_u64, uint64_t)
 
 
 /* the largest of n 16-bit floats by the vector max's rule (NaN wins) */
@@ -1061,6 +1141,17 @@ void sl_reduce_max (sl_dtype t, void *dst, const void *a, size_t n) {
     case SL_INT32: rmax_i32(dst, a, n); return;
     case SL_INT64: rmax_i64(dst, a, n); return;
     case SL_UINT8: rmax_u8(dst, a, n); return;
+    case SL_UINT16: rmax_u16(dst, a, n); return;
+    case SL_UINT32: rmax_u32(dst, a, n); return;
+    case SL_UINT64: rmax_u64(dst, a, n); return;
+    case SL_FP64: {
+      const double *x = a;
+      double mx = x[0];
+      size_t i;
+      for (i = 1; i < n; i++) mx = maxd(mx, x[i]);
+      memcpy(dst, &mx, sizeof mx);
+      return;
+    }
     case SL_FP16: case SL_BF16:
       h = rmax16(a, n, t == SL_BF16);
       memcpy(dst, &h, sizeof h);
@@ -1081,10 +1172,16 @@ static float getf (sl_dtype t, const void *a, size_t i) {
 }
 
 
+/* the exact value of element i of a float array of type t, as a double */
+static double getd (sl_dtype t, const void *a, size_t i) {
+  return t == SL_FP64 ? ((const double *)a)[i] : (double)getf(t, a, i);
+}
+
+
 /* v rounded to the nearest integer, ties to even, saturated to [lo, hi];
 ** NaN -> 0 */
-static int64_t rintsat (float v, double lo, double hi) {
-  double r = nearbyint((double)v);
+static int64_t rintsat (double v, double lo, double hi) {
+  double r = nearbyint(v);
   if (r != r) return 0;
   return (int64_t)(r < lo ? lo : r > hi ? hi : r);
 }
@@ -1095,18 +1192,28 @@ static int64_t rintsat (float v, double lo, double hi) {
 ** (NaN -> 0); every other pair converts as sl_cast (nearest even already) */
 void sl_cast_rint (sl_dtype dt, void *dst, sl_dtype st, const void *src,
                    size_t n) {
-  static const double lo[] = { -128.0, -32768.0, -2147483648.0,
-                               -9223372036854775808.0, 0.0 };
-  static const double hi[] = { 127.0, 32767.0, 2147483647.0,
-                               9223372036854774784.0, 255.0 };
+  static const double lo[SL_NDTYPES] = {
+    [SL_INT8] = -128.0, [SL_INT16] = -32768.0, [SL_INT32] = -2147483648.0,
+    [SL_INT64] = -9223372036854775808.0 };
+  static const double hi[SL_NDTYPES] = {
+    [SL_INT8] = 127.0, [SL_INT16] = 32767.0, [SL_INT32] = 2147483647.0,
+    [SL_INT64] = 9223372036854774784.0, [SL_UINT8] = 255.0, [SL_UINT16] = 65535.0,
+    [SL_UINT32] = 4294967295.0, [SL_UINT64] = 18446744073709549568.0 };
   size_t i;
   if (!dt_ok(dt) || !dt_ok(st) || n == 0) return;
   if (sl_dtype_isfloat(dt) || !sl_dtype_isfloat(st)) {
     sl_cast(dt, dst, st, src, n);
     return;
   }
-  for (i = 0; i < n; i++)
-    sl_set_int(dt, dst, i, rintsat(getf(st, src, i), lo[dt], hi[dt]));
+  for (i = 0; i < n; i++) {
+    double v = getd(st, src, i);
+    if (dt == SL_UINT64 && v >= TWO63) {       /* beyond int64: its own value */
+      uint64_t u = d2u(nearbyint(v < hi[dt] ? v : hi[dt]));
+      memcpy((char *)dst + i * 8, &u, 8);
+    } else {
+      sl_set_int(dt, dst, i, rintsat(v, lo[dt], hi[dt]));
+    }
+  }
 }
 
 
@@ -1175,6 +1282,22 @@ static void fromdbl (sl_dtype t, void *restrict dst, const double *restrict v,
       for (i = 0; i < n; i++) d[i] = (float)v[i];
       return;
     }
+    case SL_UINT16: {
+      uint16_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = (uint16_t)d2i(v[i]);
+      return;
+    }
+    case SL_UINT32: {
+      uint32_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = (uint32_t)d2i(v[i]);
+      return;
+    }
+    case SL_UINT64: {
+      uint64_t *d = dst;
+      for (i = 0; i < n; i++) d[i] = d2u(v[i]);
+      return;
+    }
+    case SL_FP64: memcpy(dst, v, n * sizeof(double)); return;
     default: return;
   }
 }
@@ -1194,12 +1317,23 @@ double sl_get_num (sl_dtype t, const void *base, size_t i) {
       memcpy(&f, p + i * 4, 4);
       return (double)f;
     }
+    case SL_FP64: {
+      double d;
+      memcpy(&d, p + i * 8, 8);
+      return d;
+    }
+    case SL_UINT64: {
+      uint64_t u;
+      memcpy(&u, p + i * 8, 8);
+      return (double)u;
+    }
     default: return (double)sl_get_int(t, base, i);
   }
 }
 
 
-/* element i as an int64 (floats truncate toward zero, clamp, NaN -> 0) */
+/* element i as an int64 (floats truncate toward zero, clamp, NaN -> 0; a
+** uint64 gives its 64 bits) */
 int64_t sl_get_int (sl_dtype t, const void *base, size_t i) {
   const char *p = base;
   switch (t) {
@@ -1208,7 +1342,10 @@ int64_t sl_get_int (sl_dtype t, const void *base, size_t i) {
     case SL_INT32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
     case SL_INT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
     case SL_UINT8: { uint8_t v; memcpy(&v, p + i, 1); return v; }
-    case SL_FP16: case SL_BF16: case SL_FP32:
+    case SL_UINT16: { uint16_t v; memcpy(&v, p + i * 2, 2); return v; }
+    case SL_UINT32: { uint32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    case SL_UINT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }   /* its bits */
+    case SL_FP16: case SL_BF16: case SL_FP32: case SL_FP64:
       return d2i(sl_get_num(t, base, i));
     default: return 0;
   }
@@ -1267,8 +1404,13 @@ static int isint64 (double v) {
 ** the store; int64's ends are d2i's); floats unchanged (they round, and
 ** overflow to +-inf) */
 static double saturate (sl_dtype t, double v) {
-  static const double lo[] = { -128.0, -32768.0, -2147483648.0, -TWO63, 0.0 };
-  static const double hi[] = { 127.0, 32767.0, 2147483647.0, TWO63, 255.0 };
+  static const double lo[SL_NDTYPES] = {
+    [SL_INT8] = -128.0, [SL_INT16] = -32768.0, [SL_INT32] = -2147483648.0,
+    [SL_INT64] = -TWO63 };
+  static const double hi[SL_NDTYPES] = {
+    [SL_INT8] = 127.0, [SL_INT16] = 32767.0, [SL_INT32] = 2147483647.0, [SL_INT64] = TWO63,
+    [SL_UINT8] = 255.0, [SL_UINT16] = 65535.0, [SL_UINT32] = 4294967295.0,
+    [SL_UINT64] = TWO64 };
   if (dt_info[t].isfloat) return v;
   if (v != v) return 0.0;
   return v < lo[t] ? lo[t] : v > hi[t] ? hi[t] : v;
@@ -1401,6 +1543,13 @@ static inline int eq16b (uint16_t x, uint16_t y) {
   return (x == y) | ((ax > 0x7f80u) & (ay > 0x7f80u)) | ((ax | ay) == 0);
 }
 
+/* fp64 bits equal for compare */
+static inline int eq64 (uint64_t x, uint64_t y) {
+  uint64_t ax = x & UINT64_C(0x7fffffffffffffff), ay = y & UINT64_C(0x7fffffffffffffff);
+  uint64_t inf = UINT64_C(0x7ff0000000000000);
+  return (x == y) | ((ax > inf) & (ay > inf)) | ((ax | ay) == 0);
+}
+
 #define EQI(x,y)  ((x) == (y))
 #define EQF(x,y)  eq32(f2u(x), f2u(y))
 
@@ -1425,6 +1574,7 @@ COMPARER(64, uint64_t, EQI)
 COMPARER(h, uint16_t, eq16h)
 COMPARER(b, uint16_t, eq16b)
 COMPARER(f, float, EQF)
+COMPARER(d, uint64_t, eq64)
 
 
 /* count over blocks; the first block with a difference is scanned for it */
@@ -1445,9 +1595,10 @@ size_t sl_compare (sl_dtype t, const void *expect, const void *actual,
   size_t total = 0, k, blk = 4096;
   switch (t) {
     case SL_INT8: case SL_UINT8: CMPRUN(8, uint8_t)
-    case SL_INT16: CMPRUN(16, uint16_t)
-    case SL_INT32: CMPRUN(32, uint32_t)
-    case SL_INT64: CMPRUN(64, uint64_t)
+    case SL_INT16: case SL_UINT16: CMPRUN(16, uint16_t)
+    case SL_INT32: case SL_UINT32: CMPRUN(32, uint32_t)
+    case SL_INT64: case SL_UINT64: CMPRUN(64, uint64_t)
+    case SL_FP64: CMPRUN(d, uint64_t)
     case SL_FP16: CMPRUN(h, uint16_t)
     case SL_BF16: CMPRUN(b, uint16_t)
     case SL_FP32: CMPRUN(f, float)

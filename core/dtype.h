@@ -22,7 +22,11 @@
   X(UINT8, "uint8", uint8_t,  uint8_t,  INT) \
   X(FP16,  "fp16",  uint16_t, uint16_t, FP16) \
   X(BF16,  "bf16",  uint16_t, uint16_t, BF16) \
-  X(FP32,  "fp32",  float,    float,    FP32)
+  X(FP32,  "fp32",  float,    float,    FP32) \
+  X(UINT16, "uint16", uint16_t, uint16_t, INT) \
+  X(UINT32, "uint32", uint32_t, uint32_t, INT) \
+  X(UINT64, "uint64", uint64_t, uint64_t, INT) \
+  X(FP64,  "fp64",  double,   double,   FP64)
 
 #define SL_DTYPE_ENUM(TAG, name, T, U, KIND)  SL_##TAG,
 typedef enum { SL_DTYPE_LIST(SL_DTYPE_ENUM) SL_NDTYPES } sl_dtype;

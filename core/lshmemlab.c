@@ -23,6 +23,14 @@
 #define VIEW_MAGIC 0x53484d56u
 #define MACH_MAGIC 0x53484d4du
 
+/* a Lua line set_site resolved: the calling line and, for a primitive called
+** from a shared helper of lua/shmemlab, the line outside it (vsrc NULL: none) */
+typedef struct lsite {
+  char *src, *vsrc;         /* copies of the chunks' sources */
+  int line, vline;
+  int32_t id;
+} lsite;
+#define NSITES 256          /* set_site's cache, direct-mapped */
 /* the watchdog's view of one machine: the coroutine inside lua_resume
 ** (NULL outside), a count of the primitives it called, what the watchdog
 ** saw last, and whether it armed the count hook */
@@ -46,6 +54,7 @@ typedef struct lmach {
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
+  lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
   wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
 } lmach;
 
@@ -69,13 +78,23 @@ static lmach *checkmach(lua_State *L, int i) {
   return lm;
 }
 
-/* a dtype name at index i */
+/* a dtype name at index i (an unknown one names every dtype of the table) */
 static int checkdtype(lua_State *L, int i) {
   const char *name = luaL_checkstring(L, i);
   int t = sl_dtype_find(name);
-  if (t < 0)
-    luaL_argerror(L, i, lua_pushfstring(L, "unknown dtype '%s' (int8 int16 "
-                  "int32 int64 uint8 fp16 bf16 fp32)", name));
+  if (t < 0) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "unknown dtype '%s' (", name);
+    luaL_addvalue(&b);
+    for (t = 0; t < SL_NDTYPES; t++) {
+      if (t > 0) luaL_addchar(&b, ' ');
+      luaL_addstring(&b, sl_dtype_name((sl_dtype)t));
+    }
+    luaL_addchar(&b, ')');
+    luaL_pushresult(&b);
+    luaL_argerror(L, i, lua_tostring(L, -1));
+  }
   return t;
 }
 
@@ -272,6 +291,7 @@ static const pfield pfields[] = {
   PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
   PF("instruction_budget", instruction_budget, 'l'),
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
+  PF("scalar_amo", scalar_amo, 'b'),
   PF("timing_only", timing_only, 'b'),
   { NULL, 0, 0 }
 };
@@ -314,6 +334,7 @@ static int l_new(lua_State *L) {
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
+  lm->sites = NULL;
   memset(&lm->wd, 0, sizeof(lm->wd));
   luaL_setmetatable(L, MACHINE_MT);
   lm->m = sl_machine_new(&p, &st);
@@ -330,6 +351,23 @@ static int l_new(lua_State *L) {
   return 1;
 }
 
+/* forget set_site's cache */
+static void sites_free(lmach *lm) {
+  int i;
+  if (lm->sites == NULL) return;
+  for (i = 0; i < NSITES; i++) { free(lm->sites[i].src); free(lm->sites[i].vsrc); }
+  free(lm->sites);
+  lm->sites = NULL;
+}
+
+/* a copy of a string (NULL when out of memory) */
+static char *copy_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = malloc(n);
+  if (c != NULL) memcpy(c, s, n);
+  return c;
+}
+
 /* __gc / __close / close: free the engine (idempotent) */
 static int m_close(lua_State *L) {
   lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
@@ -337,6 +375,7 @@ static int m_close(lua_State *L) {
     wd_list_remove(lm);
     sl_machine_free(lm->m);
     lm->m = NULL;
+    sites_free(lm);
   }
   return 0;
 }
@@ -808,6 +847,12 @@ static lua_State *launch_co(lua_State *L, lmach *lm, int cos, int nargs, int blk
     *nres = 0;
     if (kind == SL_RES_YIELDED) *nres = (int)v;       /* still on co */
     else if (kind == SL_RES_INT) { lua_pushinteger(co, (lua_Integer)v); *nres = 1; }
+    else if (kind == SL_RES_NUM) {
+      double d;
+      memcpy(&d, &v, sizeof(d));
+      lua_pushnumber(co, (lua_Number)d);
+      *nres = 1;
+    }
     return co;
   }
   lua_pop(L, 1);
@@ -1266,51 +1311,98 @@ static int in_shmemlab(const lua_Debug *ar) {
          strncmp(slash - 8, "shmemlab", 8) == 0 && (slash[-9] == '/' || slash[-9] == '@');
 }
 
-/* the site text of a primitive called at ar: called from a shared helper of
-** lua/shmemlab (op.copy_gm, ...), the innermost line outside it, then the
-** helper's ("ops/x.lua:12 (via lua/shmemlab/op.lua:88)") */
-static void push_site_text(lua_State *L, lua_Debug *ar) {
-  lua_Debug up;
+/* the frame outside lua/shmemlab a primitive called at ar came from, when ar
+** is a shared helper of lua/shmemlab (op.copy_gm, ...); 0 when none */
+static int site_via(lua_State *L, const lua_Debug *ar, lua_Debug *up) {
   int level = 2;
-  if (in_shmemlab(ar)) {
-    while (lua_getstack(L, level++, &up) && lua_getinfo(L, "Sl", &up)) {
-      if (up.currentline > 0 && !in_shmemlab(&up)) {
-        lua_pushfstring(L, "%s:%d (via %s:%d)", up.short_src, up.currentline,
-                        ar->short_src, ar->currentline);
-        return;
-      }
-    }
-  }
-  lua_pushfstring(L, "%s:%d", ar->short_src, ar->currentline);
+  if (!in_shmemlab(ar)) return 0;
+  while (lua_getstack(L, level++, up) && lua_getinfo(L, "Sl", up))
+    if (up->currentline > 0 && !in_shmemlab(up)) return 1;
+  return 0;
 }
 
-/* checked runs: tell the engine the Lua line calling the primitive (interned
-** in the machine's state table: sites[text] = id, sites[id] = text) */
-static void set_site(lua_State *L, lmach *lm) {
-  lua_Debug ar;
-  int32_t id = -1;
+/* the site text of a primitive called at ar (via up: from a shared helper,
+** "ops/x.lua:12 (via lua/shmemlab/op.lua:88)") */
+static void push_site_text(lua_State *L, const lua_Debug *ar, const lua_Debug *up) {
+  if (up != NULL)
+    lua_pushfstring(L, "%s:%d (via %s:%d)", up->short_src, up->currentline,
+                    ar->short_src, ar->currentline);
+  else
+    lua_pushfstring(L, "%s:%d", ar->short_src, ar->currentline);
+}
+
+/* the id of the site text of ar (and up), interned in the machine's state
+** table (sites[text] = id, sites[id] = text); k is at index 1 */
+static int32_t site_intern(lua_State *L, const lua_Debug *ar, const lua_Debug *up) {
+  int32_t id;
   int top = lua_gettop(L);
-  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
-    lua_rawgeti(L, 1, 2);
-    lua_getiuservalue(L, -1, 1);
-    if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
-      lua_pop(L, 1);
-      lua_newtable(L);
-      lua_pushvalue(L, -1);
-      lua_setfield(L, -3, "sites");
-    }
-    push_site_text(L, &ar);
+  lua_rawgeti(L, 1, 2);
+  lua_getiuservalue(L, -1, 1);
+  if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
     lua_pushvalue(L, -1);
-    if (lua_rawget(L, -3) == LUA_TNUMBER) id = (int32_t)lua_tointeger(L, -1);
+    lua_setfield(L, -3, "sites");
+  }
+  push_site_text(L, ar, up);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) == LUA_TNUMBER) id = (int32_t)lua_tointeger(L, -1);
+  else {
+    id = (int32_t)lua_rawlen(L, -3) + 1;
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, id);                 /* sites[id] = text */
+    lua_pushinteger(L, id);
+    lua_rawset(L, -3);                      /* sites[text] = id */
+  }
+  lua_settop(L, top);                       /* both branches: as it was */
+  return id;
+}
+
+/* the cache entry of the site (ar, up), and whether it holds that site */
+static lsite *site_slot(lmach *lm, const lua_Debug *ar, const lua_Debug *up, int *hit) {
+  size_t h = (size_t)ar->currentline * 31u + ((size_t)(uintptr_t)ar->source >> 4);
+  lsite *e;
+  *hit = 0;
+  if (lm->sites == NULL && (lm->sites = calloc(NSITES, sizeof(lsite))) == NULL) return NULL;
+  if (up != NULL)
+    h = h * 131u + (size_t)up->currentline + ((size_t)(uintptr_t)up->source >> 4);
+  e = &lm->sites[h % NSITES];
+  *hit = e->src != NULL && e->line == ar->currentline && strcmp(e->src, ar->source) == 0 &&
+         (up == NULL ? e->vsrc == NULL : e->vsrc != NULL && e->vline == up->currentline &&
+                                        strcmp(e->vsrc, up->source) == 0);
+  return e;
+}
+
+/* remember in e that the site (ar, up) has id */
+static void site_keep(lsite *e, const lua_Debug *ar, const lua_Debug *up, int32_t id) {
+  free(e->src);
+  free(e->vsrc);
+  e->src = copy_str(ar->source);
+  e->vsrc = up != NULL ? copy_str(up->source) : NULL;
+  e->line = ar->currentline;
+  e->vline = up != NULL ? up->currentline : 0;
+  e->id = id;
+  if (e->src == NULL || (up != NULL && e->vsrc == NULL)) {   /* no memory: no entry */
+    free(e->src); free(e->vsrc);
+    e->src = e->vsrc = NULL;
+  }
+}
+
+/* checked runs: tell the engine the Lua line calling the primitive (the
+** lines seen last are cached, so the text is made once per line) */
+static void set_site(lua_State *L, lmach *lm) {
+  lua_Debug ar, up;
+  int32_t id = -1;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+    const lua_Debug *via = site_via(L, &ar, &up) ? &up : NULL;
+    int hit;
+    lsite *e = site_slot(lm, &ar, via, &hit);
+    if (hit) id = e->id;
     else {
-      id = (int32_t)lua_rawlen(L, -3) + 1;
-      lua_pop(L, 1);
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, -3, id);                 /* sites[id] = text */
-      lua_pushinteger(L, id);
-      lua_rawset(L, -3);                      /* sites[text] = id */
+      id = site_intern(L, &ar, via);
+      if (e != NULL) site_keep(e, &ar, via, id);
     }
-    lua_settop(L, top);                       /* both branches: as it was */
   }
   sl_set_site(lm->m, id);
 }
@@ -1857,6 +1949,238 @@ static int k_signal_wait_until(lua_State *L) {
   return kdone(L, lm, blk, SL_OK, 1);
 }
 
+/* the p2p_sync calls (shmem_device_p2p_sync.h): a set form takes (ivars,
+** nelems, [indices,] status|nil, cmp, value|cmp_values), a single one
+** (ivar, cmp, value) or, for wait, (ivar, value) with CMP_NE */
+typedef struct p2p_form {
+  const char *name;
+  int mode, test, vec, some, single, ne;
+} p2p_form;
+static const p2p_form p2p_forms[] = {
+  {"wait_until", SL_WS_ALL, 0, 0, 0, 1, 0}, {"wait", SL_WS_ALL, 0, 0, 0, 1, 1},
+  {"wait_until_all", SL_WS_ALL, 0, 0, 0, 0, 0},
+  {"wait_until_any", SL_WS_ANY, 0, 0, 0, 0, 0},
+  {"wait_until_some", SL_WS_SOME, 0, 0, 1, 0, 0},
+  {"wait_until_all_vector", SL_WS_ALL, 0, 1, 0, 0, 0},
+  {"wait_until_any_vector", SL_WS_ANY, 0, 1, 0, 0, 0},
+  {"wait_until_some_vector", SL_WS_SOME, 0, 1, 1, 0, 0},
+  {"test", SL_WS_ALL, 1, 0, 0, 1, 0}, {"test_all", SL_WS_ALL, 1, 0, 0, 0, 0},
+  {"test_any", SL_WS_ANY, 1, 0, 0, 0, 0}, {"test_some", SL_WS_SOME, 1, 0, 1, 0, 0},
+  {"test_all_vector", SL_WS_ALL, 1, 1, 0, 0, 0},
+  {"test_any_vector", SL_WS_ANY, 1, 1, 0, 0, 0},
+  {"test_some_vector", SL_WS_SOME, 1, 1, 1, 0, 0},
+  {NULL, 0, 0, 0, 0, 0, 0}
+};
+/* the type names of ACLSHMEM_P2P_SYNC_TYPE_FUNC and the lab's dtypes */
+static const char *const p2p_types[][2] = {
+  {"float", "fp32"}, {"int8", "int8"}, {"int16", "int16"}, {"int32", "int32"},
+  {"int64", "int64"}, {"uint8", "uint8"}, {"uint16", "uint16"}, {"uint32", "uint32"},
+  {"uint64", "uint64"}, {"char", "int8"}, {NULL, NULL}
+};
+
+/* the comparison value at index i into w (the set's dtype decides its type) */
+static void p2p_value(lua_State *L, lmach *lm, const p2p_form *f, sl_wset *w, int i) {
+  if (f->vec) {
+    w->vals = kloc(L, lm, i);
+    w->has_vals = 1;
+  } else if (sl_dtype_isfloat((sl_dtype)w->ivars.dtype)) {
+    w->fval = (double)luaL_checknumber(L, i);
+  } else {
+    w->ival = (int64_t)luaL_checkinteger(L, i);
+  }
+}
+
+/* the arguments of a p2p_sync call into w; *map gets sl_wait_set's error
+** argument (1 ivars 2 n 3 status 4 cmp 5 value 6 idx) -> the call's */
+static void p2p_args(lua_State *L, lmach *lm, const p2p_form *f, int dt, sl_wset *w,
+                     int *map) {
+  int a = 3;
+  memset(w, 0, sizeof(*w));
+  w->mode = f->mode;
+  w->name = f->name;
+  w->ivars = kloc(L, lm, 2);
+  if (dt >= 0 && w->ivars.dtype != dt)
+    luaL_argerror(L, 2, lua_pushfstring(L, "%s view expected, got %s", sl_dtype_name(dt),
+                  sl_dtype_name(w->ivars.dtype)));
+  map[1] = 1;
+  if (f->single) {
+    w->n = 1;
+    w->cmp = f->ne ? SL_CMP_NE : (int)luaL_checkinteger(L, a++);
+    map[4] = 2; map[5] = a - 1;
+    p2p_value(L, lm, f, w, a);
+    return;
+  }
+  w->n = (int64_t)luaL_checkinteger(L, a++);
+  map[2] = 2;
+  if (f->some) { w->idx = kloc(L, lm, a++); w->has_idx = 1; map[6] = 3; }
+  if (!lua_isnoneornil(L, a)) { w->status = kloc(L, lm, a); w->has_status = 1; }
+  map[3] = a++ - 1;
+  w->cmp = (int)luaL_checkinteger(L, a++);
+  map[4] = a - 2;
+  p2p_value(L, lm, f, w, a);
+  map[5] = a - 1;
+}
+
+/* every p2p_sync call: upvalue 1 the form, 2 the dtype its name fixes (-1 none) */
+static int k_p2p(lua_State *L) {
+  int blk, st, map[7] = { 0, 0, 0, 0, 0, 0, 0 };
+  lmach *lm = kcheck(L, &blk);
+  const p2p_form *f = &p2p_forms[lua_tointeger(L, lua_upvalueindex(1))];
+  sl_wset w;
+  int64_t ret = 0;
+  p2p_args(L, lm, f, (int)lua_tointeger(L, lua_upvalueindex(2)), &w, map);
+  st = sl_wait_set(lm->m, blk, &w, f->test, &ret);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, map, 7);
+  if (st != SL_OK && st != SL_ESKIP) return kdone(L, lm, blk, st, 0);
+  if (sl_block_parked(lm->m, blk)) return lua_yield(L, 0);  /* the result at wake */
+  if (!f->test && f->mode == SL_WS_ALL) return kdone(L, lm, blk, SL_OK, 0);
+  lua_pushinteger(L, (lua_Integer)ret);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* register the p2p_sync calls in the table at the top: each form untyped
+** (any p2p dtype) and under every type name the library has ("float_test") */
+static void p2p_register(lua_State *L) {
+  int i, j;
+  for (i = 0; p2p_forms[i].name != NULL; i++) {
+    lua_pushinteger(L, i);
+    lua_pushinteger(L, -1);
+    lua_pushcclosure(L, k_p2p, 2);
+    lua_setfield(L, -2, p2p_forms[i].name);
+    for (j = 0; p2p_types[j][0] != NULL; j++) {
+      int dt = sl_dtype_find(p2p_types[j][1]);
+      if (dt < 0) continue;                 /* a type the lab does not have yet */
+      lua_pushinteger(L, i);
+      lua_pushinteger(L, dt);
+      lua_pushcclosure(L, k_p2p, 2);
+      lua_pushfstring(L, "%s_%s", p2p_types[j][0], p2p_forms[i].name);
+      lua_insert(L, -2);
+      lua_settable(L, -3);
+    }
+  }
+}
+
+/* the value argument i for an element of dtype dt: *iv or *fv */
+static void elem_value(lua_State *L, int i, int dt, int64_t *iv, double *fv) {
+  if (sl_dtype_isfloat((sl_dtype)dt)) *fv = (double)luaL_checknumber(L, i);
+  else *iv = (int64_t)luaL_checkinteger(L, i);
+}
+
+/* the view at i, of the dtype upvalue 2 names (-1: any) */
+static sl_loc typed_loc(lua_State *L, lmach *lm, int i) {
+  sl_loc l = kloc(L, lm, i);
+  int dt = (int)lua_tointeger(L, lua_upvalueindex(2));
+  if (dt >= 0 && l.dtype != dt)
+    luaL_argerror(L, i, lua_pushfstring(L, "%s view expected, got %s", sl_dtype_name(dt),
+                  sl_dtype_name(l.dtype)));
+  return l;
+}
+
+/* k:p(dst, value, pe) / k:NAME_p: one element to PE pe (upvalue 1: 0 p, 1 g) */
+static int k_pg(lua_State *L) {
+  int blk, st;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc l = typed_loc(L, lm, 2);
+  int64_t iv = 0;
+  double fv = 0;
+  if (lua_tointeger(L, lua_upvalueindex(1)) == 0) {
+    elem_value(L, 3, l.dtype, &iv, &fv);
+    return kdone(L, lm, blk, sl_p(lm->m, blk, &l, iv, fv, checkpe(L, lm, 4)), 0);
+  }
+  st = sl_g(lm->m, blk, &l, checkpe(L, lm, 3), &iv, &fv);
+  if (st != SL_OK) return kdone(L, lm, blk, st, 0);
+  if (sl_dtype_isfloat((sl_dtype)l.dtype)) lua_pushnumber(L, (lua_Number)fv);
+  else lua_pushinteger(L, (lua_Integer)iv);
+  return kdone(L, lm, blk, SL_OK, 1);
+}
+
+static int amo_body(lua_State *L, int resumed);
+
+/* an atomic goes on after the yield its scratch UB asked for */
+static int amo_cont(lua_State *L, int status, lua_KContext ctx) {
+  (void)status; (void)ctx;
+  return amo_body(L, 1);
+}
+
+/* every atomic (upvalue 1: its sl_amo_forms index, 2: the dtype its name
+** fixes or -1, 3: the engine an engine's own call names, none = by the
+** topology): (dst, [cond,] [value,] pe); atomic_add's UB + MTE3 path
+** carves the scratch UB first, as blocking_body does */
+static int amo_body(lua_State *L, int resumed) {
+  int blk, st, a = 3, map[4] = { 0, 1, 0, 0 };
+  lmach *lm = kcheck(L, &blk);
+  const sl_amo_form *f = &sl_amo_forms[lua_tointeger(L, lua_upvalueindex(1))];
+  sl_loc d = typed_loc(L, lm, 2), u;
+  int64_t iv = 0, cond = 0;
+  double fv = 0;
+  int pe;
+  if (f->op == SL_AMO_CAS) cond = (int64_t)luaL_checkinteger(L, a++);
+  if (f->op != SL_AMO_INC && f->op != SL_AMO_FETCH) elem_value(L, a++, d.dtype, &iv, &fv);
+  pe = checkpe(L, lm, a);
+  map[3] = a - 1;
+  if (f->op == SL_AMO_ADD && !f->fetch) {
+    if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
+      return engine_error(L, lm->m, st, 1);
+    if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, amo_cont);
+  }
+  st = sl_amo(lm->m, blk, f, (int)lua_tointeger(L, lua_upvalueindex(3)), &d,
+              f->op == SL_AMO_ADD && !f->fetch ? &u : NULL, iv, fv, cond, pe);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, map, 4);
+  if (st == SL_OK && f->fetch) return lua_yield(L, 0);   /* the old value at wake */
+  return kdone(L, lm, blk, st, 0);
+}
+
+/* k:atomic_*(...) */
+static int k_amo(lua_State *L) { return amo_body(L, 0); }
+
+/* register name, and NAME_name for every dtype of mask, as closures of fn
+** with upvalues (index, dtype) in the table at the top */
+static void typed_register(lua_State *L, const char *name, lua_CFunction fn, int index,
+                           unsigned mask) {
+  int dt;
+  lua_pushinteger(L, index);
+  lua_pushinteger(L, -1);
+  lua_pushcclosure(L, fn, 2);
+  lua_setfield(L, -2, name);
+  for (dt = 0; dt < SL_NDTYPES; dt++) {
+    if (!(mask & (1u << dt))) continue;
+    lua_pushfstring(L, "%s_%s", sl_dtype_cann(dt), name);
+    lua_pushinteger(L, index);
+    lua_pushinteger(L, dt);
+    lua_pushcclosure(L, fn, 2);
+    lua_settable(L, -3);
+    if (dt == SL_INT8) {                     /* the library's char is int8 here */
+      lua_pushfstring(L, "char_%s", name);
+      lua_pushinteger(L, index);
+      lua_pushinteger(L, dt);
+      lua_pushcclosure(L, fn, 2);
+      lua_settable(L, -3);
+    }
+  }
+}
+
+/* register p, g and the atomics, untyped and typed, and the engines' own
+** atomics (mte_atomic_add, roce_atomic_fetch_xor, udma_atomic_swap, ...) */
+static void amo_register(lua_State *L) {
+  static const char *const engines[] = { NULL, "mte", "roce", "udma" };
+  int i, e;
+  typed_register(L, "p", k_pg, 0, ~0u);
+  typed_register(L, "g", k_pg, 1, ~0u);
+  for (i = 0; sl_amo_forms[i].name != NULL; i++) {
+    typed_register(L, sl_amo_forms[i].name, k_amo, i,
+                   sl_amo_forms[i].mte | sl_amo_forms[i].rdma);
+    for (e = SL_ENGINE_MTE; e <= SL_ENGINE_UDMA; e++) {
+      if (!(sl_amo_forms[i].engines & (1u << e))) continue;
+      lua_pushfstring(L, "%s_%s", engines[e], sl_amo_forms[i].name);
+      lua_pushinteger(L, i);
+      lua_pushinteger(L, -1);
+      lua_pushinteger(L, e);
+      lua_pushcclosure(L, k_amo, 3);
+      lua_settable(L, -3);
+    }
+  }
+}
+
 /* k:wait_signal_value(flag, ub, count [, cmp [, value]]): hcomm's soft-sync
 ** Wait; polls the GM flag into UB until flag[0] cmp value; returns flag[0] */
 static int k_wait_signal_value(lua_State *L) {
@@ -1954,6 +2278,115 @@ static int l_dtype_size(lua_State *L) {
   return 1;
 }
 
+/* core.dtype_cann(name): the library's name of a dtype in its typed calls */
+static int l_dtype_cann(lua_State *L) {
+  lua_pushstring(L, sl_dtype_cann(checkdtype(L, 1)));
+  return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* teams                                                               */
+/* ------------------------------------------------------------------ */
+
+/* m:team_split_strided(parent, start, stride, size): the new team */
+static int m_team_split_strided(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int t, st = sl_team_split_strided(lm->m, (int)luaL_checkinteger(L, 2),
+                                    (int)luaL_checkinteger(L, 3), (int)luaL_checkinteger(L, 4),
+                                    (int)luaL_checkinteger(L, 5), &t);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  lua_pushinteger(L, t);
+  return 1;
+}
+
+/* m:team_split_2d(parent, x_range): the x team and the y team */
+static int m_team_split_2d(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int x, y, st = sl_team_split_2d(lm->m, (int)luaL_checkinteger(L, 2),
+                                  (int)luaL_checkinteger(L, 3), &x, &y);
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  lua_pushinteger(L, x);
+  lua_pushinteger(L, y);
+  return 2;
+}
+
+/* m:team_destroy(team) */
+static int m_team_destroy(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int st = sl_team_destroy(lm->m, (int)luaL_checkinteger(L, 2));
+  if (st != SL_OK) return engine_error(L, lm->m, st, 1);
+  return 0;
+}
+
+/* the PE a host-side team query is asked for (argument i): every PE sees
+** its own group of a team */
+static int host_pe(lua_State *L, lmach *lm, int i) {
+  lua_Integer pe = luaL_checkinteger(L, i);
+  int n = sl_machine_params(lm->m)->n_pes;
+  if (pe < 0 || pe >= n)
+    luaL_argerror(L, i, lua_pushfstring(L, "PE %d out of range 0..%d", (int)pe, n - 1));
+  return (int)pe;
+}
+
+/* the answer to team query kind (0 my_pe, 1 n_pes, 2 translate_pe, 3
+** pe_mapping) as PE pe sees it, its arguments from index i on */
+static lua_Integer team_answer(lua_State *L, lmach *lm, int kind, int i, int pe) {
+  int t = (int)luaL_checkinteger(L, i);
+  switch (kind) {
+    case 0: return sl_team_my_pe(lm->m, t, pe);
+    case 1: return sl_team_n_pes(lm->m, t, pe);
+    case 2: return sl_team_translate(lm->m, t, (int)luaL_checkinteger(L, i + 1),
+                                     (int)luaL_checkinteger(L, i + 2), pe);
+    default: return sl_team_global(lm->m, t, (int)luaL_checkinteger(L, i + 1), pe);
+  }
+}
+
+/* m:team_my_pe(team, pe), m:team_n_pes(team, pe), m:team_translate_pe(src,
+** src_pe, dest, pe) (upvalue: the kind of team_answer) */
+static int m_team_query(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int kind = (int)lua_tointeger(L, lua_upvalueindex(1));
+  lua_pushinteger(L, team_answer(L, lm, kind, 2, host_pe(L, lm, kind == 2 ? 5 : 3)));
+  return 1;
+}
+
+/* k:team_my_pe(team), k:team_n_pes(team), k:team_translate_pe(src, src_pe,
+** dest), k:team_pe_mapping(team, n) (upvalue: the kind of team_answer) */
+static int k_team_query(lua_State *L) {
+  int blk, pe, b;
+  lmach *lm = kcheck(L, &blk);
+  sl_block_where(lm->m, blk, &pe, &b);
+  lua_pushinteger(L, team_answer(L, lm, (int)lua_tointeger(L, lua_upvalueindex(1)), 2, pe));
+  return 1;
+}
+
+/* k:barrier(team) / k:sync(team) (upvalue: 0 barrier, 1 sync) */
+static int k_team_barrier(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  int t = (int)luaL_checkinteger(L, 2);
+  return kdone(L, lm, blk, sl_team_barrier(lm->m, blk, t,
+                                           (int)lua_tointeger(L, lua_upvalueindex(1))), 0);
+}
+
+/* register the team calls: machine methods at index mi, block methods at bi */
+static void team_register(lua_State *L, int mi, int bi) {
+  static const struct { const char *name; lua_CFunction fn; int up, block; } calls[] = {
+    {"team_my_pe", m_team_query, 0, 0}, {"team_n_pes", m_team_query, 1, 0},
+    {"team_translate_pe", m_team_query, 2, 0},
+    {"team_my_pe", k_team_query, 0, 1}, {"team_n_pes", k_team_query, 1, 1},
+    {"team_translate_pe", k_team_query, 2, 1}, {"team_pe_mapping", k_team_query, 3, 1},
+    {"barrier", k_team_barrier, 0, 1}, {"sync", k_team_barrier, 1, 1},
+    {NULL, NULL, 0, 0}
+  };
+  int i;
+  for (i = 0; calls[i].name != NULL; i++) {
+    lua_pushinteger(L, calls[i].up);
+    lua_pushcclosure(L, calls[i].fn, 1);
+    lua_setfield(L, calls[i].block ? bi : mi, calls[i].name);
+  }
+}
+
 /* ------------------------------------------------------------------ */
 /* references for bench/ (the same bytes, without the engine)          */
 /* ------------------------------------------------------------------ */
@@ -1994,6 +2427,8 @@ static const luaL_Reg machine_methods[] = {
   {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
   {"trace", m_trace}, {"trace_records", m_trace_records},
   {"state", m_state}, {"close", m_close}, {"check_reports", m_check_reports},
+  {"team_split_strided", m_team_split_strided}, {"team_split_2d", m_team_split_2d},
+  {"team_destroy", m_team_destroy},
   {NULL, NULL}
 };
 
@@ -2072,6 +2507,12 @@ int luaopen_shmemlab_core(lua_State *L) {
   luaL_newlibtable(L, block_methods);
   push_events(L);                          /* the primitives' upvalue: name -> number */
   luaL_setfuncs(L, block_methods, 1);
+  p2p_register(L);
+  amo_register(L);
+  luaL_getmetatable(L, MACHINE_MT);
+  lua_getfield(L, -1, "methods");
+  team_register(L, lua_absindex(L, -1), lua_absindex(L, -3));
+  lua_pop(L, 2);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__index");
   lua_setfield(L, -2, "methods");
@@ -2090,6 +2531,7 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, l_new); lua_setfield(L, -2, "new");
   lua_pushcfunction(L, l_dtype_size); lua_setfield(L, -2, "dtype_size");
+  lua_pushcfunction(L, l_dtype_cann); lua_setfield(L, -2, "dtype_cann");
   lua_pushcfunction(L, b_memcpy); lua_setfield(L, -2, "bench_memcpy");
   lua_pushcfunction(L, b_yardstick); lua_setfield(L, -2, "bench_yardstick");
   luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");
@@ -2116,5 +2558,8 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_pushinteger(L, SL_PROF_MAX_BLOCK); lua_setfield(L, -2, "PROF_MAX_BLOCK");
   lua_pushinteger(L, SL_SHADOW_FRAMES); lua_setfield(L, -2, "SHADOW_FRAMES");
   lua_pushinteger(L, SL_SCRATCH_BYTES); lua_setfield(L, -2, "SCRATCH_BYTES");
+  lua_pushinteger(L, -1); lua_setfield(L, -2, "SIZE_MAX");   /* C's SIZE_MAX, as 64 bits */
+  lua_pushinteger(L, SL_TEAM_WORLD); lua_setfield(L, -2, "TEAM_WORLD");
+  lua_pushinteger(L, SL_TEAM_INVALID); lua_setfield(L, -2, "TEAM_INVALID");
   return 1;
 }

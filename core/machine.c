@@ -103,7 +103,7 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->site = -1;
   if (!m->ub || !m->ubcap || !m->allres || ((p->check & SL_CHECK_INIT) && !m->ubinit) ||
       (p->timing_only && !m->ubmap) ||
-      !m->sync_count || !m->sync_tmax) {
+      !m->sync_count || !m->sync_tmax || sli_team_world(m) != SL_OK) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
     return NULL;
@@ -128,6 +128,7 @@ void sl_machine_free(sl_machine *m) {
   free(m->ubinit); free(m->reports);
   free(m->ub); free(m->ubcap); free(m->bufs); free(m->segs);
   sli_race_free(m);
+  sli_team_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
   free(m->evs); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks);
@@ -202,6 +203,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   m->bar_count = 0;
   m->bar_noquiet = 0;
   m->bar_tmax = 0;
+  sli_team_reset(m);
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
   m->gen++;
@@ -279,7 +281,7 @@ uint32_t sl_machine_gen(const sl_machine *m) { return m->gen; }
 int sl_block_parked(const sl_machine *m, int blk) {
   int s = m->blocks[blk].state;
   return s == B_SIGNAL || s == B_BARRIER || s == B_SYNC || s == B_FLAG ||
-         s == B_DRAIN || s == B_QUEUE;
+         s == B_DRAIN || s == B_QUEUE || s == B_AMO || s == B_TEAM;
 }
 
 /* 1 while the block runs (it has neither parked nor been rescheduled) */

@@ -43,7 +43,11 @@ static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *d
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
-  int st = sli_copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
+  int st;
+  if (op != SL_OP_NONE && dst->dtype == SL_FP64)
+    return sli_err(m, SL_EARG, 1, "fp64: the MTE atomic unit has no double accumulate "
+                   "(set_atomic_none before this copy)");
+  st = sli_copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
@@ -315,19 +319,9 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       sli_landed(m, e->blk, SL_PIPE_V, 1, t);
       break;
     }
-    case EV_SIGNAL: {
-      sl_dtype dt = (sl_dtype)e->dst.dtype;
-      int64_t v = e->op == SL_SIGNAL_ADD
-          ? (int64_t)((uint64_t)sl_get_int(dt, d, 0) + (uint64_t)e->val)
-          : e->val;
-      sli_lazy_touch(m, &e->dst, (int64_t)sl_dtype_size(dt));
-      sl_set_int(dt, d, 0, v);
-      sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
-      if (m->race) sli_race_signal(m, &e->dst, e->snap, e->op == SL_SIGNAL_ADD);
-      if (m->bufs[e->dst.buf].waiters > 0)
-        sli_notify(m, &e->dst, (int64_t)sl_dtype_size(dt), t, e->blk);
+    case EV_SIGNAL:                     /* a signal, p or atomic (amo.c) */
+      sli_elem_land(m, e, t);
       break;
-    }
     default:
       break;
   }
@@ -372,7 +366,8 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)dtype);
   if (b->scratch < 0) {
     sl_loc l;
-    int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, 0, &l);
+    /* backed in a timing-only run: atomic_add's operand goes through it */
+    int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, SL_ALLOC_BACKED, &l);
     if (st != SL_OK) return st;
     b->scratch = l.base;
   }
@@ -650,6 +645,9 @@ int sl_vec(sl_machine *m, int blk, int op, const sl_loc *dst,
   if (op == SL_VEC_DUP) a = dst;        /* Duplicate reads no tensor */
   if ((st = sli_own_ub(m, b, a, 2)) != SL_OK) return st;
   if (SL_VEC_IS_BINARY(op) && (st = sli_own_ub(m, b, bb, 3)) != SL_OK) return st;
+  if (op != SL_VEC_COPY && (dst->dtype == SL_FP64 || a->dtype == SL_FP64))
+    return sli_err(m, SL_EARG, dst->dtype == SL_FP64 ? 1 : 2, "fp64: the AIV vector unit "
+                   "has no double arithmetic (DataCopy and the MTE move it)");
   if (op != SL_VEC_CAST && op != SL_VEC_CAST_RINT &&
       (a->dtype != dst->dtype || (SL_VEC_IS_BINARY(op) && bb->dtype != dst->dtype)))
     return sli_err(m, SL_EARG, 2, "dtype mismatch");

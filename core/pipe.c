@@ -355,6 +355,7 @@ void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred) {
       return;
     case ACT_BAR_ALL: sli_arrive_all(m, blk); return;
     case ACT_SYNC_ALL: sli_arrive_pe(m, blk); return;
+    case ACT_TEAM: sli_team_arrive(m, blk); return;
     case ACT_SIGNAL: sli_signal_send(m, blk); break;
     case ACT_PROF: sli_prof_read(m, blk); break;
     case ACT_POLL:
@@ -370,7 +371,8 @@ void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred) {
 const char *sli_act_name(const sl_block *b) {
   static const char *const names[] = { "pipe_barrier or quiet", "put_signal's signal",
                                        "barrier_all", "sync_all", "a profiling frame",
-                                       "wait_signal_value", "the end of its kernel" };
+                                       "wait_signal_value", "a team barrier",
+                                       "the end of its kernel" };
   return b->act >= 0 && b->act <= ACT_END ? names[b->act] : "?";
 }
 

@@ -565,3 +565,27 @@ void sli_race_observe(sl_machine *m, int blk, const sl_addr *a) {
   for (i = 0; i < SLOTS; i++)
     if (c->w[i].t != NONE) sli_race_acquire_thread(m, blk, c->w[i].t);
 }
+
+/* a team barrier (s_only 0: every pipe, drained) or sync (1: S alone) of the
+** blocks of PEs first, first + stride, ... (n of them): they all meet */
+void sli_race_meet_pes(sl_machine *m, int first, int stride, int n, int s_only) {
+  sl_race *r = m->race;
+  uint32_t *all, t, t0, nt = s_only ? 1u : TPB;     /* after a quiet: engines too */
+  int i, b;
+  if (r == NULL || !(m->p.check & SL_CHECK_RACE)) return;
+  if ((all = calloc(r->nt, sizeof(uint32_t))) == NULL) return;
+  for (i = 0; i < n; i++)
+    for (b = 0; b < m->block_dim; b++) {
+      t0 = TID((first + i * stride) * m->block_dim + b, 0);
+      for (t = t0; t < t0 + nt; t++) join(r, all, VC(r, t), NONE);
+    }
+  for (i = 0; i < n; i++)
+    for (b = 0; b < m->block_dim; b++) {
+      t0 = TID((first + i * stride) * m->block_dim + b, 0);
+      for (t = t0; t < t0 + nt; t++) {
+        join(r, VC(r, t), all, NONE);
+        VC(r, t)[t]++;
+      }
+    }
+  free(all);
+}

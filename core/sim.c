@@ -366,6 +366,7 @@ int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size) {
   switch (b->state) {
     case B_SIGNAL: {
       const sl_buf *bf = &m->bufs[b->w.buf];
+      if (b->wset) return sli_ws_what(m, b, out, size);
       const uint8_t *p = bf->data + bf->stride * b->w.pe + b->w.off;
       int64_t cur = sl_get_int((sl_dtype)bf->dtype, p, 0);
       return snprintf(out, size,
@@ -383,6 +384,10 @@ int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size) {
           (int)m->sync_count[b->pe], m->block_dim, (int)b->pe);
     case B_READY:
       return snprintf(out, size, "ready, beyond the time limit");
+    case B_AMO:
+      return snprintf(out, size, "the reply of its fetching atomic");
+    case B_TEAM:
+      return sli_team_what(m, b, out, size);
     case B_FLAG:
       return snprintf(out, size, "wait_flag(%s, %d): its pipe has not reached the "
                       "set_flag yet (%s)", sl_event_name(b->wflag / SL_NEVENT_IDS),

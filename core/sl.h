@@ -116,6 +116,8 @@ typedef struct sl_params {
   int64_t spin_limit;       /* primitives a block may call in a row while the
                             ** machine clock stands still (0 = none) */
   int64_t primitive_limit;  /* primitives one block may call in a launch (0 = none) */
+  int scalar_amo;           /* 1: Ascend950's scalar and RDMA engine atomics (fetch,
+                            ** inc, set, swap, compare-swap, bitwise; the wide adds) */
   int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
 } sl_params;
 
@@ -239,9 +241,10 @@ enum { SL_RUN_OK = 0, SL_RUN_SPIN, SL_RUN_TOTAL };
 int sl_prim_tick(sl_machine *m, int blk);
 int sl_describe_waits(const sl_machine *m, char *out, size_t size);
 /* what a resumed block gets back (sl_block_result, sl_block_stash): nothing,
-** one integer (a woken wait's value), or the values it yielded itself, still
+** one integer (a woken wait's value), one number (v holds a double's
+** bits: a float atomic's old value), or the values it yielded itself, still
 ** on its own stack (v of them) */
-enum { SL_RES_NONE = 0, SL_RES_INT = 1, SL_RES_YIELDED = 3 };
+enum { SL_RES_NONE = 0, SL_RES_INT = 1, SL_RES_NUM = 2, SL_RES_YIELDED = 3 };
 int sl_block_result(sl_machine *m, int blk, int64_t *v);
 void sl_block_stash(sl_machine *m, int blk, int kind, int64_t v);
 /* the block's scratch UB for blocking puts/gets (carved once per launch) */
@@ -284,10 +287,69 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3);
 int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
                    int64_t v, int64_t *got);
+/* point-to-point synchronisation over a set of elements (CANN SHMEM's
+** p2p_sync family): wait for, or test once, all / any / some of the n
+** elements of ivars that status does not exclude (status[i] != 0) holding
+** `ivars[i] cmp value`, or `cmp vals[i]` (the _vector forms). ret: ALL 1 or 0
+** (a test; a wait returns 1), ANY the lowest index satisfied or -1 (SIZE_MAX),
+** SOME the count, the indices ascending in idx. A parked wait wakes with it */
+enum { SL_WS_ALL, SL_WS_ANY, SL_WS_SOME };
+typedef struct sl_wset {
+  sl_loc ivars, status, vals, idx;  /* status, vals, idx used when has_* */
+  int has_status, has_vals, has_idx;
+  int64_t n;
+  int mode, cmp;
+  int64_t ival;                     /* the value, integer ivars */
+  double fval;                      /* the value, float ivars */
+  const char *name;                 /* the call, for messages (a static string) */
+} sl_wset;
+/* 1 when dtype t can be waited on (the library's ACLSHMEM_P2P_SYNC_TYPE_FUNC) */
+int sl_p2p_dtype(int t);
+int sl_wait_set(sl_machine *m, int blk, const sl_wset *w, int test, int64_t *ret);
 /* hcomm's WaitSignalValue: poll a GM flag into UB (data_copy, MTE2_S,
 ** GetValue, compare) until cmp holds; emulated without a Lua loop */
 int sl_poll_until(sl_machine *m, int blk, const sl_loc *flag, const sl_loc *ub,
                   int64_t elems, int cmp, int64_t v, int64_t *got);
+/* one element to / from PE pe (aclshmem_NAME_p / _g): floats take fv, integers iv */
+int sl_p(sl_machine *m, int blk, const sl_loc *dst, int64_t iv, double fv, int pe);
+int sl_g(sl_machine *m, int blk, const sl_loc *src, int pe, int64_t *iv, double *fv);
+/* atomics (shmem_device_amo.h); SET and ADD are the signal ops' codes */
+enum { SL_AMO_SET = SL_SIGNAL_SET, SL_AMO_ADD = SL_SIGNAL_ADD, SL_AMO_INC, SL_AMO_CAS,
+       SL_AMO_FETCH, SL_AMO_AND, SL_AMO_OR, SL_AMO_XOR };
+typedef struct sl_amo_form {
+  const char *name;         /* "atomic_fetch_add" */
+  int op, fetch;            /* SL_AMO_*; 1: returns the old value (synchronous) */
+  unsigned mte, rdma;       /* dtypes (bit per sl_dtype) it takes over MTE, over RDMA */
+  unsigned engines;         /* the engines that declare it as their own call (bit per SL_ENGINE_*) */
+} sl_amo_form;
+/* who carries an atomic: the library's choice by topology, or the engine a
+** call names (aclshmemx_mte_atomic_*, _roce_atomic_*, _udma_atomic_*) */
+enum { SL_ENGINE_AUTO, SL_ENGINE_MTE, SL_ENGINE_ROCE, SL_ENGINE_UDMA };
+extern const sl_amo_form sl_amo_forms[];   /* ends with a NULL name */
+/* the library's name of a dtype in its typed calls (half, bfloat16, float, int32) */
+const char *sl_dtype_cann(int t);
+/* an atomic of form f on element dst of PE pe: value iv / fv, compare_swap's
+** cond; ub the scratch UB (atomic_add's UB + MTE3 path); engine SL_ENGINE_*
+** (roce: through the NICs whatever the PEs). A fetching form
+** parks the block: its old value comes with the wake-up */
+int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, int engine, const sl_loc *dst,
+           const sl_loc *ub, int64_t iv, double fv, int64_t cond, int pe);
+/* teams (shmem_host_team.h, shmem_device_team.h): made and destroyed on the
+** host; a team is one or more strided groups of PEs (a split of a team splits
+** each group), every query answered as PE pe sees it (its own group) */
+#define SL_TEAM_WORLD 0
+#define SL_TEAM_INVALID (-1)
+#define SL_MAX_TEAMS 2048         /* ACLSHMEM_MAX_TEAMS */
+int sl_team_split_strided(sl_machine *m, int parent, int start, int stride, int size,
+                          int *out);
+int sl_team_split_2d(sl_machine *m, int parent, int x_range, int *xt, int *yt);
+int sl_team_destroy(sl_machine *m, int team);
+int sl_team_my_pe(const sl_machine *m, int team, int pe);      /* -1: not a member */
+int sl_team_n_pes(const sl_machine *m, int team, int pe);      /* -1: not a member */
+int sl_team_global(const sl_machine *m, int team, int n, int pe);
+int sl_team_translate(const sl_machine *m, int src, int src_pe, int dest, int pe);
+/* aclshmem_barrier(team) (sync 0: a quiet first) / aclshmem_sync(team) (sync 1) */
+int sl_team_barrier(sl_machine *m, int blk, int team, int sync);
 int sl_quiet(sl_machine *m, int blk);
 /* a DMA engine's transfer of elems from src to dst, one of them PE pe's
 ** copy of a symmetric buffer (get: src, else dst), through relay (-1: none;

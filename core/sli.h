@@ -14,11 +14,11 @@ enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA };
 ** drain (then does its act), B_QUEUE for a slot in a full pipe queue,
 ** B_ENDING has finished its code and waits for its pipes */
 enum { B_IDLE, B_READY, B_RUN, B_SIGNAL, B_BARRIER, B_SYNC, B_FLAG, B_DRAIN,
-       B_QUEUE, B_ENDING, B_DONE };
+       B_QUEUE, B_ENDING, B_DONE, B_AMO, B_TEAM };
 
 /* what a block does once its pipes drained (B_DRAIN) */
 enum { ACT_BARRIER, ACT_SIGNAL, ACT_BAR_ALL, ACT_SYNC_ALL, ACT_PROF, ACT_POLL,
-       ACT_END };
+       ACT_TEAM, ACT_END };
 
 /* instructions queued on a pipe */
 enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT, OP_MARK };
@@ -40,10 +40,12 @@ typedef struct sl_event {
   sl_addr dst, src, src2;
   int64_t n;                /* bytes (copy) or elements (vector) */
   int64_t val;              /* signal value */
+  int64_t val2;             /* atomic_compare_swap: the value compared with */
   double s;                 /* vector scalar */
   int32_t site;             /* checked runs: the issuing Lua line */
   int32_t snap;             /* racecheck: the release a signal carries */
-  int32_t pipe;             /* copy / vector op: the pipe it ran on */
+  int32_t pipe;             /* copy / vector op: the pipe it ran on; a fetching
+                            ** atomic: the path its reply takes */
   int32_t stage;            /* copy: an MTE put/get chunk's GM -> UB staging */
   int64_t whole;            /* copy: bytes of the whole transfer it is part of */
   int32_t next_free;
@@ -139,6 +141,11 @@ typedef struct sl_block {
   int32_t wcmp, wnext;
   int32_t wsite;            /* checked runs: the line it waits at */
   int64_t wval;
+  int64_t wlen;             /* bytes from w whose writes wake it (one element, or a set) */
+  int32_t wset;             /* 1: it waits on the set ws (a p2p_sync wait) */
+  sl_wset ws;
+  int64_t wcur;             /* SL_WS_ALL: the element it waits on (the library waits in order) */
+  int32_t wteam, wsync;     /* B_TEAM: its team, 1 for a sync (no quiet) */
   sl_addr wub;              /* polling wait: UB that receives the flag */
   int64_t wbytes;
   sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */
@@ -181,6 +188,7 @@ typedef struct sl_ubmap {
 } sl_ubmap;
 
 typedef struct sl_race sl_race;   /* racecheck state (race.c) */
+typedef struct sl_team sl_team;   /* a team (team.c) */
 
 /* figures of the profile in picoseconds, computed once */
 typedef struct sl_ps {
@@ -263,6 +271,8 @@ struct sl_machine {
   size_t nreports, capreports;
   sl_bytemap **ubinit;      /* initcheck: initialised bytes of each UB */
   sl_race *race;            /* racecheck: clocks and shadows */
+  sl_team *teams;           /* teams by handle (team.c); 0 is TEAM_WORLD */
+  int nteams;
   /* trace */
   sl_trace_rec *trace;
   size_t ntrace, captrace, maxtrace;
@@ -368,6 +378,7 @@ void sli_race_set_flag(sl_machine *m, int blk, int ev, int id, int src);
 void sli_race_wait_flag(sl_machine *m, int blk, int ev, int id, int dst);
 void sli_race_barrier(sl_machine *m, int blk, int pipe);
 void sli_race_meet(sl_machine *m, int pe);
+void sli_race_meet_pes(sl_machine *m, int first, int stride, int n, int s_only);
 void sli_race_meet_s(sl_machine *m);
 void sli_race_dma_quiet(sl_machine *m, int blk);
 void sli_race_quiet(sl_machine *m, int blk);
@@ -385,6 +396,22 @@ void sli_report_race(sl_machine *m, const sl_loc *l, int64_t bytes, int write, i
                      int pipe, int oblk, int opipe, int32_t osite, int owrite);
 /* a synccheck report about flag (event * SL_NEVENT_IDS + id) of block blk's pipe */
 int sli_report_flag(sl_machine *m, int blk, int pipe, int flag, const char *msg);
+
+/* amo.c */
+void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t);
+
+/* team.c */
+int sli_team_world(sl_machine *m);
+void sli_team_free(sl_machine *m);
+void sli_team_reset(sl_machine *m);
+void sli_team_arrive(sl_machine *m, int blk);
+int sli_team_what(const sl_machine *m, const sl_block *b, char *out, size_t size);
+
+/* p2p.c */
+int sli_cmp_int(int cmp, int64_t v, int64_t x);
+int sli_ws_eval(sl_machine *m, int blk, const sl_wset *w, int64_t *cur, int64_t *ret,
+                int test);
+int sli_ws_what(const sl_machine *m, const sl_block *b, char *out, size_t size);
 
 /* sync.c */
 void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,

@@ -172,18 +172,6 @@ int sl_fence(sl_machine *m, int blk) {
   return sl_quiet(m, blk);
 }
 
-/* is v cmp x true? */
-static int cmp_ok(int cmp, int64_t v, int64_t x) {
-  switch (cmp) {
-    case SL_CMP_EQ: return v == x;
-    case SL_CMP_NE: return v != x;
-    case SL_CMP_GT: return v > x;
-    case SL_CMP_GE: return v >= x;
-    case SL_CMP_LT: return v < x;
-    default: return v <= x;
-  }
-}
-
 /* signals and flags steer control flow: their memory must hold bytes */
 int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char *fn) {
   sl_addr a;
@@ -281,7 +269,7 @@ int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
   sli_addr(sig, &a);
   cur = sl_get_int((sl_dtype)sig->dtype, sli_ptr(m, &a), 0);
   b->t += poll_cost(m, b, sig->pe);
-  if (cmp_ok(cmp, cur, v)) { *got = cur; sli_race_observe(m, blk, &a); return SL_OK; }
+  if (sli_cmp_int(cmp, cur, v)) { *got = cur; sli_race_observe(m, blk, &a); return SL_OK; }
   b->state = B_SIGNAL;
   b->wsite = m->site;
   b->w = a;
@@ -337,7 +325,7 @@ void sli_poll_resume(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   sl_time first = (b->t > b->pipe[SL_PIPE_MTE2] ? b->t : b->pipe[SL_PIPE_MTE2]) + b->wperiod;
   int64_t cur = sl_get_int((sl_dtype)b->w.dtype, sli_ptr(m, &b->w), 0);
-  if (cmp_ok(b->wcmp, cur, b->wval)) {   /* the first poll sees it */
+  if (sli_cmp_int(b->wcmp, cur, b->wval)) {   /* the first poll sees it */
     sli_lazy_touch(m, &b->wub, b->wbytes);
     memcpy(sli_ptr(m, &b->wub), sli_ptr(m, &b->w), (size_t)b->wbytes);
     sli_init_write(m, &b->wub, b->wbytes);
@@ -363,6 +351,8 @@ int sli_park(sl_machine *m, int blk, const sl_addr *a) {
     for (p = 0; p < copies; p++) bf->wait_heads[p] = -1;
   }
   m->blocks[blk].wnext = bf->wait_heads[a->pe];
+  m->blocks[blk].wlen = (int64_t)sl_dtype_size((sl_dtype)a->dtype);
+  m->blocks[blk].wset = 0;
   bf->wait_heads[a->pe] = blk;
   bf->waiters++;
   return SL_OK;
@@ -389,10 +379,11 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
   while (*link >= 0) {
     int32_t i = *link;
     sl_block *b = &m->blocks[i];
-    if (b->w.off >= a->off && b->w.off < a->off + bytes) {
+    if (b->w.off < a->off + bytes && a->off < b->w.off + b->wlen) {
       const uint8_t *p = sli_ptr(m, &b->w);
-      int64_t cur = sl_get_int((sl_dtype)b->w.dtype, p, 0);
-      if (cmp_ok(b->wcmp, cur, b->wval)) {
+      int64_t cur = 0;
+      if (b->wset ? sli_ws_eval(m, i, &b->ws, &b->wcur, &cur, 0)
+                  : sli_cmp_int(b->wcmp, cur = sl_get_int((sl_dtype)b->w.dtype, p, 0), b->wval)) {
         sl_time at = t + poll_cost(m, b, b->w.pe);
         if (b->wperiod > 0) {          /* the first poll completing after t */
           sl_time k = t <= b->wfirst ? 0
@@ -408,10 +399,10 @@ void sli_notify(sl_machine *m, const sl_addr *a, int64_t bytes, sl_time t,
         *link = b->wnext;
         b->wnext = -1;
         bf->waiters--;
-        b->retkind = SL_RES_INT;
+        b->retkind = b->wset && b->ws.mode == SL_WS_ALL ? SL_RES_NONE : SL_RES_INT;
         b->ret = cur;
         sli_trace(m, t, at, f->pe, f->b, 3, 0, 0, b->pe, b->b);
-        sli_race_observe(m, i, &b->w);
+        if (!b->wset) sli_race_observe(m, i, &b->w);   /* a set observed its own */
         sli_wake(m, i, at);
         continue;
       }

@@ -5,7 +5,7 @@
 local H = require("spec.helpers.engine")
 local lab = H.lab
 
-local DTYPES_HINT = "(int8 int16 int32 int64 uint8 fp16 bf16 fp32)"
+local DTYPES_HINT = "(int8 int16 int32 int64 uint8 fp16 bf16 fp32 uint16 uint32 uint64 fp64)"
 local EVENTS_HINT = "(S_V S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
                     .. "MTE3_V MTE3_MTE2)"
 

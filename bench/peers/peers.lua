@@ -13,8 +13,6 @@
 -- hccs_switch = false) of hccs_GBps each way and hccs_alpha_ns.
 local ROOT = debug.getinfo(1, "S").source:match("^@(.*)/bench/peers/[^/]*$") or "."
 package.path = ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;" .. package.path
-package.cpath = ROOT .. "/build/?.so;" .. package.cpath
-local lab = require("shmemlab")
 local cjson = require("cjson")
 
 local SOC = "Ascend910B"
@@ -49,7 +47,7 @@ end
 
 -- the platform and hostfile of the profile's server, written under dir
 local function platform(dir)
-  local p = lab.soc(SOC)
+  local p = require("shmemlab.socs." .. SOC)      -- the profile itself: no engine needed
   assert(not p.hccs_switch, SOC .. ": only a full mesh (hccs_switch = false) is written")
   local n, x = p.pes_per_server, {}
   x[#x + 1] = "<?xml version='1.0'?>"
@@ -84,25 +82,34 @@ local function platform(dir)
   return n, p
 end
 
--- run a shell command line: its output and wall seconds
+-- seconds of "1m2.500000s"
+local function secs(t)
+  local mins, sec = t:match("(%d+)m([%d.]+)s")
+  return tonumber(mins) * 60 + tonumber(sec)
+end
+
+-- run a shell command line: its output, wall seconds and CPU seconds (user +
+-- system of its processes, from the shell's `times`)
 local function timed(cmd)
   local sh = "t0=$(date +%s%N); " .. cmd .. "; echo \"RC $?\"; t1=$(date +%s%N); " ..
-             "echo \"WALL $((t1 - t0))\""
+             "echo \"WALL $((t1 - t0))\"; echo CPU; times"
   local p = assert(io.popen("sh -c " .. q(sh) .. " 2>&1"))
   local out = p:read("a")
   p:close()
-  return out, tonumber(out:match("WALL (%d+)")) / 1e9, tonumber(out:match("RC (%d+)"))
+  local user, sys = out:match("CPU\n[^\n]*\n(%S+) (%S+)")
+  return out, tonumber(out:match("WALL (%d+)")) / 1e9, tonumber(out:match("RC (%d+)")),
+         secs(user) + secs(sys)
 end
 
 -- shmemlab: one process, the operator at bytes per PE, iters launches
 local function shmemlab(op, n, bytes, iters)
-  local out, wall, rc = timed(string.format("%s %s %s --pes %d --count %d --dtype int32 -w 0 "
+  local out, wall, rc, cpu = timed(string.format("%s %s %s --pes %d --count %d --dtype int32 -w 0 "
       .. "-n %d --baseline none --prof-pe -1 --json", LUA, q(ROOT .. "/run_op.lua"), op, n,
       bytes // 4, iters))
   local ok, doc = pcall(cjson.decode, out:match("^[^\n]*"))
   assert(ok and rc == 0, op .. " " .. bytes .. ": shmemlab failed:\n" .. out)
   local s = doc.rows[1].shmem
-  return s.latency_us, s.wrong, wall
+  return s.latency_us, s.wrong, wall, cpu
 end
 
 -- SMPI: one smpirun of the collective
@@ -112,12 +119,12 @@ local function smpi(op, dir, n, bin, bytes, iters)
   for _, k in ipairs({ "allgather", "alltoall", "allreduce" }) do
     cfg[#cfg + 1] = string.format("--cfg=smpi/%s:%s", k, ALGO[k])
   end
-  local out, wall, rc = timed(string.format("smpirun -np %d -platform %s -hostfile %s %s "
+  local out, wall, rc, cpu = timed(string.format("smpirun -np %d -platform %s -hostfile %s %s "
       .. "--log=root.thres:warning %s %s %d %d", n, q(dir .. "/platform.xml"),
       q(dir .. "/hostfile"), table.concat(cfg, " "), q(bin), op, bytes, iters))
   local us, wrong = out:match("sim_us=([%d.]+) wrong=(%d+)")
   assert(us and rc == 0, op .. " " .. bytes .. ": smpirun failed:\n" .. out)
-  return tonumber(us), tonumber(wrong), wall
+  return tonumber(us), tonumber(wrong), wall, cpu
 end
 
 -- the command line: options as a table
@@ -142,24 +149,31 @@ local bin, iters = o.bin or o.dir .. "/collectives", tonumber(o.iters)
 print(string.format("shmemlab vs SimGrid SMPI (%s): %d ranks, HCCS full mesh %g GB/s, %g ns "
                     .. "per link; int32, %d iterations per size, real data checked",
                     SOC, n, prof.hccs_GBps, prof.hccs_alpha_ns, iters))
-print("simulated time per iteration (us); wall time of each whole process (s)")
-print(string.format("%-10s %6s | %12s %12s %7s | %9s %9s %7s", "op", "size", "shmemlab us",
-                    "SMPI us", "sim x", "shm wall", "SMPI wall", "wall x"))
+print("simulated time per iteration (us); wall and CPU time of each whole process (s)")
+print(string.format("%-10s %6s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s", "op", "size",
+                    "shmemlab us", "SMPI us", "sim x", "shm wall", "SMPI", "wall x", "shm cpu",
+                    "SMPI", "cpu x"))
 local all_ok = true
+-- one row: the two simulated times, then the wall and the CPU seconds of both
+local function row(op, size, us, sus, t, bad)
+  local sim = us and string.format("%11.3f %11.3f %5.2fx", us, sus, us / sus)
+              or string.format("%11s %11s %6s", "", "", "")
+  print(string.format("%-10s %6s | %s | %8.2f %8.2f %5.2fx | %8.2f %8.2f %5.2fx%s", op, size,
+                      sim, t[1], t[2], t[1] / t[2], t[3], t[4], t[3] / t[4],
+                      bad and "  WRONG" or ""))
+end
 for op in o.ops:gmatch("[^,]+") do
   assert(ALGO[op], "unknown op '" .. op .. "' (allgather, alltoall, allreduce)")
-  local tw, ts = 0, 0
+  local sum = { 0, 0, 0, 0 }
   for s in o.sizes:gmatch("[^,]+") do
     local b = bytes_of(s)
-    local us, bad, wall = shmemlab(op, n, b, iters)
-    local sus, sbad, swall = smpi(op, o.dir, n, bin, b, iters)
+    local us, bad, wall, cpu = shmemlab(op, n, b, iters)
+    local sus, sbad, swall, scpu = smpi(op, o.dir, n, bin, b, iters)
+    local t = { wall, swall, cpu, scpu }
+    for i = 1, 4 do sum[i] = sum[i] + t[i] end
     all_ok = all_ok and bad == 0 and sbad == 0
-    tw, ts = tw + wall, ts + swall
-    print(string.format("%-10s %6s | %12.3f %12.3f %6.2fx | %9.2f %9.2f %6.2fx%s", op,
-                        size_name(b), us, sus, us / sus, wall, swall, wall / swall,
-                        (bad > 0 or sbad > 0) and "  WRONG" or ""))
+    row(op, size_name(b), us, sus, t, bad > 0 or sbad > 0)
   end
-  print(string.format("%-10s %6s | %12s %12s %7s | %9.2f %9.2f %6.2fx", op, "all", "", "", "",
-                      tw, ts, tw / ts))
+  row(op, "all", nil, nil, sum, false)
 end
 os.exit(all_ok and 0 or 1)

@@ -12,6 +12,8 @@ local lab = {
   SIGNAL_SET = core.SIGNAL_SET,
   SIGNAL_ADD = core.SIGNAL_ADD,
   events = core.events,
+  SIZE_MAX = core.SIZE_MAX,   -- what wait_until_any / test_any return for "none" (C's SIZE_MAX)
+  TEAM_WORLD = core.TEAM_WORLD, TEAM_INVALID = core.TEAM_INVALID,
   EVENT = core.EVENT,     -- hard event numbers: k:set_flag(lab.EVENT.MTE3_S, 0)
 }
 for _, name in ipairs({ "CMP_EQ", "CMP_NE", "CMP_GT", "CMP_GE", "CMP_LT", "CMP_LE" }) do

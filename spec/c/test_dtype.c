@@ -122,22 +122,26 @@ static int ref_sel (float x, float y, int sel) {
 /* dtype table */
 static void t_names (void) {
   static const char *const names[] = {
-    "int8", "int16", "int32", "int64", "uint8", "fp16", "bf16", "fp32"
+    "int8", "int16", "int32", "int64", "uint8", "fp16", "bf16", "fp32",
+    "uint16", "uint32", "uint64", "fp64"                /* issue 13 part 9 */
   };
-  static const size_t sizes[] = {1, 2, 4, 8, 1, 2, 2, 4};
+  static const size_t sizes[] = {1, 2, 4, 8, 1, 2, 2, 4, 2, 4, 8, 8};
+  static const int isfloat[] = {0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1};
   int i;
-  for (i = 0; i < SL_NDTYPES; i++) {
+  CHECK(SL_NDTYPES == 12, "the table has %d dtypes", (int)SL_NDTYPES);
+  for (i = 0; i < SL_NDTYPES && i < 12; i++) {
     CHECK(strcmp(sl_dtype_name((sl_dtype)i), names[i]) == 0, "name %d", i);
     CHECK(sl_dtype_find(names[i]) == i, "find %s", names[i]);
     CHECK(sl_dtype_size((sl_dtype)i) == sizes[i], "size %d", i);
-    CHECK(sl_dtype_isfloat((sl_dtype)i) == (i >= SL_FP16), "isfloat %d", i);
+    CHECK(sl_dtype_isfloat((sl_dtype)i) == isfloat[i], "isfloat %d", i);
   }
   CHECK(sl_dtype_find("float16") == SL_FP16, "alias float16");
   CHECK(sl_dtype_find("half") == SL_FP16, "alias half");
   CHECK(sl_dtype_find("bfloat16") == SL_BF16, "alias bfloat16");
   CHECK(sl_dtype_find("float32") == SL_FP32, "alias float32");
   CHECK(sl_dtype_find("float") == SL_FP32, "alias float");
-  CHECK(sl_dtype_find("fp64") == -1, "unknown");
+  CHECK(sl_dtype_find("double") == SL_FP64, "alias double");
+  CHECK(sl_dtype_find("fp128") == -1, "unknown");
   CHECK(sl_dtype_find("") == -1, "empty");
   CHECK(sl_dtype_find("FP16") == -1, "case sensitive");
   CHECK(sl_dtype_find(NULL) == -1, "NULL");

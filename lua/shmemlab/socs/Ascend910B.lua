@@ -67,6 +67,8 @@ return {
   -- synchronisation
   signal_ns = 20,                 -- assumed: no public figure; S cost of a signal write
   poll_ns = 100,                  -- assumed: no public figure; a GM flag poll (dcci + load)
+  scalar_amo = false,             -- shmem_amo: the fetch, inc, set, swap, compare-swap and
+                                  -- bitwise atomics and the wide atomic_add are Ascend950's
   barrier_base_ns = 1000,         -- assumed: no public figure; barrier_all =
                                   -- base + 2 * ceil(log2 n) * alpha
   sync_all_ns = 500,              -- assumed: no public figure; checked with mte_setup_ns
@@ -83,6 +85,9 @@ return {
   primitive_limit = 2 * 1000 * 1000,    -- lab guard (0 = none): primitives per block and launch
   -- each source once, so reports can print them (fidelity.lua prints the list)
   sources = {
+    shmem_amo = "hicann/shmem include/device/gm2gm/shmem_device_amo.h @ 643bfb7: the "
+      .. "Path / Supported Types / Hardware Platform tables of each atomic (MTE atomic_add of "
+      .. "int8, int16, bf16, half, int32, float on every SoC; the rest Ascend950)",
     ini = "CANN platform ini, hicann/runtime src/platform/platform_config/cann/"
       .. "Ascend910B2.ini (also B1, B3, B4) @ c3f8438d: [SoCInfo], [AICoreSpec], "
       .. "[AICoreMemoryRates] in bytes per cycle per core",

@@ -12,6 +12,7 @@ p.cycle2us = 1000
 p.pes_per_server = 4
 p.hccs_GBps = 53
 p.hccs_alpha_ns = 750
+p.scalar_amo = true               -- shmem_amo: scalar (MTE) and RDMA engine atomics
 p.udma_GBps = p.hbm_GBps          -- assumed: no public UDMA engine rate; at the
                                   -- (inherited) HBM rate, so the 53 GB/s UB links bind
 p.udma_setup_ns = p.sdma_setup_ns -- assumed: no public UDMA figure; the 910B's SDMA setup
