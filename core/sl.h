@@ -16,6 +16,11 @@
 
 #include "dtype.h"
 
+/* Only luaopen_shmemlab_core leaves core.so (nm -D): what the headers declare is hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 typedef int64_t sl_time;                 /* picoseconds */
 #define SL_PS_PER_US 1000000.0
 
@@ -397,5 +402,9 @@ void sl_trace_enable(sl_machine *m, int64_t max_records);
 size_t sl_trace_count(const sl_machine *m);
 const sl_trace_rec *sl_trace_get(const sl_machine *m, size_t i);
 void sl_trace_clear(sl_machine *m);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

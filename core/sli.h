@@ -6,6 +6,11 @@
 
 #include "sl.h"
 
+/* Only luaopen_shmemlab_core leaves core.so (nm -D): what the headers declare is hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* kinds of event: a block resumes; a copy, vector op or signal lands; a
 ** pipe takes its next instruction; the earliest flow completes */
 enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA };
@@ -425,5 +430,9 @@ void sli_arrive_pe(sl_machine *m, int blk);
 void sli_poll_resume(sl_machine *m, int blk);
 void sli_prof_read(sl_machine *m, int blk);
 void sli_unpark_all(sl_machine *m);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

@@ -6,11 +6,12 @@
 # Missing packages:
 #   as root:   apt-get update (once) + apt-get install -y <missing>
 #   otherwise: prints the exact `sudo apt-get install -y ...` line, exits 1.
-# Then makes `lua` mean Lua 5.4 (Debian's lua-check pulls in lua5.1, whose
-# lua-interpreter alternative has the higher priority).
+# It changes nothing else on the system: in particular it leaves the
+# lua-interpreter alternative alone (the build and the tests run lua5.4 by name;
+# run_op.lua re-runs itself under lua5.4 when `lua` is Debian's 5.1).
 set -eu
 
-PACKAGES="lua5.4 liblua5.4-dev lua-filesystem lua-busted lua-check lua-cjson
+PACKAGES="lua5.4 liblua5.4-dev lua-filesystem lua-busted lua-check lua-cjson lua-argparse
 lua-dkjson gcc make pkg-config"
 [ $# -eq 0 ] || PACKAGES="$*"
 
@@ -35,17 +36,3 @@ if [ -n "$missing" ]; then
     exit 1
   fi
 fi
-
-# `lua -v` prints to stderr on 5.1 and to stdout on 5.4.
-case "$(lua -v 2>&1 || true)" in
-  "Lua 5.4"*) ;;
-  *)
-    if is_root; then
-      update-alternatives --set lua-interpreter /usr/bin/lua5.4 >/dev/null
-      echo "deps.sh: note: switched the lua-interpreter alternative to /usr/bin/lua5.4 (lua is now Lua 5.4)"
-    else
-      echo "deps.sh: note: \`lua\` is not Lua 5.4; to fix:" \
-        "sudo update-alternatives --set lua-interpreter /usr/bin/lua5.4" >&2
-    fi
-    ;;
-esac

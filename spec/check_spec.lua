@@ -194,7 +194,7 @@ describe("checked runs", function()
     local cli = require("shmemlab.cli")
     local sink = { write = function(self) return self end }
     assert.equal(1, cli.main({ "spec/fixtures/ops/stale_copy.lua", "--pes", "1", "-w", "0", "-n",
-                               "1", "--check", "racecheck", "--baseline", "none" }, sink, sink))
+                               "1", "--tool", "racecheck", "--baseline", "none" }, sink, sink))
   end)
 
   for _, pes in ipairs({ 2, 8 }) do

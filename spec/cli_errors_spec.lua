@@ -22,12 +22,7 @@ end
 
 local small = { "-w", "0", "-n", "1", "--count", "64" }
 -- argv .. small
-local function with_small(argv)
-  local t = {}
-  for _, a in ipairs(argv) do t[#t + 1] = a end
-  for _, a in ipairs(small) do t[#t + 1] = a end
-  return t
-end
+local function with_small(argv) return require("spec.helpers.cli").append(argv, small) end
 
 describe("run_op.lua's typos (defect 4)", function()
   it("names an unknown --set key and the closest keys", function()
@@ -69,9 +64,13 @@ describe("run_op.lua's exit statuses (defect 6)", function()
     { { "broadcast", "--root", "9" }, "--root must be an integer in 0..7, got 9" },
     { { "allreduce", "--reduce", "avg" }, "--reduce must be one of sum, max, min, got 'avg'" },
     { { "allreduce", "--reduce", "prod" }, "--reduce must be one of sum, max, min, got 'prod'" },
-    { { "allgather", "--check", "0" },
-      "--check must be memcheck, racecheck, synccheck, initcheck or all, got '0'" },
-    { { "allgather", "--check", "racechek" }, "did you mean racecheck?" },
+    { { "allgather", "--tool", "0" },
+      "--tool must be memcheck, racecheck, synccheck, initcheck or all, got '0'" },
+    { { "allgather", "--tool", "racechek" }, "did you mean racecheck?" },
+    { { "allgather", "--check", "racecheck" }, "--check is the result check, 0 or 1 (as "
+      .. "nccl-tests' -c); the sanitizer is --tool racecheck" },
+    { { "allgather", "-c", "2" }, "--check must be 0 (result check off) or 1 (on), got '2'" },
+    { { "allgather", "-a", "4" }, "--average must be 0 (PE 0), 1 (mean), 2 (min) or 3 (max" },
     { { "allgather", "--output", "/proc/nope/x" }, "cannot write --output /proc/nope/x" },
     { { "allgather", "--plot", dir .. "/no/such/p.svg" }, "cannot write --plot " .. dir },
     { { "allgather", "--plot", "/tmp" }, "--plot /tmp is a folder" },
@@ -111,7 +110,7 @@ describe("run_op.lua's exit statuses (defect 6)", function()
 
   it("exits 1 on a checked run's reports", function()
     local status = run({ "spec/fixtures/ops/deadlock_frame.lua", "--pes", "2", "-w", "0", "-n",
-                         "1", "--baseline", "none", "--check", "synccheck" })
+                         "1", "--baseline", "none", "--tool", "synccheck" })
     assert.equal(1, status)
   end)
 
@@ -130,7 +129,7 @@ end)
 
 describe("run_op.lua's checked runs (defect 5)", function()
   local argv = { "spec/fixtures/ops/deadlock_frame.lua", "--pes", "2", "-w", "0", "-n", "1",
-                 "--baseline", "none", "--check", "synccheck" }
+                 "--baseline", "none", "--tool", "synccheck" }
   it("prints the reports first, right after the configuration", function()
     local _, out = run(argv)
     local lines = {}
@@ -156,7 +155,7 @@ describe("run_op.lua's checked runs (defect 5)", function()
 
   it("shows the deadlock report when the salvaged wait leaves its frame unused", function()
     local status, out = run({ "spec/fixtures/ops/deadlock_frame.lua", "--pes", "2", "-w", "1",
-                              "-n", "1", "--baseline", "none", "--check", "synccheck" })
+                              "-n", "1", "--baseline", "none", "--tool", "synccheck" })
     assert.equal(1, status)
     assert.matches("^# shmemlab [^\n]*\n====== ERROR: synccheck: signal wait can never be "
                    .. "satisfied", out)
@@ -167,13 +166,13 @@ describe("run_op.lua's checked runs (defect 5)", function()
 
   it("lets the reports explain a frame the run left unused", function()
     local status, out = run({ "spec/fixtures/ops/checked_no_reason.lua", "--pes", "2", "-w", "0",
-                              "-n", "1", "--baseline", "none", "--check", "racecheck" })
+                              "-n", "1", "--baseline", "none", "--tool", "racecheck" })
     assert.equal(1, status)
     assert.matches("^# shmemlab [^\n]*\n====== ERROR: data race", out)
     assert.matches("(no frame report: the checked run reported errors; operator checked_no_reason: "
                    .. "frame 4 (finalize) unused and no reason given)", out, 1, true)
     local _, js = run({ "spec/fixtures/ops/checked_no_reason.lua", "--pes", "2", "-w", "0", "-n",
-                        "1", "--baseline", "none", "--check", "racecheck", "--json" })
+                        "1", "--baseline", "none", "--tool", "racecheck", "--json" })
     local checked = cjson.decode(js).rows[1].shmem.checked
     assert.equal("race", checked.reports[1].kind)
     assert.matches("frame 4 (finalize) unused", checked.frames_error, 1, true)

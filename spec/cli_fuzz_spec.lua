@@ -36,7 +36,13 @@ local function mistakes(rnd, dir)
     function() return { "--root", tostring(({ -1, rnd(1024, 9999) })[rnd(1, 2)]) } end,
     function() return { "--reduce", ({ "avg", "prod", "SUM", word(rnd) })[rnd(1, 4)] } end,
     function() return { "--mode", "x" .. word(rnd) } end,
-    function() return { "--check", ({ "0", "racechek", "memcheck,bogus", word(rnd) .. "q" })[rnd(1, 4)] } end,
+    function() return { "--tool", ({ "0", "racechek", "memcheck,bogus", word(rnd) .. "q" })[rnd(1, 4)] } end,
+    function()
+      return { ({ "-c", "--check" })[rnd(1, 2)], ({ "2", "racecheck", "-1", word(rnd) })[rnd(1, 4)] }
+    end,
+    function()
+      return { ({ "-a", "--average" })[rnd(1, 2)], ({ "4", "-1", "avg", word(rnd) .. "q" })[rnd(1, 4)] }
+    end,
     function() return { "--baseline", "n" .. word(rnd) } end,
     function() return { "--soc", "Ascend" .. word(rnd) } end,
     function() return { "--dtype", ({ "fp64", "double", "int4", "q" .. word(rnd) })[rnd(1, 4)] } end,
@@ -63,7 +69,8 @@ local function extras(rnd, dir, i)
     { "--pes", tostring(rnd(1, 16)) }, { "--count", tostring(rnd(1, 4096)) }, { "-w", "0" },
     { "-n", "1" }, { "--json" }, { "--baseline", "none" }, { "--dtype", "fp16" },
     { "--output", dir .. "/out" .. i }, { "--plot", dir .. "/plot" .. i .. ".svg" },
-    { "--set", "hccs_GBps=14" }, { "--check", "memcheck" }, { "--block-dim", "2" },
+    { "--set", "hccs_GBps=14" }, { "--tool", "memcheck" }, { "-c", "0" }, { "-a", "1" },
+    { "--block-dim", "2" },
   }
   local t = {}
   for _ = 1, rnd(0, 4) do

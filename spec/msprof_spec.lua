@@ -189,7 +189,7 @@ describe("msprof.write", function()
     }, "\n"), read(paths[1]))
     local t = msprof.read_csv(paths[1])
     assert.are.equal('kernel<a, "b">', t.rows[2][2])
-    assert.are.equal("1,k,AIV,3,9,1.500,0.500,2.000\n", read(paths[2]):match("\n(.*)$"))
+    assert.are.equal("1,k,AI_VECTOR_CORE,3,9,1.500,0.500,2.000\n", read(paths[2]):match("\n(.*)$"))
   end)
 
   it("feeds the statistics step", function()

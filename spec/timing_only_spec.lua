@@ -272,3 +272,29 @@ describe("memory checked up front", function()
     assert.truthy(tostring(bad):find("mem_limit must be an integer >= 0", 1, true))
   end)
 end)
+
+describe("run_op.lua --timing-only", function()
+  local cli_run = require("spec.helpers.cli").run
+
+  it("runs the op and its baseline without data and says the result is not checked", function()
+    local argv = { "allgather", "--pes", "3", "--count", "1000", "-w", "0", "-n", "1" }
+    local s1, data = cli_run(argv)
+    argv[#argv + 1] = "--timing-only"
+    local s2, timed = cli_run(argv)
+    assert.are.same({ 0, 0 }, { s1, s2 })
+    assert.truthy(timed:find("check shmemlab allgather: not checked (timing-only)", 1, true))
+    assert.truthy(timed:find("(emulated AIV orchestration): not checked (timing-only)", 1, true))
+    local function record(text) return text:match("\n(op_name.-)\n\n") end   -- the same record
+    assert.is_not_nil(record(data))
+    assert.are.equal(record(data), record(timed))
+  end)
+
+  it("refuses racecheck and initcheck up front, as a usage error", function()
+    local status, out, err = cli_run({ "allgather", "--pes", "2", "--count", "64",
+                                       "--timing-only", "--tool", "racecheck" })
+    assert.are.same({ 2, "" }, { status, out })
+    assert.truthy(err:find("--tool racecheck keeps a shadow of every byte", 1, true))
+    assert.are.equal(0, (cli_run({ "allgather", "--pes", "2", "--count", "64", "-w", "0", "-n",
+                                   "1", "--timing-only", "--tool", "memcheck" })))
+  end)
+end)

@@ -13,34 +13,6 @@ local cli = {}
 -- the exit statuses, by the kind of the outcome
 cli.EXIT = { ok = 0, wrong = 1, usage = 2, run = 3 }
 
-cli.usage = [[
-usage: lua run_op.lua OP [options]       OP: a name from ops/ (see --list) or a path to an op file
-  --pes N            PEs, 1-1024 (default 8; more than pes_per_server = several servers)
-  --soc NAME         Ascend910B (default), Ascend910_93, Ascend950
-  --dtype T          int8 int16 int32 int64 uint8 fp16 bf16 fp32, or float half bfloat16
-                     (default: the op's first)
-  --count N          elements per PE (the op's shard)      --shape M,N   count = M*N
-  -b MIN -e MAX -f F sweep sizes MIN..MAX bytes per PE, times F (sizes like 8K, 64M)
-  --block-dim N      AIV blocks per PE (default: the op's, at most the SoC's cores)
-  -w, --warmup N     warm-up launches (10)            -n, --iters N   measured launches (40)
-  --baseline B       hccl (default) | none
-  --prof-pe P        cycle profiling PE (default 0; -1 = off)
-  --root R           root PE (broadcast)              --reduce OP    sum | max | min
-  --src P --dst P    p2p PEs                          --mode M       p2p: put | get
-  --tokens N --hidden N --topk K --experts E --routing uniform|lognormal|zipf|file
-  --routes FILE      routing file (--routing file)
-  --dispatch-dtype T dispatch: int8 (rows quantised in the kernel, per-token fp32 scale) or
-                     the input dtype (default); the combine stays in the input dtype
-  --set KEY=VALUE    override a SoC profile figure (e.g. --set hccs_GBps=14)
-  --ub-bytes N       UB bytes an op may stage through (190K)
-  --sym-bytes N      symmetric staging budget of an op (half the heap)
-  --output DIR       msprof-style PROF_* folders, result.csv, records, timelines
-  --json             print one JSON document instead of text
-  --plot FILE.svg    sweep: bus bandwidth against size, op and baseline
-  --check MODE       memcheck | racecheck | synccheck | initcheck | all (a checked run)
-  --list             list the operators        -h, --help   this text
-]]
-
 -- a size like 8K, 64M, 1G, 4096
 local function parse_size(s)
   local n, u = tostring(s):match("^(%d+)([KkMmGg]?)[Bb]?$")
@@ -49,70 +21,243 @@ local function parse_size(s)
   return math.tointeger(tonumber(n) * mult)
 end
 
--- options that take a value: option -> {config key, kind}
-local valued = {
-  ["--pes"] = { "pes", "int" }, ["--soc"] = { "soc", "str" }, ["--dtype"] = { "dtype", "str" },
-  ["--count"] = { "count", "int" }, ["--shape"] = { "shape", "shape" },
-  ["-b"] = { "minbytes", "size" }, ["-e"] = { "maxbytes", "size" }, ["-f"] = { "factor", "int" },
-  ["--block-dim"] = { "block_dim", "int" }, ["-w"] = { "warmup", "int" },
-  ["--warmup"] = { "warmup", "int" }, ["-n"] = { "iters", "int" }, ["--iters"] = { "iters", "int" },
-  ["--baseline"] = { "baseline", "str" }, ["--prof-pe"] = { "prof_pe", "int" },
-  ["--root"] = { "root", "int" }, ["--reduce"] = { "reduce", "str" },
-  ["--src"] = { "src_pe", "int" }, ["--dst"] = { "dst_pe", "int" }, ["--mode"] = { "mode", "str" },
-  ["--tokens"] = { "local_tokens", "int" }, ["--hidden"] = { "hidden", "int" },
-  ["--topk"] = { "topk", "int" }, ["--experts"] = { "experts", "int" },
-  ["--routing"] = { "routing", "str" }, ["--routes"] = { "routes_file", "str" },
-  ["--set"] = { "set", "set" }, ["--ub-bytes"] = { "ub_bytes", "size" },
-  ["--sym-bytes"] = { "sym_bytes", "size" }, ["--output"] = { "output", "str" },
-  ["--plot"] = { "plot", "str" }, ["--check"] = { "check", "str" },
-  ["--dispatch-dtype"] = { "dispatch_dtype", "str" },
+-- each kind of option value: kind -> function(text, option name) -> value, or nil and
+-- the one-line error. A helper adds a kind here (e.g. "pes" for PE lists and ranges).
+cli.kinds = {}
+function cli.kinds.int(v, name)
+  local n = math.tointeger(tonumber(v))
+  if not n then return nil, string.format("option %s needs an integer, got '%s'", name, v) end
+  return n
+end
+function cli.kinds.str(v) return v end
+function cli.kinds.size(v, name)
+  local n = parse_size(v)
+  if not n or n <= 0 then
+    return nil, string.format("option %s needs a size like 8K or 64M, got '%s'", name, v)
+  end
+  return n
+end
+function cli.kinds.shape(v)
+  local m, n = v:match("^(%d+),(%d+)$")
+  if not m then return nil, "option --shape needs M,N, got '" .. v .. "'" end
+  return { math.tointeger(tonumber(m)), math.tointeger(tonumber(n)) }
+end
+function cli.kinds.set(v)
+  local k, sv = v:match("^([%w_]+)=(.+)$")
+  if not k then return nil, "option --set needs KEY=VALUE, got '" .. v .. "'" end
+  return { k, tonumber(sv) or (sv == "true" and true) or (sv == "false" and false) or sv }
+end
+-- -c 0|1, nccl-tests' result check; the sanitizer's old spelling names its new one
+function cli.kinds.onoff(v, name)
+  if v == "0" or v == "1" then return v == "1" end
+  local tool = true
+  for w in v:gmatch("[^,%s]+") do tool = tool and lab.check_modes[w] ~= nil end
+  if tool and v:find("%a") then
+    return nil, string.format("%s is the result check, 0 or 1 (as nccl-tests' -c); the "
+      .. "sanitizer is --tool %s", name, v)
+  end
+  return nil, string.format("%s must be 0 (result check off) or 1 (on), got '%s'", name, v)
+end
+-- --tool, mssanitizer's: memcheck | racecheck | synccheck | initcheck | all, or a list
+function cli.kinds.tool(v, name)
+  for w in v:gmatch("[^,%s]+") do
+    if not lab.check_modes[w] then
+      return nil, string.format("%s must be memcheck, racecheck, synccheck, initcheck or all, "
+        .. "got '%s'%s", name, w, lab.suggest(w, lab.check_modes))
+    end
+  end
+  return v
+end
+-- -a, nccl-tests' --average: how the per-PE figures combine into the op's
+cli.COMBINE = { ["0"] = "pe0", ["1"] = "mean", ["2"] = "min", ["3"] = "max",
+                pe0 = "pe0", mean = "mean", min = "min", max = "max" }
+function cli.kinds.combine(v, name)
+  if cli.COMBINE[v] then return cli.COMBINE[v] end
+  return nil, string.format("%s must be 0 (PE 0), 1 (mean), 2 (min) or 3 (max, the default), "
+    .. "got '%s'", name, v)
+end
+
+-- Every option, in help order: a group title, or {names (the first is the one errors
+-- name), value name (nil: a flag), result key, kind (cli.kinds), help}. Adding an option
+-- is one row here.
+cli.OPTIONS = {
+  "Machine",
+  { "--pes -p", "N", "pes", "int", "PEs, 1-1024 (default 8; more than pes_per_server = several "
+    .. "servers)" },
+  { "--soc", "NAME", "soc", "str", "Ascend910B (default), Ascend910_93, Ascend950" },
+  { "--set", "KEY=VALUE", "set", "set", "override a SoC profile figure (e.g. --set hccs_GBps=14; "
+    .. "the keys are below)" },
+  "Data",
+  { "--dtype -d", "T", "dtype", "str", "int8 int16 int32 int64 uint8 fp16 bf16 fp32, or float "
+    .. "half bfloat16 (default: the op's first)" },
+  { "--count", "N", "count", "int", "elements per PE (the op's shard)" },
+  { "--shape", "M,N", "shape", "shape", "count = M*N" },
+  { "-b --minbytes", "MIN", "minbytes", "size", "sweep sizes MIN..MAX bytes per PE (sizes like 8K, "
+    .. "64M) ..." },
+  { "-e --maxbytes", "MAX", "maxbytes", "size", "... up to MAX ..." },
+  { "-f --stepfactor", "F", "factor", "int", "... times F (default 2)" },
+  "Operator",
+  { "--root -r", "R", "root", "int", "root PE (broadcast)" },
+  { "--reduce -o", "OP", "reduce", "str", "sum | max | min" },
+  { "--src", "P", "src_pe", "int", "p2p: source PE" },
+  { "--dst", "P", "dst_pe", "int", "p2p: destination PE" },
+  { "--mode", "M", "mode", "str", "p2p: put | get" },
+  { "--block-dim", "N", "block_dim", "int", "AIV blocks per PE (default: the op's, at most the "
+    .. "SoC's cores)" },
+  { "--ub-bytes", "N", "ub_bytes", "size", "UB bytes an op may stage through (190K)" },
+  { "--sym-bytes", "N", "sym_bytes", "size", "symmetric staging budget of an op (half the heap)" },
+  { "--tokens", "N", "local_tokens", "int", "MoE: tokens per PE" },
+  { "--hidden", "N", "hidden", "int", "MoE: hidden size" },
+  { "--topk", "K", "topk", "int", "MoE: experts per token" },
+  { "--experts", "E", "experts", "int", "MoE: experts in all" },
+  { "--routing", "R", "routing", "str", "MoE: uniform | lognormal | zipf | file" },
+  { "--routes", "FILE", "routes_file", "str", "MoE: routing file (--routing file)" },
+  { "--dispatch-dtype", "T", "dispatch_dtype", "str", "dispatch: int8 (rows quantised in the "
+    .. "kernel, per-token fp32 scale) or the input dtype (default); the combine stays in the "
+    .. "input dtype" },
+  "Measurement",
+  { "--warmup -w", "N", "warmup", "int", "warm-up launches (10)" },
+  { "--iters -n", "N", "iters", "int", "measured launches (40)" },
+  { "--check -c", "0|1", "verify", "onoff", "result check: 1 compares every element (default), "
+    .. "0 skips it (#wrong N/A)" },
+  { "--average -a", "A", "combine", "combine", "how the per-PE figures combine: 0 PE 0, 1 mean, "
+    .. "2 min, 3 max (default; the slowest PE)" },
+  { "--baseline", "B", "baseline", "str", "hccl (default) | none" },
+  { "--prof-pe", "P", "prof_pe", "int", "cycle profiling PE (default 0; -1 = off)" },
+  { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
+    .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
+  "Output",
+  { "--output", "DIR", "output", "str", "msprof-style PROF_* folders, result.csv, records, "
+    .. "timelines" },
+  { "--json", nil, "json", nil, "print one JSON document instead of text" },
+  { "--plot", "FILE.svg", "plot", "str", "sweep: bus bandwidth against size, op and baseline" },
+  { "--tool", "MODE", "check", "tool", "a checked run (mssanitizer's --tool): memcheck | "
+    .. "racecheck | synccheck | initcheck | all" },
+  { "--list", nil, "list", nil, "list the operators" },
+  { "-h --help", nil, "help", nil, "this text" },
 }
-local flags = { ["--json"] = "json", ["--list"] = "list", ["--help"] = "help", ["-h"] = "help" }
+
+-- the option rows (not the group titles), and the names of the options taking a value
+local function option_rows()
+  local rows, valued = {}, {}
+  for _, row in ipairs(cli.OPTIONS) do
+    if type(row) == "table" then
+      rows[#rows + 1] = row
+      if row[2] then for n in row[1]:gmatch("%S+") do valued[n] = true end end
+    end
+  end
+  return rows, valued
+end
+
+-- the argparse parser of the options, named prog (as the usage line names the command)
+local function parser(prog)
+  local argparse = require("argparse")
+  local p = argparse(prog):add_help(false):help_max_width(96)
+    :usage(string.format("usage: %s OP [options]    OP: a name from ops/ (see --list) or a path "
+      .. "to an op file", prog))
+  p:argument("op"):args("?"):hidden(true)
+  p:argument("extra"):args("*"):hidden(true)
+  local groups = {}
+  for _, row in ipairs(cli.OPTIONS) do
+    if type(row) == "string" then
+      groups[#groups + 1] = { row }
+    else
+      local names, argname, key, kind = row[1], row[2], row[3], row[4]
+      local o = (argname and p:option(names) or p:flag(names)):target(key):description(row[5])
+      if argname then
+        local first = names:match("%S+")          -- the name errors give
+        o:argname(argname):convert(function(v) return cli.kinds[kind](v, first) end)
+        if kind == "set" then o:count("*") end
+      end
+      table.insert(groups[#groups], o)
+    end
+  end
+  for _, g in ipairs(groups) do p:group(table.unpack(g)) end
+  return p
+end
+-- units of the profile figures --help lists: by name, else by the name's ending
+local UNITS = { aiv_cores = "cores", pes_per_server = "PEs", dies_per_card = "dies",
+  supernode_dies = "dies (0: the server)", queue_depth = "instructions", cycle2us = "MHz",
+  instruction_budget = "instructions (0: none)", spin_limit = "primitives (0: none)",
+  primitive_limit = "primitives (0: none)" }
+local ENDINGS = { { "_bytes_per_cycle$", "B/cycle" }, { "_GBps$", "GB/s" }, { "_bytes$", "B" },
+  { "_ns$", "ns" }, { "_us$", "us" }, { "_ghz$", "GHz" }, { "_eff$", "fraction" } }
+
+-- the unit of profile figure k (value v)
+local function unit_of(k, v)
+  if type(v) == "boolean" then return "true|false" end
+  if UNITS[k] then return UNITS[k] end
+  for _, e in ipairs(ENDINGS) do if k:find(e[1]) then return e[2] end end
+  return ""
+end
+
+-- the text after the options: exit statuses, environment, and with_keys the --set keys of
+-- the profile (each with its value and unit)
+local function epilog(prog, with_keys)
+  local prof, keys = lab.soc(lab.socs[1]), {}
+  for k, v in pairs(prof) do
+    if k ~= "name" and type(v) ~= "table" then keys[#keys + 1] = k end
+  end
+  table.sort(keys)
+  local lines = { "Exit status (cli.EXIT):",
+    "   0 every element right (and a checked run reported nothing)",
+    "   1 an element wrong (--check 1), or a checked run's reports (--tool)",
+    "   2 a usage error: one line on stderr, nothing run or written",
+    "   3 the run failed: a kernel fault, a deadlock, an error in the operator",
+    "",
+    "Environment: SHMEMLAB_OPS names the folder of operators (default: ops/ beside lua/ in a "
+    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed).",
+    "",
+    string.format("--set keys (%s's value, unit; %s --soc NAME --set KEY=VALUE):", prof.name, prog) }
+  if not with_keys then lines[#lines] = string.format("%s --help also lists the --set keys, with "
+    .. "%s's value and unit of each.", prog, prof.name) end
+  for _, k in ipairs(with_keys and keys or {}) do
+    lines[#lines + 1] = string.format("   %-22s %-12s %s", k, tostring(prof[k]), unit_of(k, prof[k]))
+  end
+  return table.concat(lines, "\n")
+end
+
+-- argv with a negative number after an option taking a value joined to it
+-- (--prof-pe -1 -> --prof-pe=-1): argparse would read "-1" as an option
+local function join_negative(argv, valued)
+  local t, i = {}, 1
+  while i <= #argv do
+    local a, nxt = argv[i], argv[i + 1]
+    if valued[a] and type(nxt) == "string" and nxt:match("^%-%.?%d") then
+      t[#t + 1] = a:match("^%-%-") and a .. "=" .. nxt or a .. nxt
+      i = i + 2
+    else
+      t[#t + 1] = a
+      i = i + 1
+    end
+  end
+  return t
+end
+
+-- the command's name in usage and errors
+cli.PROG = "lua run_op.lua"
+
+-- the help text of the command named prog (--help): with the --set keys unless no_keys
+function cli.help(prog, no_keys)
+  return parser(prog or cli.PROG):epilog(epilog(prog or cli.PROG, not no_keys)):get_help() .. "\n"
+end
 
 -- argv -> options table, or nil and a one-line error
-function cli.parse(argv)
+function cli.parse(argv, prog)
+  local rows, valued = option_rows()
+  local ok, r = parser(prog or cli.PROG):pparse(join_negative(argv, valued))
+  if not ok then return nil, (r:gsub("\n(%a)", function(c) return "; " .. c:lower() end)) end
   local o = { overrides = {} }
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local key, val = a:match("^(%-%-[%w-]+)=(.*)$")
-    if key then a = key end
-    if flags[a] then
-      o[flags[a]] = true
-    elseif valued[a] then
-      if not val then i = i + 1; val = argv[i] end
-      if val == nil then return nil, "option " .. a .. " needs a value" end
-      local k, kind = valued[a][1], valued[a][2]
-      if kind == "int" then
-        local n = math.tointeger(tonumber(val))
-        if not n then return nil, string.format("option %s needs an integer, got '%s'", a, val) end
-        o[k] = n
-      elseif kind == "size" then
-        local n = parse_size(val)
-        if not n or n <= 0 then
-          return nil, string.format("option %s needs a size like 8K or 64M, got '%s'", a, val)
-        end
-        o[k] = n
-      elseif kind == "shape" then
-        local m, n = val:match("^(%d+),(%d+)$")
-        if not m then return nil, "option --shape needs M,N, got '" .. val .. "'" end
-        o.shape = { math.tointeger(tonumber(m)), math.tointeger(tonumber(n)) }
-      elseif kind == "set" then
-        local sk, sv = val:match("^([%w_]+)=(.+)$")
-        if not sk then return nil, "option --set needs KEY=VALUE, got '" .. val .. "'" end
-        o.overrides[sk] = tonumber(sv) or (sv == "true" and true) or (sv == "false" and false) or sv
-      else
-        o[k] = val
-      end
-    elseif a:sub(1, 1) == "-" then
-      return nil, "unknown option " .. a
-    elseif o.op == nil then
-      o.op = a
-    else
-      return nil, "unexpected argument '" .. a .. "'"
+  for _, row in ipairs(rows) do
+    local v = r[row[3]]
+    if row[4] == "set" then
+      for _, kv in ipairs(v) do o.overrides[kv[1]] = kv[2] end
+    elseif v ~= nil then
+      o[row[3]] = v
     end
-    i = i + 1
   end
+  o.op = r.op
+  if r.extra[1] then return nil, "unexpected argument '" .. r.extra[1] .. "'" end
   if o.help or o.list then return o end
   if o.op == nil then return nil, "no operator given" end
   local sweep = o.minbytes or o.maxbytes
@@ -124,6 +269,9 @@ function cli.parse(argv)
   end
   return o
 end
+
+-- README's usage block: the help without the --set keys (they follow the profile)
+cli.usage = cli.help(nil, true)
 
 -- runner options from CLI options
 local function run_opts(o)
@@ -138,11 +286,15 @@ local function run_opts(o)
   return r
 end
 
--- append a machine's task rows to tasks_by_pe
-local function collect_tasks(acc, res)
+-- append a machine's task rows to tasks_by_pe, each with the run's block_dim
+local function collect_tasks(acc, res, block_dim)
   for pe = 0, res.config_pes - 1 do
     acc[pe] = acc[pe] or {}
-    for _, t in ipairs(res.machine:tasks(pe)) do acc[pe][#acc[pe] + 1] = t end
+    for _, t in ipairs(res.machine:tasks(pe)) do
+      local row = { block_dim = block_dim }
+      for k, v in pairs(t) do row[k] = v end
+      acc[pe][#acc[pe] + 1] = row
+    end
   end
 end
 
@@ -163,6 +315,33 @@ local function write_perftest(dir, results)
   end
 end
 
+-- the timelines of a run's last measured launch under root: timeline.json (all PEs, with
+-- the signal arrows) and each PE's msprof_<stamp>.json (a JSON array of events, as msprof's)
+local function write_timelines(root, run_id, stamp, res, pes)
+  local msprof = require("shmemlab.msprof")
+  local events, flows = runner.trace_events(res)
+  msprof.write_trace(root .. "/timeline.json", msprof.trace(events, flows))
+  for pe = 0, pes - 1 do
+    local mine = {}
+    for _, e in ipairs(events) do if e.pe == pe then mine[#mine + 1] = e end end
+    local path = string.format("%s/PROF_%06d_%d/%s/msprof_%s.json", root, run_id, pe,
+                               msprof.OUTPUT_DIR, stamp)
+    msprof.write_trace(path, msprof.trace(mine), true)
+  end
+end
+
+-- the frame breakdown of a measured run as an SVG: each frame's share per PE (per block
+-- on one PE)
+local function write_frames_plot(path, res)
+  local plot = require("shmemlab.plot")
+  local bars, by = plot.frame_bars(res.frames, lab.frames.names)
+  if #bars == 0 then return end
+  local f = assert(io.open(path, "w"))
+  f:write(plot.frames_svg{ bars = bars, title = string.format("frames of %s per %s (measured "
+    .. "launches)", res.op.title or ("shmemlab " .. res.op.name), by == "pe" and "PE" or "block") })
+  f:close()
+end
+
 -- the msprof-style output of a run (or a sweep's runs) under dir
 local function write_output(dir, results, cases)
   local msprof = require("shmemlab.msprof")
@@ -175,7 +354,11 @@ local function write_output(dir, results, cases)
     local tasks, any = {}, false
     for _, r in ipairs(results) do
       local res = r[part[2]]
-      if res then any = true; res.config_pes = r.config.pes; collect_tasks(tasks, res) end
+      if res then
+        any = true
+        res.config_pes = r.config.pes
+        collect_tasks(tasks, res, r.config.block_dim)
+      end
     end
     if any then
       msprof.mkdir_p(root)
@@ -185,20 +368,9 @@ local function write_output(dir, results, cases)
       local _, info = msprof.statistics(root, { warmup = results[1].config.warmup * per,
                                                 iters = results[1].config.iters * per })
       written[#written + 1] = info.result_csv
-      -- timelines of the last measured launch of the last run
       local res = results[#results][part[2]]
-      if res and res.trace then
-        local events, flows = runner.trace_events(res)
-        local merged = msprof.trace(events, flows)
-        msprof.write_trace(root .. "/timeline.json", merged)
-        for pe = 0, results[#results].config.pes - 1 do
-          local mine = {}
-          for _, e in ipairs(events) do if e.pe == pe then mine[#mine + 1] = e end end
-          local path = string.format("%s/PROF_%06d_%d/mindstudio_profiler_output/msprof_%s.json",
-                                     root, run_id, pe, stamp)
-          msprof.write_trace(path, msprof.trace(mine))
-        end
-      end
+      if res and res.trace then write_timelines(root, run_id, stamp, res, results[#results].config.pes) end
+      if res then write_frames_plot(root .. "/frames.svg", res) end
     end
   end
   write_perftest(dir, results)
@@ -249,7 +421,8 @@ local function json_row(r)
               algo_bandwidth_GBps = s.algo_bandwidth_GBps,
               kernel_bus_bandwidth_GBps = s.kernel_bus_bandwidth_GBps,
               bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
-              wrong = r.shmem.check.wrong, spread = r.shmem.spread, describe = r.shmem.describe,
+              wrong = r.shmem.check.wrong, result_check = not r.shmem.check.unchecked,
+              spread = r.shmem.spread, describe = r.shmem.describe,
               deepep_recv_rows = s.deepep_recv_rows, deepep_row_bytes = s.deepep_row_bytes,
               deepep_wire_dtype = s.deepep_wire_dtype,
               deepep_bandwidth_GBps = s.deepep_bandwidth_GBps, checked = json_checked(r.shmem) },
@@ -263,7 +436,8 @@ local function json_row(r)
                      e2e_latency_us = b.e2e_latency_us,
                      kernel_bus_bandwidth_GBps = b.kernel_bus_bandwidth_GBps,
                      bound_us = b.bound_us, efficiency_pct = b.efficiency_pct,
-                     wrong = r.baseline.check.wrong, spread = r.baseline.spread,
+                     wrong = r.baseline.check.wrong, result_check = not r.baseline.check.unchecked,
+                     spread = r.baseline.spread,
                      deepep_recv_rows = b.deepep_recv_rows, deepep_row_bytes = b.deepep_row_bytes,
                      deepep_wire_dtype = b.deepep_wire_dtype,
                      deepep_bandwidth_GBps = b.deepep_bandwidth_GBps,
@@ -276,6 +450,26 @@ cli.SWEEP_LEGEND = "# basis: kernel_us, bound_us, eff_%, algbw, busbw (GB/s) and
   .. "kernel time (eff_% = bound_us / kernel_us * 100; ratio_kernel = hccl kernel_us / kernel_us "
   .. "* 100); e2e_us and ratio_e2e end to end (ratio_e2e = hccl e2e_us / e2e_us * 100)\n"
 
+-- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests)
+local function wrong_cell(ch)
+  return ch.unchecked and "N/A" or tostring(ch.wrong)
+end
+
+-- nccl-tests' trailer, which its parsers read: the wrong elements of every run (op and
+-- baseline) and the mean of the op's bus bandwidth over the rows
+function cli.trailer(results)
+  local wrong, bw, skipped = 0, 0, false
+  for _, r in ipairs(results) do
+    bw = bw + r.metrics.summary.kernel_bus_bandwidth_GBps
+    for _, res in ipairs({ r.shmem, r.baseline }) do
+      wrong, skipped = wrong + res.check.wrong, skipped or res.check.unchecked
+    end
+  end
+  local oob = skipped and "N/A" or string.format("%d %s", wrong, wrong > 0 and "FAILED" or "OK")
+  return string.format("# Out of bounds values : %s\n# Avg bus bandwidth    : %s \n#\n", oob,
+    metrics.fmt3(bw / #results))
+end
+
 -- the cells of one side (op or baseline) of a sweep row
 local function sweep_cells(s, wrong, with_bound)
   local eff = s.efficiency_pct and metrics.fmt3(s.efficiency_pct) or "-"
@@ -283,7 +477,7 @@ local function sweep_cells(s, wrong, with_bound)
   if with_bound then
     cells = cells .. string.format(" %10s", s.bound_us and metrics.fmt3(s.bound_us) or "-")
   end
-  return cells .. string.format(" %8s %9s %9s %7d", eff, metrics.fmt3(s.algo_bandwidth_GBps),
+  return cells .. string.format(" %8s %9s %9s %7s", eff, metrics.fmt3(s.algo_bandwidth_GBps),
     metrics.fmt3(s.kernel_bus_bandwidth_GBps), wrong)
 end
 
@@ -305,10 +499,10 @@ local function sweep_table(results)
     local s = r.metrics.summary
     local line = string.format("%12d %12d %6s | %s |", r.config.count *
       lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype,
-      sweep_cells(s, r.shmem.check.wrong, true))
+      sweep_cells(s, wrong_cell(r.shmem.check), true))
     if base then
       local b = r.baseline.metrics.summary
-      line = line .. string.format(" %s | %12s %10s %10s %9s", sweep_cells(b, r.baseline.check.wrong),
+      line = line .. string.format(" %s | %12s %10s %10s %9s", sweep_cells(b, wrong_cell(r.baseline.check)),
         metrics.fmt(s.ratio_pct, 1) .. "%", metrics.fmt3(s.e2e_latency_us),
         metrics.fmt3(b.e2e_latency_us), metrics.fmt(s.e2e_ratio_pct, 1) .. "%")
     else
@@ -375,6 +569,26 @@ local function plan(o, op)
   return runs, sizes
 end
 
+-- the sweep's SVG at path: bus bandwidth against size, the op and its baseline
+local function write_plot(path, op, c, results)
+  local series = { { name = "shmemlab " .. op.name, color = "#1f77b4", points = {} } }
+  if results[1].baseline then
+    series[2] = { name = results[1].baseline.op.title, color = "#d62728", points = {} }
+  end
+  for _, r in ipairs(results) do
+    local bytes = r.config.count * lab.core.dtype_size(r.config.dtype)
+    table.insert(series[1].points, { bytes, r.metrics.summary.kernel_bus_bandwidth_GBps })
+    if series[2] then
+      table.insert(series[2].points, { bytes, r.baseline.metrics.summary.kernel_bus_bandwidth_GBps })
+    end
+  end
+  local f = assert(io.open(path, "w"))
+  f:write(require("shmemlab.plot").svg{
+    title = string.format("%s on %d PEs of %s (%s)", op.name, c.pes, c.soc, c.dtype),
+    series = series })
+  f:close()
+end
+
 -- run everything the options ask for; returns the exit status
 function cli.run(o, out)
   local op = runner.load_op(o.op)
@@ -399,27 +613,11 @@ function cli.run(o, out)
         if res.sanitizer and res.sanitizer.errors > 0 then out:write(res.sanitizer.text) end
       end
     end
+    out:write(cli.trailer(results))
   else
-    out:write(runner.text(results[1]))
+    out:write(runner.text(results[1]), "\n", cli.trailer(results))
   end
-  if o.plot then
-    local series = { { name = "shmemlab " .. op.name, color = "#1f77b4", points = {} } }
-    if results[1].baseline then
-      series[2] = { name = results[1].baseline.op.title, color = "#d62728", points = {} }
-    end
-    for _, r in ipairs(results) do
-      local bytes = r.config.count * lab.core.dtype_size(r.config.dtype)
-      table.insert(series[1].points, { bytes, r.metrics.summary.kernel_bus_bandwidth_GBps })
-      if series[2] then
-        table.insert(series[2].points, { bytes, r.baseline.metrics.summary.kernel_bus_bandwidth_GBps })
-      end
-    end
-    local f = assert(io.open(o.plot, "w"))
-    f:write(require("shmemlab.plot").svg{
-      title = string.format("%s on %d PEs of %s (%s)", op.name, c.pes, c.soc, c.dtype),
-      series = series })
-    f:close()
-  end
+  if o.plot then write_plot(o.plot, op, c, results) end
   if o.output then
     local cases = { header = { "DataSize", "Count", "Dtype", "Npus", "Blocks" }, rows = {} }
     for _, r in ipairs(results) do
@@ -449,23 +647,26 @@ local function list(out)
   end
 end
 
--- main(argv) -> exit status (cli.EXIT); a usage error is one line on stderr
-function cli.main(argv, out, err)
-  out, err = out or io.stdout, err or io.stderr
-  local o, msg = cli.parse(argv or {})
+-- main(argv[, out, err, prog]) -> exit status (cli.EXIT); a usage error is one line on
+-- stderr. prog is the command's name (cli.PROG, or "shmemlab" for the installed command).
+function cli.main(argv, out, err, prog)
+  out, err, prog = out or io.stdout, err or io.stderr, prog or cli.PROG
+  local me = prog:match("%S+$")
+  local hint = " (" .. prog .. " --help lists the options)\n"
+  local o, msg = cli.parse(argv or {}, prog)
   if not o then
-    err:write("run_op.lua: ", msg, " (lua run_op.lua --help lists the options)\n")
+    err:write(me, ": ", msg, hint)
     return cli.EXIT.usage
   end
-  if o.help then out:write(cli.usage) return cli.EXIT.ok end
+  if o.help then out:write(cli.help(prog)) return cli.EXIT.ok end
   if o.list then list(out) return cli.EXIT.ok end
   local ok, status = pcall(cli.run, o, out)
   if ok then return status end
   if runner.kind(status) == "usage" then
-    err:write("run_op.lua: ", status.message, " (lua run_op.lua --help lists the options)\n")
+    err:write(me, ": ", status.message, hint)
     return cli.EXIT.usage
   end
-  err:write("run_op.lua: ", tostring(status), "\n")
+  err:write(me, ": ", tostring(status), "\n")
   return cli.EXIT.run
 end
 

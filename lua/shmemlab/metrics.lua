@@ -253,14 +253,24 @@ local function pe_rows(per_pe, k, what)
   return rows
 end
 
--- the op's figures: latencies = max over PEs; bandwidths = payload over those latencies
--- (so that the record's algo_bandwidth = data_bytes / latency_us); efficiency = bound / latency
+-- how per-PE figures combine into the op's (nccl-tests' -a): the slowest PE (max, the
+-- default), the mean, the fastest (min) or PE 0's (pe0, the first row)
+M.COMBINE = {
+  max = function(t) return math.max(table.unpack(t)) end,
+  min = function(t) return math.min(table.unpack(t)) end,
+  mean = function(t) local s = 0 for _, v in ipairs(t) do s = s + v end return s / #t end,
+  pe0 = function(t) return t[1] end,
+}
+
+-- the op's figures: latencies = the per-PE latencies combined (k.combine, default the max);
+-- bandwidths = payload over those latencies (so that the record's algo_bandwidth =
+-- data_bytes / latency_us); efficiency = bound / latency
 local function summarise(rows, k)
-  local s = { latency_us = -math.huge, e2e_latency_us = -math.huge, n_pe_rows = #rows }
-  for _, r in ipairs(rows) do
-    s.latency_us = math.max(s.latency_us, r.kernel_us)
-    s.e2e_latency_us = math.max(s.e2e_latency_us, r.e2e_us)
-  end
+  local s = { n_pe_rows = #rows }
+  local kern, e2e = {}, {}
+  for i, r in ipairs(rows) do kern[i], e2e[i] = r.kernel_us, r.e2e_us end
+  local f = M.COMBINE[k.combine or "max"]
+  s.latency_us, s.e2e_latency_us = f(kern), f(e2e)
   s.algo_bandwidth_GBps = k.payload / s.latency_us / 1e3
   s.e2e_algo_bandwidth_GBps = k.payload / s.e2e_latency_us / 1e3
   s.kernel_bus_bandwidth_GBps = s.algo_bandwidth_GBps * k.bf
@@ -282,7 +292,8 @@ end
 -- metrics.compute(opts) -> {per_pe = {rows}, summary = {...}}
 -- opts = {op=, n_pes=, payload_bytes=, per_pe = {{pe=, kernel_us=, e2e_us=}, ...},
 --   peak = metrics.peak{...} (or a number of GB/s), baseline = nil | {name=, per_pe=...},
---   bound = nil | us | shmemlab.bound table {us=, formula=}}
+--   bound = nil | us | shmemlab.bound table {us=, formula=},
+--   combine = nil | "max" | "mean" | "min" | "pe0" (how per-PE latencies combine; max)}
 -- Per PE: algo (kernel), e2e algo, kernel bus, e2e bus bandwidth, utilisation, efficiency,
 -- each over bandwidth_time_us (the PE's kernel_us, or with scope "op" the slowest PE's).
 -- Summary: latency_us = max kernel_us, e2e_latency_us = max e2e_us, bandwidths = payload
@@ -317,9 +328,12 @@ local function compute_args(opts)
       .. "e2e_ratio end to end)", 3)
   end
   local bound = bound_of(opts.bound)
+  if opts.combine ~= nil and not M.COMBINE[opts.combine] then
+    error("bad argument #1 to 'compute' (combine must be max, mean, min or pe0)", 3)
+  end
   local bf, formula, _, scope = M.bus_factor(c, n)
   return c, n, payload, peak, bound, formula, { payload = payload, bf = bf, peak = peak.GBps,
-    scope = scope, bound = bound and bound.us }
+    scope = scope, bound = bound and bound.us, combine = opts.combine }
 end
 
 function M.compute(opts)

@@ -16,6 +16,17 @@ local M = {}
 
 M.TASK_COLUMNS = { "Device_id", "kernel_name", "kernel_type", "stream_id", "task_id",
   "task_time(us)", "task_start(us)", "task_stop(us)" }
+-- op_summary_*.csv's columns for kernel rows (msprof's analysis, single operator, no PMU
+-- metrics: its op_summary assembler's header)
+M.OP_SUMMARY_COLUMNS = { "Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type",
+  "OP State", "Task Type", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)",
+  "Block Dim", "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats",
+  "Output Shapes", "Output Data Types", "Output Formats" }
+-- the kernel_type (task_time) and Task Type (op_summary) msprof writes for an engine task
+-- type: a vector kernel is AI_VECTOR_CORE; others (MIX_AIV, MEMCPY_ASYNC) as they are
+M.KERNEL_TYPE = { AIV = "AI_VECTOR_CORE" }
+-- task types that are not kernels (no op_summary row)
+M.NOT_KERNEL = { MEMCPY_ASYNC = true }
 M.OUTPUT_DIR = "mindstudio_profiler_output"
 M.WARMUP = 10   -- WARM_UP_TIMES of data_statistic.py
 M.ITERS = 40    -- PERF_TEST_CYCLE_TIMES
@@ -155,11 +166,29 @@ local function id_text(v, what, fname)
     fname, what), 3)
 end
 
--- msprof.write(root, run_id, timestamp, tasks_by_pe) -> list of the CSV paths (by PE)
+-- the op_summary CSV lines of one PE's tasks: a row per kernel (not MEMCPY_ASYNC), Task Wait
+-- Time = its start - the previous kernel's end (0 for the first); no shapes (N/A)
+local function op_summary_lines(pe, tasks)
+  local lines, prev = { table.concat(M.OP_SUMMARY_COLUMNS, ",") }, nil
+  for i, t in ipairs(tasks) do
+    if not M.NOT_KERNEL[t.type] then
+      local wait = prev and math.max(0, t.start_us - prev) or 0
+      lines[#lines + 1] = csv_line({ pe, "N/A", t.task_id or (i - 1), t.stream_id or 0, t.name,
+        t.name, "N/A", M.KERNEL_TYPE[t.type] or t.type, string.format("%.3f", t.start_us),
+        string.format("%.3f", t.stop_us - t.start_us), string.format("%.3f", wait),
+        t.block_dim or "N/A", "NO", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A" })
+      prev = t.stop_us
+    end
+  end
+  return lines
+end
+
+-- msprof.write(root, run_id, timestamp, tasks_by_pe) -> list of the task_time CSV paths (by
+-- PE); op_summary_<timestamp>.csv (its kernel rows) is written beside each.
 -- tasks_by_pe[pe] = {{name=, type="AIV"|"MIX_AIV"|"MEMCPY_ASYNC"|..., stream_id=, task_id=,
---   start_us=, stop_us=}, ...} in launch order; pe is an integer key (0 allowed).
+--   start_us=, stop_us=, block_dim=}, ...} in launch order; pe is an integer key (0 allowed).
 -- Folder PROF_<run_id>_<pe> (a number run_id printed as %06d); task_time(us) = stop - start;
--- times with 3 decimals; Device_id = pe.
+-- times with 3 decimals; Device_id = pe; kernel_type as msprof writes it (M.KERNEL_TYPE).
 function M.write(root, run_id, timestamp, tasks_by_pe)
   if type(root) ~= "string" or root == "" then
     error("bad argument #1 to 'write' (folder name expected)", 2)
@@ -187,7 +216,8 @@ function M.write(root, run_id, timestamp, tasks_by_pe)
         error(string.format("bad argument #4 to 'write' (PE %d task %d needs name, type and "
           .. "start_us <= stop_us)", pe, i), 2)
       end
-      lines[#lines + 1] = csv_line({ pe, t.name, t.type, t.stream_id or 0, t.task_id or (i - 1),
+      lines[#lines + 1] = csv_line({ pe, t.name, M.KERNEL_TYPE[t.type] or t.type, t.stream_id or 0,
+        t.task_id or (i - 1),
         string.format("%.3f", t.stop_us - t.start_us), string.format("%.3f", t.start_us),
         string.format("%.3f", t.stop_us) })
     end
@@ -195,6 +225,8 @@ function M.write(root, run_id, timestamp, tasks_by_pe)
     mkdir_p(dir)
     local path = string.format("%s/task_time_%s.csv", dir, timestamp)
     write_file(path, table.concat(lines, "\n") .. "\n")
+    write_file(string.format("%s/op_summary_%s.csv", dir, timestamp),
+               table.concat(op_summary_lines(pe, tasks_by_pe[pe]), "\n") .. "\n")
     paths[#paths + 1] = path
   end
   return paths
@@ -225,6 +257,9 @@ end
 local function stat_args(root, opts)
   if type(root) ~= "string" then error("bad argument #1 to 'statistics' (folder name expected)", 3) end
   local warmup, iters = opts.warmup or M.WARMUP, opts.iters or M.ITERS
+  if opts.kernel ~= nil and type(opts.kernel) ~= "function" then
+    error("bad argument #2 to 'statistics' (opts.kernel must be a function)", 3)
+  end
   if math.type(warmup) ~= "integer" or warmup < 0 or math.type(iters) ~= "integer" or iters < 1 then
     error("bad argument #2 to 'statistics' (warmup must be an integer >= 0 and iters >= 1)", 3)
   end
@@ -270,8 +305,9 @@ local function task_time_file(root, folder)
   error(string.format("statistics: %s has no %s/task_time*.csv", folder, M.OUTPUT_DIR), 3)
 end
 
--- parsing: task_time(us) of the kernel rows (kernel_type CORE or AIV) of a file
-local function kernel_times(file, folder)
+-- parsing: task_time(us) of the kernel rows of a file (keep(kernel_type) true: by default
+-- is_kernel, kernel_type contains CORE or AIV)
+local function kernel_times(file, folder, keep)
   local ok, t = pcall(M.read_csv, file)
   if not ok then error("statistics: " .. folder .. ": " .. tostring(t), 3) end
   local ok2, ci, ti = pcall(function()
@@ -280,7 +316,7 @@ local function kernel_times(file, folder)
   if not ok2 then error("statistics: " .. tostring(ci), 3) end
   local times = {}
   for r, row in ipairs(t.rows) do
-    if is_kernel(row[ci] or "") then
+    if keep(row[ci] or "") then
       local v = tonumber(row[ti])
       if not v then
         error(string.format("statistics: %s: row %d has task_time(us) '%s', not a number", folder, r,
@@ -333,7 +369,9 @@ end
 -- all folders are averaged. The cases (tiling table) come from opts.cases = {header=, rows=}
 -- or <root>/results.csv; <root>/result.csv (or opts.result_path) gets the same columns plus
 -- Time(us) with 3 decimals, unless opts.write == false.
--- opts = {warmup = 10, iters = 40, cases = nil, result_path = nil, write = true}
+-- opts.kernel(kernel_type) -> true for a kernel row replaces the CORE-or-AIV filter (the
+-- filters of other scripts: hicann/shmem's data_statistic.py keeps VEC, the guide's CORE).
+-- opts = {warmup = 10, iters = 40, cases = nil, result_path = nil, write = true, kernel = nil}
 -- means[i] = mean time of case i (1-based); info = {folders=, files=, per_folder = {{folder=,
 --   file=, kernel_rows=, rows_per_case=, means=}}, n_cases=, warmup=, iters=, result_csv=}
 function M.statistics(root, opts)
@@ -348,7 +386,7 @@ function M.statistics(root, opts)
   for _, folder in ipairs(folders) do
     local file = task_time_file(root, folder)
     info.files[#info.files + 1] = file
-    local times = kernel_times(file, folder)
+    local times = kernel_times(file, folder, opts.kernel or is_kernel)
     local means, per_case = case_means(times, n_cases, warmup, iters, folder)
     for i = 1, n_cases do sums[i] = sums[i] + means[i] end
     info.per_folder[#info.per_folder + 1] = { folder = folder, file = file, kernel_rows = #times,
@@ -368,22 +406,57 @@ end
 
 local function finite(v) return type(v) == "number" and v == v and v > -math.huge and v < math.huge end
 
-local function track_of(block, fname, what)
+M.LANE_TID = 2000     -- MTE lanes: 2000 + 2 * block (+1 for MTE3)
+M.SIGNAL_TID = 4000   -- signal writes: 4000 + block
+
+-- the thread (tid, name) of a block's code (lane nil) or of one of its lanes: "MTE2",
+-- "MTE3" (a pipe's copies) or "signal" (its signal writes)
+local function track_of(block, fname, what, lane)
   if block == nil or block == "kernel" then return M.KERNEL_TID, "kernel" end
   if math.type(block) ~= "integer" or block < 0 or block >= M.KERNEL_TID then
     error(string.format("bad argument to '%s' (%s: block must be an integer in [0, %d) or nil)",
       fname, what, M.KERNEL_TID), 3)
   end
-  return block, "block " .. block
+  if lane == nil then return block, "block " .. block end
+  if lane == "signal" then return M.SIGNAL_TID + block, "block " .. block .. " signal" end
+  return M.LANE_TID + 2 * block + (lane == "MTE3" and 1 or 0), "block " .. block .. " " .. lane
+end
+
+-- the "s"/"f" events of trace's flows; use(pid, tid, name) names their threads
+local function trace_flows(flows, use)
+  local flow_events = {}
+  for i, f in ipairs(flows) do
+    local what = "flows[" .. i .. "]"
+    if f.id == nil or type(f.from) ~= "table" or type(f.to) ~= "table" then
+      error("bad argument #2 to 'trace' (" .. what .. " needs id, from and to)", 3)
+    end
+    for _, side in ipairs({ "from", "to" }) do
+      local p = f[side]
+      if math.type(p.pe) ~= "integer" or p.pe < 0 or not finite(p.ts) then
+        error("bad argument #2 to 'trace' (" .. what .. "." .. side .. " needs pe and ts)", 3)
+      end
+    end
+    local ft, fname = track_of(f.from.block, "trace", what .. ".from", f.from.lane)
+    local tt, tname = track_of(f.to.block, "trace", what .. ".to", f.to.lane)
+    use(f.from.pe, ft, fname)
+    use(f.to.pe, tt, tname)
+    local name, cat = f.name or "flow", f.cat or "flow"
+    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "s", id = f.id, pid = f.from.pe,
+      tid = ft, ts = f.from.ts }
+    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "f", bp = "e", id = f.id,
+      pid = f.to.pe, tid = tt, ts = f.to.ts }
+  end
+  return flow_events
 end
 
 -- msprof.trace(events [, flows]) -> {traceEvents = {...}, displayTimeUnit = "ns"}
 -- events = {{pe=, block= (nil: kernel-level), name=, cat=, ts= us, dur= us, args={...}}, ...}
 -- flows = {{id=, name=, cat=, from = {pe=, block=, ts=}, to = {pe=, block=, ts=}}, ...}
 -- Process pid = PE ("PE <n>"), thread tid = block ("block <b>"), kernel-level slices on
--- tid KERNEL_TID ("kernel"); "M" metadata first, then "X" slices sorted by (ts, longest
--- first, pid, tid, input order), then the "s"/"f" flow pairs (the "f" binds with bp = "e").
-M.LANE_TID = 2000   -- MTE lanes: 2000 + 2 * block (+1 for MTE3)
+-- tid KERNEL_TID ("kernel"), a lane of a block (event.lane, flow end .lane: "MTE2", "MTE3",
+-- "signal") on its own thread; "M" metadata first, then "X" slices sorted by (ts, longest
+-- first, pid, tid, input order), then the "s"/"f" flow pairs (an end's bp, "e" by default:
+-- msprof.bind places them so that they bind).
 
 function M.trace(events, flows)
   if type(events) ~= "table" then error("bad argument #1 to 'trace' (list of events expected)", 2) end
@@ -404,11 +477,7 @@ function M.trace(events, flows)
     if type(e.name) ~= "string" or not finite(e.ts) or not finite(e.dur) then
       error("bad argument #1 to 'trace' (" .. what .. " needs name, ts and dur)", 2)
     end
-    local tid, tname = track_of(e.block, "trace", what)
-    if e.lane ~= nil then          -- a pipe's own track beside the block's code
-      tid = M.LANE_TID + 2 * tid + (e.lane == "MTE3" and 1 or 0)
-      tname = tname .. " " .. tostring(e.lane)
-    end
+    local tid, tname = track_of(e.block, "trace", what, e.lane)
     use(e.pe, tid, tname)
     slices[#slices + 1] = { i = i, ev = { name = e.name, cat = e.cat or "shmemlab", ph = "X",
       ts = e.ts, dur = e.dur, pid = e.pe, tid = tid, args = e.args } }
@@ -421,28 +490,7 @@ function M.trace(events, flows)
     if x.tid ~= y.tid then return x.tid < y.tid end
     return a.i < b.i
   end)
-  local flow_events = {}
-  for i, f in ipairs(flows or {}) do
-    local what = "flows[" .. i .. "]"
-    if f.id == nil or type(f.from) ~= "table" or type(f.to) ~= "table" then
-      error("bad argument #2 to 'trace' (" .. what .. " needs id, from and to)", 2)
-    end
-    for _, side in ipairs({ "from", "to" }) do
-      local p = f[side]
-      if math.type(p.pe) ~= "integer" or p.pe < 0 or not finite(p.ts) then
-        error("bad argument #2 to 'trace' (" .. what .. "." .. side .. " needs pe and ts)", 2)
-      end
-    end
-    local ft, fname = track_of(f.from.block, "trace", what .. ".from")
-    local tt, tname = track_of(f.to.block, "trace", what .. ".to")
-    use(f.from.pe, ft, fname)
-    use(f.to.pe, tt, tname)
-    local name, cat = f.name or "flow", f.cat or "flow"
-    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "s", id = f.id, pid = f.from.pe,
-      tid = ft, ts = f.from.ts }
-    flow_events[#flow_events + 1] = { name = name, cat = cat, ph = "f", bp = "e", id = f.id,
-      pid = f.to.pe, tid = tt, ts = f.to.ts }
-  end
+  local flow_events = trace_flows(flows or {}, use)
 
   local list = json.array()
   local pids = {}
@@ -466,8 +514,109 @@ function M.trace(events, flows)
   return { traceEvents = list, displayTimeUnit = "ns" }
 end
 
+-- the slices of events by "pe/block" (lanes included), each {ts=, stop=, lane=, lands=}
+-- by start; lands: when the slice's write lands (event.lands, else its end)
+local function slices_by_block(events)
+  local by = {}
+  for _, e in ipairs(events) do
+    if e.block ~= nil and e.dur > 0 then
+      local k = e.pe .. "/" .. e.block
+      by[k] = by[k] or {}
+      table.insert(by[k], { ts = e.ts, stop = e.ts + e.dur, lane = e.lane,
+                            lands = e.lands or e.ts + e.dur })
+    end
+  end
+  for _, list in pairs(by) do table.sort(list, function(a, b) return a.ts < b.ts end) end
+  return by
+end
+
+-- the start of a flow: the slice of the write that landed at p.ts on its block's lanes
+-- (one that lands then, else the last signal or MTE3 write started by then; the write's
+-- start), else the block's code slice enclosing p.ts; nil when there is none
+local function bind_start(slices, p)
+  local eps = M.TRACE_EPS_US
+  local last
+  for _, s in ipairs(slices) do
+    if s.lane ~= nil and math.abs(s.lands - p.ts) <= eps then
+      return { pe = p.pe, block = p.block, lane = s.lane, ts = s.ts }
+    end
+    if (s.lane == "signal" or s.lane == "MTE3") and s.ts <= p.ts + eps then last = s end
+  end
+  if last then return { pe = p.pe, block = p.block, lane = last.lane, ts = last.ts } end
+  for i = #slices, 1, -1 do
+    local s = slices[i]
+    if s.lane == nil and s.ts <= p.ts and p.ts < s.stop - eps then
+      return { pe = p.pe, block = p.block, ts = p.ts }
+    end
+  end
+end
+
+-- the end of a flow leaving at t0: the start of the waiter's first code slice at or after
+-- p.ts (what the wake released), else inside its slice ending at p.ts (the wait), FLOW_LEAD_US
+-- before its end; nil when there is none
+M.FLOW_LEAD_US = 0.001
+local function bind_end(slices, p, t0)
+  local eps = M.TRACE_EPS_US
+  for _, s in ipairs(slices) do
+    if s.lane == nil and s.ts >= p.ts - eps then return { pe = p.pe, block = p.block, ts = s.ts } end
+  end
+  for _, s in ipairs(slices) do
+    local ts = math.max(s.ts, t0, p.ts - M.FLOW_LEAD_US)
+    if s.lane == nil and math.abs(s.stop - p.ts) <= eps and ts < s.stop - eps then
+      return { pe = p.pe, block = p.block, ts = ts }
+    end
+  end
+end
+
+-- msprof.bind(events, writes) -> flows, unbound: the arrows of writes that released waits,
+-- placed so that Chrome and Perfetto bind them as meant (Trace Event Format: an "s" binds
+-- to the slice enclosing it on its thread, an "f" with bp "e" to the slice enclosing it).
+-- writes = {{id=, name=, cat=, from = {pe=, block=, ts = when the write landed}, to = {pe=,
+-- block=, ts = when the waiter woke}}, ...}; events as msprof.trace takes them (a write's
+-- slice may say when it lands: event.lands, e.g. a signal's S-pipe issue). A flow
+-- leaves from the start of the write's slice (bind_start) and arrives at the start of the
+-- slice the wake released (bind_end); a write with no slice to bind is in unbound.
+function M.bind(events, writes)
+  local by = slices_by_block(events)
+  local flows, unbound = {}, {}
+  for _, w in ipairs(writes) do
+    local from = bind_start(by[w.from.pe .. "/" .. w.from.block] or {}, w.from)
+    local to = from and bind_end(by[w.to.pe .. "/" .. w.to.block] or {}, w.to, from.ts)
+    if to then
+      flows[#flows + 1] = { id = w.id, name = w.name, cat = w.cat, from = from, to = to }
+    else
+      unbound[#unbound + 1] = w
+    end
+  end
+  return flows, unbound
+end
+
 local function slice_text(e)
   return string.format("'%s' [%.3f, %.3f]", tostring(e.name), e.ts, e.ts + e.dur)
+end
+
+-- check_trace's flow checks: both ends, "f" not before "s", each end bound to a slice
+local function check_flows(flows, tracks)
+  local eps = M.TRACE_EPS_US
+  local fkeys = {}
+  for k in pairs(flows) do fkeys[#fkeys + 1] = k end
+  table.sort(fkeys)
+  for _, k in ipairs(fkeys) do
+    local s, f = flows[k].s, flows[k].f
+    if not s or not f then
+      error(string.format("check_trace: flow %s has no '%s' event", k, s and "f" or "s"), 3)
+    end
+    if f.ts < s.ts - eps then
+      error(string.format("check_trace: flow %s arrives (%.3f) before it leaves (%.3f)", k, f.ts, s.ts), 3)
+    end
+    for _, e in ipairs({ s, f }) do
+      if not M.binding(tracks, e) then
+        error(string.format("check_trace: flow %s's '%s' at %.3f on pid %s tid %s binds to no slice "
+          .. "(it must lie in a slice of its thread, [ts, ts + dur))", k, e.ph, e.ts,
+          tostring(e.pid), tostring(e.tid)), 3)
+      end
+    end
+  end
 end
 
 -- msprof.check_trace(t) -> true, or an error: a slice whose end is before its start, two
@@ -522,23 +671,33 @@ function M.check_trace(t)
       stack[#stack + 1] = e
     end
   end
-  local fkeys = {}
-  for k in pairs(flows) do fkeys[#fkeys + 1] = k end
-  table.sort(fkeys)
-  for _, k in ipairs(fkeys) do
-    local s, f = flows[k].s, flows[k].f
-    if not s or not f then
-      error(string.format("check_trace: flow %s has no '%s' event", k, s and "f" or "s"), 2)
-    end
-    if f.ts < s.ts - eps then
-      error(string.format("check_trace: flow %s arrives (%.3f) before it leaves (%.3f)", k, f.ts, s.ts), 2)
-    end
-  end
+  check_flows(flows, tracks)
   return true
 end
 
--- msprof.write_trace(path, t) -> path; checks t, makes the parent folder, writes JSON
-function M.write_trace(path, t)
+-- msprof.binding(tracks, e) -> the slice a flow event binds to in Chrome and Perfetto, or
+-- nil. tracks: the "X" slices by "pid/tid"; an "s", or an "f" with bp "e", binds to the
+-- innermost slice of its thread enclosing it, [ts, ts + dur) (a slice starting at the
+-- event's time is open, one ending then is closed); an "f" without bp to the first slice
+-- of its thread starting at or after it.
+function M.binding(tracks, e)
+  local list, best = tracks[tostring(e.pid) .. "/" .. tostring(e.tid)] or {}, nil
+  local eps = M.TRACE_EPS_US
+  for _, x in ipairs(list) do
+    if e.ph == "f" and e.bp ~= "e" then
+      if x.ts >= e.ts - eps and (not best or x.ts < best.ts) then best = x end
+    elseif x.ts <= e.ts + eps and e.ts < x.ts + x.dur - eps
+           and (not best or x.ts >= best.ts and x.dur <= best.dur) then
+      best = x
+    end
+  end
+  return best
+end
+
+-- msprof.write_trace(path, t [, as_array]) -> path; checks t, makes the parent folder, writes
+-- JSON: the object t, or with as_array its traceEvents as a JSON array (as msprof writes
+-- msprof_*.json, which scripts read with events.extend(json.load(f)))
+function M.write_trace(path, t, as_array)
   if type(path) ~= "string" or path == "" then
     error("bad argument #1 to 'write_trace' (file name expected)", 2)
   end
@@ -546,7 +705,7 @@ function M.write_trace(path, t)
   if not ok then error(err, 2) end
   local dir = path:match("^(.*)/[^/]*$")
   if dir and dir ~= "" then mkdir_p(dir) end
-  write_file(path, json.encode(t))
+  write_file(path, json.encode(as_array and t.traceEvents or t))
   return path
 end
 

@@ -7,16 +7,16 @@ local report = require("shmemlab.report")
 
 local runner = {}
 
--- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a
--- checkout, <prefix>/share/shmemlab/ops when installed, else ./ops
+-- the folder the operators live in: SHMEMLAB_OPS, ops/ beside lua/ in a checkout,
+-- shmemlab/ops beside this module when installed (make install, luarocks), else ./ops
 local function ops_dir()
   local env = os.getenv("SHMEMLAB_OPS")
   if env and env ~= "" then return env end
   local src = debug.getinfo(1, "S").source
-  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$")
+  local repo = src:match("^@(.*)/lua/shmemlab/[^/]*$") or (src:match("^@lua/shmemlab/") and ".")
   if repo then return repo .. "/ops" end
-  local prefix = src:match("^@(.*)/share/lua/[^/]+/shmemlab/[^/]*$")
-  if prefix then return prefix .. "/share/shmemlab/ops" end
+  local here = src:match("^@(.*)/shmemlab/[^/]*$")
+  if here then return here .. "/shmemlab/ops" end
   return "./ops"
 end
 runner.ops_dir = ops_dir
@@ -115,7 +115,8 @@ runner.DTYPE_ALIASES = { float = "fp32", half = "fp16", bfloat16 = "bf16" }
 local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
-  routing routes_file dispatch_dtype seed sigma zipf_s flags timing_only mem_limit]]):gmatch("%S+") do
+  routing routes_file dispatch_dtype seed sigma zipf_s flags timing_only verify
+  combine mem_limit]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -198,8 +199,16 @@ local function check_config(op, c)
   one_of(c.reduce, "--reduce", "sum max min")
   one_of(c.mode, "--mode", "put get")
   one_of(c.baseline, "--baseline", "hccl none")
+  one_of(c.combine, "--average", "max mean min pe0")
+  if c.verify ~= nil and type(c.verify) ~= "boolean" then
+    runner.usage("--check (verify) must be a boolean, got '%s'", tostring(c.verify))
+  end
   if c.check ~= nil and c.check ~= "none" then
     for w in tostring(c.check):gmatch("[^,%s]+") do
+      if c.timing_only and (w == "racecheck" or w == "initcheck" or w == "all") then
+        runner.usage("--tool %s keeps a shadow of every byte: it needs data (drop "
+                     .. "--timing-only); memcheck and synccheck work without", w)
+      end
       if not lab.check_modes[w] then
         runner.usage("--check must be memcheck, racecheck, synccheck, initcheck or all, got '%s'%s",
                      w, runner.suggest(w, lab.check_modes))
@@ -401,8 +410,9 @@ function runner.measure(op, c)
   for k, v in pairs(bytes1) do moved[k] = (v - bytes0[k]) // c.iters end
   local trace
   if c.trace then trace = m:trace_records(true); m:trace(0) end
-  local check = { wrong = 0, unchecked = "timing-only" }   -- no bytes to compare
-  if not c.timing_only then
+  local check = { wrong = 0, unchecked = c.timing_only and "timing-only"   -- no bytes to compare
+                                      or c.verify == false and "--check 0" or nil }
+  if not check.unchecked then
     local wrong, at, pe, want, got = op.check(m, c, s)
     check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got }
   end
@@ -418,19 +428,23 @@ function runner.measure(op, c)
     check = check,
     describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
     deepep = op.deepep and op.deepep(c, s) or nil,
-    trace = trace, iter_launches = launches // c.iters,
+    trace = trace, iter_launches = launches // c.iters, signal_us = c.profile.signal_ns / 1000,
   }
 end
 
--- timeline events and flows of a measured run's traced launch (msprof.trace input)
+-- timeline events and flows of a measured run's traced launch (msprof.trace input): the
+-- kernel slices of the PEs that ran, frames, MTE copies and signal writes (each on its
+-- S pipe for the profile's signal_ns, then in flight) and an arrow from each write that
+-- released a wait to what the waiter went on with (msprof.bind)
 function runner.trace_events(res)
-  local events, flows = {}, {}
+  local events, writes = {}, {}
   local m = res.machine
-  for pe = 0, #res.per_pe - 1 do                      -- the kernel slices
-    local tasks = m:tasks(pe)
+  local signal_us = res.signal_us                       -- the machine may be released
+  for _, row in ipairs(res.per_pe) do                 -- the kernel slices
+    local tasks = m:tasks(row.pe)
     for i = #tasks - res.iter_launches + 1, #tasks do
       local t = tasks[i]
-      events[#events + 1] = { pe = pe, name = t.name, cat = "kernel", ts = t.start_us,
+      events[#events + 1] = { pe = row.pe, name = t.name, cat = "kernel", ts = t.start_us,
                               dur = t.stop_us - t.start_us, args = { type = t.type } }
     end
   end
@@ -442,13 +456,17 @@ function runner.trace_events(res)
     elseif r.kind == "frame" then
       events[#events + 1] = { pe = r.pe, block = r.block, cat = "frame",
         name = lab.frames.names[r.frame] or ("frame " .. r.frame), ts = r.ts, dur = r.dur }
+    elseif r.kind == "signal" then
+      events[#events + 1] = { pe = r.pe, block = r.block, lane = "signal", cat = "signal",
+        name = "signal to PE " .. r.peer_pe, ts = r.ts - signal_us, dur = signal_us,
+        lands = r.ts + r.dur, args = { peer_pe = r.peer_pe, path = r.path, lands_us = r.ts + r.dur } }
     elseif r.kind == "wake" then
-      flows[#flows + 1] = { id = #flows + 1, name = "signal", cat = "signal",
+      writes[#writes + 1] = { id = #writes + 1, name = "signal", cat = "signal",
         from = { pe = r.pe, block = r.block, ts = r.ts },
         to = { pe = r.peer_pe, block = r.peer_block, ts = r.ts + r.dur } }
     end
   end
-  return events, flows
+  return events, (require("shmemlab.msprof").bind(events, writes))
 end
 
 -- the peak bandwidth an operator is judged against on this machine
@@ -464,7 +482,7 @@ local function evaluate(op, c, res, bound, base)
   local payload = metrics.payload_bytes(op.collective, op.payload(c))
   local mt = metrics.compute{
     op = op.collective, n_pes = c.pes, payload_bytes = payload, per_pe = res.per_pe,
-    peak = peak_of(op, c), bound = bound,
+    peak = peak_of(op, c), bound = bound, combine = c.combine,
     baseline = base and { name = base.op.title or base.op.name, per_pe = base.per_pe } or nil,
   }
   if res.deepep then metrics.deepep(mt, res.deepep, base and base.deepep) end  -- MoE ops

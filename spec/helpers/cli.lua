@@ -22,4 +22,20 @@ function H.run(argv)
   return status, out:text(), err:text()
 end
 
+-- a fresh empty folder
+function H.tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(require("lfs").mkdir(d))
+  return d
+end
+
+-- a new list: the items of a, then of b
+function H.append(a, b)
+  local t = {}
+  for _, v in ipairs(a) do t[#t + 1] = v end
+  for _, v in ipairs(b) do t[#t + 1] = v end
+  return t
+end
+
 return H
