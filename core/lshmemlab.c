@@ -1772,7 +1772,7 @@ static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
 ** scratch (an issue on S): when that took the block past a pending event it
 ** yields, and goes on (resumed) at its clock */
 static int staged_body(lua_State *L, int how, int resumed) {
-  int blk, st, get = how & STAGE_GET, pe;
+  int blk, st, get = how & STAGE_GET, pe, id;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g, u;
   lua_Integer n = luaL_checkinteger(L, 4), v = 0, op = 0;
@@ -1787,19 +1787,19 @@ static int staged_body(lua_State *L, int how, int resumed) {
     pe = checkpe(L, lm, 5);
     if ((get ? d.buf : s.buf) < 0) {      /* the ub2gm forms: a UB dst (get) or src (put) */
       st = sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s, (int64_t)n, pe);
-      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
+      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_pipe_barrier(lm->m, blk, SL_NPIPES);   /* aclshmemx_mte_quiet */
       return kdone(L, lm, blk, st, 0);
     }
   }
-  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
+  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u, &id)) != SL_OK)
     return engine_error(L, lm->m, st, 1);
   if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, how, staged_cont);
-  st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, 7);
+  st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, id);
   if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
   else if (st == SL_OK && (how & STAGE_SIGNAL)) {
     if ((st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) == SL_EARG)
       sl_machine_map_err_arg(lm->m, put_signal_args, 5);
-  } else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_quiet(lm->m, blk);
+  } else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_pipe_barrier(lm->m, blk, SL_NPIPES);   /* aclshmemx_mte_quiet */
   return kdone(L, lm, blk, st, 0);
 }
 
@@ -2119,7 +2119,8 @@ static int amo_body(lua_State *L, int resumed) {
   pe = checkpe(L, lm, a);
   map[3] = a - 1;
   if (f->op == SL_AMO_ADD && !f->fetch) {
-    if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u)) != SL_OK)
+    int id;                              /* atomic_add chains with event id 0 (sl_amo) */
+    if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u, &id)) != SL_OK)
       return engine_error(L, lm->m, st, 1);
     if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, 0, amo_cont);
   }
@@ -2203,6 +2204,26 @@ static int k_quiet(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   return kdone(L, lm, blk, sl_quiet(lm->m, blk), 0);
+}
+
+/* k:set_mte_config(ub [, ub_bytes [, sync_id]]): aclshmemx_set_mte_config,
+** the staging UB (default: the whole tensor) and event id (default 7) of the
+** block's staged calls for the rest of the launch */
+static int k_set_mte_config(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  sl_loc u = kloc(L, lm, 2);
+  lua_Integer bytes = luaL_optinteger(L, 3, u.buf < 0 ? u.cap - u.off : 1);
+  lua_Integer id = luaL_optinteger(L, 4, SL_SCRATCH_ID);
+  return kdone(L, lm, blk, sl_set_mte_config(lm->m, blk, &u, (int64_t)bytes, (int)id), 0);
+}
+
+/* k:mte_quiet(): aclshmemx_mte_quiet, PipeBarrier(ALL): the block's MTE work
+** landed (its DMA engines' transfers are not waited for) */
+static int k_mte_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = kcheck(L, &blk);
+  return kdone(L, lm, blk, sl_pipe_barrier(lm->m, blk, SL_NPIPES), 0);
 }
 
 /* k:fence() */
@@ -2453,7 +2474,8 @@ static const luaL_Reg block_methods[] = {
   {"sync_all", k_sync_all}, {"ascendc_sync_all", k_sync_all},
   {"shmem_sync_all", k_shmem_sync_all}, {"my_pe", k_my_pe},
   {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
-  {"sdma_quiet", k_sdma_quiet}, {"roce_put_nbi", k_roce_put_nbi},
+  {"sdma_quiet", k_sdma_quiet}, {"mte_quiet", k_mte_quiet},
+  {"set_mte_config", k_set_mte_config}, {"roce_put_nbi", k_roce_put_nbi},
   {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
   {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
   {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},

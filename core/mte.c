@@ -361,7 +361,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc 
 }
 
 /* scratch UB for putmem/getmem/put_signal, viewed as dtype */
-int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
+int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out, int *id) {
   sl_block *b = &m->blocks[blk];
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)dtype);
   if (b->scratch < 0) {
@@ -370,6 +370,8 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
     int st = sl_ub_alloc(m, blk, SL_UINT8, SL_SCRATCH_BYTES, SL_ALLOC_BACKED, &l);
     if (st != SL_OK) return st;
     b->scratch = l.base;
+    b->scratch_bytes = SL_SCRATCH_BYTES;
+    b->scratch_id = SL_SCRATCH_ID;
   }
   out->buf = -1;
   out->pe = b->pe;
@@ -377,7 +379,31 @@ int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out) {
   out->dtype = dtype;
   out->base = b->scratch;
   out->off = 0;
-  out->cap = SL_SCRATCH_BYTES / esz * esz;
+  out->cap = b->scratch_bytes / esz * esz;
+  *id = b->scratch_id;
+  if (out->cap == 0)
+    return sli_err(m, SL_EARG, 1, "the staging UB (set_mte_config) holds %lld bytes, "
+                   "less than one %s", (long long)b->scratch_bytes,
+                   sl_dtype_name((sl_dtype)dtype));
+  return SL_OK;
+}
+
+/* aclshmemx_set_mte_config: the staging UB of the block's staged calls
+** (putmem, getmem, put, get, their _nbi forms, put_signal) for the rest of
+** the launch: ub_bytes of the UB tensor ub, and the event id they chain with */
+int sl_set_mte_config(sl_machine *m, int blk, const sl_loc *ub, int64_t ub_bytes, int id) {
+  sl_block *b = &m->blocks[blk];
+  int st;
+  if ((st = sli_own_ub(m, b, ub, 1)) != SL_OK) return st;
+  if (ub_bytes <= 0 || ub->off < 0 || ub_bytes > ub->cap - ub->off)
+    return sli_err(m, SL_EARG, 2, "ub_size must be in 1..%lld (the bytes of the UB tensor)",
+                   (long long)(ub->cap - ub->off));
+  if (id < 0 || id >= SL_NEVENT_IDS)
+    return sli_err(m, SL_EARG, 3, "event id must be in 0..7, got %d", id);
+  b->scratch = ub->base + ub->off;
+  b->scratch_bytes = ub_bytes;
+  b->scratch_id = id;
+  b->t += m->ps.issue;
   return SL_OK;
 }
 

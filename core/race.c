@@ -5,10 +5,11 @@
 ** issue from S carries what S has acquired (not S's own stores); set_flag /
 ** wait_flag; PipeBarrier; a signal wait that observed the signalling write
 ** (or a polled flag that observed its writer); barrier_all; sync_all;
-** shmem_sync_all (S only). A fifth thread per block is its DMA engines
-** (SDMA, RDMA, UDMA): an engine transfer issued from S is ordered after what
-** S knows, and S learns of it only at that engine's quiet (barrier_all and
-** quiet, PipeBarrier(ALL) in the library, do not wait for engines).
+** shmem_sync_all (S only); a copy of a signal word, from its landing. A
+** fifth thread per block is its DMA engines (SDMA, RDMA, UDMA): an engine
+** transfer issued from S is ordered after what S knows, and S learns of it
+** at an engine's quiet, at quiet / fence and at barrier_all (they wait for
+** the engines); PipeBarrier and SyncAll do not.
 ** A shadow per 32-byte granule holds the last write and the last read, with
 ** the bytes each touched (so neighbours sharing a granule do not collide); an
 ** access unordered with a conflicting one is a race, reported once per

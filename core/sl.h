@@ -252,9 +252,12 @@ int sl_describe_waits(const sl_machine *m, char *out, size_t size);
 enum { SL_RES_NONE = 0, SL_RES_INT = 1, SL_RES_NUM = 2, SL_RES_YIELDED = 3 };
 int sl_block_result(sl_machine *m, int blk, int64_t *v);
 void sl_block_stash(sl_machine *m, int blk, int kind, int64_t v);
-/* the block's scratch UB for blocking puts/gets (carved once per launch) */
-int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out);
+/* the block's staging UB for the staged puts/gets (carved once per launch
+** unless set_mte_config named one) and the event id they chain with */
+int sl_ub_scratch(sl_machine *m, int blk, int dtype, sl_loc *out, int *id);
+int sl_set_mte_config(sl_machine *m, int blk, const sl_loc *ub, int64_t ub_bytes, int id);
 #define SL_SCRATCH_BYTES 16384
+#define SL_SCRATCH_ID 7
 /* 1 when the block ran ahead of the earliest event: it must yield */
 int sl_must_yield(sl_machine *m, int blk);
 

@@ -159,6 +159,8 @@ typedef struct sl_block {
   int64_t ret;
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
+  int64_t scratch_bytes;    /* its size (set_mte_config may name another) */
+  int32_t scratch_id;       /* the event id the staged calls chain with */
   int32_t fdepth;
   int32_t fid[SL_FSTACK];
   sl_time fstart[SL_FSTACK];

@@ -86,37 +86,33 @@ describe("transport engines", function()
     end
   end
 
-  it("an SDMA put times as the link and the engine's setup say, exactly", function()
-    local m, x, y = setup{ pes = 2 }
-    local p = m:params()
-    local r = m:launch(function(k)
-      if k.pe ~= 0 then return end
-      local ub = k:ub("int32", 16)
-      k:sdma_put_nbi(y, x, ub, 64, N, 1, 0)
-      k:sdma_quiet(ub, 64, 0)
-    end, 1)
-    local bytes = N * 4
-    local want = (2 * p.issue_ns + p.signal_ns) / 1e3
-        + bytes / (p.hccs_GBps * p.hccs_write_eff) / 1e3
-        + (p.sdma_setup_ns + p.hccs_alpha_ns + p.pipe_barrier_ns) / 1e3   -- quiet's issue overlaps
-    assert.near(want, r.kernel_us[1], 1e-5)
-  end)
-
-  it("an RDMA put crosses the NIC even inside a server, at the NIC's rate", function()
-    local m, x, y = setup{ pes = 2 }
-    local p = m:params()
-    local r = m:launch(function(k)
-      if k.pe ~= 0 then return end
-      local ub = k:ub("int32", 16)
-      k:roce_put_nbi(y, x, ub, N, 1, 0)
-      k:roce_quiet(1, ub, 0)
-    end, 1)
-    local want = (2 * p.issue_ns + p.signal_ns) / 1e3 + N * 4 / p.rdma_GBps / 1e3
-        + (p.rdma_setup_ns + p.rdma_alpha_ns + p.pipe_barrier_ns) / 1e3
-    assert.near(want, r.kernel_us[1], 1e-5)
-    assert.equal(N * 4, m:path_bytes().rdma)
-    assert.equal(0, m:path_bytes().hccs)
-  end)
+  -- one put from PE 0 to PE 1, alone: S's issue, the stream at the rate of what
+  -- binds (SDMA: the HCCS link's write; RoCE: the NIC, inside the server too),
+  -- the engine's setup and the path's alpha, then the quiet's barrier (its
+  -- issue overlaps the wait), exactly
+  local ALONE = {
+    { "sdma", function(p) return p.hccs_GBps * p.hccs_write_eff, p.sdma_setup_ns,
+                                 p.hccs_alpha_ns end, "hccs" },
+    { "roce", function(p) return p.rdma_GBps, p.rdma_setup_ns, p.rdma_alpha_ns end, "rdma" },
+  }
+  for _, c in ipairs(ALONE) do
+    local name, figures, path = c[1], c[2], c[3]
+    it("a " .. name .. " put times as its path and the engine's setup say, exactly", function()
+      local m, x, y = setup{ pes = 2 }
+      local p = m:params()
+      local r = m:launch(function(k)
+        if k.pe ~= 0 then return end
+        local ub = k:ub("int32", 16)
+        ENGINES[name].put(k, y, x, ub, 1)
+        ENGINES[name].quiet(k, ub, 1)
+      end, 1)
+      local GBps, setup_ns, alpha_ns = figures(p)
+      local want = (2 * p.issue_ns + p.signal_ns) / 1e3 + N * 4 / GBps / 1e3
+          + (setup_ns + alpha_ns + p.pipe_barrier_ns) / 1e3
+      assert.near(want, r.kernel_us[1], 1e-5)
+      assert.equal(N * 4, m:path_bytes()[path])       -- RoCE: the NICs, not HCCS
+    end)
+  end
 
   it("two RDMA puts share the sender's NIC; two SDMA puts use two links", function()
     local t = {}
@@ -159,7 +155,7 @@ describe("transport engines", function()
 
   it("quiet waits for every engine (aclshmem_quiet); pipe_barrier and wait_flag do not", function()
     local t = {}
-    for _, how in ipairs({ "quiet", "pipe_barrier", "sdma_quiet" }) do
+    for _, how in ipairs({ "quiet", "pipe_barrier", "mte_quiet", "sdma_quiet" }) do
       local m, x, y = setup{ pes = 2, check = "racecheck" }
       m:launch(function(k)
         local ub = k:ub("int32", 16)
@@ -175,6 +171,7 @@ describe("transport engines", function()
     end
     assert.equal(t.sdma_quiet, t.quiet)              -- both wait for the landing
     assert.is_true(t.pipe_barrier < t.quiet)         -- PipeBarrier(ALL) did not
+    assert.equal(t.pipe_barrier, t.mte_quiet)        -- nor mte_quiet (PipeBarrier + dcci)
   end)
 
   it("racecheck: reading an engine's destination before its quiet is a race", function()

@@ -146,6 +146,29 @@ describe("CANN SHMEM RMA", function()
     end
   end)
 
+  it("set_mte_config: the staged calls stage through the UB and event id it names", function()
+    local t = {}
+    for _, ub_bytes in ipairs({ 0, 256, 64 * 1024 }) do    -- 0: the default 16 KiB scratch
+      local m, x, y = setup(2, "racecheck")
+      local r = m:launch(function(k)
+        if ub_bytes > 0 then k:set_mte_config(k:ub("int8", 64 * 1024), ub_bytes, 3) end
+        k:putmem(y, x, N, 1 - k.pe)
+        k:barrier_all()
+      end, 1)
+      assert.is_true(holds(y, 0, 1) and holds(y, 1, 0))
+      assert.same({}, kinds(m))
+      t[ub_bytes] = r.kernel_us[1]
+    end
+    assert.is_true(t[256] > t[0])               -- 47 chunks instead of one
+    -- one chunk either way (12 KB): only set_mte_config's issue more
+    assert.near(t[0] + lab.soc("Ascend910B").issue_ns / 1e3, t[64 * 1024], 1e-6)
+    local m = setup(2)
+    H.contains(H.launch_err(m, function(k) k:set_mte_config(k:ub("int8", 64), 128) end, 1),
+               "bad argument #2 to 'set_mte_config' (ub_size must be in 1..64")
+    H.contains(H.launch_err(m, function(k) k:set_mte_config(k:ub("int8", 64), 64, 8) end, 1),
+               "bad argument #3 to 'set_mte_config' (event id must be in 0..7")
+  end)
+
   it("put / get are putmem / getmem: same bytes, same times", function()
     local r = {}
     for _, call in ipairs({ "put", "putmem", "get", "getmem" }) do

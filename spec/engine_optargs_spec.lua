@@ -61,6 +61,8 @@ local function kernel(k, g, acc, out, got, sig, x)
     k:shmem_sync_all()
     k:sdma_put_nbi(out, g, e, 8, peer, 0); k:sdma_get_nbi(got, g, e, 64, 8, peer, 0)
     k:sdma_quiet(e, 0)
+    k:mte_quiet()
+    if round == 2 then k:set_mte_config(e) end     -- the staged calls below stage through e
     k:roce_put_nbi(out, g, e, 8, peer); k:roce_get_nbi(got, g, e, 8, peer)
     k:roce_quiet(peer, e, 0)
     for _, call in ipairs({ "udma_put_nbi", "udma_get_nbi" }) do   -- a 910B has no UDMA
@@ -128,7 +130,8 @@ local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pa
   "duplicate", "fence", "getmem", "get_value", "max", "min", "mte_get_nbi", "mte_put_nbi",
   "muls", "my_pe", "pipe_barrier", "prof_end", "prof_start", "ptr", "putmem", "put_signal",
   "put", "get", "putmem_nbi", "put_nbi", "getmem_nbi", "get_nbi", "put_signal_nbi",
-  "ascendc_sync_all", "shmem_sync_all", "sdma_put_nbi", "sdma_get_nbi", "sdma_quiet",
+  "ascendc_sync_all", "shmem_sync_all", "sdma_put_nbi", "sdma_get_nbi", "sdma_quiet", "mte_quiet",
+  "set_mte_config",
   "roce_put_nbi", "roce_get_nbi", "roce_quiet", "udma_put_nbi", "udma_get_nbi",
   "udma_relay_put_nbi", "udma_relay_get_nbi", "udma_put_signal_nbi", "udma_quiet",
   "quiet", "reduce_max", "set_atomic", "set_atomic_none", "set_flag", "set_value",

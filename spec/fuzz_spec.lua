@@ -555,6 +555,12 @@ P.wait_signal_value = function(ctx)
   ctx.k:wait_signal_value(pick_sig(ctx), pick_view(ctx), n, cmp(R), sigval(R))
 end
 P.quiet = function(ctx) ctx.k:quiet() end
+P.mte_quiet = function(ctx) ctx.k:mte_quiet() end
+P.set_mte_config = function(ctx)
+  local R = ctx.R
+  local u = R.chance(0.7) and ctx.k:ub("int32", R.int(1, 64)) or pick_view(ctx)
+  ctx.k:set_mte_config(u, R.chance(0.5) and ub_bytes(R) or nil, R.chance(0.5) and event_id(R) or nil)
+end
 -- the timing core's sharing and queues (legal calls): every block puts
 -- through the one link to a peer; more copies than queue_depth in a row;
 -- work on a pipe, then a flag from it (to S: S waits on a busy pipe); a

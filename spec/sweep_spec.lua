@@ -171,6 +171,22 @@ describe("a PE sweep's table", function()
   end)
 end)
 
+describe("a timing-only PE sweep", function()
+  it("passes timing_only to every count: the same table, #wrong N/A (not checked)", function()
+    local data = sweep.rows((small("allgather", "2,8,16")))
+    local timed = small("allgather", "2,8,16", { timing_only = true })
+    for i, row in ipairs(sweep.rows(timed)) do
+      assert.is_true(timed[i].shmem.machine:timing_only())
+      assert.is_true(timed[i].baseline.machine:timing_only())
+      for _, k in ipairs({ "kernel_us", "algbw", "busbw", "eff" }) do
+        assert.equal(data[i].op[k], row.op[k])
+        assert.equal(data[i].base[k], row.base[k])
+      end
+      assert.same({ "N/A", "N/A" }, { row.op.wrong, row.base.wrong })
+    end
+  end)
+end)
+
 describe("a PE sweep across servers", function()
   it("counts servers and RDMA domains from the profile and times RDMA between them", function()
     local results = small("allgather", "8,16")
@@ -273,9 +289,117 @@ describe("sweep.svg", function()
     local xs = {}
     for x in lin:gmatch('<circle class="busbw" cx="([%d.]+)"') do xs[#xs + 1] = tonumber(x) end
     assert.near(xs[2] - xs[1], xs[3] - xs[2], 0.11)
+    local ticks = {}                                   -- y labels at round steps: 0..40 by 10
+    for v in lin:gmatch('text%-anchor="end">([%d.]+)</text>') do ticks[#ticks + 1] = tonumber(v) end
+    assert.same({ 0, 10, 20, 30, 40, 0, 20, 40, 60, 80, 100 }, ticks)
     local one = plot.pes_svg{ series = { { name = "a", color = "#000", points = { { 8, 10, 50 } } } } }
     assert.matches('<text class="pes" x="385.0"', one, 1, true)
     assert.has_error(function() plot.pes_svg{ series = { { name = "a", color = "#000", points = {} } } } end,
                      "bad argument #1 to 'pes_svg' (no points)")
+  end)
+end)
+
+describe("run_op.lua --pes LIST (a PE sweep)", function()
+  local run = require("spec.helpers.cli").run
+  local small_argv = { "--count", "256", "-w", "1", "-n", "2" }
+  -- argv .. small_argv
+  local function argv_of(t)
+    local all = {}
+    for _, a in ipairs(t) do all[#all + 1] = a end
+    for _, a in ipairs(small_argv) do all[#all + 1] = a end
+    return all
+  end
+
+  it("prints the configuration, the table and nccl-tests' trailer from the printed busbw", function()
+    local status, out, err = run(argv_of({ "allgather", "--pes", "2,4:16" }))
+    assert.equal(0, status, err)
+    assert.equal("", err)
+    local results = small("allgather", "2,4:16")
+    assert.equal(sweep.text(results), out:sub(1, #sweep.text(results)))
+    local sum, lines = 0, table_lines(out)
+    assert.equal(4, #lines)
+    for _, cells in ipairs(lines) do sum = sum + tonumber(cells[9]) end
+    assert.matches("\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : "
+      .. metrics.fmt3(sum / 4) .. " \n#\n$", out)
+  end)
+
+  it("takes -p and the range forms alike", function()
+    local _, a = run(argv_of({ "allgather", "--pes", "2,4,8" }))
+    local _, b = run(argv_of({ "allgather", "-p", "2:8" }))
+    local _, c = run(argv_of({ "allgather", "--pes=2:8:x2" }))
+    assert.equal(a, b)
+    assert.equal(a, c)
+  end)
+
+  local function assert_usage(argv, want)
+    local status, out, err = run(argv)
+    assert.equal(2, status, err)
+    assert.equal("", out)
+    assert.matches("^run_op.lua: [^\n]*\n$", err)
+    assert.matches(want, err, 1, true)
+  end
+
+  it("is a usage error beyond the supported maximum, naming it", function()
+    assert_usage(argv_of({ "allgather", "--pes", "8:2048:x2" }),
+                 "option --pes: PE count 2048 is beyond the supported maximum of 1024")
+    assert_usage(argv_of({ "allgather", "--pes", "512,1025" }),
+                 "option --pes: PE count 1025 is beyond the supported maximum of 1024")
+    assert_usage(argv_of({ "allgather", "--pes", "1025" }), "--pes must be an integer in 1..1024")
+    assert.equal(2, require("shmemlab.cli").EXIT.usage)
+  end)
+
+  it("is a usage error for a bad form, a size sweep beside it, or a bad option at one count", function()
+    assert_usage(argv_of({ "allgather", "--pes", "8:" }), "option --pes: '8:' is not a PE count or range")
+    assert_usage(argv_of({ "allgather", "--pes", "64:8" }), "option --pes: range '64:8' runs backwards")
+    assert_usage(argv_of({ "allgather", "--pes", "8:64:x1" }),
+                 "option --pes: range '8:64:x1' needs a factor of at least 2")
+    assert_usage(argv_of({ "allgather", "--pes", "2,4", "-b", "8K", "-e", "16K" }),
+                 "a PE sweep (--pes with a list or range) and a size sweep (-b, -e) do not combine")
+    assert_usage(argv_of({ "p2p", "--pes", "2,4", "--dst", "3" }), "--dst must be an integer in 0..1, got 3")
+  end)
+
+  it("plots bus bandwidth and efficiency against PE count", function()
+    local path = os.tmpname()
+    local status = run(argv_of({ "allgather", "--pes", "2:16", "--plot", path }))
+    assert.equal(0, status)
+    local svg = io.open(path):read("a")
+    os.remove(path)
+    assert.equal(sweep.svg((small("allgather", "2:16"))), svg)
+  end)
+
+  it("gives JSON rows that name their PEs, servers and domains", function()
+    local status, out = run(argv_of({ "allgather", "--pes", "8,16", "--json" }))
+    assert.equal(0, status)
+    local doc = require("cjson").decode(out)
+    assert.same({ 8, 16 }, { doc.rows[1].pes, doc.rows[2].pes })
+    assert.same({ 1, 2 }, { doc.rows[1].servers, doc.rows[2].servers })
+    assert.same({ 1, 2 }, { doc.rows[1].domains, doc.rows[2].domains })
+    local rows = sweep.rows((small("allgather", "8,16")))
+    assert.equal(rows[2].op.kernel_us, metrics.fmt3(doc.rows[2].shmem.latency_us))
+  end)
+
+  it("writes one output folder per count", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local status, out = run(argv_of({ "allgather", "--pes", "2,4", "--output", dir }))
+    assert.equal(0, status)
+    local lfs = require("lfs")
+    for _, n in ipairs({ 2, 4 }) do
+      local sub = string.format("%s/pes_%d", dir, n)
+      assert.equal("file", lfs.attributes(sub .. "/result.csv", "mode"))
+      assert.equal("file", lfs.attributes(sub .. "/hccl/result.csv", "mode"))
+      assert.equal("directory", lfs.attributes(string.format("%s/PROF_000001_%d", sub, n - 1), "mode"))
+      assert.is_nil(lfs.attributes(string.format("%s/PROF_000001_%d", sub, n), "mode"))
+      assert.matches(sub .. "/result.csv", out, 1, true)
+    end
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
+  it("shows N/A for the wrong elements when the result check is off (-c 0)", function()
+    local status, out = run(argv_of({ "allgather", "--pes", "2,4", "-c", "0" }))
+    assert.equal(0, status)
+    for _, cells in ipairs(table_lines(out)) do
+      assert.same({ "N/A", "N/A" }, { cells[10], cells[15] })
+    end
   end)
 end)

@@ -7,6 +7,7 @@ local lab = require("shmemlab")
 local runner = require("shmemlab.runner")
 local metrics = require("shmemlab.metrics")
 local report = require("shmemlab.report")
+local sweep = require("shmemlab.sweep")
 
 local cli = {}
 
@@ -30,6 +31,14 @@ function cli.kinds.int(v, name)
   return n
 end
 function cli.kinds.str(v) return v end
+-- --pes: one count (an integer, checked with the run's options), or a PE sweep's list or
+-- range of counts (text with ',' or ':', sweep.parse_pes)
+function cli.kinds.pes(v, name)
+  if not v:find("[,:]") then return cli.kinds.int(v, name) end
+  local counts, why = sweep.parse_pes(v)
+  if not counts then return nil, string.format("option %s: %s", name, why) end
+  return counts
+end
 function cli.kinds.size(v, name)
   local n = parse_size(v)
   if not n or n <= 0 then
@@ -82,8 +91,8 @@ end
 -- is one row here.
 cli.OPTIONS = {
   "Machine",
-  { "--pes -p", "N", "pes", "int", "PEs, 1-1024 (default 8; more than pes_per_server = several "
-    .. "servers)" },
+  { "--pes -p", "N|LIST", "pes", "pes", "PEs, 1-1024 (default 8; more than pes_per_server = "
+    .. "several servers); a PE sweep: 8,16,32 or A:B[:xF|:+S] (8:1024:x2, 8:64:+8)" },
   { "--soc", "NAME", "soc", "str", "Ascend910B (default), Ascend910_93, Ascend950" },
   { "--set", "KEY=VALUE", "set", "set", "override a SoC profile figure (e.g. --set hccs_GBps=14; "
     .. "the keys are below)" },
@@ -128,7 +137,8 @@ cli.OPTIONS = {
   { "--output", "DIR", "output", "str", "msprof-style PROF_* folders, result.csv, records, "
     .. "timelines" },
   { "--json", nil, "json", nil, "print one JSON document instead of text" },
-  { "--plot", "FILE.svg", "plot", "str", "sweep: bus bandwidth against size, op and baseline" },
+  { "--plot", "FILE.svg", "plot", "str", "a sweep's plot, op and baseline: bus bandwidth against size, or "
+    .. "bus bandwidth and efficiency against PE count (--pes LIST)" },
   { "--tool", "MODE", "check", "tool", "a checked run (mssanitizer's --tool): memcheck | "
     .. "racecheck | synccheck | initcheck | all" },
   { "--list", nil, "list", nil, "list the operators" },
@@ -258,9 +268,12 @@ function cli.parse(argv, prog)
   if r.extra[1] then return nil, "unexpected argument '" .. r.extra[1] .. "'" end
   if o.help or o.list then return o end
   if o.op == nil then return nil, "no operator given" end
-  local sweep = o.minbytes or o.maxbytes
-  if sweep and not (o.minbytes and o.maxbytes) then return nil, "a sweep needs both -b and -e" end
-  if sweep and o.minbytes > o.maxbytes then return nil, "-b must not exceed -e" end
+  local sizes = o.minbytes or o.maxbytes
+  if sizes and not (o.minbytes and o.maxbytes) then return nil, "a sweep needs both -b and -e" end
+  if sizes and o.minbytes > o.maxbytes then return nil, "-b must not exceed -e" end
+  if sizes and type(o.pes) == "table" then
+    return nil, "a PE sweep (--pes with a list or range) and a size sweep (-b, -e) do not combine"
+  end
   if o.factor and o.factor < 2 then return nil, "-f must be at least 2" end
   if o.baseline and o.baseline ~= "hccl" and o.baseline ~= "none" then
     return nil, "--baseline must be hccl or none"
@@ -448,17 +461,13 @@ cli.SWEEP_LEGEND = "# basis: kernel_us, bound_us, eff_%, algbw, busbw (GB/s) and
   .. "kernel time (eff_% = bound_us / kernel_us * 100; ratio_kernel = hccl kernel_us / kernel_us "
   .. "* 100); e2e_us and ratio_e2e end to end (ratio_e2e = hccl e2e_us / e2e_us * 100)\n"
 
--- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests)
-local function wrong_cell(ch)
-  return ch.unchecked and "N/A" or tostring(ch.wrong)
-end
-
 -- nccl-tests' trailer, which its parsers read: the wrong elements of every run (op and
--- baseline) and the mean of the op's bus bandwidth over the rows
-function cli.trailer(results)
+-- baseline) and the mean of the op's bus bandwidth over the rows (busbw[i] in place of
+-- result i's, when given: a PE sweep's printed figures)
+function cli.trailer(results, busbw)
   local wrong, bw, skipped = 0, 0, false
-  for _, r in ipairs(results) do
-    bw = bw + r.metrics.summary.kernel_bus_bandwidth_GBps
+  for i, r in ipairs(results) do
+    bw = bw + (busbw and busbw[i] or r.metrics.summary.kernel_bus_bandwidth_GBps)
     for _, res in ipairs({ r.shmem, r.baseline }) do
       wrong, skipped = wrong + res.check.wrong, skipped or res.check.unchecked
     end
@@ -497,12 +506,13 @@ local function sweep_table(results)
     local s = r.metrics.summary
     local line = string.format("%12d %12d %6s | %s |", r.config.count *
       lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype,
-      sweep_cells(s, wrong_cell(r.shmem.check), true))
+      sweep_cells(s, runner.wrong_cell(r.shmem.check), true))
     if base then
       local b = r.baseline.metrics.summary
-      line = line .. string.format(" %s | %12s %10s %10s %9s", sweep_cells(b, wrong_cell(r.baseline.check)),
-        metrics.fmt(s.ratio_pct, 1) .. "%", metrics.fmt3(s.e2e_latency_us),
-        metrics.fmt3(b.e2e_latency_us), metrics.fmt(s.e2e_ratio_pct, 1) .. "%")
+      line = line .. string.format(" %s | %12s %10s %10s %9s",
+        sweep_cells(b, runner.wrong_cell(r.baseline.check)), metrics.fmt(s.ratio_pct, 1) .. "%",
+        metrics.fmt3(s.e2e_latency_us), metrics.fmt3(b.e2e_latency_us),
+        metrics.fmt(s.e2e_ratio_pct, 1) .. "%")
     else
       line = line .. string.format(" %10s", metrics.fmt3(s.e2e_latency_us))
     end
@@ -550,7 +560,10 @@ end
 local function plan(o, op)
   local opts, sizes = run_opts(o), sweep_sizes(o)
   local runs = { opts }
-  if sizes then
+  if type(o.pes) == "table" then
+    opts.pes = nil
+    runs = sweep.plan(op, opts, o.pes)
+  elseif sizes then
     local c = runner.config(op, opts)             -- names a bad dtype
     runs = {}
     for _, bytes in ipairs(sizes) do
@@ -567,8 +580,41 @@ local function plan(o, op)
   return runs, sizes
 end
 
--- the sweep's SVG at path: bus bandwidth against size, the op and its baseline
-local function write_plot(path, op, c, results)
+-- the JSON document of the results; a PE sweep's rows name their PEs, servers and domains
+local function json_doc(op, results, pe_sweep)
+  local json = require("shmemlab.json")
+  local c, conf = results[1].config, {}
+  for k, v in pairs(c) do if k ~= "profile" and k ~= "overrides" then conf[k] = v end end
+  conf.profile = c.profile
+  local rows = json.array()
+  for i, r in ipairs(results) do
+    rows[i] = json_row(r)
+    if pe_sweep then
+      rows[i].pes, rows[i].servers, rows[i].domains = r.config.pes,
+        sweep.servers(r.config.profile, r.config.pes)
+    end
+  end
+  return json.encode({ version = lab.version, op = op.name, configuration = conf, rows = rows })
+    .. "\n"
+end
+
+-- the text of a size sweep: configuration, table, wrong checks and reports, trailer
+local function size_sweep_text(op, results)
+  local out = { runner.config_text(results[1].config, op), sweep_table(results) }
+  for _, r in ipairs(results) do
+    if r.shmem.check.wrong > 0 then out[#out + 1] = runner.check_text(op.name, r.shmem.check) end
+    for _, res in ipairs({ r.shmem, r.baseline }) do
+      if res.sanitizer and res.sanitizer.errors > 0 then out[#out + 1] = res.sanitizer.text end
+    end
+  end
+  out[#out + 1] = cli.trailer(results)
+  return table.concat(out)
+end
+
+-- the SVG of --plot: a PE sweep against PE count, else bus bandwidth against size
+local function plot_svg(op, results, pe_sweep)
+  if pe_sweep then return sweep.svg(results) end
+  local c = results[1].config
   local series = { { name = "shmemlab " .. op.name, color = "#1f77b4", points = {} } }
   if results[1].baseline then
     series[2] = { name = results[1].baseline.op.title, color = "#d62728", points = {} }
@@ -580,49 +626,57 @@ local function write_plot(path, op, c, results)
       table.insert(series[2].points, { bytes, r.baseline.metrics.summary.kernel_bus_bandwidth_GBps })
     end
   end
-  local f = assert(io.open(path, "w"))
-  f:write(require("shmemlab.plot").svg{
+  return require("shmemlab.plot").svg{
     title = string.format("%s on %d PEs of %s (%s)", op.name, c.pes, c.soc, c.dtype),
-    series = series })
-  f:close()
+    series = series }
+end
+
+-- --output: the results under dir (a PE sweep: one folder per count, dir/pes_N); the
+-- files written
+local function write_folders(dir, results, pe_sweep)
+  local groups = { { dir = dir, results = results } }
+  if pe_sweep then
+    groups = {}
+    for i, r in ipairs(results) do
+      groups[i] = { dir = string.format("%s/pes_%d", dir, r.config.pes), results = { r } }
+    end
+  end
+  local files = {}
+  for _, g in ipairs(groups) do
+    local cases = { header = { "DataSize", "Count", "Dtype", "Npus", "Blocks" }, rows = {} }
+    for _, r in ipairs(g.results) do
+      cases.rows[#cases.rows + 1] = { r.config.count * lab.core.dtype_size(r.config.dtype),
+        r.config.count, r.config.dtype, r.config.pes, r.config.block_dim }
+    end
+    for _, f in ipairs(write_output(g.dir, g.results, cases)) do files[#files + 1] = f end
+  end
+  return files
 end
 
 -- run everything the options ask for; returns the exit status
 function cli.run(o, out)
   local op = runner.load_op(o.op)
   local runs, sizes = plan(o, op)
-  local results = {}
-  for _, ro in ipairs(runs) do results[#results + 1] = runner.run(op, ro) end
-  local c = results[1].config
+  local results = sweep.run(op, runs)            -- every machine closed once measured
+  local pe_sweep = type(o.pes) == "table"
   if o.json then
-    local json = require("shmemlab.json")
-    local conf = {}
-    for k, v in pairs(c) do if k ~= "profile" and k ~= "overrides" then conf[k] = v end end
-    conf.profile = c.profile
-    local rows = json.array()
-    for _, r in ipairs(results) do rows[#rows + 1] = json_row(r) end
-    out:write(json.encode({ version = lab.version, op = op.name, configuration = conf, rows = rows }), "\n")
+    out:write(json_doc(op, results, pe_sweep))
+  elseif pe_sweep then
+    local busbw = {}
+    for i, row in ipairs(sweep.rows(results)) do busbw[i] = row.op.busbw_GBps end
+    out:write(sweep.text(results), cli.trailer(results, busbw))
   elseif sizes then
-    out:write(runner.config_text(c, op))
-    out:write(sweep_table(results))
-    for _, r in ipairs(results) do
-      if r.shmem.check.wrong > 0 then out:write(runner.check_text(op.name, r.shmem.check)) end
-      for _, res in ipairs({ r.shmem, r.baseline }) do
-        if res.sanitizer and res.sanitizer.errors > 0 then out:write(res.sanitizer.text) end
-      end
-    end
-    out:write(cli.trailer(results))
+    out:write(size_sweep_text(op, results))
   else
     out:write(runner.text(results[1]), "\n", cli.trailer(results))
   end
-  if o.plot then write_plot(o.plot, op, c, results) end
+  if o.plot then
+    local f = assert(io.open(o.plot, "w"))
+    f:write(plot_svg(op, results, pe_sweep))
+    f:close()
+  end
   if o.output then
-    local cases = { header = { "DataSize", "Count", "Dtype", "Npus", "Blocks" }, rows = {} }
-    for _, r in ipairs(results) do
-      cases.rows[#cases.rows + 1] = { r.config.count * lab.core.dtype_size(r.config.dtype),
-        r.config.count, r.config.dtype, r.config.pes, r.config.block_dim }
-    end
-    local files = write_output(o.output, results, cases)
+    local files = write_folders(o.output, results, pe_sweep)
     if not o.json then
       out:write("\noutput written under ", o.output, " (", table.concat(files, ", "), ")\n")
     end

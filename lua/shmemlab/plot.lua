@@ -244,7 +244,8 @@ local function pes_scale(xs, x0, x1)
   return function(x) return x0 + (f(x) - a) / (b - a) * (x1 - x0) end, log
 end
 
--- one panel of pes_svg: axes, y ticks, the series' points (value i + 1 of each point)
+-- one panel of pes_svg: axes, y ticks at round values (plot.ticks), the series' points
+-- (value panel.value of each point)
 local function pes_panel(add, X, xs, box, panel, series)
   local L, R, T, B = box.L, box.R, box.T, box.B
   local vmax = panel.min_top or 0
@@ -298,7 +299,7 @@ function plot.pes_svg(p)
   local out = {}
   local function add(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
   svg_open(add, W, H, p.title)
-  pes_panel(add, X, xs, { L = L, R = R, T = 40, B = 300 },
+  pes_panel(add, X, xs, { L = L, R = R, T = 76, B = 300 },
             { value = 2, label = "bus bandwidth (GB/s)", class = "busbw" }, p.series)
   pes_panel(add, X, xs, { L = L, R = R, T = 330, B = 580 },
             { value = 3, label = "efficiency (% of bound)", class = "eff", min_top = 100 }, p.series)
@@ -306,7 +307,7 @@ function plot.pes_svg(p)
   for i = 2, sp and #xs or 0 do
     if xs[i - 1] <= sp.after and xs[i] > sp.after then
       local x = (X(xs[i - 1]) + X(xs[i])) / 2
-      add('<line class="split" x1="%.1f" y1="40" x2="%.1f" y2="580" stroke="#888" '
+      add('<line class="split" x1="%.1f" y1="76" x2="%.1f" y2="580" stroke="#888" '
           .. 'stroke-dasharray="5,4"/>', x, x)
       add('<text x="%.1f" y="318" text-anchor="middle" fill="#555">%s</text>', x, esc(sp.label))
     end
@@ -320,7 +321,7 @@ function plot.pes_svg(p)
   end
   add('<text x="%d" y="%d" text-anchor="middle">PEs%s</text>', (L + R) // 2, H - 18,
       log and " (log scale)" or "")
-  legend(add, p.series, L + 12, 50)                -- in the top panel
+  legend(add, p.series, L + 12, 40)                -- above the top panel, clear of the data
   add("</svg>")
   return table.concat(out, "\n") .. "\n"
 end

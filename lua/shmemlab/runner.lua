@@ -505,6 +505,12 @@ function runner.config_text(c, op, pes_text)
     c.ub_bytes, c.warmup, c.iters, baseline_text(c, op), tostring(c.prof_pe))
 end
 
+-- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests;
+-- timing-only)
+function runner.wrong_cell(ch)
+  return ch.unchecked and "N/A" or tostring(ch.wrong)
+end
+
 -- the check line of a measured run
 function runner.check_text(name, ch)
   if ch.unchecked then return string.format("check %s: not checked (%s)\n", name, ch.unchecked) end

@@ -120,7 +120,7 @@ local function side(s, payload, bf, bound_us, wrong)
   local a_s, a = printed(payload / t / 1e3)
   local b_s, b = printed(a * bf)
   return { kernel_us = t_s, algbw = a_s, busbw = b_s, eff = metrics.fmt(bound_us / t * 100, 1),
-           wrong = wrong, t = t, algbw_GBps = a, busbw_GBps = b,
+           wrong = runner.wrong_cell(wrong), t = t, algbw_GBps = a, busbw_GBps = b,
            eff_pct = tonumber(metrics.fmt(bound_us / t * 100, 1)) }
 end
 
@@ -141,10 +141,9 @@ function sweep.rows(results)
     local servers, domains = sweep.servers(c.profile, c.pes)
     local row = { pes = c.pes, servers = servers, domains = domains, payload = s.payload_bytes,
                   bound_us = bound_s, bus_factor = bf,
-                  op = side(s, s.payload_bytes, bf, bound_us, r.shmem.check.wrong) }
+                  op = side(s, s.payload_bytes, bf, bound_us, r.shmem.check) }
     if r.baseline then
-      row.base = side(r.baseline.metrics.summary, s.payload_bytes, bf, bound_us,
-                      r.baseline.check.wrong)
+      row.base = side(r.baseline.metrics.summary, s.payload_bytes, bf, bound_us, r.baseline.check)
       row.ratio = metrics.fmt(row.base.t / row.op.t * 100, 1) .. "%"
     end
     rows[i] = row
@@ -168,7 +167,7 @@ end
 
 -- the cells of one side
 local function cells(sd, with_bound, bound_s)
-  return string.format("%10s%s %8s %9s %9s %7d", sd.kernel_us,
+  return string.format("%10s%s %8s %9s %9s %7s", sd.kernel_us,
     with_bound and string.format(" %10s", bound_s) or "", sd.eff, sd.algbw, sd.busbw, sd.wrong)
 end
 
