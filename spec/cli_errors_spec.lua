@@ -207,14 +207,17 @@ describe("run_op.lua's PE counts (defect 7)", function()
     local op = runner.load_op("allgather")
     local c = runner.config(op, { pes = 8, count = 64 })
     c.pes, c.count = 1024, 262144
+    local need = runner.memory_need(op, c)
     local ok, e = pcall(runner.check_memory, op, c, 1 << 34)
     assert.is_false(ok)
     assert.equal("usage", runner.kind(e))
-    assert.equal("1024 PEs at count 262144 need at least 1100585369600 bytes of memory, "
-      .. "17179869184 are available: use a smaller --count (at most 4092) or fewer --pes",
-      tostring(e))
-    assert.is_true(pcall(runner.check_memory, op, c, 1 << 41))
-    assert_usage({ "allgather", "--pes", "1024" }, "need at least 1100585369600 bytes")
+    assert.equal(need.data, e.memory.need)
+    assert.equal(string.format("1024 PEs at count 262144 need about %d bytes (%.1f TiB) of memory, "
+      .. "17179869184 (16.0 GiB) are available (MemAvailable): use --timing-only (about %d bytes) "
+      .. "or a smaller --count (at most %d) or fewer --pes", need.data, need.data / 2 ^ 40,
+      need.timing_only, e.memory.max_units), tostring(e))
+    assert.is_true(pcall(runner.check_memory, op, c, need.data))
+    assert_usage({ "allgather", "--pes", "1024" }, "of memory, ")
   end)
 end)
 

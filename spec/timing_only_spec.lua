@@ -74,6 +74,8 @@ describe("timing-only mode: every op and its baseline as in data mode", function
     local r = run("allgather", { pes = 2, count = 64 }, true)
     local text = runner.text(r)
     assert.truthy(text:find("check shmemlab allgather: not checked (timing-only)", 1, true))
+    assert.truthy(text:find("| prof PE 0 | timing-only (no data)\n", 1, true))
+    assert.is_nil(runner.text(run("allgather", { pes = 2, count = 64 }, false)):find("no data"))
     assert.is_false(runner.any_wrong(r))
   end)
 end)
@@ -199,5 +201,100 @@ describe("timing-only mode: memory", function()
     assert.is_true(r.kernel_us[1] > 0)
     assert.is_true(rss() - before < 256 * 1024 * 1024)
     m:close()
+  end)
+end)
+
+describe("memory checked up front", function()
+  local op = runner.load_op("allgather")
+
+  -- the usage error of a config that cannot fit, or nil when it runs
+  local function refusal(opts)
+    local ok, e = pcall(runner.config, op, opts)
+    if ok then return nil end
+    assert.are.equal("usage", runner.kind(e), tostring(e))
+    return e
+  end
+
+  it("refuses a data run with the figure, --timing-only and the --count that fit", function()
+    local c = runner.config(op, { pes = 1024, count = 262144, mem_limit = 1 << 50 })
+    local need = runner.memory_need(op, c)
+    assert.is_true(need.data > 1 << 40)                     -- 1 TiB of output alone
+    assert.is_true(need.timing_only < 1 << 32)              -- per block, not per byte
+    local e = refusal({ pes = 1024, count = 262144, mem_limit = 1 << 40 })
+    assert.are.same({ need = need.data, available = 1 << 40, timing_only = need.timing_only,
+                      unit = "--count", max_units = ((1 << 40) - need.fixed) // need.per_unit },
+                    e.memory)
+    assert.truthy(tostring(e):find(string.format("1024 PEs at count 262144 need about %d bytes",
+                                                 need.data), 1, true))
+    assert.truthy(tostring(e):find(string.format("%d (1.0 TiB) are available (mem_limit): use "
+      .. "--timing-only (about %d bytes) or a smaller --count (at most %d)", 1 << 40,
+      need.timing_only, e.memory.max_units), 1, true))
+    local fits = { pes = 1024, count = e.memory.max_units, mem_limit = 1 << 40 }
+    assert.is_nil(refusal(fits))                            -- the count it names fits
+    fits.count = fits.count + 1
+    assert.is_not_nil(refusal(fits))                        -- and one more does not
+    assert.is_nil(refusal({ pes = 1024, count = 262144, mem_limit = 1 << 40,
+                            timing_only = true }))
+  end)
+
+  it("refuses a timing-only run that cannot hold its blocks, naming what to change", function()
+    local e = refusal({ pes = 1024, count = 262144, mem_limit = 1 << 20, timing_only = true })
+    assert.is_nil(e.memory.max_units)
+    assert.truthy(tostring(e):find("of memory in timing-only mode", 1, true))
+    assert.truthy(tostring(e):find("use fewer --pes or a smaller --block-dim", 1, true))
+    e = refusal({ pes = 8, count = 1 << 20, mem_limit = 1 << 20 })   -- nothing fits
+    assert.is_nil(tostring(e):find("--count", 1, true))
+    assert.truthy(tostring(e):find("use fewer %-%-pes$"))
+  end)
+
+  it("MoE ops count tokens", function()
+    local d = runner.load_op("dispatch")
+    local c = runner.config(d, { pes = 1024, local_tokens = 128, hidden = 7168, topk = 8,
+                                 mem_limit = 1 << 50 })
+    local need = runner.memory_need(d, c)
+    assert.are.equal("--tokens", need.unit)
+    local ok, e = pcall(runner.config, d, { pes = 1024, local_tokens = 128, hidden = 7168,
+                                            topk = 8, mem_limit = need.data - 1 })
+    assert.is_false(ok)
+    assert.are.equal(need.data, e.memory.need)
+    assert.truthy(tostring(e):find("1024 PEs at tokens 128 need about", 1, true))
+  end)
+
+  it("takes the limit from SHMEMLAB_MEM_LIMIT, and refuses before allocating", function()
+    local lua = arg and arg[-1] or "lua5.4"
+    local p = io.popen("SHMEMLAB_MEM_LIMIT=4096 " .. lua .. " run_op.lua allgather --pes 1024 "
+                       .. "--count 262144 2>&1; echo status=$?")
+    local text = p:read("a")
+    p:close()
+    assert.truthy(text:find("are available (SHMEMLAB_MEM_LIMIT)", 1, true), text)
+    assert.truthy(text:find("status=2", 1, true), text)
+    local bad = refusal({ pes = 2, count = 64, mem_limit = -1 })
+    assert.truthy(tostring(bad):find("mem_limit must be an integer >= 0", 1, true))
+  end)
+end)
+
+describe("run_op.lua --timing-only", function()
+  local cli_run = require("spec.helpers.cli").run
+
+  it("runs the op and its baseline without data and says the result is not checked", function()
+    local argv = { "allgather", "--pes", "3", "--count", "1000", "-w", "0", "-n", "1" }
+    local s1, data = cli_run(argv)
+    argv[#argv + 1] = "--timing-only"
+    local s2, timed = cli_run(argv)
+    assert.are.same({ 0, 0 }, { s1, s2 })
+    assert.truthy(timed:find("check shmemlab allgather: not checked (timing-only)", 1, true))
+    assert.truthy(timed:find("(emulated AIV orchestration): not checked (timing-only)", 1, true))
+    local function record(text) return text:match("\n(op_name.-)\n\n") end   -- the same record
+    assert.is_not_nil(record(data))
+    assert.are.equal(record(data), record(timed))
+  end)
+
+  it("refuses racecheck and initcheck up front, as a usage error", function()
+    local status, out, err = cli_run({ "allgather", "--pes", "2", "--count", "64",
+                                       "--timing-only", "--tool", "racecheck" })
+    assert.are.same({ 2, "" }, { status, out })
+    assert.truthy(err:find("--tool racecheck keeps a shadow of every byte", 1, true))
+    assert.are.equal(0, (cli_run({ "allgather", "--pes", "2", "--count", "64", "-w", "0", "-n",
+                                   "1", "--timing-only", "--tool", "memcheck" })))
   end)
 end)

@@ -133,6 +133,8 @@ cli.OPTIONS = {
     .. "2 min, 3 max (default; the slowest PE)" },
   { "--baseline", "B", "baseline", "str", "hccl (default) | none" },
   { "--prof-pe", "P", "prof_pe", "int", "cycle profiling PE (default 0; -1 = off)" },
+  { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
+    .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
   "Output",
   { "--output", "DIR", "output", "str", "msprof-style PROF_* folders, result.csv, records, "
     .. "timelines" },

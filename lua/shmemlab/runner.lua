@@ -116,7 +116,7 @@ local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
   routing routes_file dispatch_dtype seed sigma zipf_s flags timing_only verify
-  combine]]):gmatch("%S+") do
+  combine mem_limit]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -187,6 +187,7 @@ end
 local function check_config(op, c)
   int_in(c.pes, "--pes", runner.MIN_PES, runner.MAX_PES)
   if c.count ~= nil then int_in(c.count, "--count", 1) end
+  if c.mem_limit ~= nil then int_in(c.mem_limit, "mem_limit", 0) end
   int_in(c.warmup, "--warmup", 0)
   int_in(c.iters, "--iters", 1)
   int_in(c.block_dim, "--block-dim", 1)
@@ -204,6 +205,10 @@ local function check_config(op, c)
   end
   if c.check ~= nil and c.check ~= "none" then
     for w in tostring(c.check):gmatch("[^,%s]+") do
+      if c.timing_only and (w == "racecheck" or w == "initcheck" or w == "all") then
+        runner.usage("--tool %s keeps a shadow of every byte: it needs data (drop "
+                     .. "--timing-only); memcheck and synccheck work without", w)
+      end
       if not lab.check_modes[w] then
         runner.usage("--check must be memcheck, racecheck, synccheck, initcheck or all, got '%s'%s",
                      w, runner.suggest(w, lab.check_modes))
@@ -248,36 +253,111 @@ function runner.config(op, opts)
   c.sym_bytes = c.sym_bytes or prof.sym_heap_bytes // 2
   c.profile = prof
   check_config(op, c)
-  runner.check_memory(op, c, runner.available_bytes())
+  if c.mem_limit ~= nil then runner.check_memory(op, c, c.mem_limit, "mem_limit")
+  else runner.check_memory(op, c, runner.available_bytes()) end
   return c
 end
 
--- the host memory available (MemAvailable of /proc/meminfo), or nil when unknown
+-- the memory a run may use: SHMEMLAB_MEM_LIMIT (bytes; tests set it to spec a
+-- refusal without allocating), else MemAvailable of /proc/meminfo; nil when unknown.
+-- Returns the bytes and where they come from
 function runner.available_bytes()
+  local env = os.getenv("SHMEMLAB_MEM_LIMIT")
+  if env and env ~= "" then
+    local n = math.tointeger(tonumber(env))
+    if n == nil or n < 0 then
+      runner.usage("SHMEMLAB_MEM_LIMIT must be a number of bytes, got '%s'", env)
+    end
+    return n, "SHMEMLAB_MEM_LIMIT"
+  end
   local f = io.open("/proc/meminfo", "r")
   if not f then return nil end
   local text = f:read("a")
   f:close()
   local kb = text:match("MemAvailable:%s*(%d+)")
-  return kb and math.tointeger(tonumber(kb)) * 1024 or nil
+  return kb and math.tointeger(tonumber(kb)) * 1024 or nil, "MemAvailable"
 end
 
--- a lower bound of the device memory a run allocates over all PEs: each PE's
--- input and output (an allgather's output and a reduce-scatter's input hold
--- pes shards)
-function runner.memory_bytes(op, c)
-  if c.count == nil then return 0 end
-  local per = (op.collective == "allgather" or op.collective == "reduce_scatter") and c.pes + 1 or 2
-  return c.pes * per * c.count * lab.core.dtype_size(c.dtype), c.pes * per * lab.core.dtype_size(c.dtype)
+-- host bytes of one AIV block besides its UB (its coroutine and k table, the
+-- engine's block state, its events and instructions): measured in timing-only
+-- runs, about 7 KiB (README: Memory checked up front)
+runner.BLOCK_BYTES = 8192
+
+-- host bytes per routed row (token, k) of an MoE op: the routing's Lua tables
+runner.ROW_BYTES = 128
+
+-- shards of --count elements a PE's buffers hold (input, output, reference,
+-- staging) by collective; others 3
+local SHARDS = {
+  allgather = function(n) return n + 2 end, reduce_scatter = function(n) return n + 2 end,
+  alltoall = function(n) return 3 * n end, allreduce = function() return 4 end,
+}
+
+-- the memory a run needs, estimated before anything is allocated:
+-- {data =, timing_only =, fixed =, per_unit =, unit =, units =} where data =
+-- fixed + per_unit * units (units of the size option unit: --count or --tokens).
+-- Buffers: every PE's input, output and the reference (an allgather's output, a
+-- reduce-scatter's input and an alltoall's hold pes shards; an MoE dispatch's receive buffer and
+-- reference about topk rows per token), on the op's machine and the baseline's
+-- (both alive at the end of a run); UB: every block's, as far as it stages (at
+-- most a shard); each block's state. A timing-only run keeps the block state and
+-- the routing alone
+function runner.memory_need(op, c)
+  local esize = lab.core.dtype_size(c.dtype)
+  local machines = c.baseline == "hccl" and 2 or 1
+  local blocks = c.pes * (c.block_dim + (machines == 2 and math.min(c.pes, c.cores) or 0))
+  local fixed = blocks * runner.BLOCK_BYTES
+  local per, units, unit, shard
+  if op.collective == "dispatch" or op.collective == "combine" then
+    local copy = {}
+    for k, v in pairs(c) do copy[k] = v end
+    local cfg = require("shmemlab.moe").config(copy)
+    fixed = fixed + c.pes * cfg.tokens * cfg.topk * runner.ROW_BYTES
+    per, units, unit = cfg.hidden * esize * (2 + 2 * cfg.topk), cfg.tokens, "--tokens"
+    shard = cfg.tokens * cfg.hidden * esize
+  else
+    local shards = SHARDS[op.collective]
+    shards = shards and shards(c.pes) or 3
+    per, units, unit = shards * esize, c.count or 0, "--count"
+    shard = units * esize
+  end
+  local per_unit = machines * c.pes * per
+  local ub = blocks * math.min(c.ub_bytes, shard)     -- a block stages at most a shard
+  return { data = fixed + ub + per_unit * units, timing_only = fixed, fixed = fixed + ub,
+           per_unit = per_unit, unit = unit, units = units }
 end
 
--- a usage error, before anything is allocated, when the run cannot fit in avail bytes
-function runner.check_memory(op, c, avail)
-  local need, per_elem = runner.memory_bytes(op, c)
-  if avail == nil or need <= avail then return end
-  runner.usage("%d PEs at count %d need at least %d bytes of memory, %d are available: "
-    .. "use a smaller --count (at most %d) or fewer --pes", c.pes, c.count, need, avail,
-    avail // per_elem)
+-- bytes as a short figure: 1.5 GiB
+local function human(n)
+  local units, i = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" }, 1
+  while n >= 1024 and i < #units do n, i = n / 1024, i + 1 end
+  return string.format(i == 1 and "%d %s" or "%.1f %s", n, units[i])
+end
+
+-- refuse, before anything is allocated, a run that needs more than avail bytes
+-- (from where): a "usage" error whose field memory = {need =, available =,
+-- timing_only =, max_units =, unit =} says what would fit; the message names it
+function runner.check_memory(op, c, avail, from)
+  if avail == nil then return end
+  local n = runner.memory_need(op, c)
+  local need = c.timing_only and n.timing_only or n.data
+  if need <= avail then return end
+  local fits = {}
+  if not c.timing_only and n.timing_only <= avail then
+    fits[#fits + 1] = string.format("--timing-only (about %d bytes)", n.timing_only)
+  end
+  local max_units = n.per_unit > 0 and (avail - n.fixed) // n.per_unit or 0
+  if not c.timing_only and max_units >= 1 then
+    fits[#fits + 1] = string.format("a smaller %s (at most %d)", n.unit, max_units)
+  end
+  fits[#fits + 1] = c.timing_only and "fewer --pes or a smaller --block-dim" or "fewer --pes"
+  local e = runner.error_of("usage", string.format("%d PEs at %s %d need about %d bytes (%s) "
+    .. "of memory%s, %d (%s) are available (%s): use %s", c.pes, n.unit:sub(3), n.units, need,
+    human(need), c.timing_only and " in timing-only mode" or "", avail, human(avail),
+    from or "MemAvailable", table.concat(fits, " or ")))
+  e.memory = { need = need, available = avail, timing_only = n.timing_only, unit = n.unit,
+               max_units = not c.timing_only and max_units >= 1 and max_units or nil }
+  error(e, 0)
 end
 
 -- a fresh machine for c
@@ -498,11 +578,12 @@ local function f3(x) return metrics.fmt3(x) end
 function runner.config_text(c, op, pes_text)
   return string.format("# shmemlab %s | op %s (%s) | %s, %s PEs (%d per server) | dtype %s | "
     .. "count %d per PE | block_dim %d%s | ub %d B | warmup %d, iters %d | baseline %s | "
-    .. "prof PE %s\n", lab.version, op.name, op.path or "table", c.soc, pes_text or c.pes,
+    .. "prof PE %s%s\n", lab.version, op.name, op.path or "table", c.soc, pes_text or c.pes,
     c.profile.pes_per_server, c.dtype, c.count, c.block_dim,
     c.block_dim_asked and string.format(" (asked %d; the SoC has %d cores)", c.block_dim_asked,
                                         c.cores) or "",
-    c.ub_bytes, c.warmup, c.iters, baseline_text(c, op), tostring(c.prof_pe))
+    c.ub_bytes, c.warmup, c.iters, baseline_text(c, op), tostring(c.prof_pe),
+    c.timing_only and " | timing-only (no data)" or "")
 end
 
 -- the #wrong cell of a check: the count, or N/A when not checked (--check 0, as nccl-tests;
