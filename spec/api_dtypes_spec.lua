@@ -151,3 +151,18 @@ describe("dtypes uint16 uint32 uint64 fp64", function()
     assert.same({ old = math.mininteger, ctr = math.mininteger + 3, dbl = 0.1 }, r)
   end)
 end)
+
+describe("the operators on the unsigned dtypes", function()
+  local O = require("spec.helpers.ops")
+  for _, name in ipairs({ "allgather", "allreduce", "alltoall", "broadcast", "p2p",
+                          "reduce_scatter" }) do
+    for _, pes in ipairs({ 2, 8 }) do
+      it(name .. " and its baseline are exact on uint16, uint32, uint64 (" .. pes .. " PEs)",
+         function()
+        for _, dt in ipairs({ "uint16", "uint32", "uint64" }) do
+          O.assert_exact(O.run(name, { pes = pes, dtype = dt, count = 1003 }), dt)
+        end
+      end)
+    end
+  end
+end)

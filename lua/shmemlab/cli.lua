@@ -97,8 +97,8 @@ cli.OPTIONS = {
   { "--set", "KEY=VALUE", "set", "set", "override a SoC profile figure (e.g. --set hccs_GBps=14; "
     .. "the keys are below)" },
   "Data",
-  { "--dtype -d", "T", "dtype", "str", "int8 int16 int32 int64 uint8 fp16 bf16 fp32, or float "
-    .. "half bfloat16 (default: the op's first)" },
+  { "--dtype -d", "T", "dtype", "str", "int8 int16 int32 int64 uint8 uint16 uint32 uint64 fp16 "
+    .. "bf16 fp32, or float half bfloat16 (default: the op's first)" },
   { "--count", "N", "count", "int", "elements per PE (the op's shard)" },
   { "--shape", "M,N", "shape", "shape", "count = M*N" },
   { "-b --minbytes", "MIN", "minbytes", "size", "sweep sizes MIN..MAX bytes per PE (sizes like 8K, "

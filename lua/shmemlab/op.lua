@@ -55,7 +55,8 @@ local op = {}
 local ATOMIC = { sum = "add", max = "max", min = "min" }
 
 -- every dtype an operator can run on, int32 first (the default)
-op.DTYPES = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32" }
+op.DTYPES = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32", "uint16",
+              "uint32", "uint64" }
 
 local required = { "name", "collective", "dtypes", "unused", "describe", "payload",
                    "setup", "run", "check" }
