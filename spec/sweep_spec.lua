@@ -395,6 +395,19 @@ describe("run_op.lua --pes LIST (a PE sweep)", function()
     os.execute("rm -rf '" .. dir .. "'")
   end)
 
+  it("passes --timing-only to every count: the data run's figures, #wrong N/A", function()
+    local status, out = run(argv_of({ "allgather", "--pes", "2,8:16", "--timing-only" }))
+    assert.equal(0, status)
+    local _, data = run(argv_of({ "allgather", "--pes", "2,8:16" }))
+    local timed, full = table_lines(out), table_lines(data)
+    assert.equal(3, #timed)
+    for i, cells in ipairs(timed) do
+      assert.same({ "N/A", "N/A" }, { cells[10], cells[15] })
+      cells[10], cells[15], full[i][10], full[i][15] = nil, nil, nil, nil
+      assert.same(full[i], cells)
+    end
+  end)
+
   it("shows N/A for the wrong elements when the result check is off (-c 0)", function()
     local status, out = run(argv_of({ "allgather", "--pes", "2,4", "-c", "0" }))
     assert.equal(0, status)
