@@ -5,6 +5,7 @@
 #   make test       deps + build + lint + C unit tests + busted specs + install-check
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build, then bench/engine.lua and every bench/*.c
+#   make scale      build, then bench/scale.lua: events, events/s, wall, RSS at scale
 #   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/)
 #   make fidelity-readme   the same, written into README.md's fidelity block
@@ -171,6 +172,11 @@ bench-peers: deps all
 	@sh scripts/deps.sh libsimgrid-dev
 	@$(MAKE) --no-print-directory $(BUILD)/peers/collectives
 	$(LUA) bench/peers/peers.lua --dir $(BUILD)/peers $(PEERS_OPTS)
+
+# The emulator at scale: events, events per second, wall, peak RSS from 8 to
+# 1024 PEs and the growth exponent (also run by `make bench`).
+scale: all
+	$(RUN_ENV) $(LUA) bench/scale.lua
 
 # The fidelity table (virtual time, so the same on every machine): published
 # figure, modeled figure and error of every case in lua/shmemlab/fidelity.lua.

@@ -45,6 +45,7 @@ void sli_res_clear(sl_machine *m, int release) {
     sl_res *r = &m->allres[i];
     r->nfl = 0;
     r->capsum = 0;
+    r->bind = 0;
     r->dirty = 0;
     r->mark = 0;
     r->hpos = -1;
@@ -65,19 +66,22 @@ void sli_res_clear(sl_machine *m, int release) {
 /* ---------------------------------------------------------- the two heaps */
 
 /* the solver's indexed binary heaps: flows by predicted end (HF), and during
-** a fill the resources by the level they fill at (HR); ties by sequence or
-** index, so the order is total */
+** a fill the resources by the level they fill at (HR). An entry keeps its key
+** (a level as the bits of a non-negative double, which order as the doubles
+** do) with a tie break (sequence or index), so the order is total and a
+** comparison touches no flow or resource */
 enum { HF, HR };
 
-/* does entry a come before entry b in heap which? */
-static int h_less(const sl_machine *m, int which, int32_t a, int32_t b) {
-  if (which == HF) {
-    const sl_flow *x = &m->flows[a], *y = &m->flows[b];
-    return x->end < y->end || (x->end == y->end && x->seq < y->seq);
-  } else {
-    const sl_res *x = &m->allres[a], *y = &m->allres[b];
-    return x->key < y->key || (x->key == y->key && a < b);
-  }
+/* the key of a fill level (>= 0) */
+static int64_t level_key(double level) {
+  int64_t k;
+  memcpy(&k, &level, sizeof(k));
+  return k;
+}
+
+/* does entry a come before entry b? */
+static int h_less(const sl_hent *a, const sl_hent *b) {
+  return a->k < b->k || (a->k == b->k && a->tie < b->tie);
 }
 
 /* where heap which keeps entry x's place */
@@ -85,33 +89,45 @@ static int32_t *h_pos(sl_machine *m, int which, int32_t x) {
   return which == HF ? &m->flows[x].hpos : &m->allres[x].hpos;
 }
 
-/* put entry i of heap which in place, moving it up or down */
-static void heap_fix(sl_machine *m, int which, int32_t i) {
-  int32_t *h = which == HF ? m->fheap : m->rheap, n = which == HF ? m->nfheap : m->nrheap;
-  int32_t x = h[i];
-  while (i > 0 && h_less(m, which, x, h[(i - 1) / 2])) {
-    h[i] = h[(i - 1) / 2];
-    *h_pos(m, which, h[i]) = i;
-    i = (i - 1) / 2;
-  }
+/* move entry i of heap which down into place */
+static void heap_down(sl_machine *m, int which, int32_t i) {
+  sl_hent *h = which == HF ? m->fheap : m->rheap, x = h[i];
+  int32_t n = which == HF ? m->nfheap : m->nrheap;
   for (;;) {
     int32_t c = 2 * i + 1;
     if (c >= n) break;
-    if (c + 1 < n && h_less(m, which, h[c + 1], h[c])) c++;
-    if (!h_less(m, which, h[c], x)) break;
+    if (c + 1 < n && h_less(&h[c + 1], &h[c])) c++;
+    if (!h_less(&h[c], &x)) break;
     h[i] = h[c];
-    *h_pos(m, which, h[i]) = i;
+    *h_pos(m, which, h[i].id) = i;
     i = c;
   }
   h[i] = x;
-  *h_pos(m, which, x) = i;
+  *h_pos(m, which, x.id) = i;
+}
+
+/* put entry i of heap which in place, moving it up or down */
+static void heap_fix(sl_machine *m, int which, int32_t i) {
+  sl_hent *h = which == HF ? m->fheap : m->rheap, x = h[i];
+  if (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
+    while (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
+      h[i] = h[(i - 1) / 2];
+      *h_pos(m, which, h[i].id) = i;
+      i = (i - 1) / 2;
+    }
+    h[i] = x;
+    *h_pos(m, which, x.id) = i;
+  } else {
+    heap_down(m, which, i);
+  }
 }
 
 /* take entry x out of heap which (nothing when it is not in it) */
 static void heap_remove(sl_machine *m, int which, int32_t x) {
-  int32_t *h = which == HF ? m->fheap : m->rheap;
+  sl_hent *h = which == HF ? m->fheap : m->rheap;
   int32_t *n = which == HF ? &m->nfheap : &m->nrheap;
-  int32_t i = *h_pos(m, which, x), last;
+  int32_t i = *h_pos(m, which, x);
+  sl_hent last;
   if (i < 0) return;
   *h_pos(m, which, x) = -1;
   last = h[--*n];
@@ -123,7 +139,10 @@ static void heap_remove(sl_machine *m, int which, int32_t x) {
 /* ---------------------------------------------------------- flows */
 
 /* can resource r limit its flows (their caps add up to more than it has)? */
-static int binds(const sl_res *r) { return r->capsum > r->C * (1 + 1e-9); }
+static int binds(const sl_res *r) { return r->bind; }
+
+/* bring r->bind up to date after its flows changed */
+static void set_binds(sl_res *r) { r->bind = r->capsum > r->C * (1 + 1e-9); }
 
 static void flow_event(sl_machine *m);
 
@@ -138,7 +157,7 @@ static int32_t flow_new(sl_machine *m) {
   if (m->nflows == m->capflows) {
     int32_t cap = m->capflows ? 2 * m->capflows : 256;
     sl_flow *nf = realloc(m->flows, (size_t)cap * sizeof(*nf));
-    int32_t *nh = realloc(m->fheap, (size_t)cap * sizeof(*nh));
+    sl_hent *nh = realloc(m->fheap, (size_t)cap * sizeof(*nh));
     if (nf != NULL) m->flows = nf;
     if (nh != NULL) m->fheap = nh;
     if (nf == NULL || nh == NULL) return -1;
@@ -177,6 +196,7 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   fl->pos[fl->nres++] = r->nfl;
   r->fl[r->nfl++] = f;
   r->capsum += w * fl->cap;   /* a resource that cannot bind changes no rate */
+  set_binds(r);
   return binds(r) ? res_dirty(m, (int32_t)(r - m->allres)) : 1;
 }
 
@@ -190,6 +210,7 @@ static void res_leave(sl_machine *m, int32_t f) {
     int bound = binds(r);
     r->capsum -= fl->w[j] * fl->cap;
     if (r->nfl == 0 || r->capsum < 0) r->capsum = 0;
+    set_binds(r);
     if (last != f) {
       sl_flow *o = &m->flows[last];
       r->fl[pos] = last;
@@ -254,11 +275,14 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     m->free_flow = f;
     return SL_ENOMEM;
   }
-  m->fheap[m->nfheap] = f;           /* room: the heap is as large as the pool */
-  fl->hpos = m->nfheap++;
+  fl->hpos = m->nfheap++;             /* room: the heap is as large as the pool; */
+  m->fheap[fl->hpos].k = INT64_MAX;  /* last of all until it is rated */
+  m->fheap[fl->hpos].tie = fl->seq;
+  m->fheap[fl->hpos].id = f;
   for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->res[j]])) return SL_OK;
   fl->rate = fl->cap;                /* nothing it crosses can bind: its own cap */
   fl->end = now + (sl_time)ceil(fl->rem / fl->rate - 1e-9);
+  m->fheap[fl->hpos].k = fl->end;
   heap_fix(m, HF, fl->hpos);
   flow_event(m);
   return SL_OK;
@@ -444,8 +468,23 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
     r->wfree -= fl->w[k];
     if (r->wfree <= EPS) { heap_remove(m, HR, ri); continue; }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
-    heap_fix(m, HR, r->hpos);
+    if (level_key(r->key) < m->rheap[r->hpos].k) {   /* (rounding) earlier: now */
+      m->rheap[r->hpos].k = level_key(r->key);
+      heap_fix(m, HR, r->hpos);
+    }                                   /* later (as it should be): when on top */
   }
+}
+
+/* the resource that fills first (-1 when none): an entry whose key is below
+** its resource's (it fills later since flows froze) takes its key and sinks */
+static int32_t fill_top(sl_machine *m) {
+  while (m->nrheap > 0) {
+    int64_t k = level_key(m->allres[m->rheap[0].id].key);
+    if (m->rheap[0].k == k) return m->rheap[0].id;
+    m->rheap[0].k = k;
+    heap_down(m, HR, 0);
+  }
+  return -1;
 }
 
 /* the resources R[0..nr) in the heap, keyed by the level they fill at (with
@@ -476,10 +515,12 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     sl_res *r = &m->allres[R[i]];
     if (r->wfree <= EPS) continue;
     r->key = r->left / r->wfree;
-    m->rheap[m->nrheap] = R[i];
+    m->rheap[m->nrheap].k = level_key(r->key);
+    m->rheap[m->nrheap].tie = (uint64_t)R[i];
+    m->rheap[m->nrheap].id = R[i];
     r->hpos = m->nrheap++;
-    heap_fix(m, HR, r->hpos);
   }
+  for (i = m->nrheap / 2 - 1; i >= 0; i--) heap_down(m, HR, i);   /* heapify */
   return 1;
 }
 
@@ -494,7 +535,8 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
   if (!fill_start(m, F, nf, R, nr, edge)) { m->oom = 1; return; }
   while (nfree > 0) {
     double cap = next_cap(m, F, nf, caps, ncaps, level);
-    double full = m->nrheap > 0 ? m->allres[m->rheap[0]].key : (double)INFINITY;
+    int32_t top = fill_top(m);
+    double full = top >= 0 ? m->allres[top].key : (double)INFINITY;
     double next = cap < full ? cap : full;
     if (next > level) level = next;
     if (cap <= level * (1 + 1e-12))     /* flows that reached their cap */
@@ -505,8 +547,8 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
           nfree--;
         }
       }
-    while (m->nrheap > 0 && m->allres[m->rheap[0]].key <= level * (1 + 1e-12)) {
-      int32_t ri = m->rheap[0];         /* a full resource: its flows freeze */
+    while ((top = fill_top(m)) >= 0 && m->allres[top].key <= level * (1 + 1e-12)) {
+      int32_t ri = top;                 /* a full resource: its flows freeze */
       sl_res *r = &m->allres[ri];
       heap_remove(m, HR, ri);
       for (j = 0; j < r->nfl; j++) {
@@ -522,7 +564,7 @@ static void flow_event(sl_machine *m) {
   sl_time t;
   sl_event e;
   if (m->nfheap == 0) return;
-  t = m->flows[m->fheap[0]].end;
+  t = m->fheap[0].k;
   if (t >= m->flow_ev_t) return;
   memset(&e, 0, sizeof(e));
   e.kind = EV_FLOW;
@@ -551,7 +593,10 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
     sl_flow *fl = &m->flows[f];
     double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
     fl->end = now + (d > 0 ? (sl_time)d : 0);
-    if (fl->hpos >= 0) heap_fix(m, HF, fl->hpos);
+    if (fl->hpos >= 0 && m->fheap[fl->hpos].k != fl->end) {
+      m->fheap[fl->hpos].k = fl->end;
+      heap_fix(m, HF, fl->hpos);
+    }
   }
   flow_event(m);
 }
@@ -568,8 +613,8 @@ void sli_flow_due(sl_machine *m, sl_time t) {
   if (m->ndirty > 0) sli_flow_settle(m, m->settle_t);
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
-  while (m->nfheap > 0 && m->flows[m->fheap[0]].end <= t) {
-    int32_t f = m->fheap[0];
+  while (m->nfheap > 0 && m->fheap[0].k <= t) {
+    int32_t f = m->fheap[0].id;
     sl_flow *fl = &m->flows[f];
     int blk = fl->blk, pipe = fl->pipe, eng = fl->eng;
     int32_t ev = fl->ev, sig = fl->sig;

@@ -476,6 +476,13 @@ static int m_now(lua_State *L) {
   return 1;
 }
 
+/* m:events(): events the scheduler handled since the machine was made */
+static int m_events(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  lua_pushinteger(L, (lua_Integer)sl_machine_events(lm->m));
+  return 1;
+}
+
 /* m:heap_used(): bytes of the symmetric heap in use */
 static int m_heap_used(lua_State *L) {
   lmach *lm = checkmach(L, 1);
@@ -2434,7 +2441,7 @@ static const luaL_Reg machine_methods[] = {
   {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
   {"host", m_host}, {"free", m_free},
   {"launch", m_launch}, {"memcpy", m_memcpy}, {"params", m_params},
-  {"now", m_now}, {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
+  {"now", m_now}, {"events", m_events}, {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
   {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
   {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
   {"trace", m_trace}, {"trace_records", m_trace_records},

@@ -118,7 +118,8 @@ void sl_machine_free(sl_machine *m) {
   int j;
   if (m == NULL) return;
   ncore = (size_t)m->p.n_pes * (size_t)m->p.cores;
-  if (m->ub) for (i = 0; i < ncore; i++) free(m->ub[i]);
+  if (m->ub && m->ubmap) for (i = 0; i < ncore; i++) free(m->ub[i]);
+  sli_ub_free(m);
   if (m->ubmap) for (i = 0; i < ncore; i++) free(m->ubmap[i].r);
   free(m->ubmap);
   for (j = 0; j < m->nbufs; j++) {
@@ -191,9 +192,13 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
         "block_dim must be in 1..%d (AIV cores per PE), got %d", m->p.cores,
         block_dim);
   n = m->p.n_pes * block_dim;
-  free(m->blocks);
-  m->blocks = calloc((size_t)n, sizeof(*m->blocks));
-  if (m->blocks == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+  if (n > m->capblocks) {               /* kept across launches: no first touch */
+    sl_block *nb = realloc(m->blocks, (size_t)n * sizeof(*nb));
+    if (nb == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
+    m->blocks = nb;
+    m->capblocks = n;
+  }
+  memset(m->blocks, 0, (size_t)n * sizeof(*m->blocks));
   sli_res_clear(m, 0);
   sli_pools_reset(m);
   m->oom = 0;

@@ -2,11 +2,17 @@
 ** mem.c -- GM buffers on every PE, the symmetric heap, host buffers, UB
 ** storage per core, bounds checks and timed host copies.
 */
+#define _DEFAULT_SOURCE         /* MAP_ANONYMOUS beside _POSIX_C_SOURCE */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sli.h"
+
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
 
 /* name of a memory space */
 const char *sl_space_name(int space) {
@@ -192,14 +198,59 @@ const sl_buf *sl_getbuf(const sl_machine *m, int id) {
   return (id >= 0 && id < m->nbufs) ? &m->bufs[id] : NULL;
 }
 
+/* a zeroed region of size bytes whose pages are backed only when first
+** touched (an anonymous mapping; calloc where there is none); NULL when out
+** of memory */
+static uint8_t *region_new(size_t size) {
+#ifdef MAP_ANONYMOUS
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : (uint8_t *)p;
+#else
+  return calloc(1, size);
+#endif
+}
+
+/* bytes of the data-mode UB region: ub_bytes for every (pe, core) */
+static size_t ub_region_size(const sl_machine *m) {
+  return (size_t)m->p.n_pes * (size_t)m->p.cores * (size_t)m->p.ub_bytes;
+}
+
+/* release the data-mode UB region (the machine is freed) */
+void sli_ub_free(sl_machine *m) {
+  if (m->ubregion == NULL) return;
+#ifdef MAP_ANONYMOUS
+  munmap(m->ubregion, ub_region_size(m));
+#else
+  free(m->ubregion);
+#endif
+  m->ubregion = NULL;
+}
+
+/* the UB bytes of (pe, core) reach top: in data mode each core's UB is its
+** slot of one region made at the first UB allocation and never zero-filled
+** (a page is backed when a copy or a store first touches it, so a 190 KiB
+** staging buffer that moves 4 KiB costs a page); timing-only keeps a small
+** arena of the backed allocations, grown here */
+static int ub_grow(sl_machine *m, size_t i, int64_t top) {
+  uint8_t *nu;
+  if (m->ubmap == NULL) {
+    if (m->ubregion == NULL && (m->ubregion = region_new(ub_region_size(m))) == NULL)
+      return SL_ENOMEM;
+    m->ub[i] = m->ubregion + i * (size_t)m->p.ub_bytes;
+    return SL_OK;
+  }
+  if ((nu = realloc(m->ub[i], (size_t)top)) == NULL) return SL_ENOMEM;
+  memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
+  m->ub[i] = nu;
+  return SL_OK;
+}
+
 /* grow the UB storage of (pe, core) to top bytes */
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
   size_t i = (size_t)pe * (size_t)m->p.cores + (size_t)core;
   if (top > m->ubcap[i]) {
-    uint8_t *nu = realloc(m->ub[i], (size_t)top);
-    if (nu == NULL) return SL_ENOMEM;
-    memset(nu + m->ubcap[i], 0, (size_t)(top - m->ubcap[i]));
-    m->ub[i] = nu;
+    if (ub_grow(m, i, top) != SL_OK) return SL_ENOMEM;
     if (m->ubinit) {
       if (m->ubinit[i] == NULL) m->ubinit[i] = sli_bmap_new(top);
       if (m->ubinit[i] == NULL || sli_bmap_grow(m->ubinit[i], top) != SL_OK)

@@ -190,6 +190,7 @@ static const sl_key *peek(sl_machine *m) {
 /* remove the earliest pending key (there is one) */
 static sl_key pop(sl_machine *m) {
   const sl_key *k = peek_raw(m);
+  m->nevents++;
   if (m->fn > 0 && k == &m->fifo[m->fhead]) {
     m->fn--;
     return m->fifo[m->fhead++];
@@ -200,6 +201,9 @@ static sl_key pop(sl_machine *m) {
   }
   return heap_pop(m);
 }
+
+/* events handled since the machine was made */
+int64_t sl_machine_events(const sl_machine *m) { return m->nevents; }
 
 /* time of the earliest pending event (INT64_MAX when none) */
 sl_time sli_top(const sl_machine *m) {

@@ -194,6 +194,7 @@ int sl_machine_err_arg(const sl_machine *m);
 /* renumber the last error's argument through map[arg] (a call built of others) */
 void sl_machine_map_err_arg(sl_machine *m, const int *map, int n);
 sl_time sl_machine_now(const sl_machine *m);
+int64_t sl_machine_events(const sl_machine *m);   /* events handled so far */
 int sl_path(const sl_machine *m, int from_pe, int to_pe);
 int64_t sl_path_bytes(const sl_machine *m, int path);
 

@@ -110,6 +110,13 @@ typedef struct sl_flow {
   int32_t next_free;
 } sl_flow;
 
+/* an entry of the solver's heaps: key, tie break, flow or resource */
+typedef struct sl_hent {
+  int64_t k;
+  uint64_t tie;
+  int32_t id;
+} sl_hent;
+
 typedef struct sl_key {
   sl_time t;
   uint64_t seq;
@@ -180,6 +187,7 @@ typedef struct sl_res {
   int32_t hpos;             /* place in the solver's heap of resources */
   int32_t *fl, nfl, capfl;  /* its flows */
   int32_t mark, dirty;
+  int32_t bind;             /* capsum > C: it can limit its flows */
 } sl_res;
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
@@ -220,6 +228,7 @@ struct sl_machine {
   /* UB storage per (pe, core), grown to the high-water mark */
   uint8_t **ub;
   int64_t *ubcap;
+  uint8_t *ubregion;        /* data mode: every core's UB, backed as it is touched */
   sl_ubmap *ubmap;          /* timing-only: backed UB ranges per (pe, core); NULL otherwise */
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
@@ -231,10 +240,12 @@ struct sl_machine {
   /* flows and the pipes' instructions (reset at each launch) */
   sl_flow *flows;
   int32_t nflows, capflows, free_flow;
-  int32_t *fheap, nfheap;   /* flows by predicted end */
+  sl_hent *fheap;           /* flows by predicted end */
+  int32_t nfheap;
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, then resources */
-  int32_t *rheap, nrheap;   /* solver scratch: resources by the level they fill at */
+  sl_hent *rheap;           /* solver scratch: resources by the level they fill at */
+  int32_t nrheap;
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
@@ -258,8 +269,10 @@ struct sl_machine {
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
   int32_t wfhead, wfn, wfcap;
   uint64_t seq;
+  int64_t nevents;          /* events handled since the machine was made */
   /* the launch */
   int running, block_dim, nb, ndone;
+  int capblocks;            /* blocks kept from earlier launches */
   int cur;                  /* the block resumed last */
   sl_block *blocks;
   int32_t bar_count;
@@ -309,6 +322,7 @@ int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
                const char *what, int arg, int by_pe, int by_block);
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
 int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes);
+void sli_ub_free(sl_machine *m);
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);

@@ -275,9 +275,9 @@ static int fair(sl_machine *m) {
   if (m->ndirty != 0) sli_flow_settle(m, m->settle_t);
   memset(load, 0, m->nres * sizeof(load[0]));
   for (i = 0; i < m->nfheap; i++) {
-    const sl_flow *f = &m->flows[m->fheap[i]];
+    const sl_flow *f = &m->flows[m->fheap[i].id];
     if (!(f->rate > 0) || f->rate > f->cap * (1 + 1e-9) || f->end < m->now) {
-      printf("flow %d: rate %g cap %g end %lld now %lld\n", (int)m->fheap[i], f->rate, f->cap,
+      printf("flow %d: rate %g cap %g end %lld now %lld\n", (int)m->fheap[i].id, f->rate, f->cap,
              (long long)f->end, (long long)m->now);
       return 0;
     }
@@ -289,7 +289,7 @@ static int fair(sl_machine *m) {
       return 0;
     }
   for (i = 0; i < m->nfheap; i++) {     /* a bottleneck: a full resource it tops */
-    const sl_flow *f = &m->flows[m->fheap[i]];
+    const sl_flow *f = &m->flows[m->fheap[i].id];
     int ok = f->rate >= f->cap * (1 - 1e-9);
     for (k = 0; k < f->nres && !ok; k++) {
       const sl_res *r = &m->allres[f->res[k]];
@@ -297,7 +297,7 @@ static int fair(sl_machine *m) {
       for (j = 0; j < r->nfl && top; j++) top = m->flows[r->fl[j]].rate <= f->rate * (1 + 1e-9);
       ok = top;
     }
-    if (!ok) { printf("flow %d below its cap without a bottleneck\n", (int)m->fheap[i]); return 0; }
+    if (!ok) { printf("flow %d below its cap without a bottleneck\n", (int)m->fheap[i].id); return 0; }
   }
   return 1;
 }

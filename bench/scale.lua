@@ -1,0 +1,126 @@
+-- bench/scale.lua: the emulator at scale (wall clock and memory, not virtual
+-- time). For allgather of 1024 int32 per PE in data mode at 8, 64, 256 and
+-- 1024 PEs it prints the events the scheduler handled in one launch, events
+-- per second, wall and CPU seconds of the launch, the process's peak RSS, and
+-- the growth exponent of wall (and CPU) time over events (goal <= 1.1: time
+-- linear in events); then the timing-only figures at 1024 PEs x 48 cores
+-- (allgather 1 MiB per PE, alltoall, dispatch EP1024) when the engine has
+-- timing-only machines. Every case runs in its own process (its peak RSS is
+-- its own, and its memory is gone before the next). Run with `make scale`
+-- (or `make bench`); `lua5.4 bench/scale.lua --max-pes 256` stops earlier.
+local runner = require("shmemlab.runner")
+local lab = require("shmemlab")
+
+-- wall seconds since boot (/proc/uptime, 10 ms), or nil where there is none
+local function wall()
+  local f = io.open("/proc/uptime")
+  if f == nil then return nil end
+  local t = f:read("n")
+  f:close()
+  return t
+end
+
+-- peak resident bytes of this process (VmHWM), or nil
+local function peak_rss()
+  local f = io.open("/proc/self/status")
+  if f == nil then return nil end
+  local kb = f:read("a"):match("VmHWM:%s*(%d+)")
+  f:close()
+  return kb and tonumber(kb) * 1024
+end
+
+-- child: one launch of op with opts (a Lua table literal); prints one line
+local function one(opname, opts_text)
+  local op = runner.load_op(opname)
+  local opts = assert(load("return " .. opts_text))()
+  opts.warmup, opts.iters, opts.baseline = 0, 1, "none"
+  local c = runner.config(op, opts)
+  local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1,
+                         data = not c.timing_only }
+  local s = op.setup(m, c)
+  local e0, w0, c0 = m:events(), wall(), os.clock()
+  op.run(m, c, s)
+  local cpu, w1 = os.clock() - c0, wall()
+  print(string.format("events=%d wall=%.3f cpu=%.3f rss=%d now_us=%.3f", m:events() - e0,
+                      w1 and w1 - w0 or cpu, cpu, peak_rss() or 0, m:now()))
+end
+
+-- run one case in a fresh process; its figures, or nil and the error text
+local function case(opname, opts_text)
+  local cmd = string.format("%s %q --one %s %q 2>&1", arg[-1] or "lua5.4", arg[0], opname,
+                            opts_text)
+  local p = assert(io.popen(cmd))
+  local out = p:read("a")
+  p:close()
+  local r = {}
+  for k, v in out:gmatch("(%w+)=([%d%.]+)") do r[k] = tonumber(v) end
+  if r.events == nil then return nil, out end
+  return r
+end
+
+-- least-squares slope of log(y) over log(x)
+local function slope(xs, ys)
+  local n, sx, sy, sxx, sxy = #xs, 0, 0, 0, 0
+  for i = 1, n do
+    local x, y = math.log(xs[i]), math.log(ys[i])
+    sx, sy, sxx, sxy = sx + x, sy + y, sxx + x * x, sxy + x * y
+  end
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx)
+end
+
+local function row(name, r)
+  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.0f", name, r.events,
+                      r.events / math.max(r.wall, 1e-3), r.wall, r.cpu, r.rss / 2 ^ 20))
+end
+
+local function header(title)
+  print(title)
+  print(string.format("%-34s %11s %12s %9s %9s %9s", "case", "events", "events/s", "wall s",
+                      "cpu s", "RSS MiB"))
+end
+
+if arg[1] == "--one" then
+  one(arg[2], arg[3])
+  return
+end
+local max_pes = arg[1] == "--max-pes" and tonumber(arg[2]) or 1024
+
+header("allgather, 1024 int32 per PE, data mode, one launch (16 blocks per PE)")
+local ev, wl, cp = {}, {}, {}
+for _, pes in ipairs({ 8, 64, 256, 1024 }) do
+  if pes <= max_pes then
+    local r, err = case("allgather", string.format("{ pes = %d, count = 1024 }", pes))
+    if r == nil then error("allgather at " .. pes .. " PEs failed:\n" .. err, 0) end
+    row(string.format("allgather %d PEs", pes), r)
+    ev[#ev + 1], wl[#wl + 1], cp[#cp + 1] = r.events, math.max(r.wall, 1e-2), r.cpu
+  end
+end
+if #ev >= 2 then
+  local n = #ev
+  print(string.format("growth exponent of wall over events: %.2f (least squares), %.2f "
+    .. "(last two sizes); of CPU: %.2f, %.2f (goal <= 1.1)", slope(ev, wl),
+    math.log(wl[n] / wl[n - 1]) / math.log(ev[n] / ev[n - 1]), slope(ev, cp),
+    math.log(cp[n] / cp[n - 1]) / math.log(ev[n] / ev[n - 1])))
+end
+print("goal at 1024 PEs: <= 15 s wall, <= 2 GB RSS")
+
+print()
+local probe = pcall(lab.machine, { pes = 1, data = false })   -- timing-only machines?
+if not probe then
+  print("timing-only figures: skipped (this engine has no timing-only machines)")
+  return
+end
+header("timing-only (data = false), 1024 PEs x 48 blocks, one launch")
+local cases = {
+  { "allgather 1 MiB per PE", "allgather", "count = 262144" },
+  { "alltoall 1 KiB per pair", "alltoall", "count = 256" },
+  { "dispatch EP1024 128x7168 top-8", "dispatch", "tokens = 128, hidden = 7168, topk = 8" },
+}
+for _, c in ipairs(cases) do
+  if max_pes >= 1024 then
+    local r, err = case(c[2], string.format("{ pes = 1024, block_dim = 48, timing_only = true, "
+                                             .. "%s }", c[3]))
+    if r then row(c[1], r) else print(c[1] .. ": failed: " .. err:gsub("\n.*", "")) end
+  end
+end
+print("goal: <= 30 s wall, <= 4 GB RSS each")
