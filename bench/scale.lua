@@ -114,7 +114,7 @@ header("timing-only (data = false), 1024 PEs x 48 blocks, one launch")
 local cases = {
   { "allgather 1 MiB per PE", "allgather", "count = 262144" },
   { "alltoall 1 KiB per pair", "alltoall", "count = 256" },
-  { "dispatch EP1024 128x7168 top-8", "dispatch", "tokens = 128, hidden = 7168, topk = 8" },
+  { "dispatch EP1024 128x7168 top-8", "dispatch", "local_tokens = 128, hidden = 7168, topk = 8" },
 }
 for _, c in ipairs(cases) do
   if max_pes >= 1024 then

@@ -65,9 +65,10 @@ static int check_elem(sl_machine *m, const sl_block *b, const sl_loc *l, int pe,
 }
 
 /* queue the landing of a one-element write (p, an AMO) from blk's S pipe:
-** it lands signal_ns + alpha later; a fetching one replies alpha after that */
-static int send_elem(sl_machine *m, int blk, const sl_loc *l, int path, int op, int fetch,
-                     int64_t iv, double fv, int64_t cond, int32_t snap) {
+** it lands signal_ns + alpha later; a fetching one replies alpha after that;
+** eng (SL_ENG_RDMA, SL_ENG_UDMA or -1) is the DMA engine whose quiet waits for it */
+static int send_elem(sl_machine *m, int blk, const sl_loc *l, int path, int eng, int op,
+                     int fetch, int64_t iv, double fv, int64_t cond, int32_t snap) {
   sl_block *b = &m->blocks[blk];
   sl_event *e;
   int32_t id;
@@ -84,7 +85,8 @@ static int send_elem(sl_machine *m, int blk, const sl_loc *l, int path, int op, 
   sli_addr(l, &e->dst);
   b->t += m->ps.signal;
   land = b->t + m->ps.alpha[path];
-  if (land > b->inflight) b->inflight = land;
+  if (land > b->inflight) b->inflight = land;          /* quiet waits for it */
+  if (eng >= 0 && land > b->dma_done[eng]) b->dma_done[eng] = land;   /* and that engine's quiet */
   if (SLI_TRACING(m)) sli_trace(m, b->t, land, b->pe, b->b, 2, path, 4, l->pe, -1);
   if (sli_schedule(m, land, id) != SL_OK) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
   if (fetch) { b->state = B_AMO; b->wsite = m->site; }
@@ -101,7 +103,7 @@ int sl_p(sl_machine *m, int blk, const sl_loc *dst, int64_t iv, double fv, int p
   l.pe = pe;
   if ((st = check_elem(m, b, &l, pe, 1, "p")) != SL_OK) return st;
   sli_race_access(m, blk, SL_PIPE_S, &l, (int64_t)sl_dtype_size((sl_dtype)l.dtype), 1);
-  st = send_elem(m, blk, &l, path, SL_AMO_SET, 0, iv, fv, 0, -1);
+  st = send_elem(m, blk, &l, path, -1, SL_AMO_SET, 0, iv, fv, 0, -1);
   b->t += m->ps.alpha[path];
   return st;
 }
@@ -197,7 +199,8 @@ int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, int engine, const sl_lo
   }
   if ((st = sli_backed(m, &l, 1, f->name)) != SL_OK) return st;   /* its values steer */
   if (op == SL_AMO_INC) { op = SL_AMO_ADD; iv = 1; fv = 1; }
-  return send_elem(m, blk, &l, path, op, f->fetch, iv, fv, cond,
+  return send_elem(m, blk, &l, path, engine == SL_ENGINE_UDMA ? SL_ENG_UDMA
+                   : path == SL_PATH_RDMA ? SL_ENG_RDMA : -1, op, f->fetch, iv, fv, cond,
                    op == SL_AMO_FETCH ? -1 : sli_race_release(m, blk));
 }
 

@@ -272,6 +272,27 @@ describe("Ascend950 atomics", function()
     assert.is_function(lab.core.block_methods.roce_atomic_and)
   end)
 
+  it("an asynchronous RDMA atomic is complete at roce_quiet (and quiet), as the library says",
+     function()
+    local m = lab.machine{ soc = "Ascend950", pes = 8 }
+    local x = m:malloc("int32", 1, "x"):fill("zero")
+    local t = {}
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local c0 = k:system_cycle()
+      k:atomic_add(x, 5, 4)                                -- another server: the RDMA engine
+      k:roce_quiet(4, k:ub("int32", 8), 0)
+      t.q = k:system_cycle() - c0
+      k:roce_atomic_inc(x, 1)
+      k:quiet()
+    end, 1)
+    local p = m:params()
+    assert.same({ 5 }, x:on(4):read(0, 1))
+    assert.same({ 1 }, x:on(1):read(0, 1))
+    -- roce_quiet waited for the landing: signal_ns + RDMA's alpha after the issue
+    assert.is_true(t.q >= (p.signal_ns + p.rdma_alpha_ns) / 1000 * p.cycle2us)
+  end)
+
   it("refuses what the library does not declare", function()
     local m = lab.machine{ soc = "Ascend950", pes = 2 }
     local h = m:malloc("fp16", 1, "h")
