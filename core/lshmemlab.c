@@ -6,6 +6,7 @@
 ** This is the only file of the core that knows Lua.
 */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ typedef struct wdslot {
   lua_State *seen_co;
   unsigned seen_prog;
   atomic_int armed;
+  atomic_int want;          /* the watchdog asks the owner thread to arm */
+  pthread_t owner;          /* the thread that launches (wd_mu) */
   int listed;
   struct wdslot *next;
 } wdslot;
@@ -159,17 +162,37 @@ static void budget_hook(lua_State *co, lua_Debug *ar) {
 ** The watchdog. A count hook makes Lua 5.4 trap every instruction, so no
 ** hook is set while blocks run: one thread per process looks at the running
 ** block of every machine each WD_TICK_MS and, when it has called no
-** primitive since the last look, arms the count hook on its coroutine
-** (lua_sethook may be called asynchronously, as lua.c does from a signal
-** handler). The next primitive disarms it. The lock is taken by the
-** watchdog for each look, and by the Lua side only to list a machine, to
-** unlist it, and when a coroutine ends (so that no look still uses it).
+** primitive since the last look, asks the thread running it to arm the count
+** hook: it sets the slot's want and sends WD_SIGNAL to that thread, whose
+** handler calls lua_sethook on the coroutine it is running. lua_sethook may
+** be called from a signal handler of the running thread (lua.c does so); it
+** may not be called from another thread, which would walk the coroutine's
+** call chain while it changes. The next primitive disarms the hook. The lock
+** is taken by the watchdog for each look, and by the Lua side only to list a
+** machine (or a new launching thread), to unlist it, and when a coroutine
+** ends (so that no look still uses it). SIGURG is ignored by default, so a
+** late signal after the handler is gone does nothing.
 */
+#define WD_SIGNAL SIGURG
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_cv = PTHREAD_COND_INITIALIZER;
 static wdslot *wd_list;
 static int wd_started, wd_stop;
 static pthread_t wd_thread;
+static struct sigaction wd_oldact;      /* WD_SIGNAL's action before ours */
+static _Thread_local wdslot *wd_here;   /* the slot this thread is resuming */
+
+/* WD_SIGNAL on a launching thread: arm the count hook of the block it runs,
+** if the watchdog asked for it (async-signal-safe: atomics and lua_sethook) */
+static void wd_on_signal(int sig) {
+  wdslot *w = wd_here;
+  lua_State *co;
+  (void)sig;
+  if (w == NULL || !atomic_exchange(&w->want, 0)) return;
+  if ((co = atomic_load(&w->co)) == NULL) return;
+  atomic_store(&w->armed, 1);
+  lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+}
 
 /* one look at every listed machine (wd_mu held) */
 static void wd_look(void) {
@@ -178,8 +201,8 @@ static void wd_look(void) {
     lua_State *co = atomic_load(&w->co);
     unsigned prog = atomic_load_explicit(&w->prog, memory_order_relaxed);
     if (co != NULL && co == w->seen_co && prog == w->seen_prog && !atomic_load(&w->armed)) {
-      atomic_store(&w->armed, 1);
-      lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+      atomic_store(&w->want, 1);
+      pthread_kill(w->owner, WD_SIGNAL);
     }
     w->seen_co = co;
     w->seen_prog = prog;
@@ -202,20 +225,31 @@ static void *wd_main(void *arg) {
   return NULL;
 }
 
-/* list a machine for the watchdog (starting it); 0 when no thread could start */
+/* list a machine for the watchdog (starting it and its signal handler) with
+** the calling thread as its owner; 0 when no thread could start */
 static int wd_list_add(lmach *lm) {
   int ok = 1;
-  if (lm->wd.listed) return 1;
+  if (lm->wd.listed && pthread_equal(lm->wd.owner, pthread_self())) return 1;
   pthread_mutex_lock(&wd_mu);
   if (!wd_started) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = wd_on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    ok = sigaction(WD_SIGNAL, &sa, &wd_oldact) == 0;
     wd_stop = 0;
-    wd_started = pthread_create(&wd_thread, NULL, wd_main, NULL) == 0;
+    wd_started = ok && pthread_create(&wd_thread, NULL, wd_main, NULL) == 0;
+    if (ok && !wd_started) sigaction(WD_SIGNAL, &wd_oldact, NULL);
     ok = wd_started;
   }
   if (ok) {
-    lm->wd.next = wd_list;
-    wd_list = &lm->wd;
-    lm->wd.listed = 1;
+    lm->wd.owner = pthread_self();
+    if (!lm->wd.listed) {
+      lm->wd.next = wd_list;
+      wd_list = &lm->wd;
+      lm->wd.listed = 1;
+    }
   }
   pthread_mutex_unlock(&wd_mu);
   return ok;
@@ -242,6 +276,7 @@ static int wd_shutdown(lua_State *L) {
     pthread_cond_signal(&wd_cv);
     pthread_mutex_unlock(&wd_mu);
     pthread_join(wd_thread, NULL);
+    sigaction(WD_SIGNAL, &wd_oldact, NULL);
     pthread_mutex_lock(&wd_mu);
     wd_started = 0;
   }
@@ -881,17 +916,19 @@ static lua_State *launch_co(lua_State *L, lmach *lm, int cos, int nargs, int blk
 static void launch_resume(lua_State *L, lmach *lm, int cos, int blk, lua_State *co,
                           int nres) {
   sl_machine *m = lm->m;
+  wdslot *here = NULL;
   int b, nout, st;
   lm->cur = blk;
   lm->cur_co = co;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = sl_machine_params(m)->instruction_budget;
-  if (lm->wd.listed) atomic_store(&lm->wd.co, co);
+  if (lm->wd.listed) { here = wd_here; wd_here = &lm->wd; atomic_store(&lm->wd.co, co); }
   st = lua_resume(co, L, nres, &nout);
   lm->cur = -1;
   lm->cur_co = NULL;
   if (lm->wd.listed) {
     atomic_store(&lm->wd.co, NULL);
+    wd_here = here;
     if (st != LUA_YIELD) {                  /* co may go: no look may still use it */
       pthread_mutex_lock(&wd_mu);
       pthread_mutex_unlock(&wd_mu);

@@ -141,5 +141,35 @@ describe("runaway kernels", function()
     end, 1)
     assert.truthy(sum > 0)
   end)
+
+  -- the watchdog thread arms the hook through a signal to the launching thread:
+  -- lua_sethook from the watchdog's own thread raced with the block (it walks the
+  -- coroutine's call chain while that changes; helgrind saw 14 racing contexts)
+  it("arms the hook without a data race (helgrind, on the plain build)", function()
+    local file = os.tmpname()
+    local f = assert(io.open(file, "w"))
+    f:write([[
+package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.cpath = "build/?.so;" .. package.cpath
+local lab = require("shmemlab")
+local m = lab.machine{ pes = 2, instruction_budget = 2000000 }
+for _ = 1, 3 do
+  local ok, err = pcall(m.launch, m, function(k)
+    if k.pe == 1 then local x = 0; while true do x = x + 1 end end
+  end, 1)
+  print(ok, (tostring(err):match("instruction budget exceeded")))
+end
+]])
+    f:close()
+    local p = assert(io.popen("env -u LD_PRELOAD timeout 120 valgrind --tool=helgrind lua5.4 "
+                              .. file .. " 2>&1; echo \"exit=$?\""))
+    local out = p:read("a")
+    p:close()
+    os.remove(file)
+    assert.truthy(H.has(out, "exit=0"), out)
+    local _, stopped = out:gsub("false\tinstruction budget exceeded", "")
+    assert.equal(3, stopped, out)
+    assert.falsy(out:find("data race", 1, true), out)
+  end)
 end)
 
