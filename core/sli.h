@@ -442,6 +442,7 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id);
 int sli_park(sl_machine *m, int blk, const sl_addr *a);
 void sli_signal_send(sl_machine *m, int blk);
 void sli_arrive_all(sl_machine *m, int blk);
+sl_time sli_barrier_cost(const sl_machine *m, int first, int last, int size);
 void sli_arrive_pe(sl_machine *m, int blk);
 void sli_poll_resume(sl_machine *m, int blk);
 void sli_prof_read(sl_machine *m, int blk);

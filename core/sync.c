@@ -418,6 +418,14 @@ static int log2up(int n) {
   return k;
 }
 
+/* what a barrier of size PEs from PE first to PE last costs after its last
+** arrival: base + 2 * ceil(log2(size)) alphas of the widest path it spans */
+sl_time sli_barrier_cost(const sl_machine *m, int first, int last, int size) {
+  int dom = sli_domain(&m->p);
+  int path = first / dom != last / dom ? SL_PATH_RDMA : size > 1 ? SL_PATH_HCCS : SL_PATH_LOCAL;
+  return m->ps.barrier_base + (sl_time)log2up(size) * 2 * sli_alpha(m, path);
+}
+
 /* barrier_all: every block of every PE (quiet first) */
 int sl_barrier_all(sl_machine *m, int blk) {
   m->blocks[blk].wsite = m->site;
@@ -430,10 +438,7 @@ void sli_arrive_all(sl_machine *m, int blk) {
   b->state = B_BARRIER;
   if (b->t > m->bar_tmax) m->bar_tmax = b->t;
   if (++m->bar_count == m->nb) {
-    int path = m->p.n_pes > sli_domain(&m->p) ? SL_PATH_RDMA
-             : m->p.n_pes > 1 ? SL_PATH_HCCS : SL_PATH_LOCAL;
-    sl_time at = m->bar_tmax + m->ps.barrier_base +
-                 (sl_time)log2up(m->p.n_pes) * 2 * sli_alpha(m, path);
+    sl_time at = m->bar_tmax + sli_barrier_cost(m, 0, m->p.n_pes - 1, m->p.n_pes);
     int i;
     m->bar_count = 0;
     m->bar_tmax = 0;

@@ -199,27 +199,18 @@ void sli_team_reset(sl_machine *m) {
     for (j = 0; j < m->teams[i].ngroups; j++) { m->teams[i].g[j].count = 0; m->teams[i].g[j].tmax = 0; }
 }
 
-/* ceil(log2(n)) */
-static int log2up(int n) {
-  int k = 0;
-  while ((1 << k) < n) k++;
-  return k;
-}
-
 /* a block arrives at its team's barrier (after its quiet) or sync; the last
 ** block of the group releases every one of them */
 void sli_team_arrive(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   sl_team *t = &m->teams[b->wteam];
   sl_tgroup *g = &t->g[t->group[b->pe]];
-  int r, i, last = g->first + (g->size - 1) * g->stride, dom = sli_domain(&m->p);
+  int r, i;
   sl_time at;
   b->state = B_TEAM;
   if (b->t > g->tmax) g->tmax = b->t;
   if (++g->count < g->size * m->block_dim) return;
-  at = g->tmax + m->ps.barrier_base + (sl_time)log2up(g->size) * 2 *
-       sli_alpha(m, g->first / dom != last / dom ? SL_PATH_RDMA
-                    : g->size > 1 ? SL_PATH_HCCS : SL_PATH_LOCAL);
+  at = g->tmax + sli_barrier_cost(m, g->first, g->first + (g->size - 1) * g->stride, g->size);
   g->count = 0;
   g->tmax = 0;
   sli_race_meet_pes(m, g->first, g->stride, g->size, b->wsync);
