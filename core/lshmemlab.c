@@ -47,6 +47,9 @@ typedef struct wdslot {
   struct wdslot *next;
 } wdslot;
 
+/* hard event names a machine remembers (set_flag / wait_flag) */
+#define EV_SEEN 4
+
 /* a machine as Lua sees it */
 typedef struct lmach {
   uint32_t magic;           /* MACH_MAGIC: a cheap identity check */
@@ -60,6 +63,8 @@ typedef struct lmach {
   int check;                /* the machine's check bits */
   lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
   wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
+  const void *ev_s[EV_SEEN];  /* hard event names seen last (their string objects, */
+  int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
 } lmach;
 
 /* the machine whose block this thread is resuming (innermost launch), or NULL */
@@ -76,7 +81,8 @@ typedef struct lview {
   sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
   int64_t n;                /* elements in the window */
   int32_t host;             /* a host buffer's (a buffer's space never changes) */
-  int32_t sub_next;         /* the sub-view cache's slot to fill next */
+  int32_t sub_next;         /* the sub-view cache's slot to fill next; -1: a
+                               sub-view, which keeps none (no chain of views) */
   int64_t sub_off[SUB_CACHE], sub_n[SUB_CACHE];   /* its windows (n -1: empty) */
 } lview;
 
@@ -152,13 +158,13 @@ static int engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
   return luaL_error(L, "%s", sl_machine_err(m));
 }
 
-/* push a new view */
+/* push a new view; keeps: it keeps its last sub-views (not for a sub-view) */
 static lview *newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
-                      int64_t n) {
-  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), 1 + SUB_CACHE);
+                      int64_t n, int keeps) {
+  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), keeps ? 1 + SUB_CACHE : 1);
   int i;
   for (i = 0; i < SUB_CACHE; i++) v->sub_n[i] = -1;
-  v->sub_next = 0;
+  v->sub_next = keeps ? 0 : -1;
   v->magic = VIEW_MAGIC;
   v->lm = lm;
   v->l = *l;
@@ -398,7 +404,7 @@ static int l_new(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 2);
+  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 3);
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
@@ -418,6 +424,9 @@ static int l_new(lua_State *L) {
   lua_setiuservalue(L, -2, 1);
   luaL_getmetatable(L, VIEW_MT);         /* its views' metatable, at hand for newview */
   lua_setiuservalue(L, -2, 2);
+  memset(lm->ev_s, 0, sizeof(lm->ev_s));
+  lua_createtable(L, EV_SEEN, 0);        /* the event names of ev_s */
+  lua_setiuservalue(L, -2, 3);
   return 1;
 }
 
@@ -478,7 +487,7 @@ static int alloc_at(lua_State *L, int space, int a, int64_t align, int zeroed) {
   l.pe = -1;
   l.dtype = dt;
   l.cap = b->bytes;
-  newview(L, 1, lm, &l, b->n);
+  newview(L, 1, lm, &l, b->n, 1);
   return 1;
 }
 
@@ -1127,10 +1136,10 @@ static int v_sub(lua_State *L) {
       return 1;
     }
   lua_getiuservalue(L, 1, 1);
-  nv = newview(L, -1, v->lm, &v->l, (int64_t)n);
+  nv = newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
   nv->gen = v->gen;
   nv->l.off += (int64_t)off * esize(v);
-  i = v->sub_next;
+  if ((i = v->sub_next) < 0) return 1;
   v->sub_next = (i + 1) % SUB_CACHE;
   v->sub_off[i] = off;
   v->sub_n[i] = n;
@@ -1150,7 +1159,7 @@ static int v_on(lua_State *L) {
   if (sl_getbuf(v->lm->m, v->l.buf)->space == SL_SPACE_HOST)
     return luaL_argerror(L, 1, "a host buffer has one copy, not one per PE");
   lua_getiuservalue(L, 1, 1);
-  nv = newview(L, -1, v->lm, &v->l, v->n);
+  nv = newview(L, -1, v->lm, &v->l, v->n, 1);
   nv->l.pe = (int32_t)pe;
   return 1;
 }
@@ -1335,7 +1344,7 @@ static int v_reinterpret(lua_State *L) {
   if (v->l.off % ns != 0)
     return luaL_argerror(L, 1, "window does not start on a whole element of the new dtype");
   lua_getiuservalue(L, 1, 1);
-  nv = newview(L, -1, v->lm, &v->l, v->n * esize(v) / ns);
+  nv = newview(L, -1, v->lm, &v->l, v->n * esize(v) / ns, 1);
   nv->gen = v->gen;
   nv->l.dtype = dt;
   return 1;
@@ -1438,6 +1447,16 @@ static int v_tostring(lua_State *L) {
 /* kernel primitives                                                   */
 /* ------------------------------------------------------------------ */
 
+static const char stale_k[] = "primitive called outside its block's run (a stale k, another "
+  "block's k, after the launch, or from a coroutine inside the kernel)";
+
+/* push the machine of k (index 1), the running block's k of machine lm: k[2],
+** unless the kernel wrote over it */
+static void push_kmach(lua_State *L, lmach *lm) {
+  lua_rawgeti(L, 1, 2);
+  if (lua_touserdata(L, -1) != (void *)lm) luaL_error(L, "%s", stale_k);
+}
+
 /* 1 when a Lua function's source file lies in a directory named shmemlab */
 static int in_shmemlab(const lua_Debug *ar) {
   const char *slash = strrchr(ar->source, '/');
@@ -1467,10 +1486,10 @@ static void push_site_text(lua_State *L, const lua_Debug *ar, const lua_Debug *u
 
 /* the id of the site text of ar (and up), interned in the machine's state
 ** table (sites[text] = id, sites[id] = text); k is at index 1 */
-static int32_t site_intern(lua_State *L, const lua_Debug *ar, const lua_Debug *up) {
+static int32_t site_intern(lua_State *L, lmach *lm, const lua_Debug *ar, const lua_Debug *up) {
   int32_t id;
   int top = lua_gettop(L);
-  lua_rawgeti(L, 1, 2);
+  push_kmach(L, lm);
   lua_getiuservalue(L, -1, 1);
   if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -1534,7 +1553,7 @@ static void set_site(lua_State *L, lmach *lm) {
     lsite *e = site_slot(lm, &ar, via, &hit);
     if (hit) id = e->id;
     else {
-      id = site_intern(L, &ar, via);
+      id = site_intern(L, lm, &ar, via);
       if (e != NULL) site_keep(e, &ar, via, id);
     }
   }
@@ -1568,11 +1587,9 @@ static lmach *kcheck_slow(lua_State *L) {
     if (lm->magic != MACH_MAGIC) lm = NULL;
   }
   if (lm == NULL || lm->m == NULL || lm->cur_co != L)
-    luaL_error(L, "primitive called outside its block's run (a stale k, another block's k, after "
-               "the launch, or from a coroutine inside the kernel)");
+    luaL_error(L, "%s", stale_k);
   if (lua_rawgeti(L, 1, 1) != LUA_TNUMBER || lua_tointeger(L, -1) != lm->cur)
-    luaL_error(L, "primitive called outside its block's run (a stale k, another block's k, after "
-               "the launch, or from a coroutine inside the kernel)");
+    luaL_error(L, "%s", stale_k);
   lua_pop(L, 2);
   return lm;
 }
@@ -1650,10 +1667,10 @@ static int k_ub(lua_State *L) {
   int st;
   lview *v;
   if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
+  push_kmach(L, lm);
   st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, flags, &l);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
-  lua_rawgeti(L, 1, 2);
-  v = newview(L, -1, lm, &l, (int64_t)n);
+  v = newview(L, -1, lm, &l, (int64_t)n, 1);
   v->gen = sl_machine_gen(lm->m);
   lua_remove(L, -2);
   return kdone(L, lm, blk, SL_OK, 1);
@@ -1688,9 +1705,14 @@ static int k_data_copy(lua_State *L) { return copy_prim(L, 0); }
 static int k_data_copy_pad(lua_State *L) { return copy_prim(L, 1); }
 
 /* a hard event at index i: its integer (core.EVENT.MTE3_S, ...) or its name,
-** looked up in the methods' upvalue (name -> integer), not by comparing strings */
-static int checkevent(lua_State *L, int i) {
+** looked up in the methods' upvalue (name -> integer), not by comparing
+** strings; the names seen last are known by their string object (kept alive
+** in the machine's user value 3, so no other object can take its address) */
+static int checkevent(lua_State *L, lmach *lm, int i) {
+  const void *p = lua_topointer(L, i);
+  int h = (int)(((uintptr_t)p >> 4) % EV_SEEN);
   lua_Integer ev = -1;
+  if (p != NULL && lm->ev_s[h] == p) return lm->ev_n[h];
   if (lua_type(L, i) == LUA_TNUMBER) {
     int isint;
     ev = lua_tointegerx(L, i, &isint);
@@ -1708,6 +1730,13 @@ static int checkevent(lua_State *L, int i) {
                   "S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
                   "MTE3_V MTE3_MTE2)", name));
   }
+  push_kmach(L, lm);                      /* remember the name */
+  lua_getiuservalue(L, -1, 3);
+  lua_pushvalue(L, i);
+  lua_rawseti(L, -2, h + 1);
+  lua_pop(L, 2);
+  lm->ev_s[h] = p;
+  lm->ev_n[h] = (int)ev;
   return (int)ev;
 }
 
@@ -1722,7 +1751,7 @@ static int checkid(lua_State *L, int i) {
 static int k_set_flag(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  int ev = checkevent(L, 2), id = checkid(L, 3);
+  int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
 }
 
@@ -1730,7 +1759,7 @@ static int k_set_flag(lua_State *L) {
 static int k_wait_flag(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  int ev = checkevent(L, 2), id = checkid(L, 3);
+  int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
 }
 
@@ -2413,7 +2442,7 @@ static int k_ptr(lua_State *L) {
   if (v->l.buf < 0 || sl_getbuf(lm->m, v->l.buf)->space != SL_SPACE_SYM)
     return luaL_argerror(L, 2, "not a symmetric buffer (allocate it with m:malloc)");
   lua_getiuservalue(L, 2, 1);
-  nv = newview(L, -1, lm, &v->l, v->n);
+  nv = newview(L, -1, lm, &v->l, v->n, 1);
   nv->l.pe = pe;
   return 1;
 }
