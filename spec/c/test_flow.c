@@ -293,8 +293,9 @@ static int fair(sl_machine *m) {
     int ok = f->rate >= f->cap * (1 - 1e-9);
     for (k = 0; k < f->nres && !ok; k++) {
       const sl_res *r = &m->allres[f->res[k]];
-      int32_t j, top = load[f->res[k]] >= r->C * (1 - 1e-6);
-      for (j = 0; j < r->nfl && top; j++) top = m->flows[r->fl[j]].rate <= f->rate * (1 + 1e-9);
+      int32_t j, top = load[f->res[k]] >= r->C * (1 - SL_FAIR_TOL);
+      for (j = 0; j < r->nfl && top; j++)
+        top = m->flows[r->fl[j].f].rate <= f->rate * (1 + SL_FAIR_TOL) * (1 + 1e-9);
       ok = top;
     }
     if (!ok) { printf("flow %d below its cap without a bottleneck\n", (int)m->fheap[i].id); return 0; }
