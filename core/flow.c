@@ -373,8 +373,8 @@ static void outside_of(const sl_machine *m, sl_res *r);
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, level_end;
   int32_t *rq;
-  /* every flow and resource appears at most once */
-  if (!scratch(m, m->nflows + (int32_t)m->nres + 1)) return 0;
+  /* every flow and resource appears at most once, a flow's slots after them */
+  if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
   rq = m->scr + m->nflows;
   for (i = 0; i < m->ndirty; i++) {
     sl_res *r = &m->allres[m->dirty[i]];
@@ -499,7 +499,8 @@ static int32_t fill_top(sl_machine *m) {
 ** what the flows outside use of them) */
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
-  int32_t i, stamp = m->stamp;
+  int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
+  int k;
   if (m->rheap == NULL && (m->rheap = malloc((m->nres + 1) * sizeof(*m->rheap))) == NULL)
     return 0;
   for (i = 0; i < nr; i++) {
@@ -508,14 +509,31 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->wfree = 0;
     r->base = 0;
     r->hpos = -1;
+    r->fcnt = 0;
   }
   for (i = 0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
-    int k;
     fl->frozen = 0;
     for (k = 0; k < fl->nres; k++) {
       sl_res *r = &m->allres[fl->res[k]];
-      if (r->mark == stamp && binds(r)) r->wfree += fl->w[k];
+      if (r->mark == stamp && binds(r)) { r->wfree += fl->w[k]; r->fcnt++; }
+    }
+  }
+  for (i = 0; i < nr; i++) {           /* each resource's part of slots */
+    sl_res *r = &m->allres[R[i]];
+    r->fbeg = at;
+    at += r->fcnt;
+    r->fcnt = 0;
+  }
+  for (i = 0; i < nf; i++) {           /* a flow's slot on each, in slot order */
+    const sl_flow *fl = &m->flows[F[i]];
+    for (k = 0; k < fl->nres; k++) {
+      sl_res *r = &m->allres[fl->res[k]];
+      int32_t *seg, j;
+      if (r->mark != stamp || !binds(r)) continue;
+      seg = slots + r->fbeg;
+      for (j = r->fcnt++; j > 0 && seg[j - 1] > fl->pos[k]; j--) seg[j] = seg[j - 1];
+      seg[j] = fl->pos[k];
     }
   }
   m->nrheap = 0;
@@ -536,7 +554,7 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
 ** the unfrozen flows' common rate rises to the next cap or the next resource
 ** to fill (a heap of the levels they fill at), whose flows then freeze */
 static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
-  int32_t i, j, nfree = nf, stamp = m->stamp;
+  int32_t i, j, nfree = nf, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
   double level = 0, caps[NCAPS];
   int ncaps = caps_of(m, F, nf, caps);
   if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
@@ -558,9 +576,9 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
       int32_t ri = top;                 /* a full resource: its flows freeze */
       sl_res *r = &m->allres[ri];
       heap_remove(m, HR, ri);
-      for (j = 0; j < r->nfl; j++) {
-        sl_flow *fl = &m->flows[r->fl[j].f];
-        if (fl->mark == stamp && !fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
+      for (j = 0; j < r->fcnt; j++) {
+        sl_flow *fl = &m->flows[r->fl[slots[r->fbeg + j]].f];
+        if (!fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
       }
     }
   }

@@ -201,6 +201,7 @@ typedef struct sl_res {
   double out, outmax, outmin;  /* solver scratch: what the flows not re-rated use, the */
   double in, inmax, inmin;     /* most any has, the least one it holds back has; the same */
   int32_t hpos;             /* of the re-rated; place in the solver's heap of resources */
+  int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows' slots are listed */
   sl_slot *fl;              /* its flows */
   int32_t nfl, capfl;
   int32_t mark, dirty;
@@ -260,7 +261,7 @@ struct sl_machine {
   sl_hent *fheap;           /* flows by predicted end */
   int32_t nfheap;
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
-  int32_t *scr, capscr;     /* solver scratch: flows, then resources */
+  int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
   sl_hent *rheap;           /* solver scratch: resources by the level they fill at */
   int32_t nrheap;
   int32_t stamp;
