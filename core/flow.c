@@ -149,6 +149,30 @@ static void set_binds(sl_res *r) { r->bind = r->capsum > r->C * (1 + 1e-9); }
 
 static void flow_event(sl_machine *m);
 
+/* flow fl's slot on its k-th resource */
+static sl_slot *slot_of(sl_machine *m, const sl_flow *fl, int k) {
+  return &m->allres[fl->res[k]].fl[fl->pos[k]];
+}
+
+/* flow fl runs at rate, held back by resource bneck (-1: its cap) */
+static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
+  int k;
+  fl->rate = rate;
+  fl->bneck = bneck;
+  for (k = 0; k < fl->nres; k++) {
+    sl_slot *sl = slot_of(m, fl, k);
+    sl->rate = rate;
+    sl->bn = fl->res[k] == bneck;
+  }
+}
+
+/* flow fl is one of the flows being re-rated (stamp) */
+static void set_mark(sl_machine *m, sl_flow *fl, int32_t stamp) {
+  int k;
+  fl->mark = stamp;
+  for (k = 0; k < fl->nres; k++) slot_of(m, fl, k)->mark = stamp;
+}
+
 /* a free flow slot, -1 when out of memory */
 static int32_t flow_new(sl_machine *m) {
   int32_t f;
@@ -198,7 +222,10 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   fl->w[fl->nres] = w;
   fl->pos[fl->nres++] = r->nfl;
   r->fl[r->nfl].f = f;
-  r->fl[r->nfl++].w = w;
+  r->fl[r->nfl].w = w;
+  r->fl[r->nfl].rate = 0;
+  r->fl[r->nfl].mark = r->fl[r->nfl].bn = 0;
+  r->nfl++;
   r->capsum += w * fl->cap;   /* a resource that cannot bind changes no rate */
   set_binds(r);
   return binds(r) ? res_dirty(m, (int32_t)(r - m->allres)) : 1;
@@ -285,7 +312,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   m->fheap[fl->hpos].tie = fl->seq;
   m->fheap[fl->hpos].id = f;
   for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->res[j]])) return SL_OK;
-  fl->rate = fl->cap;                /* nothing it crosses can bind: its own cap */
+  set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
   fl->end = now + (sl_time)ceil(fl->rem / fl->rate - 1e-9);
   m->fheap[fl->hpos].k = fl->end;
   heap_fix(m, HF, fl->hpos);
@@ -393,7 +420,7 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
     for (j = 0; j < r->nfl; j++) {
       sl_flow *fl = &m->flows[r->fl[j].f];
       if (fl->mark == stamp) continue;
-      fl->mark = stamp;
+      set_mark(m, fl, stamp);
       m->scr[qf++] = r->fl[j].f;
       for (k = 0; k < fl->nres; k++) {
         sl_res *o = &m->allres[fl->res[k]];
@@ -416,11 +443,11 @@ static void outside_of(const sl_machine *m, sl_res *r) {
   r->out = r->outmax = 0;
   r->outmin = INFINITY;
   for (j = 0; j < r->nfl; j++) {
-    const sl_flow *fl = &m->flows[r->fl[j].f];
-    if (fl->mark == stamp) continue;
-    r->out += r->fl[j].w * fl->rate;
-    if (fl->rate > r->outmax) r->outmax = fl->rate;
-    if (fl->bneck == (int32_t)(r - m->allres) && fl->rate < r->outmin) r->outmin = fl->rate;
+    const sl_slot *sl = &r->fl[j];
+    if (sl->mark == stamp) continue;
+    r->out += sl->w * sl->rate;
+    if (sl->rate > r->outmax) r->outmax = sl->rate;
+    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
   }
 }
 
@@ -464,8 +491,7 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
                    int32_t stamp) {
   int k;
   fl->frozen = 1;
-  fl->rate = rate;
-  fl->bneck = bneck;
+  set_rate(m, fl, rate, bneck);
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->res[k];
     sl_res *r = &m->allres[ri];
@@ -618,7 +644,7 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   sl_flow *fl = &m->flows[f];
   int32_t *rq = m->scr + m->nflows, stamp = m->stamp;
   int k;
-  fl->mark = stamp;
+  set_mark(m, fl, stamp);
   m->scr[(*nf)++] = f;
   for (k = 0; k < fl->nres; k++) {
     sl_res *o = &m->allres[fl->res[k]];
@@ -670,9 +696,9 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
     double lo = r->left, hi = r->key;
     if (!(r->outmin < lo) && !(r->outmax > hi)) continue;
     for (j = 0; j < r->nfl; j++) {     /* the flows that break the condition */
-      const sl_flow *fl = &m->flows[r->fl[j].f];
-      if (fl->mark != stamp && ((fl->bneck == R[i] && fl->rate < lo) || fl->rate > hi))
-        enlist(m, r->fl[j].f, nf, nr);
+      const sl_slot *sl = &r->fl[j];
+      if (sl->mark != stamp && ((sl->bn && sl->rate < lo) || sl->rate > hi))
+        enlist(m, sl->f, nf, nr);
     }
   }
 }

@@ -187,10 +187,12 @@ typedef struct sl_block {
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
-/* a flow on a resource, with the capacity each of its bytes takes there */
+/* a flow on a resource, with the capacity each of its bytes takes there and
+** what the solver reads of it when it walks the resource's flows (copies of
+** the flow's rate and mark, and whether this resource holds it back) */
 typedef struct sl_slot {
-  double w;
-  int32_t f;
+  double w, rate;
+  int32_t f, mark, bn;
 } sl_slot;
 
 typedef struct sl_res {
