@@ -166,13 +166,6 @@ static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
   }
 }
 
-/* flow fl is one of the flows being re-rated (stamp) */
-static void set_mark(sl_machine *m, sl_flow *fl, int32_t stamp) {
-  int k;
-  fl->mark = stamp;
-  for (k = 0; k < fl->nres; k++) slot_of(m, fl, k)->mark = stamp;
-}
-
 /* a free flow slot, -1 when out of memory */
 static int32_t flow_new(sl_machine *m) {
   int32_t f;
@@ -420,11 +413,13 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
     for (j = 0; j < r->nfl; j++) {
       sl_flow *fl = &m->flows[r->fl[j].f];
       if (fl->mark == stamp) continue;
-      set_mark(m, fl, stamp);
+      fl->mark = stamp;
       m->scr[qf++] = r->fl[j].f;
-      for (k = 0; k < fl->nres; k++) {
+      for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
         sl_res *o = &m->allres[fl->res[k]];
-        if (o->mark != stamp && binds(o)) { o->mark = stamp; rq[nres++] = fl->res[k]; }
+        if (!binds(o)) continue;
+        o->fl[fl->pos[k]].mark = stamp;
+        if (o->mark != stamp) { o->mark = stamp; rq[nres++] = fl->res[k]; }
       }
     }
   }
@@ -644,11 +639,12 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   sl_flow *fl = &m->flows[f];
   int32_t *rq = m->scr + m->nflows, stamp = m->stamp;
   int k;
-  set_mark(m, fl, stamp);
+  fl->mark = stamp;
   m->scr[(*nf)++] = f;
   for (k = 0; k < fl->nres; k++) {
     sl_res *o = &m->allres[fl->res[k]];
     if (!binds(o)) continue;
+    o->fl[fl->pos[k]].mark = stamp;
     if (o->mark == stamp) { o->out -= fl->w[k] * fl->rate; continue; }
     o->mark = stamp;
     rq[(*nr)++] = fl->res[k];
