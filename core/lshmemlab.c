@@ -58,6 +58,7 @@ typedef struct lmach {
   lua_State *cur_co;        /* its coroutine */
   const void *cur_k;        /* its k table (lua_topointer) */
   int cur_pe;               /* its PE */
+  int n_pes;                /* the machine's PEs */
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
@@ -419,6 +420,7 @@ static int l_new(lua_State *L) {
     return luaL_error(L, "not enough memory for a machine of %d PEs", p.n_pes);
   }
   lm->budget = p.instruction_budget;
+  lm->n_pes = p.n_pes;
   lm->check = p.check;
   lua_newtable(L);                       /* the facade's own fields */
   lua_setiuservalue(L, -2, 1);
@@ -1447,6 +1449,14 @@ static int v_tostring(lua_State *L) {
 /* kernel primitives                                                   */
 /* ------------------------------------------------------------------ */
 
+/* integer argument i of a primitive: luaL_checkinteger, without its extra
+** call when the argument is an integer */
+static lua_Integer kint(lua_State *L, int i) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, i, &ok);
+  return ok ? v : luaL_checkinteger(L, i);
+}
+
 static const char stale_k[] = "primitive called outside its block's run (a stale k, another "
   "block's k, after the launch, or from a coroutine inside the kernel)";
 
@@ -1661,7 +1671,7 @@ static int k_ub(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   int dt = checkdtype(L, 2);
-  lua_Integer n = luaL_checkinteger(L, 3);
+  lua_Integer n = kint(L, 3);
   int flags = checkmode(L, 4);
   sl_loc l;
   int st;
@@ -1681,7 +1691,7 @@ static int copy_prim(lua_State *L, int pad) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer n = kint(L, 4);
   if (d.buf < 0 && s.buf < 0)            /* LocalTensor -> LocalTensor, on V */
     return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_COPY, &d, &s, NULL, 0,
                                     (int64_t)n), 0);
@@ -1694,7 +1704,7 @@ static int k_duplicate(lua_State *L) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2);
   double v = (double)luaL_checknumber(L, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer n = kint(L, 4);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_DUP, &d, &d, NULL, v, (int64_t)n), 0);
 }
 
@@ -1742,7 +1752,7 @@ static int checkevent(lua_State *L, lmach *lm, int i) {
 
 /* an event id at index i */
 static int checkid(lua_State *L, int i) {
-  lua_Integer id = luaL_optinteger(L, i, 0);
+  lua_Integer id = lua_isnoneornil(L, i) ? 0 : kint(L, i);
   luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
   return (int)id;
 }
@@ -1797,7 +1807,7 @@ static int k_get_value(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc u = kloc(L, lm, 2);
-  lua_Integer i = luaL_checkinteger(L, 3);
+  lua_Integer i = kint(L, 3);
   double num = 0;
   int64_t iv = 0;
   st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
@@ -1812,7 +1822,7 @@ static int k_set_value(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc u = kloc(L, lm, 2);
-  lua_Integer i = luaL_checkinteger(L, 3);
+  lua_Integer i = kint(L, 3);
   int isint = lua_isinteger(L, 4);
   double num = isint ? 0 : (double)luaL_checknumber(L, 4);
   int64_t iv = isint ? (int64_t)lua_tointeger(L, 4) : 0;
@@ -1825,7 +1835,7 @@ static int vec_binary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3), b = kloc(L, lm, 4);
-  lua_Integer n = luaL_checkinteger(L, 5);
+  lua_Integer n = kint(L, 5);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, &b, 0, (int64_t)n), 0);
 }
 
@@ -1842,7 +1852,7 @@ static int k_muls(lua_State *L) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
   double s = (double)luaL_checknumber(L, 4);
-  lua_Integer n = luaL_checkinteger(L, 5);
+  lua_Integer n = kint(L, 5);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
 }
 
@@ -1852,7 +1862,7 @@ static int vec_unary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer n = kint(L, 4);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, NULL, 0, (int64_t)n), 0);
 }
 
@@ -1881,8 +1891,8 @@ static int k_system_cycle(lua_State *L) {
 
 /* a PE number at index i */
 static int checkpe(lua_State *L, lmach *lm, int i) {
-  lua_Integer pe = luaL_checkinteger(L, i);
-  int n = sl_machine_params(lm->m)->n_pes;
+  lua_Integer pe = kint(L, i);
+  int n = lm->n_pes;
   if (pe < 0 || pe >= n)
     luaL_argerror(L, i, lua_pushfstring(L, "PE %d out of range 0..%d", (int)pe, n - 1));
   return (int)pe;
@@ -1896,15 +1906,15 @@ static int mte_prim(lua_State *L, int get) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
   if ((get ? d.buf : s.buf) < 0) {
-    lua_Integer n = luaL_checkinteger(L, 4);
+    lua_Integer n = kint(L, 4);
     int pe = checkpe(L, lm, 5);
     checkid(L, 6);
     return kdone(L, lm, blk, sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s,
                                        (int64_t)n, pe), 0);
   }
   u = kloc(L, lm, 4);
-  lua_Integer ub_bytes = luaL_checkinteger(L, 5);
-  lua_Integer n = luaL_checkinteger(L, 6);
+  lua_Integer ub_bytes = kint(L, 5);
+  lua_Integer n = kint(L, 6);
   int pe = checkpe(L, lm, 7), id = checkid(L, 8);
   return kdone(L, lm, blk, sl_mte(lm->m, blk, get, &d, &s, &u, (int64_t)ub_bytes,
                                   (int64_t)n, pe, id), 0);
@@ -1944,11 +1954,11 @@ static int staged_body(lua_State *L, int how, int resumed) {
   int blk, st, get = how & STAGE_GET, pe, id;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g, u;
-  lua_Integer n = luaL_checkinteger(L, 4), v = 0, op = 0;
+  lua_Integer n = kint(L, 4), v = 0, op = 0;
   if (how & STAGE_SIGNAL) {
     g = kloc(L, lm, 5);
-    v = luaL_checkinteger(L, 6);
-    op = luaL_checkinteger(L, 7);
+    v = kint(L, 6);
+    op = kint(L, 7);
     luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
                   "signal op must be SIGNAL_SET or SIGNAL_ADD");
     pe = checkpe(L, lm, 8);
@@ -2014,12 +2024,12 @@ static int dma_prim(lua_State *L, int eng, int get, int relay) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
   lua_Integer n;
-  u = dma_ub(L, lm, 4, ptr ? luaL_checkinteger(L, 5) : -1, ptr ? 5 : 4,
+  u = dma_ub(L, lm, 4, ptr ? kint(L, 5) : -1, ptr ? 5 : 4,
              eng == SL_ENG_SDMA ? 64 : 1);
-  n = luaL_checkinteger(L, a + 1);
+  n = kint(L, a + 1);
   pe = checkpe(L, lm, a + 2);
   if (relay) rp = checkpe(L, lm, a + 3);
-  if (eng == SL_ENG_SDMA) luaL_checkinteger(L, a + 3);      /* sync_id: not optional */
+  if (eng == SL_ENG_SDMA) kint(L, a + 3);      /* sync_id: not optional */
   checkid(L, a + 3 + relay);
   st = sl_dma(lm->m, blk, eng, get, &d, &s, &u, (int64_t)n, pe, rp, NULL, 0);
   if (st == SL_EARG && ptr) sl_machine_map_err_arg(lm->m, sdma_ptr_args, 9);
@@ -2049,7 +2059,7 @@ static int k_udma_put_signal_nbi(lua_State *L) {
   int blk, st, has_ub = !lua_isnoneornil(L, 8), pe;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g = kloc(L, lm, 5), u;
-  lua_Integer n = luaL_checkinteger(L, 4), v = luaL_checkinteger(L, 6);
+  lua_Integer n = kint(L, 4), v = kint(L, 6);
   pe = checkpe(L, lm, 7);
   if (has_ub) u = dma_ub(L, lm, 8, -1, 8, 1);
   checkid(L, 9);
@@ -2063,8 +2073,8 @@ static int k_udma_put_signal_nbi(lua_State *L) {
 static int k_sdma_quiet(lua_State *L) {
   int blk, ptr = lua_gettop(L) >= 4;
   lmach *lm = kcheck(L, &blk);
-  dma_ub(L, lm, 2, ptr ? luaL_checkinteger(L, 3) : -1, ptr ? 3 : 2, 64);
-  luaL_checkinteger(L, ptr ? 4 : 3);
+  dma_ub(L, lm, 2, ptr ? kint(L, 3) : -1, ptr ? 3 : 2, 64);
+  kint(L, ptr ? 4 : 3);
   checkid(L, ptr ? 4 : 3);
   return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_SDMA), 0);
 }
@@ -2092,8 +2102,8 @@ static int k_signal_op(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc g = kloc(L, lm, 2);
-  lua_Integer v = luaL_checkinteger(L, 3);
-  lua_Integer op = luaL_checkinteger(L, 4);
+  lua_Integer v = kint(L, 3);
+  lua_Integer op = kint(L, 4);
   luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 4,
                 "signal op must be SIGNAL_SET or SIGNAL_ADD");
   int pe = checkpe(L, lm, 5);
@@ -2105,8 +2115,8 @@ static int k_signal_wait_until(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc g = kloc(L, lm, 2);
-  lua_Integer cmp = luaL_checkinteger(L, 3);
-  lua_Integer v = luaL_checkinteger(L, 4);
+  lua_Integer cmp = kint(L, 3);
+  lua_Integer v = kint(L, 4);
   int64_t got = 0;
   if ((cmp < 0 || cmp >= SL_NCMP) && !(sl_machine_params(lm->m)->check & SL_CHECK_SYNC))
     return luaL_argerror(L, 3, lua_pushfstring(L, "comparison must be CMP_EQ..CMP_LE "
@@ -2155,7 +2165,7 @@ static void p2p_value(lua_State *L, lmach *lm, const p2p_form *f, sl_wset *w, in
   } else if (sl_dtype_isfloat((sl_dtype)w->ivars.dtype)) {
     w->fval = (double)luaL_checknumber(L, i);
   } else {
-    w->ival = (int64_t)luaL_checkinteger(L, i);
+    w->ival = (int64_t)kint(L, i);
   }
 }
 
@@ -2174,17 +2184,17 @@ static void p2p_args(lua_State *L, lmach *lm, const p2p_form *f, int dt, sl_wset
   map[1] = 1;
   if (f->single) {
     w->n = 1;
-    w->cmp = f->ne ? SL_CMP_NE : (int)luaL_checkinteger(L, a++);
+    w->cmp = f->ne ? SL_CMP_NE : (int)kint(L, a++);
     map[4] = 2; map[5] = a - 1;
     p2p_value(L, lm, f, w, a);
     return;
   }
-  w->n = (int64_t)luaL_checkinteger(L, a++);
+  w->n = (int64_t)kint(L, a++);
   map[2] = 2;
   if (f->some) { w->idx = kloc(L, lm, a++); w->has_idx = 1; map[6] = 3; }
   if (!lua_isnoneornil(L, a)) { w->status = kloc(L, lm, a); w->has_status = 1; }
   map[3] = a++ - 1;
-  w->cmp = (int)luaL_checkinteger(L, a++);
+  w->cmp = (int)kint(L, a++);
   map[4] = a - 2;
   p2p_value(L, lm, f, w, a);
   map[5] = a - 1;
@@ -2232,7 +2242,7 @@ static void p2p_register(lua_State *L) {
 /* the value argument i for an element of dtype dt: *iv or *fv */
 static void elem_value(lua_State *L, int i, int dt, int64_t *iv, double *fv) {
   if (sl_dtype_isfloat((sl_dtype)dt)) *fv = (double)luaL_checknumber(L, i);
-  else *iv = (int64_t)luaL_checkinteger(L, i);
+  else *iv = (int64_t)kint(L, i);
 }
 
 /* the view at i, of the dtype upvalue 2 names (-1: any) */
@@ -2283,7 +2293,7 @@ static int amo_body(lua_State *L, int resumed) {
   int64_t iv = 0, cond = 0;
   double fv = 0;
   int pe;
-  if (f->op == SL_AMO_CAS) cond = (int64_t)luaL_checkinteger(L, a++);
+  if (f->op == SL_AMO_CAS) cond = (int64_t)kint(L, a++);
   if (f->op != SL_AMO_INC && f->op != SL_AMO_FETCH) elem_value(L, a++, d.dtype, &iv, &fv);
   pe = checkpe(L, lm, a);
   map[3] = a - 1;
@@ -2357,9 +2367,9 @@ static int k_wait_signal_value(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc f = kloc(L, lm, 2), u = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
-  lua_Integer cmp = luaL_checkinteger(L, 5);
-  lua_Integer v = luaL_checkinteger(L, 6);
+  lua_Integer n = kint(L, 4);
+  lua_Integer cmp = kint(L, 5);
+  lua_Integer v = kint(L, 6);
   int64_t got = 0;
   st = sl_poll_until(lm->m, blk, &f, &u, (int64_t)n, (int)cmp, (int64_t)v, &got);
   if (st != SL_OK && st != SL_ESKIP) return engine_error(L, lm->m, st, 1);
@@ -2451,7 +2461,7 @@ static int k_ptr(lua_State *L) {
 static int prof_prim(lua_State *L, int end) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  lua_Integer f = luaL_checkinteger(L, 2);
+  lua_Integer f = kint(L, 2);
   luaL_argcheck(L, f >= 0, 2, "frame must be >= 0");
   return kdone(L, lm, blk, sl_prof(lm->m, blk, f > 1000000 ? 1000000 : (int)f, end), 0);
 }
