@@ -171,7 +171,7 @@ $(BUILD)/peers/collectives: bench/peers/collectives.c bench/peers/data.h
 # the copy floor: the same collectives as plain copies in one process, one thread
 $(BUILD)/peers/floor: bench/peers/floor.c bench/peers/data.h
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $< -lpthread
 
 bench-peers: deps all
 	@sh scripts/deps.sh libsimgrid-dev

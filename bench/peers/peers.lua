@@ -3,9 +3,10 @@
 -- operator and size: the simulated time per iteration of both (agreement:
 -- an independent model of the same network) and the wall time of both whole
 -- processes, run one after the other (speed), and the copy floor's wall
--- time (bench/peers/floor.c: the same bytes landed by plain copies in one
--- process, one thread; its ratio to SMPI's wall bounds what an emulator that
--- lands real data on one thread can reach). Run by `make bench-peers`.
+-- times (bench/peers/floor.c: the same bytes landed by plain copies in one
+-- process, on one and on two threads, set-up and check left out; its ratio
+-- to SMPI's wall bounds what an emulator that lands real data can reach).
+-- Run by `make bench-peers`.
 --
 --   lua5.4 bench/peers/peers.lua [--ops allgather,alltoall,allreduce]
 --       [--sizes 1K,8K,64K,512K,4M,16M] [--iters 50] [--dir build/peers]
@@ -131,12 +132,15 @@ local function smpi(op, dir, n, bin, bytes, iters)
   return tonumber(us), tonumber(wrong), wall, cpu
 end
 
--- the copy floor: one process landing the same bytes with plain copies
-local function floor(op, n, fbin, bytes, iters)
-  local out, wall, rc = timed(string.format("%s %s %d %d %d", q(fbin), op, bytes, iters, n))
-  local wrong = out:match("floor op=%S+ bytes=%d+ iters=%d+ wrong=(%d+)")
+-- the copy floor: one process landing the same bytes with plain copies on
+-- threads threads; the wall seconds of its copies alone
+local function floor(op, n, fbin, bytes, iters, threads)
+  local out, _, rc = timed(string.format("%s %s %d %d %d %d", q(fbin), op, bytes, iters, n,
+                                         threads))
+  local s, wrong = out:match("floor op=%S+ bytes=%d+ iters=%d+ threads=%d+ copy_s=([%d.]+) "
+                              .. "wrong=(%d+)")
   assert(wrong and rc == 0, op .. " " .. bytes .. ": floor failed:\n" .. out)
-  return tonumber(wrong), wall
+  return tonumber(wrong), tonumber(s)
 end
 
 -- the command line: options as a table
@@ -163,32 +167,34 @@ local fbin = o.floor or o.dir .. "/floor"
 print(string.format("shmemlab vs SimGrid SMPI (%s): %d ranks, HCCS full mesh %g GB/s, %g ns "
                     .. "per link; int32, %d iterations per size, real data checked",
                     SOC, n, prof.hccs_GBps, prof.hccs_alpha_ns, iters))
-print("simulated time per iteration (us); wall and CPU time of each whole process (s); floor: "
-      .. "the same bytes landed by plain copies, one thread (wall s, and over SMPI's wall)")
-print(string.format("%-10s %6s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s", "op",
-                    "size", "shmemlab us", "SMPI us", "sim x", "shm wall", "SMPI", "wall x",
-                    "shm cpu", "SMPI", "cpu x", "floor", "fl/SMPI"))
+print("simulated time per iteration (us); wall and CPU time of each whole process (s); copy "
+      .. "floor: wall s of the same bytes landed by plain copies on 1 and 2 threads, over SMPI's wall")
+print(string.format("%-10s %6s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s %6s %6s",
+                    "op", "size", "shmemlab us", "SMPI us", "sim x", "shm wall", "SMPI", "wall x",
+                    "shm cpu", "SMPI", "cpu x", "fl 1T", "x", "fl 2T", "x"))
 local all_ok = true
 -- one row: the two simulated times, then the wall and the CPU seconds of both
 local function row(op, size, us, sus, t, bad)
   local sim = us and string.format("%11.3f %11.3f %5.2fx", us, sus, us / sus)
               or string.format("%11s %11s %6s", "", "", "")
-  print(string.format("%-10s %6s | %s | %8.2f %8.2f %5.2fx | %8.2f %8.2f %5.2fx | %6.2f %6.2fx%s",
-                      op, size, sim, t[1], t[2], t[1] / t[2], t[3], t[4], t[3] / t[4], t[5],
-                      t[5] / t[2], bad and "  WRONG" or ""))
+  print(string.format("%-10s %6s | %s | %8.2f %8.2f %5.2fx | %8.2f %8.2f %5.2fx | %6.2f %5.2fx "
+                      .. "%6.2f %5.2fx%s", op, size, sim, t[1], t[2], t[1] / t[2], t[3], t[4],
+                      t[3] / t[4], t[5], t[5] / t[2], t[6], t[6] / t[2], bad and "  WRONG" or ""))
 end
 for op in o.ops:gmatch("[^,]+") do
   assert(ALGO[op], "unknown op '" .. op .. "' (allgather, alltoall, allreduce)")
-  local sum = { 0, 0, 0, 0, 0 }
+  local sum = { 0, 0, 0, 0, 0, 0 }
   for s in o.sizes:gmatch("[^,]+") do
     local b = bytes_of(s)
     local us, bad, wall, cpu = shmemlab(op, n, b, iters)
     local sus, sbad, swall, scpu = smpi(op, o.dir, n, bin, b, iters)
-    local fbad, fwall = floor(op, n, fbin, b, iters)
-    local t = { wall, swall, cpu, scpu, fwall }
-    for i = 1, 5 do sum[i] = sum[i] + t[i] end
-    all_ok = all_ok and bad == 0 and sbad == 0 and fbad == 0
-    row(op, size_name(b), us, sus, t, bad > 0 or sbad > 0 or fbad > 0)
+    local fbad, f1 = floor(op, n, fbin, b, iters, 1)
+    local fbad2, f2 = floor(op, n, fbin, b, iters, 2)
+    local t = { wall, swall, cpu, scpu, f1, f2 }
+    for i = 1, #t do sum[i] = sum[i] + t[i] end
+    bad = bad > 0 or sbad > 0 or fbad > 0 or fbad2 > 0
+    all_ok = all_ok and not bad
+    row(op, size_name(b), us, sus, t, bad)
   end
   row(op, "all", nil, nil, sum, false)
 end
