@@ -25,10 +25,10 @@ describe("bench/peers copy floor", function()
       for _, t in ipairs({ 1, 2, 3 }) do
         for _, bytes in ipairs({ 4, 4 * 1001 }) do
           local out = sh(string.format("%s %s %d 3 5 %d", bin, op, bytes, t))
-          local th, s, wrong = out:match("^floor op=" .. op .. " bytes=" .. bytes
-                                         .. " iters=3 threads=(%d+) copy_s=([%d.]+) wrong=(%d+)\n")
+          local th, s, cpu, wrong = out:match("^floor op=" .. op .. " bytes=" .. bytes
+            .. " iters=3 threads=(%d+) copy_s=([%d.]+) cpu_s=([%d.]+) wrong=(%d+)\n")
           assert.equal(tostring(t), th, out)
-          assert.truthy(tonumber(s) >= 0, out)
+          assert.truthy(tonumber(s) >= 0 and tonumber(cpu) >= 0, out)
           assert.equal("0", wrong, out)
           assert.truthy(out:find("exit=0", 1, true), out)
         end

@@ -9,8 +9,9 @@
 **
 **   floor OP BYTES ITERS RANKS [THREADS]
 **
-** Prints "floor op=OP bytes=B iters=N threads=T copy_s=S wrong=W", S the
-** wall seconds of the iterations alone (no set-up, no check). S over SMPI's
+** Prints "floor op=OP bytes=B iters=N threads=T copy_s=S cpu_s=C wrong=W", S
+** the wall seconds of the iterations alone (no set-up, no check), C the
+** process's CPU seconds over them. S over SMPI's
 ** whole wall bounds the wall ratio an emulator landing the same bytes on
 ** THREADS threads (default 1) can reach at that size. With more than one
 ** thread the ranks' outputs are split over the threads (allreduce: the
@@ -63,15 +64,16 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* seconds of the monotonic clock */
-static double now(void) {
+/* seconds of a clock */
+static double now(clockid_t c) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(c, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* iters iterations of op on t threads: wall seconds */
-static double copies(const char *op, int **in, int **out, int n, long count, int iters, int t) {
+/* iters iterations of op on t threads: wall seconds, and CPU seconds in cpu */
+static double copies(const char *op, int **in, int **out, int n, long count, int iters, int t,
+                     double *cpu) {
   part w[64];
   pthread_t th[64];
   pthread_barrier_t bar;
@@ -82,11 +84,13 @@ static double copies(const char *op, int **in, int **out, int n, long count, int
     w[k] = (part){ op, in, out, n, iters, n * k / t, n * (k + 1) / t, count, count * k / t,
                    count * (k + 1) / t, &bar };
   }
-  t0 = now();
+  *cpu = now(CLOCK_PROCESS_CPUTIME_ID);
+  t0 = now(CLOCK_MONOTONIC);
   for (k = 1; k < t; k++) pthread_create(&th[k], NULL, worker, &w[k]);
   worker(&w[0]);
   for (k = 1; k < t; k++) pthread_join(th[k], NULL);
-  t0 = now() - t0;
+  t0 = now(CLOCK_MONOTONIC) - t0;
+  *cpu = now(CLOCK_PROCESS_CPUTIME_ID) - *cpu;
   pthread_barrier_destroy(&bar);
   return t0;
 }
@@ -94,7 +98,7 @@ static double copies(const char *op, int **in, int **out, int n, long count, int
 int main(int argc, char **argv) {
   int n, r, iters, t, **in, **out;
   long count, nin, nout, i, bad = 0;
-  double secs;
+  double secs, cpu;
   if ((argc != 5 && argc != 6) || (strcmp(argv[1], "allgather") && strcmp(argv[1], "alltoall") &&
                                    strcmp(argv[1], "allreduce")) || atol(argv[2]) < 4 ||
       atoi(argv[3]) < 1 || atoi(argv[4]) < 1 || (argc == 6 && (atoi(argv[5]) < 1 ||
@@ -116,10 +120,10 @@ int main(int argc, char **argv) {
     if (in[r] == NULL || out[r] == NULL) { fprintf(stderr, "floor: out of memory\n"); return 1; }
     for (i = 0; i < nin; i++) in[r][i] = value(r, i);
   }
-  secs = copies(argv[1], in, out, n, count, iters, t);
+  secs = copies(argv[1], in, out, n, count, iters, t, &cpu);
   for (r = 0; r < n; r++) bad += wrong(argv[1], out[r], r, n, count, nout);
-  printf("floor op=%s bytes=%ld iters=%d threads=%d copy_s=%.6f wrong=%ld\n", argv[1], count * 4,
-         iters, t, secs, bad);
+  printf("floor op=%s bytes=%ld iters=%d threads=%d copy_s=%.6f cpu_s=%.6f wrong=%ld\n", argv[1],
+         count * 4, iters, t, secs, cpu, bad);
   for (r = 0; r < n; r++) { free(in[r]); free(out[r]); }
   free(in);
   free(out);

@@ -133,14 +133,14 @@ local function smpi(op, dir, n, bin, bytes, iters)
 end
 
 -- the copy floor: one process landing the same bytes with plain copies on
--- threads threads; the wall seconds of its copies alone
+-- threads threads; the wall and CPU seconds of its copies alone
 local function floor(op, n, fbin, bytes, iters, threads)
   local out, _, rc = timed(string.format("%s %s %d %d %d %d", q(fbin), op, bytes, iters, n,
                                          threads))
-  local s, wrong = out:match("floor op=%S+ bytes=%d+ iters=%d+ threads=%d+ copy_s=([%d.]+) "
-                              .. "wrong=(%d+)")
+  local s, cpu, wrong = out:match("floor op=%S+ bytes=%d+ iters=%d+ threads=%d+ copy_s=([%d.]+) "
+                                   .. "cpu_s=([%d.]+) wrong=(%d+)")
   assert(wrong and rc == 0, op .. " " .. bytes .. ": floor failed:\n" .. out)
-  return tonumber(wrong), tonumber(s)
+  return tonumber(wrong), tonumber(s), tonumber(cpu)
 end
 
 -- the command line: options as a table
@@ -168,29 +168,32 @@ print(string.format("shmemlab vs SimGrid SMPI (%s): %d ranks, HCCS full mesh %g 
                     .. "per link; int32, %d iterations per size, real data checked",
                     SOC, n, prof.hccs_GBps, prof.hccs_alpha_ns, iters))
 print("simulated time per iteration (us); wall and CPU time of each whole process (s); copy "
-      .. "floor: wall s of the same bytes landed by plain copies on 1 and 2 threads, over SMPI's wall")
-print(string.format("%-10s %6s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s %6s %6s",
-                    "op", "size", "shmemlab us", "SMPI us", "sim x", "shm wall", "SMPI", "wall x",
-                    "shm cpu", "SMPI", "cpu x", "fl 1T", "x", "fl 2T", "x"))
+      .. "floor: the same bytes landed by plain copies, wall and CPU s of 1 thread and wall s "
+      .. "of 2, over SMPI's whole process")
+print(string.format("%-10s %6s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s %6s %6s "
+                    .. "%6s %6s", "op", "size", "shmemlab us", "SMPI us", "sim x", "shm wall",
+                    "SMPI", "wall x", "shm cpu", "SMPI", "cpu x", "fl 1T", "x", "cpu", "x",
+                    "fl 2T", "x"))
 local all_ok = true
 -- one row: the two simulated times, then the wall and the CPU seconds of both
 local function row(op, size, us, sus, t, bad)
   local sim = us and string.format("%11.3f %11.3f %5.2fx", us, sus, us / sus)
               or string.format("%11s %11s %6s", "", "", "")
   print(string.format("%-10s %6s | %s | %8.2f %8.2f %5.2fx | %8.2f %8.2f %5.2fx | %6.2f %5.2fx "
-                      .. "%6.2f %5.2fx%s", op, size, sim, t[1], t[2], t[1] / t[2], t[3], t[4],
-                      t[3] / t[4], t[5], t[5] / t[2], t[6], t[6] / t[2], bad and "  WRONG" or ""))
+                      .. "%6.2f %5.2fx %6.2f %5.2fx%s", op, size, sim, t[1], t[2], t[1] / t[2],
+                      t[3], t[4], t[3] / t[4], t[5], t[5] / t[2], t[6], t[6] / t[4], t[7],
+                      t[7] / t[2], bad and "  WRONG" or ""))
 end
 for op in o.ops:gmatch("[^,]+") do
   assert(ALGO[op], "unknown op '" .. op .. "' (allgather, alltoall, allreduce)")
-  local sum = { 0, 0, 0, 0, 0, 0 }
+  local sum = { 0, 0, 0, 0, 0, 0, 0 }
   for s in o.sizes:gmatch("[^,]+") do
     local b = bytes_of(s)
     local us, bad, wall, cpu = shmemlab(op, n, b, iters)
     local sus, sbad, swall, scpu = smpi(op, o.dir, n, bin, b, iters)
-    local fbad, f1 = floor(op, n, fbin, b, iters, 1)
+    local fbad, f1, f1cpu = floor(op, n, fbin, b, iters, 1)
     local fbad2, f2 = floor(op, n, fbin, b, iters, 2)
-    local t = { wall, swall, cpu, scpu, f1, f2 }
+    local t = { wall, swall, cpu, scpu, f1, f1cpu, f2 }
     for i = 1, #t do sum[i] = sum[i] + t[i] end
     bad = bad > 0 or sbad > 0 or fbad > 0 or fbad2 > 0
     all_ok = all_ok and not bad
