@@ -1,12 +1,7 @@
 -- bench/peers/floor.c, the copy floor beside shmemlab and SMPI: the same
 -- collectives as plain copies, split over threads, land exactly what the MPI
 -- program's check expects, at sizes the threads do not divide evenly.
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
-  local out = p:read("a")
-  p:close()
-  return out
-end
+local sh = require("spec.helpers.cli").sh    -- a shell command's output and exit line
 
 describe("bench/peers copy floor", function()
   local bin = os.tmpname()
