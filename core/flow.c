@@ -6,12 +6,15 @@
 ** A transfer is a flow: bytes to move, the resources it crosses (the GM
 ** side's HBM and the links of its path) with the capacity each of its bytes
 ** takes on them (1 / efficiency on HCCS), and a cap (the core's MTE rate).
-** Rates are max-min fair, found by progressive filling, and recomputed when
-** a flow starts or ends -- only for the flows connected to it through
-** resources that can bind (whose flows' caps add up to more than the
-** resource has), at most one breadth-first level past COMPONENT_MAX flows.
-** Between changes every rate is constant, so each flow's end is known; the
-** earliest is one EV_FLOW event.
+** Rates are max-min fair to within SL_FAIR_TOL, found by progressive filling,
+** and recomputed when a flow starts or ends: first for the flows on the
+** resources that changed (breadth first through resources that can bind, up
+** to SEED_FLOWS flows), the flows further away keeping their use of the
+** resources at the edge; then every flow outside whose bottleneck no longer
+** holds, or that tops a flow inside, joins them and they are filled again,
+** until none does. A change costs what it moves, not what it is connected
+** to. Between changes every rate is constant, so each flow's end is known;
+** the earliest is one EV_FLOW event.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -146,6 +149,23 @@ static void set_binds(sl_res *r) { r->bind = r->capsum > r->C * (1 + 1e-9); }
 
 static void flow_event(sl_machine *m);
 
+/* flow fl's slot on its k-th resource */
+static sl_slot *slot_of(sl_machine *m, const sl_flow *fl, int k) {
+  return &m->allres[fl->res[k]].fl[fl->pos[k]];
+}
+
+/* flow fl runs at rate, held back by resource bneck (-1: its cap) */
+static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
+  int k;
+  fl->rate = rate;
+  fl->bneck = bneck;
+  for (k = 0; k < fl->nres; k++) {
+    sl_slot *sl = slot_of(m, fl, k);
+    sl->rate = rate;
+    sl->bn = fl->res[k] == bneck;
+  }
+}
+
 /* a free flow slot, -1 when out of memory */
 static int32_t flow_new(sl_machine *m) {
   int32_t f;
@@ -186,7 +206,7 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   sl_flow *fl = &m->flows[f];
   if (r->nfl == r->capfl) {
     int32_t cap = r->capfl ? 2 * r->capfl : 8;
-    int32_t *n = realloc(r->fl, (size_t)cap * sizeof(*n));
+    sl_slot *n = realloc(r->fl, (size_t)cap * sizeof(*n));
     if (n == NULL) return 0;
     r->fl = n;
     r->capfl = cap;
@@ -194,7 +214,11 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   fl->res[fl->nres] = (int32_t)(r - m->allres);
   fl->w[fl->nres] = w;
   fl->pos[fl->nres++] = r->nfl;
-  r->fl[r->nfl++] = f;
+  r->fl[r->nfl].f = f;
+  r->fl[r->nfl].w = w;
+  r->fl[r->nfl].rate = 0;
+  r->fl[r->nfl].mark = r->fl[r->nfl].bn = 0;
+  r->nfl++;
   r->capsum += w * fl->cap;   /* a resource that cannot bind changes no rate */
   set_binds(r);
   return binds(r) ? res_dirty(m, (int32_t)(r - m->allres)) : 1;
@@ -206,14 +230,14 @@ static void res_leave(sl_machine *m, int32_t f) {
   int j, k;
   for (j = 0; j < fl->nres; j++) {
     sl_res *r = &m->allres[fl->res[j]];
-    int32_t pos = fl->pos[j], last = r->fl[--r->nfl];
+    int32_t pos = fl->pos[j], last = r->fl[--r->nfl].f;
     int bound = binds(r);
     r->capsum -= fl->w[j] * fl->cap;
     if (r->nfl == 0 || r->capsum < 0) r->capsum = 0;
     set_binds(r);
     if (last != f) {
       sl_flow *o = &m->flows[last];
-      r->fl[pos] = last;
+      r->fl[pos] = r->fl[r->nfl];
       for (k = 0; k < o->nres; k++) if (o->res[k] == fl->res[j]) o->pos[k] = pos;
     }
     if (bound && !res_dirty(m, fl->res[j])) m->oom = 1;
@@ -259,6 +283,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->pipe = pipe;
   fl->eng = eng;
   fl->ev = fl->sig = -1;
+  fl->bneck = -1;
   fl->hpos = -1;
   fl->next_free = -1;
   return f;
@@ -280,7 +305,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   m->fheap[fl->hpos].tie = fl->seq;
   m->fheap[fl->hpos].id = f;
   for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->res[j]])) return SL_OK;
-  fl->rate = fl->cap;                /* nothing it crosses can bind: its own cap */
+  set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
   fl->end = now + (sl_time)ceil(fl->rem / fl->rate - 1e-9);
   m->fheap[fl->hpos].k = fl->end;
   heap_fix(m, HF, fl->hpos);
@@ -354,20 +379,22 @@ static int scratch(sl_machine *m, int32_t n) {
   return 1;
 }
 
-/* flows the solver re-rates at once: beyond this, the breadth-first search
-** stops at the end of a level and the flows further away keep their rates
-** (their use of the resources at the edge counts as fixed) */
-#define COMPONENT_MAX 128
+static void outside_of(const sl_machine *m, sl_res *r);
+
+/* flows the search from the changed resources gathers before it stops at
+** the end of a level: the flows further away keep their rates (their use of
+** the resources at the edge counts as fixed) unless widening brings them in */
+#define SEED_FLOWS 0
 
 /* the flows to recompute (from the dirty resources, through resources that
-** can bind, level by level up to COMPONENT_MAX flows) into scr[0..*nf), the
-** resources that can bind after them; *edge: the search stopped short, so
-** flows outside use some of those resources; 0 on no memory */
-static int component(sl_machine *m, int32_t *nf, int32_t *nr, int *edge) {
+** can bind, level by level up to SEED_FLOWS flows) into F = scr[0..*nf), the
+** resources that can bind among those they cross into R = scr + nflows,
+** [0..*nr); 0 on no memory */
+static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, level_end;
   int32_t *rq;
-  /* every flow and resource appears at most once */
-  if (!scratch(m, m->nflows + (int32_t)m->nres + 1)) return 0;
+  /* every flow and resource appears at most once, a flow's slots after them */
+  if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
   rq = m->scr + m->nflows;
   for (i = 0; i < m->ndirty; i++) {
     sl_res *r = &m->allres[m->dirty[i]];
@@ -377,45 +404,46 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr, int *edge) {
   }
   m->ndirty = 0;
   level_end = nres;
-  *edge = 0;
   for (i = 0; i < nres; i++) {        /* breadth first over resources */
     sl_res *r = &m->allres[rq[i]];
     if (i == level_end) {
-      if (qf > COMPONENT_MAX) { *edge = 1; break; }  /* the rest of the queue is the edge */
+      if (qf > SEED_FLOWS) break;     /* the rest of the queue is the edge */
       level_end = nres;
     }
     for (j = 0; j < r->nfl; j++) {
-      sl_flow *fl = &m->flows[r->fl[j]];
+      sl_flow *fl = &m->flows[r->fl[j].f];
       if (fl->mark == stamp) continue;
       fl->mark = stamp;
-      m->scr[qf++] = r->fl[j];
-      for (k = 0; k < fl->nres; k++) {
+      m->scr[qf++] = r->fl[j].f;
+      for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
         sl_res *o = &m->allres[fl->res[k]];
-        if (o->mark != stamp && binds(o)) { o->mark = stamp; rq[nres++] = fl->res[k]; }
+        if (!binds(o)) continue;
+        o->fl[fl->pos[k]].mark = stamp;
+        if (o->mark != stamp) { o->mark = stamp; rq[nres++] = fl->res[k]; }
       }
     }
   }
-  /* keep only the resources that can bind, packed after the flows */
-  for (i = 0, k = 0; i < nres; i++)
-    if (binds(&m->allres[rq[i]])) m->scr[qf + k++] = rq[i];
+  for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
+    if (binds(&m->allres[rq[i]])) { rq[k++] = rq[i]; outside_of(m, &m->allres[rq[i]]); }
   *nf = qf;
   *nr = k;
   return 1;
 }
 
-/* capacity of resource r left to the flows being re-rated: what the flows
-** outside them (at the edge of a bounded search) use stays theirs */
-static double left_of(const sl_machine *m, const sl_res *r, int32_t stamp) {
-  double left = r->C;
-  int32_t j;
-  int k;
+/* what the flows not being re-rated (unmarked) do on resource r: their use
+** of it stays theirs, the most any of them has, the least one it holds back
+** (its bottleneck) has */
+static void outside_of(const sl_machine *m, sl_res *r) {
+  int32_t j, stamp = m->stamp;
+  r->out = r->outmax = 0;
+  r->outmin = INFINITY;
   for (j = 0; j < r->nfl; j++) {
-    const sl_flow *fl = &m->flows[r->fl[j]];
-    if (fl->mark == stamp) continue;
-    for (k = 0; k < fl->nres; k++)
-      if (&m->allres[fl->res[k]] == r) left -= fl->w[k] * fl->rate;
+    const sl_slot *sl = &r->fl[j];
+    if (sl->mark == stamp) continue;
+    r->out += sl->w * sl->rate;
+    if (sl->rate > r->outmax) r->outmax = sl->rate;
+    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
   }
-  return left > 0 ? left : 0;
 }
 
 #define NCAPS 8                 /* distinct flow caps handled without sorting */
@@ -452,12 +480,13 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
 
 /* ------------------------------------------- resources by the level they fill at */
 
-/* flow fl freezes at rate (the level now): the resources it crosses lose
-** its weight, and fill later */
-static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t stamp) {
+/* flow fl freezes at rate (the level now), held there by resource bneck
+** (-1: its cap): the resources it crosses lose its weight, and fill later */
+static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t bneck,
+                   int32_t stamp) {
   int k;
   fl->frozen = 1;
-  fl->rate = rate;
+  set_rate(m, fl, rate, bneck);
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->res[k];
     sl_res *r = &m->allres[ri];
@@ -487,27 +516,45 @@ static int32_t fill_top(sl_machine *m) {
   return -1;
 }
 
-/* the resources R[0..nr) in the heap, keyed by the level they fill at (with
-** an edge, less what the flows outside use of them) */
+/* the resources R[0..nr) in the heap, keyed by the level they fill at (less
+** what the flows outside use of them) */
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
-                      int32_t nr, int edge) {
-  int32_t i, stamp = m->stamp;
+                      int32_t nr) {
+  int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
+  int k;
   if (m->rheap == NULL && (m->rheap = malloc((m->nres + 1) * sizeof(*m->rheap))) == NULL)
     return 0;
   for (i = 0; i < nr; i++) {
     sl_res *r = &m->allres[R[i]];
-    r->left = edge ? left_of(m, r, stamp) : r->C;
+    r->left = r->out < r->C ? r->C - r->out : 0;
     r->wfree = 0;
     r->base = 0;
     r->hpos = -1;
+    r->fcnt = 0;
   }
   for (i = 0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
-    int k;
     fl->frozen = 0;
     for (k = 0; k < fl->nres; k++) {
       sl_res *r = &m->allres[fl->res[k]];
-      if (r->mark == stamp && binds(r)) r->wfree += fl->w[k];
+      if (r->mark == stamp && binds(r)) { r->wfree += fl->w[k]; r->fcnt++; }
+    }
+  }
+  for (i = 0; i < nr; i++) {           /* each resource's part of slots */
+    sl_res *r = &m->allres[R[i]];
+    r->fbeg = at;
+    at += r->fcnt;
+    r->fcnt = 0;
+  }
+  for (i = 0; i < nf; i++) {           /* a flow's slot on each, in slot order */
+    const sl_flow *fl = &m->flows[F[i]];
+    for (k = 0; k < fl->nres; k++) {
+      sl_res *r = &m->allres[fl->res[k]];
+      int32_t *seg, j;
+      if (r->mark != stamp || !binds(r)) continue;
+      seg = slots + r->fbeg;
+      for (j = r->fcnt++; j > 0 && seg[j - 1] > fl->pos[k]; j--) seg[j] = seg[j - 1];
+      seg[j] = fl->pos[k];
     }
   }
   m->nrheap = 0;
@@ -527,12 +574,11 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
 /* progressive filling of the flows F[0..nf) over the resources R[0..nr):
 ** the unfrozen flows' common rate rises to the next cap or the next resource
 ** to fill (a heap of the levels they fill at), whose flows then freeze */
-static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr,
-                 int edge) {
-  int32_t i, j, nfree = nf, stamp = m->stamp;
+static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+  int32_t i, j, nfree = nf, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
   double level = 0, caps[NCAPS];
   int ncaps = caps_of(m, F, nf, caps);
-  if (!fill_start(m, F, nf, R, nr, edge)) { m->oom = 1; return; }
+  if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
   while (nfree > 0) {
     double cap = next_cap(m, F, nf, caps, ncaps, level);
     int32_t top = fill_top(m);
@@ -543,7 +589,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
       for (i = 0; i < nf; i++) {
         sl_flow *fl = &m->flows[F[i]];
         if (!fl->frozen && fl->cap <= level * (1 + 1e-12)) {
-          freeze(m, fl, fl->cap, level, stamp);
+          freeze(m, fl, fl->cap, level, -1, stamp);
           nfree--;
         }
       }
@@ -551,9 +597,9 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
       int32_t ri = top;                 /* a full resource: its flows freeze */
       sl_res *r = &m->allres[ri];
       heap_remove(m, HR, ri);
-      for (j = 0; j < r->nfl; j++) {
-        sl_flow *fl = &m->flows[r->fl[j]];
-        if (fl->mark == stamp && !fl->frozen) { freeze(m, fl, level, level, stamp); nfree--; }
+      for (j = 0; j < r->fcnt; j++) {
+        sl_flow *fl = &m->flows[r->fl[slots[r->fbeg + j]].f];
+        if (!fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
       }
     }
   }
@@ -573,23 +619,104 @@ static void flow_event(sl_machine *m) {
   if (sli_push(m, t, &e) != SL_OK) m->oom = 1;   /* a lost flow end would deadlock */
 }
 
-/* recompute the rates of the flows the changes since the last call touch */
-void sli_flow_settle(sl_machine *m, sl_time now) {
-  int32_t nf, nr, i;
-  int edge;
-  if (m->ndirty == 0) return;
-  if (!component(m, &nf, &nr, &edge)) { m->oom = 1; return; }   /* sl_step ends the launch */
-  for (i = 0; i < nf; i++) {             /* bring the bytes left up to date */
-    sl_flow *fl = &m->flows[m->scr[i]];
+/* bring the bytes left of the flows F[i0..nf) up to now */
+static void catch_up(sl_machine *m, const int32_t *F, int32_t i0, int32_t nf, sl_time now) {
+  int32_t i;
+  for (i = i0; i < nf; i++) {
+    sl_flow *fl = &m->flows[F[i]];
     if (fl->t < now) {
       fl->rem -= fl->rate * (double)(now - fl->t);
       if (fl->rem < 0) fl->rem = 0;
       fl->t = now;
     }
   }
-  fill(m, m->scr, nf, m->scr + nf, nr, edge);
+}
+
+/* flow f (outside) joins the flows being re-rated: what it used of the
+** resources already in the fill becomes theirs; the others it crosses that
+** can bind join the fill */
+static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
+  sl_flow *fl = &m->flows[f];
+  int32_t *rq = m->scr + m->nflows, stamp = m->stamp;
+  int k;
+  fl->mark = stamp;
+  m->scr[(*nf)++] = f;
+  for (k = 0; k < fl->nres; k++) {
+    sl_res *o = &m->allres[fl->res[k]];
+    if (!binds(o)) continue;
+    o->fl[fl->pos[k]].mark = stamp;
+    if (o->mark == stamp) { o->out -= fl->w[k] * fl->rate; continue; }
+    o->mark = stamp;
+    rq[(*nr)++] = fl->res[k];
+    outside_of(m, o);
+  }
+}
+
+/* what the re-rated flows F[0..nf) do on the resources R[0..nr) of the fill */
+static void inside_of(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
+                      int32_t nr) {
+  int32_t i, stamp = m->stamp;
+  int k;
+  for (i = 0; i < nr; i++) {
+    sl_res *r = &m->allres[R[i]];
+    r->in = r->inmax = 0;
+    r->inmin = INFINITY;
+  }
   for (i = 0; i < nf; i++) {
-    int32_t f = m->scr[i];
+    const sl_flow *fl = &m->flows[F[i]];
+    for (k = 0; k < fl->nres; k++) {
+      sl_res *r = &m->allres[fl->res[k]];
+      if (r->mark != stamp || !binds(r)) continue;
+      r->in += fl->w[k] * fl->rate;
+      if (fl->rate > r->inmax) r->inmax = fl->rate;
+      if (fl->bneck == fl->res[k] && fl->rate < r->inmin) r->inmin = fl->rate;
+    }
+  }
+}
+
+/* after a fill, on each resource of it R[0..nr): the flows outside that it
+** held back and no longer does (it is not full, or another flow has more),
+** and those that have more of it than a flow inside that it holds back, join
+** the fill (judged on the fill's result before any joins) */
+static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
+  int32_t i, j, n = *nr, stamp = m->stamp, *R = m->scr + m->nflows;
+  for (i = 0; i < n; i++) {            /* per resource: below lo or above hi */
+    sl_res *r = &m->allres[R[i]];
+    double top = r->inmax > r->outmax ? r->inmax : r->outmax;
+    r->left = r->in + r->out >= r->C * (1 - SL_FAIR_TOL) ? top / (1 + SL_FAIR_TOL)
+                                                        : (double)INFINITY;
+    r->key = r->inmin * (1 + SL_FAIR_TOL);
+  }
+  for (i = 0; i < n; i++) {
+    sl_res *r = &m->allres[R[i]];
+    double lo = r->left, hi = r->key;
+    if (!(r->outmin < lo) && !(r->outmax > hi)) continue;
+    for (j = 0; j < r->nfl; j++) {     /* the flows that break the condition */
+      const sl_slot *sl = &r->fl[j];
+      if (sl->mark != stamp && ((sl->bn && sl->rate < lo) || sl->rate > hi))
+        enlist(m, sl->f, nf, nr);
+    }
+  }
+}
+
+/* recompute the rates of the flows the changes since the last call touch */
+void sli_flow_settle(sl_machine *m, sl_time now) {
+  int32_t nf, nr, i, *F, *R;
+  if (m->ndirty == 0) return;
+  if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
+  F = m->scr;
+  R = m->scr + m->nflows;
+  catch_up(m, F, 0, nf, now);
+  for (;;) {                             /* fill, widen, until nothing joins */
+    int32_t nf0 = nf;
+    fill(m, F, nf, R, nr);
+    inside_of(m, F, nf, R, nr);
+    widen(m, &nf, &nr);
+    if (nf == nf0) break;
+    catch_up(m, F, nf0, nf, now);
+  }
+  for (i = 0; i < nf; i++) {
+    int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
     double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
     fl->end = now + (d > 0 ? (sl_time)d : 0);

@@ -96,20 +96,28 @@ typedef struct sl_mark {
 #define SL_FLOW_RES 8
 
 typedef struct sl_flow {
-  double rem;               /* bytes still to move */
+  /* what the solver reads of every flow on a resource: the first cache line */
   double rate, cap;         /* bytes per ps: current, and the core's MTE limit */
-  double w[SL_FLOW_RES];    /* capacity used per byte on each resource */
+  double rem;               /* bytes still to move */
+  int32_t mark, frozen;
+  int32_t bneck;            /* the full resource its rate tops (-1: at its cap) */
+  int32_t nres;
   sl_time t;                /* when rem was brought up to date */
   sl_time end;              /* predicted completion */
-  uint64_t seq;             /* tie break of equal ends */
-  int32_t res[SL_FLOW_RES], pos[SL_FLOW_RES], nres;
-  int32_t eng, ev, sig;     /* DMA engine (-1: an MTE pipe's), landing and signal events */
-  sl_time lat;              /* DMA: from the last byte streamed to its landing */
-  int32_t blk, pipe;
   int32_t hpos;             /* place in the completion heap */
-  int32_t mark, frozen;
   int32_t next_free;
+  int32_t res[SL_FLOW_RES], pos[SL_FLOW_RES];
+  double w[SL_FLOW_RES];    /* capacity used per byte on each resource */
+  uint64_t seq;             /* tie break of equal ends */
+  int32_t eng, ev, sig;     /* DMA engine (-1: an MTE pipe's), landing and signal events */
+  int32_t blk, pipe;
+  sl_time lat;              /* DMA: from the last byte streamed to its landing */
 } sl_flow;
+
+/* how close to max-min fair the solver keeps every flow: at its cap, or on a
+** resource full to within SL_FAIR_TOL of its capacity where no flow has more
+** than 1 + SL_FAIR_TOL times its rate */
+#define SL_FAIR_TOL 1e-9
 
 /* an entry of the solver's heaps: key, tie break, flow or resource */
 typedef struct sl_hent {
@@ -180,13 +188,25 @@ typedef struct sl_block {
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
+/* a flow on a resource, with the capacity each of its bytes takes there and
+** what the solver reads of it when it walks the resource's flows (copies of
+** the flow's rate and mark, and whether this resource holds it back) */
+typedef struct sl_slot {
+  double w, rate;
+  int32_t f, mark, bn;
+} sl_slot;
+
 typedef struct sl_res {
   double C;                 /* capacity, bytes per ps */
   double capsum;            /* sum of w * cap of its flows: > C when it can bind */
   double left, wfree;       /* solver scratch: capacity left at level base, */
   double base, key;         /* the weight of unfrozen flows, the level it fills at */
-  int32_t hpos;             /* place in the solver's heap of resources */
-  int32_t *fl, nfl, capfl;  /* its flows */
+  double out, outmax, outmin;  /* solver scratch: what the flows not re-rated use, the */
+  double in, inmax, inmin;     /* most any has, the least one it holds back has; the same */
+  int32_t hpos;             /* of the re-rated; place in the solver's heap of resources */
+  int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows' slots are listed */
+  sl_slot *fl;              /* its flows */
+  int32_t nfl, capfl;
   int32_t mark, dirty;
   int32_t bind;             /* capsum > C: it can limit its flows */
 } sl_res;
@@ -244,7 +264,7 @@ struct sl_machine {
   sl_hent *fheap;           /* flows by predicted end */
   int32_t nfheap;
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
-  int32_t *scr, capscr;     /* solver scratch: flows, then resources */
+  int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
   sl_hent *rheap;           /* solver scratch: resources by the level they fill at */
   int32_t nrheap;
   int32_t stamp;
