@@ -164,13 +164,18 @@ bench: all $(BENCH_BINS)
 # iterations (PEERS_OPTS, e.g. --ops allgather --iters 10). Installs SimGrid as
 # deps does. Not part of `make test`: it takes minutes.
 PEERS_OPTS ?=
-$(BUILD)/peers/collectives: bench/peers/collectives.c
+$(BUILD)/peers/collectives: bench/peers/collectives.c bench/peers/data.h
 	@mkdir -p $(@D)
 	smpicc -O2 -o $@ $<
 
+# the copy floor: the same collectives as plain copies in one process, one thread
+$(BUILD)/peers/floor: bench/peers/floor.c bench/peers/data.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -o $@ $< -lpthread
+
 bench-peers: deps all
 	@sh scripts/deps.sh libsimgrid-dev
-	@$(MAKE) --no-print-directory $(BUILD)/peers/collectives
+	@$(MAKE) --no-print-directory $(BUILD)/peers/collectives $(BUILD)/peers/floor
 	$(LUA) bench/peers/peers.lua --dir $(BUILD)/peers $(PEERS_OPTS)
 
 # The emulator at scale: events, events per second, wall, peak RSS from 8 to

@@ -223,20 +223,22 @@ static int64_t int_op(int op, int64_t old, int64_t v, int64_t cond) {
 void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t) {
   sl_dtype dt = (sl_dtype)e->dst.dtype;
   uint8_t *d = sli_ptr(m, &e->dst);      /* NULL: a p to unbacked bytes (timing-only) */
-  int64_t old = d == NULL ? 0 : sl_get_int(dt, d, 0);
-  double fold = d == NULL ? 0 : sl_get_num(dt, d, 0);
+  int isf = sl_dtype_isfloat(dt);
+  int64_t es = (int64_t)sl_dtype_size(dt);
+  int64_t old = d == NULL || isf ? 0 : sl_get_int(dt, d, 0);      /* the old value, */
+  double fold = d == NULL || !isf ? 0 : sl_get_num(dt, d, 0);     /* as its kind reads it */
   if (d != NULL && e->op != SL_AMO_FETCH) {
-    sli_lazy_touch(m, &e->dst, (int64_t)sl_dtype_size(dt));   /* a staged copy reads it */
-    if (!sl_dtype_isfloat(dt)) sl_set_int(dt, d, 0, int_op(e->op, old, e->val, e->val2));
+    sli_lazy_touch(m, &e->dst, es);      /* a staged copy reads it */
+    if (!isf) sl_set_int(dt, d, 0, int_op(e->op, old, e->val, e->val2));
     else sl_set_num(dt, d, 0, e->op == SL_AMO_ADD ? fold + e->s : e->s);
-    sli_init_write(m, &e->dst, (int64_t)sl_dtype_size(dt));
+    sli_init_write(m, &e->dst, es);
     if (m->race && e->snap >= 0) sli_race_signal(m, &e->dst, e->snap, e->op != SL_AMO_SET);
     if (m->bufs[e->dst.buf].waiters > 0)
-      sli_notify(m, &e->dst, (int64_t)sl_dtype_size(dt), t, e->blk);
+      sli_notify(m, &e->dst, es, t, e->blk);
   }
   if (e->vop) {                          /* the reply travels back */
     sl_block *b = &m->blocks[e->blk];
-    if (sl_dtype_isfloat(dt)) { b->retkind = SL_RES_NUM; memcpy(&b->ret, &fold, sizeof(fold)); }
+    if (isf) { b->retkind = SL_RES_NUM; memcpy(&b->ret, &fold, sizeof(fold)); }
     else { b->retkind = SL_RES_INT; b->ret = old; }
     sli_race_observe(m, e->blk, &e->dst);
     sli_wake(m, e->blk, t + m->ps.alpha[e->pipe]);

@@ -47,28 +47,47 @@ typedef struct wdslot {
   struct wdslot *next;
 } wdslot;
 
+/* hard event names a machine remembers (set_flag / wait_flag) */
+#define EV_SEEN 4
+
 /* a machine as Lua sees it */
 typedef struct lmach {
   uint32_t magic;           /* MACH_MAGIC: a cheap identity check */
   sl_machine *m;
   int cur;                  /* running block, -1 when none */
   lua_State *cur_co;        /* its coroutine */
+  const void *cur_k;        /* its k table (lua_topointer) */
   int cur_pe;               /* its PE */
+  int n_pes;                /* the machine's PEs */
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
   lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
   wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
+  const void *ev_s[EV_SEEN];  /* hard event names seen last (their string objects, */
+  int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
 } lmach;
+
+/* the machine whose block this thread is resuming (innermost launch), or NULL */
+static _Thread_local lmach *k_running;
+
+/* sub-views a view keeps (user values 2.., their windows in sub_off, sub_n) */
+#define SUB_CACHE 2
 
 /* a typed window on memory */
 typedef struct lview {
   uint32_t magic;           /* VIEW_MAGIC: a cheap identity check */
+  uint32_t gen;             /* UB: launch it belongs to */
   lmach *lm;
   sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
   int64_t n;                /* elements in the window */
-  uint32_t gen;             /* UB: launch it belongs to */
+  int32_t host;             /* a host buffer's (a buffer's space never changes) */
+  int32_t sub_next;         /* the sub-view cache's slot to fill next; -1: a
+                               sub-view, which keeps none (no chain of views) */
+  int64_t sub_off[SUB_CACHE], sub_n[SUB_CACHE];   /* its windows (n -1: empty) */
 } lview;
+
+
 
 /* ------------------------------------------------------------------ */
 /* checks                                                              */
@@ -101,9 +120,25 @@ static int checkdtype(lua_State *L, int i) {
   return t;
 }
 
+/* the view at index i, or NULL: a full userdata of our size carrying the
+** magic is one of our views (luaL_testudata's metatable check costs a
+** registry lookup by name; a light userdata or another value has a
+** different raw length, so the magic is read only from one of our size) */
+static lview *toview(lua_State *L, int i) {
+  lview *v = (lview *)lua_touserdata(L, i);
+  if (v == NULL || lua_rawlen(L, i) != sizeof(lview) || v->magic != VIEW_MAGIC) return NULL;
+  return v;
+}
+
+/* a view at index i, its machine open or not */
+static lview *checkanyview(lua_State *L, int i) {
+  lview *v = toview(L, i);
+  return v != NULL ? v : (lview *)luaL_checkudata(L, i, VIEW_MT);
+}
+
 /* a view at index i */
 static lview *checkview(lua_State *L, int i) {
-  lview *v = (lview *)luaL_checkudata(L, i, VIEW_MT);
+  lview *v = checkanyview(L, i);
   if (v->lm->m == NULL) luaL_argerror(L, i, "machine is closed");
   return v;
 }
@@ -124,16 +159,21 @@ static int engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
   return luaL_error(L, "%s", sl_machine_err(m));
 }
 
-/* push a new view */
+/* push a new view; keeps: it keeps its last sub-views (not for a sub-view) */
 static lview *newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
-                      int64_t n) {
-  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), 1);
+                      int64_t n, int keeps) {
+  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), keeps ? 1 + SUB_CACHE : 1);
+  int i;
+  for (i = 0; i < SUB_CACHE; i++) v->sub_n[i] = -1;
+  v->sub_next = keeps ? 0 : -1;
   v->magic = VIEW_MAGIC;
   v->lm = lm;
   v->l = *l;
   v->n = n;
   v->gen = 0;
-  luaL_setmetatable(L, VIEW_MT);
+  v->host = l->buf >= 0 && sl_getbuf(lm->m, l->buf)->space == SL_SPACE_HOST;
+  lua_getiuservalue(L, machine_idx < 0 ? machine_idx - 1 : machine_idx, 2);
+  lua_setmetatable(L, -2);
   lua_pushvalue(L, machine_idx < 0 ? machine_idx - 1 : machine_idx);
   lua_setiuservalue(L, -2, 1);
   return v;
@@ -365,7 +405,7 @@ static int l_new(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 1);
+  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 3);
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
@@ -380,9 +420,15 @@ static int l_new(lua_State *L) {
     return luaL_error(L, "not enough memory for a machine of %d PEs", p.n_pes);
   }
   lm->budget = p.instruction_budget;
+  lm->n_pes = p.n_pes;
   lm->check = p.check;
   lua_newtable(L);                       /* the facade's own fields */
   lua_setiuservalue(L, -2, 1);
+  luaL_getmetatable(L, VIEW_MT);         /* its views' metatable, at hand for newview */
+  lua_setiuservalue(L, -2, 2);
+  memset(lm->ev_s, 0, sizeof(lm->ev_s));
+  lua_createtable(L, EV_SEEN, 0);        /* the event names of ev_s */
+  lua_setiuservalue(L, -2, 3);
   return 1;
 }
 
@@ -443,7 +489,7 @@ static int alloc_at(lua_State *L, int space, int a, int64_t align, int zeroed) {
   l.pe = -1;
   l.dtype = dt;
   l.cap = b->bytes;
-  newview(L, 1, lm, &l, b->n);
+  newview(L, 1, lm, &l, b->n, 1);
   return 1;
 }
 
@@ -874,58 +920,85 @@ static int launch_args(lua_State *L, lmach *lm, int *nargs, int *ni) {
   return (int)bd;
 }
 
+/* what a launch keeps of each block: its coroutine (NULL before its first
+** run and after its end) and its k table; both are anchored in the launch's
+** table at index run->cos (the coroutine at blk + 1, k at nblk + blk + 1) */
+typedef struct lblock { lua_State *co; const void *k; } lblock;
+typedef struct lrun { lblock *b; int cos, nblk, nargs; } lrun;
+
+/* the values block blk's coroutine co resumes with (a result the engine
+** kept while it waited), pushed on co; their number */
+static int resume_values(sl_machine *m, int blk, lua_State *co) {
+  int64_t v;
+  int kind = sl_block_result(m, blk, &v);
+  if (kind == SL_RES_YIELDED) return (int)v;          /* still on co */
+  if (kind == SL_RES_INT) { lua_pushinteger(co, (lua_Integer)v); return 1; }
+  if (kind == SL_RES_NUM) {
+    double d;
+    memcpy(&d, &v, sizeof(d));
+    lua_pushnumber(co, (lua_Number)d);
+    return 1;
+  }
+  return 0;
+}
+
 /* the coroutine of block blk, made on its first run (kernel, k and the
 ** arguments pushed), with the number of values it resumes with in *nres */
-static lua_State *launch_co(lua_State *L, lmach *lm, int cos, int nargs, int blk,
-                            int *nres) {
-  sl_machine *m = lm->m;
-  lua_State *co;
+static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nres) {
+  lua_State *co = run->b[blk].co;
   int i;
-  if (lua_rawgeti(L, cos, blk + 1) != LUA_TNIL) {     /* resumed */
-    int64_t v;
-    int kind = sl_block_result(m, blk, &v);
-    co = lua_tothread(L, -1);
-    lua_pop(L, 1);
-    *nres = 0;
-    if (kind == SL_RES_YIELDED) *nres = (int)v;       /* still on co */
-    else if (kind == SL_RES_INT) { lua_pushinteger(co, (lua_Integer)v); *nres = 1; }
-    else if (kind == SL_RES_NUM) {
-      double d;
-      memcpy(&d, &v, sizeof(d));
-      lua_pushnumber(co, (lua_Number)d);
-      *nres = 1;
-    }
+  if (co != NULL) {                                   /* resumed */
+    *nres = resume_values(lm->m, blk, co);
     return co;
   }
-  lua_pop(L, 1);
-  luaL_checkstack(L, nargs + 4, "too many kernel arguments");
+  luaL_checkstack(L, run->nargs + 4, "too many kernel arguments");
   co = lua_newthread(L);
-  if (!lua_checkstack(co, nargs + 4)) return NULL;
+  if (!lua_checkstack(co, run->nargs + 4)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
   lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
+  lua_rawseti(L, run->cos, blk + 1);
   lua_pushvalue(L, 2);
-  push_k(L, 1, blk, m);
-  for (i = 0; i < nargs; i++) lua_pushvalue(L, 4 + i);
-  lua_xmove(L, co, 2 + nargs);
-  lua_rawseti(L, cos, blk + 1);
-  *nres = 1 + nargs;
+  push_k(L, 1, blk, lm->m);
+  run->b[blk].co = co;
+  run->b[blk].k = lua_topointer(L, -1);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, run->cos, run->nblk + blk + 1);
+  for (i = 0; i < run->nargs; i++) lua_pushvalue(L, 4 + i);
+  lua_xmove(L, co, 2 + run->nargs);
+  *nres = 1 + run->nargs;
   return co;
 }
 
+/* block blk ended: its coroutine and k may go */
+static void launch_block_done(lua_State *L, lmach *lm, lrun *run, int blk) {
+  sl_block_done(lm->m, blk);
+  run->b[blk].co = NULL;
+  run->b[blk].k = NULL;
+  lua_pushnil(L);
+  lua_rawseti(L, run->cos, blk + 1);
+  lua_pushnil(L);
+  lua_rawseti(L, run->cos, run->nblk + blk + 1);
+}
+
 /* run block blk on co until it yields or ends; a fault raises */
-static void launch_resume(lua_State *L, lmach *lm, int cos, int blk, lua_State *co,
+static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State *co,
                           int nres) {
   sl_machine *m = lm->m;
   wdslot *here = NULL;
+  lmach *outer = k_running;
   int b, nout, st;
   lm->cur = blk;
   lm->cur_co = co;
+  lm->cur_k = run->b[blk].k;
   sl_block_where(m, blk, &lm->cur_pe, &b);
-  lm->budget_left = sl_machine_params(m)->instruction_budget;
+  lm->budget_left = lm->budget;
   if (lm->wd.listed) { here = wd_here; wd_here = &lm->wd; atomic_store(&lm->wd.co, co); }
+  k_running = lm;
   st = lua_resume(co, L, nres, &nout);
+  k_running = outer;
   lm->cur = -1;
   lm->cur_co = NULL;
+  lm->cur_k = NULL;
   if (lm->wd.listed) {
     atomic_store(&lm->wd.co, NULL);
     wd_here = here;
@@ -936,9 +1009,7 @@ static void launch_resume(lua_State *L, lmach *lm, int cos, int blk, lua_State *
     if (atomic_load(&lm->wd.armed)) wd_disarm(lm, co);
   }
   if (st == LUA_OK) {
-    sl_block_done(m, blk);
-    lua_pushnil(L);
-    lua_rawseti(L, cos, blk + 1);
+    launch_block_done(L, lm, run, blk);
   } else if (st == LUA_YIELD) {
     if (nout > 0) sl_block_stash(m, blk, SL_RES_YIELDED, nout);
     if (sl_block_running(m, blk) && !sl_must_yield(m, blk)) {
@@ -979,15 +1050,19 @@ static int launch_result(lua_State *L, lmach *lm, const char *kname, const char 
 static int m_launch(lua_State *L) {
   lmach *lm = checkmach(L, 1);
   sl_machine *m = lm->m;
-  int nargs, ni, st, cos;
-  int block_dim = launch_args(L, lm, &nargs, &ni);
+  int ni, st;
+  lrun run;
+  int block_dim = launch_args(L, lm, &run.nargs, &ni);
   if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
   if (lm->budget > 0 && !wd_list_add(lm))
     return luaL_error(L, "cannot start the runaway watchdog thread (instruction_budget)");
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return engine_error(L, m, st, 1);
-  lua_createtable(L, sl_block_dim(m) * sl_machine_params(m)->n_pes, 0);
-  cos = lua_gettop(L);
+  run.nblk = sl_block_dim(m) * sl_machine_params(m)->n_pes;
+  run.b = (lblock *)lua_newuserdatauv(L, sizeof(lblock) * (size_t)run.nblk, 0);
+  memset(run.b, 0, sizeof(lblock) * (size_t)run.nblk);
+  lua_createtable(L, 2 * run.nblk, 0);
+  run.cos = lua_gettop(L);
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
     lua_State *co;
@@ -1002,9 +1077,9 @@ static int m_launch(lua_State *L) {
     }
     if (r == SL_STEP_DEADLOCK || r == SL_STEP_TIMEOUT)
       return launch_fail(L, lm, stuck_text(L, lm, r == SL_STEP_TIMEOUT));
-    if ((co = launch_co(L, lm, cos, nargs, blk, &nres)) == NULL)
+    if ((co = launch_co(L, lm, &run, blk, &nres)) == NULL)
       return launch_fail(L, lm, "too many kernel arguments");
-    launch_resume(L, lm, cos, blk, co, nres);
+    launch_resume(L, lm, &run, blk, co, nres);
   }
   return launch_result(L, lm, lua_tostring(L, ni), lua_tostring(L, ni + 1));
 }
@@ -1048,14 +1123,30 @@ static int v_sub(lua_State *L) {
   lua_Integer off = luaL_checkinteger(L, 2);
   lua_Integer n;
   lview *nv;
+  int i;
   luaL_argcheck(L, off >= 0, 2, "offset must be >= 0");
   luaL_argcheck(L, off <= ((lua_Integer)1 << 40), 2, "offset must be at most 2^40");
   n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
   luaL_argcheck(L, n >= 0 && n <= ((lua_Integer)1 << 40), 3, "size must be in 0..2^40");
+  if (off == 0 && n == v->n) {            /* the same window: the view itself */
+    lua_settop(L, 1);
+    return 1;
+  }
+  for (i = 0; i < SUB_CACHE; i++)          /* one of the last ones made (views never change) */
+    if (v->sub_off[i] == off && v->sub_n[i] == n) {
+      lua_getiuservalue(L, 1, 2 + i);
+      return 1;
+    }
   lua_getiuservalue(L, 1, 1);
-  nv = newview(L, -1, v->lm, &v->l, (int64_t)n);
+  nv = newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
   nv->gen = v->gen;
   nv->l.off += (int64_t)off * esize(v);
+  if ((i = v->sub_next) < 0) return 1;
+  v->sub_next = (i + 1) % SUB_CACHE;
+  v->sub_off[i] = off;
+  v->sub_n[i] = n;
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, 1, 2 + i);
   return 1;
 }
 
@@ -1070,7 +1161,7 @@ static int v_on(lua_State *L) {
   if (sl_getbuf(v->lm->m, v->l.buf)->space == SL_SPACE_HOST)
     return luaL_argerror(L, 1, "a host buffer has one copy, not one per PE");
   lua_getiuservalue(L, 1, 1);
-  nv = newview(L, -1, v->lm, &v->l, v->n);
+  nv = newview(L, -1, v->lm, &v->l, v->n, 1);
   nv->l.pe = (int32_t)pe;
   return 1;
 }
@@ -1255,7 +1346,7 @@ static int v_reinterpret(lua_State *L) {
   if (v->l.off % ns != 0)
     return luaL_argerror(L, 1, "window does not start on a whole element of the new dtype");
   lua_getiuservalue(L, 1, 1);
-  nv = newview(L, -1, v->lm, &v->l, v->n * esize(v) / ns);
+  nv = newview(L, -1, v->lm, &v->l, v->n * esize(v) / ns, 1);
   nv->gen = v->gen;
   nv->l.dtype = dt;
   return 1;
@@ -1287,32 +1378,42 @@ static int v_quant_int8(lua_State *L) {
   return 1;
 }
 
-/* __index of a view: methods, then fields */
+/* the fields of a view, as v_index's second upvalue numbers them */
+static const char *const view_fields[] = { "n", "dtype", "pe", "offset", "bytes",
+                                           "heap_offset", "space", "name", NULL };
+
+/* __index of a view: methods (upvalue 1), then fields (upvalue 2: name ->
+** its index in view_fields), both found by the key itself (no string made) */
 static int v_index(lua_State *L) {
-  lview *v = (lview *)luaL_checkudata(L, 1, VIEW_MT);
-  const char *k = luaL_checkstring(L, 2);
-  if (lua_getfield(L, lua_upvalueindex(1), k) != LUA_TNIL) return 1;
-  if (v->lm->m == NULL && (strcmp(k, "space") == 0 || strcmp(k, "name") == 0))
-    return luaL_error(L, "machine is closed");
-  if (strcmp(k, "n") == 0) lua_pushinteger(L, (lua_Integer)v->n);
-  else if (strcmp(k, "dtype") == 0) lua_pushstring(L, sl_dtype_name(v->l.dtype));
-  else if (strcmp(k, "pe") == 0) {
-    if (v->l.pe < 0) lua_pushnil(L); else lua_pushinteger(L, v->l.pe);
+  lview *v;
+  int f;
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  v = checkanyview(L, 1);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNUMBER) {
+    luaL_checkstring(L, 2);               /* a key of another type: the error it was */
+    lua_pushnil(L);
+    return 1;
   }
-  else if (strcmp(k, "offset") == 0)
-    lua_pushinteger(L, (lua_Integer)((v->l.off) / esize(v)));
-  else if (strcmp(k, "bytes") == 0) lua_pushinteger(L, (lua_Integer)sl_nbytes(v->n, esize(v)));
-  else if (strcmp(k, "heap_offset") == 0) {    /* bytes from the heap base: the address */
-    const sl_buf *b = v->l.buf < 0 ? NULL : sl_getbuf(v->lm->m, v->l.buf);
-    if (b == NULL || b->space != SL_SPACE_SYM) lua_pushnil(L);
-    else lua_pushinteger(L, (lua_Integer)(b->sym_off + v->l.off));
+  f = (int)lua_tointeger(L, -1);
+  if (v->lm->m == NULL && f >= 6) return luaL_error(L, "machine is closed");
+  switch (f) {
+    case 0: lua_pushinteger(L, (lua_Integer)v->n); break;
+    case 1: lua_pushstring(L, sl_dtype_name(v->l.dtype)); break;
+    case 2: if (v->l.pe < 0) lua_pushnil(L); else lua_pushinteger(L, v->l.pe); break;
+    case 3: lua_pushinteger(L, (lua_Integer)((v->l.off) / esize(v))); break;
+    case 4: lua_pushinteger(L, (lua_Integer)sl_nbytes(v->n, esize(v))); break;
+    case 5: {                                /* bytes from the heap base: the address */
+      const sl_buf *b = v->l.buf < 0 ? NULL : sl_getbuf(v->lm->m, v->l.buf);
+      if (b == NULL || b->space != SL_SPACE_SYM) lua_pushnil(L);
+      else lua_pushinteger(L, (lua_Integer)(b->sym_off + v->l.off));
+      break;
+    }
+    case 6: lua_pushstring(L, v->l.buf < 0 ? "UB"
+                           : sl_space_name(sl_getbuf(v->lm->m, v->l.buf)->space)); break;
+    default: lua_pushstring(L, v->l.buf < 0 ? "ub" : sl_getbuf(v->lm->m, v->l.buf)->name);
   }
-  else if (strcmp(k, "space") == 0)
-    lua_pushstring(L, v->l.buf < 0 ? "UB"
-                   : sl_space_name(sl_getbuf(v->lm->m, v->l.buf)->space));
-  else if (strcmp(k, "name") == 0)
-    lua_pushstring(L, v->l.buf < 0 ? "ub" : sl_getbuf(v->lm->m, v->l.buf)->name);
-  else lua_pushnil(L);
   return 1;
 }
 
@@ -1324,7 +1425,7 @@ static int v_len(lua_State *L) {
 
 /* __tostring of a view */
 static int v_tostring(lua_State *L) {
-  lview *v = (lview *)luaL_checkudata(L, 1, VIEW_MT);
+  lview *v = checkanyview(L, 1);
   const char *dt = sl_dtype_name(v->l.dtype);
   if (v->lm->m == NULL) { lua_pushliteral(L, "view (machine closed)"); return 1; }
   if (v->l.buf < 0)
@@ -1347,6 +1448,24 @@ static int v_tostring(lua_State *L) {
 /* ------------------------------------------------------------------ */
 /* kernel primitives                                                   */
 /* ------------------------------------------------------------------ */
+
+/* integer argument i of a primitive: luaL_checkinteger, without its extra
+** call when the argument is an integer */
+static lua_Integer kint(lua_State *L, int i) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, i, &ok);
+  return ok ? v : luaL_checkinteger(L, i);
+}
+
+static const char stale_k[] = "primitive called outside its block's run (a stale k, another "
+  "block's k, after the launch, or from a coroutine inside the kernel)";
+
+/* push the machine of k (index 1), the running block's k of machine lm: k[2],
+** unless the kernel wrote over it */
+static void push_kmach(lua_State *L, lmach *lm) {
+  lua_rawgeti(L, 1, 2);
+  if (lua_touserdata(L, -1) != (void *)lm) luaL_error(L, "%s", stale_k);
+}
 
 /* 1 when a Lua function's source file lies in a directory named shmemlab */
 static int in_shmemlab(const lua_Debug *ar) {
@@ -1377,10 +1496,10 @@ static void push_site_text(lua_State *L, const lua_Debug *ar, const lua_Debug *u
 
 /* the id of the site text of ar (and up), interned in the machine's state
 ** table (sites[text] = id, sites[id] = text); k is at index 1 */
-static int32_t site_intern(lua_State *L, const lua_Debug *ar, const lua_Debug *up) {
+static int32_t site_intern(lua_State *L, lmach *lm, const lua_Debug *ar, const lua_Debug *up) {
   int32_t id;
   int top = lua_gettop(L);
-  lua_rawgeti(L, 1, 2);
+  push_kmach(L, lm);
   lua_getiuservalue(L, -1, 1);
   if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -1444,7 +1563,7 @@ static void set_site(lua_State *L, lmach *lm) {
     lsite *e = site_slot(lm, &ar, via, &hit);
     if (hit) id = e->id;
     else {
-      id = site_intern(L, &ar, via);
+      id = site_intern(L, lm, &ar, via);
       if (e != NULL) site_keep(e, &ar, via, id);
     }
   }
@@ -1455,20 +1574,21 @@ static void set_site(lua_State *L, lmach *lm) {
 ** stopped with the reason, at the calling line */
 static void runaway_check(lua_State *L, lmach *lm, int blk) {
   int why = sl_prim_tick(lm->m, blk);
-  const sl_params *p = sl_machine_params(lm->m);
   if (why == SL_RUN_SPIN)
     luaL_error(L, "runaway kernel: %I primitives in a row while the machine clock "
                "stood still (no copy, vector op or signal landed: spinning, or polling "
-               "a value no one writes; the machine option spin_limit)", (lua_Integer)p->spin_limit);
+               "a value no one writes; the machine option spin_limit)",
+               (lua_Integer)sl_machine_params(lm->m)->spin_limit);
   else if (why == SL_RUN_TOTAL)
     luaL_error(L, "runaway kernel: the block called more than %I primitives in this "
-               "launch (the machine option primitive_limit)", (lua_Integer)p->primitive_limit);
+               "launch (the machine option primitive_limit)",
+               (lua_Integer)sl_machine_params(lm->m)->primitive_limit);
 }
 
-/* the machine and block of the running primitive: k (index 1) names the
-** machine, the calling coroutine must be the running block's own, and k that
+/* kcheck when k is not the running block's own table: k (index 1) must name
+** the machine, the calling coroutine be the running block's own, and k that
 ** block's (the extra space of threads not made here is not ours to read) */
-static lmach *kcheck(lua_State *L, int *blk) {
+static lmach *kcheck_slow(lua_State *L) {
   lmach *lm = NULL;
   if (!lua_istable(L, 1))
     luaL_error(L, "calling a primitive without its block: use k:name(...)");
@@ -1477,13 +1597,20 @@ static lmach *kcheck(lua_State *L, int *blk) {
     if (lm->magic != MACH_MAGIC) lm = NULL;
   }
   if (lm == NULL || lm->m == NULL || lm->cur_co != L)
-    luaL_error(L, "primitive called outside its block's run (a stale k, another block's k, after "
-               "the launch, or from a coroutine inside the kernel)");
-  *blk = lm->cur;
-  if (lua_rawgeti(L, 1, 1) != LUA_TNUMBER || lua_tointeger(L, -1) != *blk)
-    luaL_error(L, "primitive called outside its block's run (a stale k, another block's k, after "
-               "the launch, or from a coroutine inside the kernel)");
+    luaL_error(L, "%s", stale_k);
+  if (lua_rawgeti(L, 1, 1) != LUA_TNUMBER || lua_tointeger(L, -1) != lm->cur)
+    luaL_error(L, "%s", stale_k);
   lua_pop(L, 2);
+  return lm;
+}
+
+/* the machine and block of the running primitive: the running block's own
+** coroutine calling with its own k is told by two pointer compares (k_running,
+** cur_co, cur_k); anything else goes through kcheck_slow */
+static lmach *kcheck(lua_State *L, int *blk) {
+  lmach *lm = k_running;
+  if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
+  *blk = lm->cur;
   if (lm->check) set_site(L, lm);
   runaway_check(L, lm, *blk);
   lm->budget_left = lm->budget;                             /* the budget restarts */
@@ -1495,19 +1622,15 @@ static lmach *kcheck(lua_State *L, int *blk) {
 
 /* location of view argument i as seen by the running block */
 static sl_loc kloc(lua_State *L, lmach *lm, int i) {
-  lview *v = (lview *)lua_touserdata(L, i);
+  lview *v = toview(L, i);
   sl_loc l;
-  /* a full userdata of our size carrying the magic is one of our views (the
-  ** metatable check of luaL_testudata costs a registry lookup; a light
-  ** userdata or another value has a different raw length) */
-  if (v == NULL || lua_rawlen(L, i) != sizeof(lview) || v->magic != VIEW_MAGIC)
-    luaL_typeerror(L, i, "tensor view");
+  if (v == NULL) luaL_typeerror(L, i, "tensor view");
   if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
   l = v->l;
   if (l.buf < 0) {
     if (v->gen != sl_machine_gen(lm->m))
       luaL_argerror(L, i, "UB tensor of an earlier launch");
-  } else if (sl_getbuf(lm->m, l.buf)->space == SL_SPACE_HOST) {
+  } else if (v->host) {
     luaL_argerror(L, i, "host buffers are not reachable from a kernel "
                   "(m:memcpy them to GM first)");
   } else if (l.pe < 0) {
@@ -1548,16 +1671,16 @@ static int k_ub(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   int dt = checkdtype(L, 2);
-  lua_Integer n = luaL_checkinteger(L, 3);
+  lua_Integer n = kint(L, 3);
   int flags = checkmode(L, 4);
   sl_loc l;
   int st;
   lview *v;
   if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
+  push_kmach(L, lm);
   st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, flags, &l);
   if (st != SL_OK) return engine_error(L, lm->m, st, 1);
-  lua_rawgeti(L, 1, 2);
-  v = newview(L, -1, lm, &l, (int64_t)n);
+  v = newview(L, -1, lm, &l, (int64_t)n, 1);
   v->gen = sl_machine_gen(lm->m);
   lua_remove(L, -2);
   return kdone(L, lm, blk, SL_OK, 1);
@@ -1568,7 +1691,7 @@ static int copy_prim(lua_State *L, int pad) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer n = kint(L, 4);
   if (d.buf < 0 && s.buf < 0)            /* LocalTensor -> LocalTensor, on V */
     return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_COPY, &d, &s, NULL, 0,
                                     (int64_t)n), 0);
@@ -1581,7 +1704,7 @@ static int k_duplicate(lua_State *L) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2);
   double v = (double)luaL_checknumber(L, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer n = kint(L, 4);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_DUP, &d, &d, NULL, v, (int64_t)n), 0);
 }
 
@@ -1592,9 +1715,14 @@ static int k_data_copy(lua_State *L) { return copy_prim(L, 0); }
 static int k_data_copy_pad(lua_State *L) { return copy_prim(L, 1); }
 
 /* a hard event at index i: its integer (core.EVENT.MTE3_S, ...) or its name,
-** looked up in the methods' upvalue (name -> integer), not by comparing strings */
-static int checkevent(lua_State *L, int i) {
+** looked up in the methods' upvalue (name -> integer), not by comparing
+** strings; the names seen last are known by their string object (kept alive
+** in the machine's user value 3, so no other object can take its address) */
+static int checkevent(lua_State *L, lmach *lm, int i) {
+  const void *p = lua_topointer(L, i);
+  int h = (int)(((uintptr_t)p >> 4) % EV_SEEN);
   lua_Integer ev = -1;
+  if (p != NULL && lm->ev_s[h] == p) return lm->ev_n[h];
   if (lua_type(L, i) == LUA_TNUMBER) {
     int isint;
     ev = lua_tointegerx(L, i, &isint);
@@ -1612,12 +1740,19 @@ static int checkevent(lua_State *L, int i) {
                   "S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
                   "MTE3_V MTE3_MTE2)", name));
   }
+  push_kmach(L, lm);                      /* remember the name */
+  lua_getiuservalue(L, -1, 3);
+  lua_pushvalue(L, i);
+  lua_rawseti(L, -2, h + 1);
+  lua_pop(L, 2);
+  lm->ev_s[h] = p;
+  lm->ev_n[h] = (int)ev;
   return (int)ev;
 }
 
 /* an event id at index i */
 static int checkid(lua_State *L, int i) {
-  lua_Integer id = luaL_optinteger(L, i, 0);
+  lua_Integer id = lua_isnoneornil(L, i) ? 0 : kint(L, i);
   luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
   return (int)id;
 }
@@ -1626,7 +1761,7 @@ static int checkid(lua_State *L, int i) {
 static int k_set_flag(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  int ev = checkevent(L, 2), id = checkid(L, 3);
+  int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
 }
 
@@ -1634,7 +1769,7 @@ static int k_set_flag(lua_State *L) {
 static int k_wait_flag(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  int ev = checkevent(L, 2), id = checkid(L, 3);
+  int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
 }
 
@@ -1672,7 +1807,7 @@ static int k_get_value(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc u = kloc(L, lm, 2);
-  lua_Integer i = luaL_checkinteger(L, 3);
+  lua_Integer i = kint(L, 3);
   double num = 0;
   int64_t iv = 0;
   st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
@@ -1687,7 +1822,7 @@ static int k_set_value(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc u = kloc(L, lm, 2);
-  lua_Integer i = luaL_checkinteger(L, 3);
+  lua_Integer i = kint(L, 3);
   int isint = lua_isinteger(L, 4);
   double num = isint ? 0 : (double)luaL_checknumber(L, 4);
   int64_t iv = isint ? (int64_t)lua_tointeger(L, 4) : 0;
@@ -1700,7 +1835,7 @@ static int vec_binary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3), b = kloc(L, lm, 4);
-  lua_Integer n = luaL_checkinteger(L, 5);
+  lua_Integer n = kint(L, 5);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, &b, 0, (int64_t)n), 0);
 }
 
@@ -1717,7 +1852,7 @@ static int k_muls(lua_State *L) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
   double s = (double)luaL_checknumber(L, 4);
-  lua_Integer n = luaL_checkinteger(L, 5);
+  lua_Integer n = kint(L, 5);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
 }
 
@@ -1727,7 +1862,7 @@ static int vec_unary(lua_State *L, int op) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), a = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
+  lua_Integer n = kint(L, 4);
   return kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, NULL, 0, (int64_t)n), 0);
 }
 
@@ -1756,8 +1891,8 @@ static int k_system_cycle(lua_State *L) {
 
 /* a PE number at index i */
 static int checkpe(lua_State *L, lmach *lm, int i) {
-  lua_Integer pe = luaL_checkinteger(L, i);
-  int n = sl_machine_params(lm->m)->n_pes;
+  lua_Integer pe = kint(L, i);
+  int n = lm->n_pes;
   if (pe < 0 || pe >= n)
     luaL_argerror(L, i, lua_pushfstring(L, "PE %d out of range 0..%d", (int)pe, n - 1));
   return (int)pe;
@@ -1771,15 +1906,15 @@ static int mte_prim(lua_State *L, int get) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
   if ((get ? d.buf : s.buf) < 0) {
-    lua_Integer n = luaL_checkinteger(L, 4);
+    lua_Integer n = kint(L, 4);
     int pe = checkpe(L, lm, 5);
     checkid(L, 6);
     return kdone(L, lm, blk, sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s,
                                        (int64_t)n, pe), 0);
   }
   u = kloc(L, lm, 4);
-  lua_Integer ub_bytes = luaL_checkinteger(L, 5);
-  lua_Integer n = luaL_checkinteger(L, 6);
+  lua_Integer ub_bytes = kint(L, 5);
+  lua_Integer n = kint(L, 6);
   int pe = checkpe(L, lm, 7), id = checkid(L, 8);
   return kdone(L, lm, blk, sl_mte(lm->m, blk, get, &d, &s, &u, (int64_t)ub_bytes,
                                   (int64_t)n, pe, id), 0);
@@ -1819,11 +1954,11 @@ static int staged_body(lua_State *L, int how, int resumed) {
   int blk, st, get = how & STAGE_GET, pe, id;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g, u;
-  lua_Integer n = luaL_checkinteger(L, 4), v = 0, op = 0;
+  lua_Integer n = kint(L, 4), v = 0, op = 0;
   if (how & STAGE_SIGNAL) {
     g = kloc(L, lm, 5);
-    v = luaL_checkinteger(L, 6);
-    op = luaL_checkinteger(L, 7);
+    v = kint(L, 6);
+    op = kint(L, 7);
     luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
                   "signal op must be SIGNAL_SET or SIGNAL_ADD");
     pe = checkpe(L, lm, 8);
@@ -1889,12 +2024,12 @@ static int dma_prim(lua_State *L, int eng, int get, int relay) {
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), u;
   lua_Integer n;
-  u = dma_ub(L, lm, 4, ptr ? luaL_checkinteger(L, 5) : -1, ptr ? 5 : 4,
+  u = dma_ub(L, lm, 4, ptr ? kint(L, 5) : -1, ptr ? 5 : 4,
              eng == SL_ENG_SDMA ? 64 : 1);
-  n = luaL_checkinteger(L, a + 1);
+  n = kint(L, a + 1);
   pe = checkpe(L, lm, a + 2);
   if (relay) rp = checkpe(L, lm, a + 3);
-  if (eng == SL_ENG_SDMA) luaL_checkinteger(L, a + 3);      /* sync_id: not optional */
+  if (eng == SL_ENG_SDMA) kint(L, a + 3);      /* sync_id: not optional */
   checkid(L, a + 3 + relay);
   st = sl_dma(lm->m, blk, eng, get, &d, &s, &u, (int64_t)n, pe, rp, NULL, 0);
   if (st == SL_EARG && ptr) sl_machine_map_err_arg(lm->m, sdma_ptr_args, 9);
@@ -1924,7 +2059,7 @@ static int k_udma_put_signal_nbi(lua_State *L) {
   int blk, st, has_ub = !lua_isnoneornil(L, 8), pe;
   lmach *lm = kcheck(L, &blk);
   sl_loc d = kloc(L, lm, 2), s = kloc(L, lm, 3), g = kloc(L, lm, 5), u;
-  lua_Integer n = luaL_checkinteger(L, 4), v = luaL_checkinteger(L, 6);
+  lua_Integer n = kint(L, 4), v = kint(L, 6);
   pe = checkpe(L, lm, 7);
   if (has_ub) u = dma_ub(L, lm, 8, -1, 8, 1);
   checkid(L, 9);
@@ -1938,8 +2073,8 @@ static int k_udma_put_signal_nbi(lua_State *L) {
 static int k_sdma_quiet(lua_State *L) {
   int blk, ptr = lua_gettop(L) >= 4;
   lmach *lm = kcheck(L, &blk);
-  dma_ub(L, lm, 2, ptr ? luaL_checkinteger(L, 3) : -1, ptr ? 3 : 2, 64);
-  luaL_checkinteger(L, ptr ? 4 : 3);
+  dma_ub(L, lm, 2, ptr ? kint(L, 3) : -1, ptr ? 3 : 2, 64);
+  kint(L, ptr ? 4 : 3);
   checkid(L, ptr ? 4 : 3);
   return kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_SDMA), 0);
 }
@@ -1967,8 +2102,8 @@ static int k_signal_op(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
   sl_loc g = kloc(L, lm, 2);
-  lua_Integer v = luaL_checkinteger(L, 3);
-  lua_Integer op = luaL_checkinteger(L, 4);
+  lua_Integer v = kint(L, 3);
+  lua_Integer op = kint(L, 4);
   luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 4,
                 "signal op must be SIGNAL_SET or SIGNAL_ADD");
   int pe = checkpe(L, lm, 5);
@@ -1980,8 +2115,8 @@ static int k_signal_wait_until(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc g = kloc(L, lm, 2);
-  lua_Integer cmp = luaL_checkinteger(L, 3);
-  lua_Integer v = luaL_checkinteger(L, 4);
+  lua_Integer cmp = kint(L, 3);
+  lua_Integer v = kint(L, 4);
   int64_t got = 0;
   if ((cmp < 0 || cmp >= SL_NCMP) && !(sl_machine_params(lm->m)->check & SL_CHECK_SYNC))
     return luaL_argerror(L, 3, lua_pushfstring(L, "comparison must be CMP_EQ..CMP_LE "
@@ -2030,7 +2165,7 @@ static void p2p_value(lua_State *L, lmach *lm, const p2p_form *f, sl_wset *w, in
   } else if (sl_dtype_isfloat((sl_dtype)w->ivars.dtype)) {
     w->fval = (double)luaL_checknumber(L, i);
   } else {
-    w->ival = (int64_t)luaL_checkinteger(L, i);
+    w->ival = (int64_t)kint(L, i);
   }
 }
 
@@ -2049,17 +2184,17 @@ static void p2p_args(lua_State *L, lmach *lm, const p2p_form *f, int dt, sl_wset
   map[1] = 1;
   if (f->single) {
     w->n = 1;
-    w->cmp = f->ne ? SL_CMP_NE : (int)luaL_checkinteger(L, a++);
+    w->cmp = f->ne ? SL_CMP_NE : (int)kint(L, a++);
     map[4] = 2; map[5] = a - 1;
     p2p_value(L, lm, f, w, a);
     return;
   }
-  w->n = (int64_t)luaL_checkinteger(L, a++);
+  w->n = (int64_t)kint(L, a++);
   map[2] = 2;
   if (f->some) { w->idx = kloc(L, lm, a++); w->has_idx = 1; map[6] = 3; }
   if (!lua_isnoneornil(L, a)) { w->status = kloc(L, lm, a); w->has_status = 1; }
   map[3] = a++ - 1;
-  w->cmp = (int)luaL_checkinteger(L, a++);
+  w->cmp = (int)kint(L, a++);
   map[4] = a - 2;
   p2p_value(L, lm, f, w, a);
   map[5] = a - 1;
@@ -2107,7 +2242,7 @@ static void p2p_register(lua_State *L) {
 /* the value argument i for an element of dtype dt: *iv or *fv */
 static void elem_value(lua_State *L, int i, int dt, int64_t *iv, double *fv) {
   if (sl_dtype_isfloat((sl_dtype)dt)) *fv = (double)luaL_checknumber(L, i);
-  else *iv = (int64_t)luaL_checkinteger(L, i);
+  else *iv = (int64_t)kint(L, i);
 }
 
 /* the view at i, of the dtype upvalue 2 names (-1: any) */
@@ -2158,7 +2293,7 @@ static int amo_body(lua_State *L, int resumed) {
   int64_t iv = 0, cond = 0;
   double fv = 0;
   int pe;
-  if (f->op == SL_AMO_CAS) cond = (int64_t)luaL_checkinteger(L, a++);
+  if (f->op == SL_AMO_CAS) cond = (int64_t)kint(L, a++);
   if (f->op != SL_AMO_INC && f->op != SL_AMO_FETCH) elem_value(L, a++, d.dtype, &iv, &fv);
   pe = checkpe(L, lm, a);
   map[3] = a - 1;
@@ -2232,9 +2367,9 @@ static int k_wait_signal_value(lua_State *L) {
   int blk, st;
   lmach *lm = kcheck(L, &blk);
   sl_loc f = kloc(L, lm, 2), u = kloc(L, lm, 3);
-  lua_Integer n = luaL_checkinteger(L, 4);
-  lua_Integer cmp = luaL_checkinteger(L, 5);
-  lua_Integer v = luaL_checkinteger(L, 6);
+  lua_Integer n = kint(L, 4);
+  lua_Integer cmp = kint(L, 5);
+  lua_Integer v = kint(L, 6);
   int64_t got = 0;
   st = sl_poll_until(lm->m, blk, &f, &u, (int64_t)n, (int)cmp, (int64_t)v, &got);
   if (st != SL_OK && st != SL_ESKIP) return engine_error(L, lm->m, st, 1);
@@ -2311,13 +2446,13 @@ static int k_my_pe(lua_State *L) {
 static int k_ptr(lua_State *L) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  lview *v = (lview *)luaL_checkudata(L, 2, VIEW_MT), *nv;
+  lview *v = checkanyview(L, 2), *nv;
   int pe = checkpe(L, lm, 3);
   if (v->lm != lm) return luaL_argerror(L, 2, "view of another machine");
   if (v->l.buf < 0 || sl_getbuf(lm->m, v->l.buf)->space != SL_SPACE_SYM)
     return luaL_argerror(L, 2, "not a symmetric buffer (allocate it with m:malloc)");
   lua_getiuservalue(L, 2, 1);
-  nv = newview(L, -1, lm, &v->l, v->n);
+  nv = newview(L, -1, lm, &v->l, v->n, 1);
   nv->l.pe = pe;
   return 1;
 }
@@ -2326,7 +2461,7 @@ static int k_ptr(lua_State *L) {
 static int prof_prim(lua_State *L, int end) {
   int blk;
   lmach *lm = kcheck(L, &blk);
-  lua_Integer f = luaL_checkinteger(L, 2);
+  lua_Integer f = kint(L, 2);
   luaL_argcheck(L, f >= 0, 2, "frame must be >= 0");
   return kdone(L, lm, blk, sl_prof(lm->m, blk, f > 1000000 ? 1000000 : (int)f, end), 0);
 }
@@ -2554,7 +2689,12 @@ int luaopen_shmemlab_core(lua_State *L) {
   luaL_newlib(L, view_methods);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "methods");
-  lua_pushcclosure(L, v_index, 1);
+  lua_createtable(L, 0, 8);
+  for (i = 0; view_fields[i] != NULL; i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, view_fields[i]);
+  }
+  lua_pushcclosure(L, v_index, 2);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, v_len); lua_setfield(L, -2, "__len");
   lua_pushcfunction(L, v_tostring); lua_setfield(L, -2, "__tostring");

@@ -13,6 +13,7 @@
 
 /* kinds of event: a block resumes; a copy, vector op or signal lands; a
 ** pipe takes its next instruction; the earliest flow completes */
+/* EV_WAKE: a wake-up is a key alone (sim.c), no event of this kind is made */
 enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA };
 
 /* block states: B_FLAG waits for a flag from a pipe, B_DRAIN for pipes to

@@ -25,13 +25,7 @@ describe("examples", function()
     assert.matches("exit=0", out, 1, true)
   end)
 
-  -- the output of a shell command and its exit status line
-  local function sh(cmd)
-    local f = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
-    local out = f:read("a")
-    f:close()
-    return out
-  end
+  local sh = require("spec.helpers.cli").sh    -- a shell command's output and exit line
 
   it("shmem_allgather.lua ports the library's allgather: both paths on 2 and 8 PEs", function()
     local out = sh("lua5.4 examples/shmem_allgather.lua 2 8")

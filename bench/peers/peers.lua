@@ -2,10 +2,15 @@
 -- running bench/peers/collectives.c on a platform of the same topology. Per
 -- operator and size: the simulated time per iteration of both (agreement:
 -- an independent model of the same network) and the wall time of both whole
--- processes, run one after the other (speed). Run by `make bench-peers`.
+-- processes, run one after the other (speed), and the copy floor's wall
+-- times (bench/peers/floor.c: the same bytes landed by plain copies in one
+-- process, on one and on two threads, set-up and check left out; its ratio
+-- to SMPI's wall bounds what an emulator that lands real data can reach).
+-- Run by `make bench-peers`.
 --
 --   lua5.4 bench/peers/peers.lua [--ops allgather,alltoall,allreduce]
 --       [--sizes 1K,8K,64K,512K,4M,16M] [--iters 50] [--dir build/peers]
+--       [--bin DIR/collectives] [--floor DIR/floor]
 --   lua5.4 bench/peers/peers.lua --platform DIR   (only write the platform)
 --
 -- The platform is written from the SoC profile (one source for its figures):
@@ -127,6 +132,17 @@ local function smpi(op, dir, n, bin, bytes, iters)
   return tonumber(us), tonumber(wrong), wall, cpu
 end
 
+-- the copy floor: one process landing the same bytes with plain copies on
+-- threads threads; the wall and CPU seconds of its copies alone
+local function floor(op, n, fbin, bytes, iters, threads)
+  local out, _, rc = timed(string.format("%s %s %d %d %d %d", q(fbin), op, bytes, iters, n,
+                                         threads))
+  local s, cpu, wrong = out:match("floor op=%S+ bytes=%d+ iters=%d+ threads=%d+ copy_s=([%d.]+) "
+                                   .. "cpu_s=([%d.]+) wrong=(%d+)")
+  assert(wrong and rc == 0, op .. " " .. bytes .. ": floor failed:\n" .. out)
+  return tonumber(wrong), tonumber(s), tonumber(cpu)
+end
+
 -- the command line: options as a table
 local function options(args)
   local o = { ops = "allgather,alltoall,allreduce", sizes = "1K,8K,64K,512K,4M,16M",
@@ -134,8 +150,9 @@ local function options(args)
   local i = 1
   while i <= #args do
     local k = args[i]:match("^%-%-(.+)$")
-    assert(k and (o[k] or k == "platform" or k == "bin") and args[i + 1],
-           "usage: peers.lua [--ops L] [--sizes L] [--iters N] [--dir D] [--bin B] [--platform D]")
+    assert(k and (o[k] or k == "platform" or k == "bin" or k == "floor") and args[i + 1],
+           "usage: peers.lua [--ops L] [--sizes L] [--iters N] [--dir D] [--bin B] [--floor B] "
+           .. "[--platform D]")
     o[k] = args[i + 1]
     i = i + 2
   end
@@ -146,33 +163,41 @@ local o = options(arg)
 if o.platform then platform(o.platform); os.exit(0) end
 local n, prof = platform(o.dir)
 local bin, iters = o.bin or o.dir .. "/collectives", tonumber(o.iters)
+local fbin = o.floor or o.dir .. "/floor"
 print(string.format("shmemlab vs SimGrid SMPI (%s): %d ranks, HCCS full mesh %g GB/s, %g ns "
                     .. "per link; int32, %d iterations per size, real data checked",
                     SOC, n, prof.hccs_GBps, prof.hccs_alpha_ns, iters))
-print("simulated time per iteration (us); wall and CPU time of each whole process (s)")
-print(string.format("%-10s %6s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s", "op", "size",
-                    "shmemlab us", "SMPI us", "sim x", "shm wall", "SMPI", "wall x", "shm cpu",
-                    "SMPI", "cpu x"))
+print("simulated time per iteration (us); wall and CPU time of each whole process (s); copy "
+      .. "floor: the same bytes landed by plain copies, wall and CPU s of 1 thread and wall s "
+      .. "of 2, over SMPI's whole process")
+print(string.format("%-10s %6s | %11s %11s %6s | %8s %8s %6s | %8s %8s %6s | %6s %6s %6s %6s "
+                    .. "%6s %6s", "op", "size", "shmemlab us", "SMPI us", "sim x", "shm wall",
+                    "SMPI", "wall x", "shm cpu", "SMPI", "cpu x", "fl 1T", "x", "cpu", "x",
+                    "fl 2T", "x"))
 local all_ok = true
 -- one row: the two simulated times, then the wall and the CPU seconds of both
 local function row(op, size, us, sus, t, bad)
   local sim = us and string.format("%11.3f %11.3f %5.2fx", us, sus, us / sus)
               or string.format("%11s %11s %6s", "", "", "")
-  print(string.format("%-10s %6s | %s | %8.2f %8.2f %5.2fx | %8.2f %8.2f %5.2fx%s", op, size,
-                      sim, t[1], t[2], t[1] / t[2], t[3], t[4], t[3] / t[4],
-                      bad and "  WRONG" or ""))
+  print(string.format("%-10s %6s | %s | %8.2f %8.2f %5.2fx | %8.2f %8.2f %5.2fx | %6.2f %5.2fx "
+                      .. "%6.2f %5.2fx %6.2f %5.2fx%s", op, size, sim, t[1], t[2], t[1] / t[2],
+                      t[3], t[4], t[3] / t[4], t[5], t[5] / t[2], t[6], t[6] / t[4], t[7],
+                      t[7] / t[2], bad and "  WRONG" or ""))
 end
 for op in o.ops:gmatch("[^,]+") do
   assert(ALGO[op], "unknown op '" .. op .. "' (allgather, alltoall, allreduce)")
-  local sum = { 0, 0, 0, 0 }
+  local sum = { 0, 0, 0, 0, 0, 0, 0 }
   for s in o.sizes:gmatch("[^,]+") do
     local b = bytes_of(s)
     local us, bad, wall, cpu = shmemlab(op, n, b, iters)
     local sus, sbad, swall, scpu = smpi(op, o.dir, n, bin, b, iters)
-    local t = { wall, swall, cpu, scpu }
-    for i = 1, 4 do sum[i] = sum[i] + t[i] end
-    all_ok = all_ok and bad == 0 and sbad == 0
-    row(op, size_name(b), us, sus, t, bad > 0 or sbad > 0)
+    local fbad, f1, f1cpu = floor(op, n, fbin, b, iters, 1)
+    local fbad2, f2 = floor(op, n, fbin, b, iters, 2)
+    local t = { wall, swall, cpu, scpu, f1, f1cpu, f2 }
+    for i = 1, #t do sum[i] = sum[i] + t[i] end
+    bad = bad > 0 or sbad > 0 or fbad > 0 or fbad2 > 0
+    all_ok = all_ok and not bad
+    row(op, size_name(b), us, sus, t, bad)
   end
   row(op, "all", nil, nil, sum, false)
 end

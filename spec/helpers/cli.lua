@@ -30,6 +30,14 @@ function H.tmpdir()
   return d
 end
 
+-- the output of a shell command (stderr too) and its exit status line "exit=N"
+function H.sh(cmd)
+  local f = assert(io.popen(cmd .. " 2>&1; echo \"exit=$?\""))
+  local out = f:read("a")
+  f:close()
+  return out
+end
+
 -- a new list: the items of a, then of b
 function H.append(a, b)
   local t = {}

@@ -1,0 +1,112 @@
+-- Cheap primitives (issue 11 part 3): sub-views a kernel makes over and over
+-- are kept by their view (the whole window is the view itself), hard event
+-- names are remembered by their string, and the running block's own k is told
+-- by its pointer; what each of them answers stays what it was.
+
+local H = require("spec.helpers.engine")
+local lab = H.lab
+
+describe("sub-views", function()
+  it("the whole window is the view itself; the last sub-views made are made once", function()
+    local m = lab.machine{ pes = 1 }
+    local v = m:alloc("int32", 16, "v"):fill("iota")
+    assert.is_true(rawequal(v, v:sub(0)))
+    assert.is_true(rawequal(v, v:sub(0, 16)))
+    local a, b = v:sub(0, 8), v:sub(8, 8)
+    assert.is_true(rawequal(a, v:sub(0, 8)))
+    assert.is_true(rawequal(b, v:sub(8, 8)))
+    assert.is_false(rawequal(a, b))
+    m:close()
+  end)
+
+  it("windows stay right however the kept ones churn", function()
+    local m = lab.machine{ pes = 1 }
+    local v = m:alloc("int32", 64, "v"):fill("iota")
+    for round = 1, 3 do
+      for _, w in ipairs({ { 0, 8 }, { 8, 8 }, { 0, 8 }, { 4, 2 }, { 60, 4 }, { 8, 8 }, { 5, nil } }) do
+        local s = v:sub(w[1], w[2])
+        local n = w[2] or 64 - w[1]
+        assert.equals(n, #s, "round " .. round)
+        assert.equals(w[1], s.offset)
+        assert.equals(w[1], s:read(0))
+        assert.equals(w[1] + n - 1, s:read(n - 1))
+        local ss = s:sub(1, 1)                       -- a sub-view of a sub-view
+        assert.equals(w[1] + 1, ss:read(0))
+        assert.equals(w[1] + 1, ss.offset)
+      end
+    end
+    m:close()
+  end)
+
+  it("a kernel's repeated sub-views of a UB tensor and a buffer allocate nothing", function()
+    local m = lab.machine{ pes = 1 }
+    local src = m:alloc("int32", 64, "src"):fill("iota")
+    local grown
+    m:launch(function(k)
+      local ub = k:ub("int32", 16)
+      local sub = ub.sub
+      for _ = 1, 4 do sub(ub, 0, 8); sub(ub, 8, 8); src:sub(8, 8) end      -- made once
+      collectgarbage("collect"); collectgarbage("stop")
+      local before = collectgarbage("count")
+      for _ = 1, 2000 do sub(ub, 0, 8); sub(ub, 8, 8); src:sub(8, 8); src:sub(0, 64) end
+      grown = (collectgarbage("count") - before) * 1024
+      collectgarbage("restart")
+    end, 1)
+    assert.is_true(grown < 2048, "grew " .. grown .. " bytes")   -- not one view per call
+    m:close()
+  end)
+
+  it("a kept sub-view of an earlier launch's UB tensor is still of that launch", function()
+    local m = lab.machine{ pes = 1 }
+    local old
+    m:launch(function(k) old = k:ub("int32", 16); old:sub(0, 8) end, 1)
+    local e
+    m:launch(function(k) e = H.strip(H.err(function() k:get_value(old:sub(0, 8), 0) end)) end, 1)
+    assert.equals("bad argument #1 to 'get_value' (UB tensor of an earlier launch)", e)
+    m:close()
+  end)
+end)
+
+describe("hard event names", function()
+  it("names made at run time, freed and made again, and numbers all name their event", function()
+    local m = lab.machine{ pes = 1 }
+    local pipes = { "S", "V", "MTE2", "MTE3" }
+    local seen = 0
+    m:launch(function(k)
+      for round = 1, 3 do
+        for _, a in ipairs(pipes) do
+          for _, b in ipairs(pipes) do
+            local name = a .. "_" .. b
+            if a ~= b and (a ~= "S" or b ~= "S") and lab.EVENT[name] then
+              k:set_flag(table.concat({ a, b }, "_"), round % 8)
+              if round == 2 then k:wait_flag(lab.EVENT[name], round % 8)
+              else k:wait_flag(string.format("%s_%s", a, b), round % 8) end
+              seen = seen + 1
+            end
+          end
+          collectgarbage("collect")
+        end
+      end
+    end, 1)
+    assert.equals(3 * 12, seen)
+    m:close()
+  end)
+end)
+
+describe("the running block's k", function()
+  it("a kernel that wrote over k's machine gets the stale-k error, not a crash", function()
+    local m = lab.machine{ pes = 1 }
+    local e1, e2
+    m:launch(function(k)
+      k[2] = {}
+      e1 = H.strip(H.err(function() k:ub("int32", 8) end))
+      k[2] = io.stdout
+      e2 = H.strip(H.err(function() k:set_flag(table.concat({ "MTE3", "S" }, "_"), 3) end))
+    end, 1)
+    local stale = "primitive called outside its block's run (a stale k, another block's k, "
+                  .. "after the launch, or from a coroutine inside the kernel)"
+    assert.equals(stale, e1)
+    assert.equals(stale, e2)
+    m:close()
+  end)
+end)
