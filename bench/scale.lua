@@ -1,7 +1,8 @@
 -- bench/scale.lua: the emulator at scale (wall clock and memory, not virtual
 -- time). For allgather of 1024 int32 per PE in data mode at 8, 64, 256 and
 -- 1024 PEs it prints the events the scheduler handled in one launch, events
--- per second, wall and CPU seconds of the launch, the process's peak RSS, and
+-- per second, wall and CPU seconds of the launch, wall seconds of the op's setup
+-- (inputs, plans, host references), the process's peak RSS, and
 -- the growth exponent of wall (and CPU) time over events (goal <= 1.1: time
 -- linear in events); then the timing-only figures at 1024 PEs x 48 cores
 -- (allgather 1 MiB per PE, alltoall, dispatch EP1024) when the engine has
@@ -37,12 +38,14 @@ local function one(opname, opts_text)
   local c = runner.config(op, opts)
   local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1,
                          data = not c.timing_only }
+  local ws, cs = wall(), os.clock()
   local s = op.setup(m, c)
   local e0, w0, c0 = m:events(), wall(), os.clock()
   op.run(m, c, s)
   local cpu, w1 = os.clock() - c0, wall()
-  print(string.format("events=%d wall=%.3f cpu=%.3f rss=%d now_us=%.3f", m:events() - e0,
-                      w1 and w1 - w0 or cpu, cpu, peak_rss() or 0, m:now()))
+  print(string.format("events=%d wall=%.3f cpu=%.3f setup=%.3f rss=%d now_us=%.3f",
+                      m:events() - e0, w1 and w1 - w0 or cpu, cpu,
+                      w0 and w0 - ws or c0 - cs, peak_rss() or 0, m:now()))
 end
 
 -- run one case in a fresh process; its figures, or nil and the error text
@@ -69,14 +72,15 @@ local function slope(xs, ys)
 end
 
 local function row(name, r)
-  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.0f", name, r.events,
-                      r.events / math.max(r.wall, 1e-3), r.wall, r.cpu, r.rss / 2 ^ 20))
+  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.2f %9.0f", name, r.events,
+                      r.events / math.max(r.wall, 1e-3), r.wall, r.cpu, r.setup,
+                      r.rss / 2 ^ 20))
 end
 
 local function header(title)
   print(title)
-  print(string.format("%-34s %11s %12s %9s %9s %9s", "case", "events", "events/s", "wall s",
-                      "cpu s", "RSS MiB"))
+  print(string.format("%-34s %11s %12s %9s %9s %9s %9s", "case", "events", "events/s",
+                      "wall s", "cpu s", "setup s", "RSS MiB"))
 end
 
 if arg[1] == "--one" then

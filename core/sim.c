@@ -38,6 +38,11 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   return code;
 }
 
+/* a wake-up is a key alone, no event slot: ev = -1 - block */
+#define WAKE_EV(blk) (-1 - (int32_t)(blk))
+#define IS_WAKE(k) ((k)->ev < 0)
+#define WAKE_BLK(k) (-1 - (k)->ev)
+
 /* key order: time, then sequence */
 static int ev_less(const sl_key *a, const sl_key *b) {
   return a->t < b->t || (a->t == b->t && a->seq < b->seq);
@@ -76,8 +81,9 @@ sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id) {
   return e;
 }
 
-/* give an event slot back */
+/* give an event slot back (a wake-up has none) */
 static void ev_release(sl_machine *m, int32_t id) {
+  if (id < 0) return;
   m->evs[id].next_free = m->free_ev;
   m->free_ev = id;
 }
@@ -100,15 +106,16 @@ static int fifo_push(sl_key **q, int32_t *head, int32_t *n, int32_t *cap, const 
   return SL_OK;
 }
 
-/* schedule event id at time t: keys that come in (time, seq) order queue up,
-** wake-ups in their own queue (blocks yield in clock order), the rest of
-** the events in another (most are: one pipe, one signal stream); the
-** others go on the heap. Order is (time, seq) whichever holds a key */
+/* schedule event id (WAKE_EV(blk): a wake-up) at time t: keys that come in
+** (time, seq) order queue up, wake-ups in their own queue (blocks yield in
+** clock order), the rest of the events in another (most are: one pipe, one
+** signal stream); the others go on the heap. Order is (time, seq) whichever
+** holds a key */
 int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
   int32_t i;
   sl_key k;
   k.t = t; k.seq = m->seq++; k.ev = id;
-  if (m->evs[id].kind == EV_WAKE && (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t)) {
+  if (IS_WAKE(&k) && (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t)) {
     if (fifo_push(&m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, &k) != SL_OK) {
       ev_release(m, id);
       return SL_ENOMEM;
@@ -183,7 +190,8 @@ static const sl_key *peek_raw(const sl_machine *m) {
 static const sl_key *peek(sl_machine *m) {
   const sl_key *k = peek_raw(m);
   if (m->ndirty == 0) return k;
-  sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? m->evs[k->ev].kind == EV_FLOW : 1);
+  sli_flow_settle_due(m, k ? k->t : INT64_MAX,
+                      k ? !IS_WAKE(k) && m->evs[k->ev].kind == EV_FLOW : 1);
   return peek_raw(m);
 }
 
@@ -224,14 +232,10 @@ void sli_clear_events(sl_machine *m) {
 ** not run ahead of events its clock has passed (a queue slot that freed
 ** before S got there) */
 void sli_wake(sl_machine *m, int blk, sl_time t) {
-  sl_event e;
   sl_block *b = &m->blocks[blk];
-  memset(&e, 0, sizeof(e));
-  e.kind = EV_WAKE;
-  e.blk = blk;
   b->state = B_READY;
   if (b->t < t) b->t = t;
-  if (sli_push(m, b->t, &e) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
+  if (sli_schedule(m, b->t, WAKE_EV(blk)) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
 }
 
 /* the virtual-time limit of the running launch */
@@ -247,11 +251,10 @@ static int wait_inline(sl_machine *m, int blk) {
   const sl_key *top;
   while (!m->oom && (top = peek(m)) != NULL && top->t <= time_limit(m)) {
     sl_key k;
-    if (m->evs[top->ev].kind == EV_WAKE && m->evs[top->ev].blk != blk) return 0;
+    if (IS_WAKE(top) && WAKE_BLK(top) != blk) return 0;
     k = pop(m);
     if (k.t > m->now) m->now = k.t;
-    if (m->evs[k.ev].kind == EV_WAKE) {  /* its own wake-up: it goes on */
-      ev_release(m, k.ev);
+    if (IS_WAKE(&k)) {                   /* its own wake-up: it goes on */
       b->state = B_RUN;
       if (b->t < k.t) b->t = k.t;
       return 1;
@@ -276,7 +279,7 @@ int sl_must_yield(sl_machine *m, int blk) {
   }
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
-    if (m->evs[top->ev].kind == EV_WAKE || top->t > time_limit(m)) {
+    if (IS_WAKE(top) || top->t > time_limit(m)) {
       sli_wake(m, blk, b->t);
       return 1;
     }
@@ -297,23 +300,21 @@ int sl_step(sl_machine *m, int *blk) {
   if (m->oom) return SL_STEP_NOMEM;
   while (peek(m) != NULL) {
     sl_key k = pop(m);
-    sl_event *e = &m->evs[k.ev];
     if (k.t > limit) {
       m->now = limit;
       sli_schedule(m, k.t, k.ev);  /* keep it for the report */
       return SL_STEP_TIMEOUT;
     }
     if (k.t > m->now) m->now = k.t;
-    if (e->kind == EV_WAKE) {
-      sl_block *b = &m->blocks[e->blk];
-      *blk = e->blk;
-      m->cur = e->blk;
-      ev_release(m, k.ev);
+    if (IS_WAKE(&k)) {
+      sl_block *b = &m->blocks[WAKE_BLK(&k)];
+      *blk = WAKE_BLK(&k);
+      m->cur = *blk;
       b->state = B_RUN;
       if (b->t < k.t) b->t = k.t;
       return SL_STEP_RESUME;
     }
-    sli_apply(m, e, k.t);
+    sli_apply(m, &m->evs[k.ev], k.t);
     ev_release(m, k.ev);
     if (m->oom) return SL_STEP_NOMEM;
   }
