@@ -490,8 +490,11 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->at[k].res;
     sl_res *r = &m->allres[ri];
-    if (r->mark != stamp || !binds(r) || r->hpos < 0)
-      continue;                         /* not one of the fill's, or already full */
+    if (r->mark != stamp || !binds(r)) continue;   /* not one of the fill's */
+    r->in += fl->at[k].w * rate;        /* what the re-rated flows have of it */
+    if (rate > r->inmax) r->inmax = rate;
+    if (bneck == ri && rate < r->inmin) r->inmin = rate;
+    if (r->hpos < 0) continue;          /* already full */
     r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
     r->base = level;
     r->wfree -= fl->at[k].w;
@@ -531,6 +534,8 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->base = 0;
     r->hpos = -1;
     r->fcnt = 0;
+    r->in = r->inmax = 0;               /* summed as the flows freeze */
+    r->inmin = INFINITY;
   }
   for (i = 0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
@@ -652,28 +657,6 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   }
 }
 
-/* what the re-rated flows F[0..nf) do on the resources R[0..nr) of the fill */
-static void inside_of(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
-                      int32_t nr) {
-  int32_t i, stamp = m->stamp;
-  int k;
-  for (i = 0; i < nr; i++) {
-    sl_res *r = &m->allres[R[i]];
-    r->in = r->inmax = 0;
-    r->inmin = INFINITY;
-  }
-  for (i = 0; i < nf; i++) {
-    const sl_flow *fl = &m->flows[F[i]];
-    for (k = 0; k < fl->nres; k++) {
-      sl_res *r = &m->allres[fl->at[k].res];
-      if (r->mark != stamp || !binds(r)) continue;
-      r->in += fl->at[k].w * fl->rate;
-      if (fl->rate > r->inmax) r->inmax = fl->rate;
-      if (fl->bneck == fl->at[k].res && fl->rate < r->inmin) r->inmin = fl->rate;
-    }
-  }
-}
-
 /* after a fill, on each resource of it R[0..nr): the flows outside that it
 ** held back and no longer does (it is not full, or another flow has more),
 ** and those that have more of it than a flow inside that it holds back, join
@@ -710,7 +693,6 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   for (;;) {                             /* fill, widen, until nothing joins */
     int32_t nf0 = nf;
     fill(m, F, nf, R, nr);
-    inside_of(m, F, nf, R, nr);
     widen(m, &nf, &nr);
     if (nf == nf0) break;
     catch_up(m, F, nf0, nf, now);
