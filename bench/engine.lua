@@ -5,11 +5,18 @@
 --   2 PEs) over memcpy of the same bytes; an atomic-add reduce UB -> GM over
 --   the vectorised yardstick loop (core.bench_yardstick: -O3, x86-64-v3);
 --   nanoseconds per primitive with 1 block and with 8 PEs x 48 blocks live.
--- Run with `make bench`; `lua5.4 bench/engine.lua quick` runs fewer trials.
+-- Two figures are not ratios: the CPU time of one remote get of the allgather
+-- op at 64 PEs, and of a 1024 PEs x 48 blocks launch.
+-- Run with `make bench`; `lua5.4 bench/engine.lua quick` runs fewer trials;
+-- section names (copy reduce prims gets scale) run only those:
+-- `lua5.4 bench/engine.lua quick prims gets`.
 local lab = require("shmemlab")
 local core = lab.core
 
-local TRIALS = arg and arg[1] == "quick" and 3 or 5
+local TRIALS, WANT = 5, {}
+for _, a in ipairs(arg or {}) do
+  if a == "quick" then TRIALS = 3 else WANT[a] = true end
+end
 local MiB = 1024 * 1024
 local UB_ELEMS = 190 * 1024 // 4
 
@@ -34,6 +41,8 @@ end
 
 print(string.format("shmemlab engine bench (%s; CPU time, best of %d side by side)", _VERSION, TRIALS))
 
+local sections = {}
+
 -- ---------------------------------------------------------------- put / get
 -- one block of PE 0 moves the whole buffer to (put) or from (get) PE 1
 local function copy_kernel(k, a)
@@ -47,63 +56,67 @@ local function copy_kernel(k, a)
   k:quiet()
 end
 
-for _, mib in ipairs({ 1, 16, 64 }) do
-  local n = mib * MiB // 4
-  local m = lab.machine{ pes = 2 }
-  local a = { n = n, src = m:alloc("int32", n, "src"):fill("iota"), dst = m:malloc("int32", n, "dst"),
-              back = m:alloc("int32", n, "back") }
-  local ga = { n = n, get = true, src = a.src, dst = a.dst, back = a.back }
-  local src0, dst1 = a.src:on(0), a.dst:on(1)
-  m:launch(copy_kernel, 1, a); m:launch(copy_kernel, 1, ga)      -- pages touched
-  local reps = math.max(1, 64 // mib)
-  local t_cpy, t_put, t_get = side_by_side(reps,
-    function() core.bench_memcpy(dst1, src0) end,
-    function() m:launch(copy_kernel, 1, a) end,
-    function() m:launch(copy_kernel, 1, ga) end)
-  assert(a.back:on(0):compare(a.src:on(0)) == 0, "get brought back other bytes")
-  line(string.format("%2d MiB memcpy", mib), mib * MiB / t_cpy / 1e9, "GB/s")
-  line(string.format("%2d MiB mte_put_nbi landed / memcpy", mib), t_cpy / t_put, "ratio",
-       mib >= 16 and "(goal >= 0.85)" or "(goal >= 0.6)")
-  line(string.format("%2d MiB mte_get_nbi landed / memcpy", mib), t_cpy / t_get, "ratio",
-       mib >= 16 and "(goal >= 0.85)" or "(goal >= 0.6)")
-  m:close()
+function sections.copy()
+  for _, mib in ipairs({ 1, 16, 64 }) do
+    local n = mib * MiB // 4
+    local m = lab.machine{ pes = 2 }
+    local a = { n = n, src = m:alloc("int32", n, "src"):fill("iota"), dst = m:malloc("int32", n, "dst"),
+                back = m:alloc("int32", n, "back") }
+    local ga = { n = n, get = true, src = a.src, dst = a.dst, back = a.back }
+    local src0, dst1 = a.src:on(0), a.dst:on(1)
+    m:launch(copy_kernel, 1, a); m:launch(copy_kernel, 1, ga)      -- pages touched
+    local reps = math.max(1, 64 // mib)
+    local t_cpy, t_put, t_get = side_by_side(reps,
+      function() core.bench_memcpy(dst1, src0) end,
+      function() m:launch(copy_kernel, 1, a) end,
+      function() m:launch(copy_kernel, 1, ga) end)
+    assert(a.back:on(0):compare(a.src:on(0)) == 0, "get brought back other bytes")
+    line(string.format("%2d MiB memcpy", mib), mib * MiB / t_cpy / 1e9, "GB/s")
+    line(string.format("%2d MiB mte_put_nbi landed / memcpy", mib), t_cpy / t_put, "ratio",
+         mib >= 16 and "(goal >= 0.85)" or "(goal >= 0.6)")
+    line(string.format("%2d MiB mte_get_nbi landed / memcpy", mib), t_cpy / t_get, "ratio",
+         mib >= 16 and "(goal >= 0.85)" or "(goal >= 0.6)")
+    m:close()
+  end
 end
 
 -- ---------------------------------------------------------------- reduce
 -- atomic add UB -> GM: a UB chunk added into every chunk of a 1 MiB (in
 -- cache: the kernel's speed) and a 16 MiB buffer (memory's speed)
-for _, case in ipairs({ { "int32", 1 }, { "fp32", 1 }, { "fp16", 1 }, { "bf16", 1 },
-                        { "int32", 16 }, { "fp32", 16 }, { "fp16", 16 }, { "bf16", 16 } }) do
-  local dt, RED_BYTES = case[1], case[2] * MiB
-  local m = lab.machine{ pes = 1 }
-  local es = core.dtype_size(dt)
-  local n, chunk = RED_BYTES // es, 190 * 1024 // es
-  local acc = m:alloc(dt, n, "acc"):fill("random", -100, 100)
-  local part = m:alloc(dt, chunk, "part"):fill("random", -1, 1)
-  local rep = m:alloc(dt, n, "rep")                     -- part repeated: the yardstick's source
-  for off = 0, n - 1, chunk do
-    local c = math.min(chunk, n - off)
-    rep:sub(off, c):copy(part:sub(0, c))
-  end
-  local function kernel(k)
-    local ub = k:ub(dt, chunk)
-    k:data_copy(ub, part, chunk)
-    k:set_flag("MTE2_MTE3", 0); k:wait_flag("MTE2_MTE3", 0)
-    k:set_atomic("add", dt)
+function sections.reduce()
+  for _, case in ipairs({ { "int32", 1 }, { "fp32", 1 }, { "fp16", 1 }, { "bf16", 1 },
+                          { "int32", 16 }, { "fp32", 16 }, { "fp16", 16 }, { "bf16", 16 } }) do
+    local dt, RED_BYTES = case[1], case[2] * MiB
+    local m = lab.machine{ pes = 1 }
+    local es = core.dtype_size(dt)
+    local n, chunk = RED_BYTES // es, 190 * 1024 // es
+    local acc = m:alloc(dt, n, "acc"):fill("random", -100, 100)
+    local part = m:alloc(dt, chunk, "part"):fill("random", -1, 1)
+    local rep = m:alloc(dt, n, "rep")                     -- part repeated: the yardstick's source
     for off = 0, n - 1, chunk do
-      k:data_copy(acc:sub(off, math.min(chunk, n - off)), ub, math.min(chunk, n - off))
+      local c = math.min(chunk, n - off)
+      rep:sub(off, c):copy(part:sub(0, c))
     end
-    k:set_atomic_none()
+    local function kernel(k)
+      local ub = k:ub(dt, chunk)
+      k:data_copy(ub, part, chunk)
+      k:set_flag("MTE2_MTE3", 0); k:wait_flag("MTE2_MTE3", 0)
+      k:set_atomic("add", dt)
+      for off = 0, n - 1, chunk do
+        k:data_copy(acc:sub(off, math.min(chunk, n - off)), ub, math.min(chunk, n - off))
+      end
+      k:set_atomic_none()
+    end
+    local acc0, rep0 = acc:on(0), rep:on(0)
+    local yard = core.bench_yardstick
+    local t_yard, t_red = side_by_side(32 // case[2],
+      function() yard(acc0, rep0) end,
+      function() m:launch(kernel, 1) end)
+    line(string.format("%2d MiB atomic-add reduce UB->GM %s / yardstick", case[2], dt), t_yard / t_red,
+         "ratio",
+         "(goal >= 0.8)")
+    m:close()
   end
-  local acc0, rep0 = acc:on(0), rep:on(0)
-  local yard = core.bench_yardstick
-  local t_yard, t_red = side_by_side(32 // case[2],
-    function() yard(acc0, rep0) end,
-    function() m:launch(kernel, 1) end)
-  line(string.format("%2d MiB atomic-add reduce UB->GM %s / yardstick", case[2], dt), t_yard / t_red,
-       "ratio",
-       "(goal >= 0.8)")
-  m:close()
 end
 
 -- ---------------------------------------------------------------- primitives
@@ -142,14 +155,33 @@ local function per_prim(pes, blocks)
   end
   m:close()
 end
-per_prim(1, 1)
-per_prim(8, 48)
+function sections.prims()
+  per_prim(1, 1)
+  per_prim(8, 48)
+end
+
+-- ---------------------------------------------------------------- gets
+-- CPU time of one remote get of the allgather op (ops/allgather.lua: a
+-- signal wait, the double-buffered get of op.get_pipelined, the frames) at
+-- 64 PEs x 16 blocks, 1024 int32 per PE: one launch (64 x 64 gets) after a
+-- launch that warmed the machine; the kernel's Lua, the binding and the engine
+function sections.gets()
+  local runner = require("shmemlab.runner")
+  local op = runner.load_op("allgather")
+  local c = runner.config(op, { pes = 64, count = 1024, warmup = 0, iters = 1, baseline = "none" })
+  local m = lab.machine{ profile = c.profile, pes = c.pes }
+  local s = op.setup(m, c)
+  op.run(m, c, s)
+  local t = side_by_side(1, function() op.run(m, c, s) end)
+  line("allgather 64 PEs, 1024 int32 per PE: per get", t / (64 * 64) * 1e6, "us")
+  m:close()
+end
 
 -- ---------------------------------------------------------------- scale
 -- a machine of 1024 PEs x 48 blocks: every block puts to the next PE and waits
 -- for the 48 signals of its own PE's counter (49152 coroutines, one launch);
--- the one figure here that is not a ratio (README "Performance of the emulator")
-do
+-- not a ratio (README "Performance of the emulator")
+function sections.scale()
   local big = lab.machine{ pes = 1024 }
   local bsrc = big:alloc("int32", 48 * 256):fill("iota_pe")
   local bdst = big:malloc("int32", 48 * 256)
@@ -167,4 +199,8 @@ do
   line("1024 PEs x 48 blocks, one launch", dt, "s")
   line("  per block (put, flag, signal, wait)", dt / (1024 * 48) * 1e6, "us",
        string.format("(virtual %.3f us)", r.max_kernel_us))
+end
+
+for _, name in ipairs({ "copy", "reduce", "prims", "gets", "scale" }) do
+  if next(WANT) == nil or WANT[name] then sections[name]() end
 end

@@ -151,7 +151,7 @@ static void flow_event(sl_machine *m);
 
 /* flow fl's slot on its k-th resource */
 static sl_slot *slot_of(sl_machine *m, const sl_flow *fl, int k) {
-  return &m->allres[fl->res[k]].fl[fl->pos[k]];
+  return &m->allres[fl->at[k].res].fl[fl->at[k].pos];
 }
 
 /* flow fl runs at rate, held back by resource bneck (-1: its cap) */
@@ -162,7 +162,7 @@ static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
   for (k = 0; k < fl->nres; k++) {
     sl_slot *sl = slot_of(m, fl, k);
     sl->rate = rate;
-    sl->bn = fl->res[k] == bneck;
+    sl->bn = fl->at[k].res == bneck;
   }
 }
 
@@ -211,9 +211,9 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
     r->fl = n;
     r->capfl = cap;
   }
-  fl->res[fl->nres] = (int32_t)(r - m->allres);
-  fl->w[fl->nres] = w;
-  fl->pos[fl->nres++] = r->nfl;
+  fl->at[fl->nres].res = (int32_t)(r - m->allres);
+  fl->at[fl->nres].w = w;
+  fl->at[fl->nres++].pos = r->nfl;
   r->fl[r->nfl].f = f;
   r->fl[r->nfl].w = w;
   r->fl[r->nfl].rate = 0;
@@ -229,18 +229,18 @@ static void res_leave(sl_machine *m, int32_t f) {
   sl_flow *fl = &m->flows[f];
   int j, k;
   for (j = 0; j < fl->nres; j++) {
-    sl_res *r = &m->allres[fl->res[j]];
-    int32_t pos = fl->pos[j], last = r->fl[--r->nfl].f;
+    sl_res *r = &m->allres[fl->at[j].res];
+    int32_t pos = fl->at[j].pos, last = r->fl[--r->nfl].f;
     int bound = binds(r);
-    r->capsum -= fl->w[j] * fl->cap;
+    r->capsum -= fl->at[j].w * fl->cap;
     if (r->nfl == 0 || r->capsum < 0) r->capsum = 0;
     set_binds(r);
     if (last != f) {
       sl_flow *o = &m->flows[last];
       r->fl[pos] = r->fl[r->nfl];
-      for (k = 0; k < o->nres; k++) if (o->res[k] == fl->res[j]) o->pos[k] = pos;
+      for (k = 0; k < o->nres; k++) if (o->at[k].res == fl->at[j].res) o->at[k].pos = pos;
     }
-    if (bound && !res_dirty(m, fl->res[j])) m->oom = 1;
+    if (bound && !res_dirty(m, fl->at[j].res)) m->oom = 1;
   }
   fl->nres = 0;
 }
@@ -304,7 +304,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   m->fheap[fl->hpos].k = INT64_MAX;  /* last of all until it is rated */
   m->fheap[fl->hpos].tie = fl->seq;
   m->fheap[fl->hpos].id = f;
-  for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->res[j]])) return SL_OK;
+  for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->at[j].res])) return SL_OK;
   set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
   fl->end = now + (sl_time)ceil(fl->rem / fl->rate - 1e-9);
   m->fheap[fl->hpos].k = fl->end;
@@ -416,10 +416,10 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
       fl->mark = stamp;
       m->scr[qf++] = r->fl[j].f;
       for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
-        sl_res *o = &m->allres[fl->res[k]];
+        sl_res *o = &m->allres[fl->at[k].res];
         if (!binds(o)) continue;
-        o->fl[fl->pos[k]].mark = stamp;
-        if (o->mark != stamp) { o->mark = stamp; rq[nres++] = fl->res[k]; }
+        o->fl[fl->at[k].pos].mark = stamp;
+        if (o->mark != stamp) { o->mark = stamp; rq[nres++] = fl->at[k].res; }
       }
     }
   }
@@ -488,13 +488,16 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
   fl->frozen = 1;
   set_rate(m, fl, rate, bneck);
   for (k = 0; k < fl->nres; k++) {
-    int32_t ri = fl->res[k];
+    int32_t ri = fl->at[k].res;
     sl_res *r = &m->allres[ri];
-    if (r->mark != stamp || !binds(r) || r->hpos < 0)
-      continue;                         /* not one of the fill's, or already full */
+    if (r->mark != stamp || !binds(r)) continue;   /* not one of the fill's */
+    r->in += fl->at[k].w * rate;        /* what the re-rated flows have of it */
+    if (rate > r->inmax) r->inmax = rate;
+    if (bneck == ri && rate < r->inmin) r->inmin = rate;
+    if (r->hpos < 0) continue;          /* already full */
     r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
     r->base = level;
-    r->wfree -= fl->w[k];
+    r->wfree -= fl->at[k].w;
     if (r->wfree <= EPS) { heap_remove(m, HR, ri); continue; }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
     if (level_key(r->key) < m->rheap[r->hpos].k) {   /* (rounding) earlier: now */
@@ -531,13 +534,15 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->base = 0;
     r->hpos = -1;
     r->fcnt = 0;
+    r->in = r->inmax = 0;               /* summed as the flows freeze */
+    r->inmin = INFINITY;
   }
   for (i = 0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
     fl->frozen = 0;
     for (k = 0; k < fl->nres; k++) {
-      sl_res *r = &m->allres[fl->res[k]];
-      if (r->mark == stamp && binds(r)) { r->wfree += fl->w[k]; r->fcnt++; }
+      sl_res *r = &m->allres[fl->at[k].res];
+      if (r->mark == stamp && binds(r)) { r->wfree += fl->at[k].w; r->fcnt++; }
     }
   }
   for (i = 0; i < nr; i++) {           /* each resource's part of slots */
@@ -549,12 +554,12 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
   for (i = 0; i < nf; i++) {           /* a flow's slot on each, in slot order */
     const sl_flow *fl = &m->flows[F[i]];
     for (k = 0; k < fl->nres; k++) {
-      sl_res *r = &m->allres[fl->res[k]];
+      sl_res *r = &m->allres[fl->at[k].res];
       int32_t *seg, j;
       if (r->mark != stamp || !binds(r)) continue;
       seg = slots + r->fbeg;
-      for (j = r->fcnt++; j > 0 && seg[j - 1] > fl->pos[k]; j--) seg[j] = seg[j - 1];
-      seg[j] = fl->pos[k];
+      for (j = r->fcnt++; j > 0 && seg[j - 1] > fl->at[k].pos; j--) seg[j] = seg[j - 1];
+      seg[j] = fl->at[k].pos;
     }
   }
   m->nrheap = 0;
@@ -642,35 +647,13 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   fl->mark = stamp;
   m->scr[(*nf)++] = f;
   for (k = 0; k < fl->nres; k++) {
-    sl_res *o = &m->allres[fl->res[k]];
+    sl_res *o = &m->allres[fl->at[k].res];
     if (!binds(o)) continue;
-    o->fl[fl->pos[k]].mark = stamp;
-    if (o->mark == stamp) { o->out -= fl->w[k] * fl->rate; continue; }
+    o->fl[fl->at[k].pos].mark = stamp;
+    if (o->mark == stamp) { o->out -= fl->at[k].w * fl->rate; continue; }
     o->mark = stamp;
-    rq[(*nr)++] = fl->res[k];
+    rq[(*nr)++] = fl->at[k].res;
     outside_of(m, o);
-  }
-}
-
-/* what the re-rated flows F[0..nf) do on the resources R[0..nr) of the fill */
-static void inside_of(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
-                      int32_t nr) {
-  int32_t i, stamp = m->stamp;
-  int k;
-  for (i = 0; i < nr; i++) {
-    sl_res *r = &m->allres[R[i]];
-    r->in = r->inmax = 0;
-    r->inmin = INFINITY;
-  }
-  for (i = 0; i < nf; i++) {
-    const sl_flow *fl = &m->flows[F[i]];
-    for (k = 0; k < fl->nres; k++) {
-      sl_res *r = &m->allres[fl->res[k]];
-      if (r->mark != stamp || !binds(r)) continue;
-      r->in += fl->w[k] * fl->rate;
-      if (fl->rate > r->inmax) r->inmax = fl->rate;
-      if (fl->bneck == fl->res[k] && fl->rate < r->inmin) r->inmin = fl->rate;
-    }
   }
 }
 
@@ -710,7 +693,6 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   for (;;) {                             /* fill, widen, until nothing joins */
     int32_t nf0 = nf;
     fill(m, F, nf, R, nr);
-    inside_of(m, F, nf, R, nr);
     widen(m, &nf, &nr);
     if (nf == nf0) break;
     catch_up(m, F, nf0, nf, now);

@@ -59,6 +59,7 @@ typedef struct lmach {
   const void *cur_k;        /* its k table (lua_topointer) */
   int cur_pe;               /* its PE */
   int n_pes;                /* the machine's PEs */
+  int npool;                /* coroutines of ended blocks kept (user value 4) */
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
@@ -68,8 +69,11 @@ typedef struct lmach {
   int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
 } lmach;
 
-/* the machine whose block this thread is resuming (innermost launch), or NULL */
-static _Thread_local lmach *k_running;
+/* what this thread is resuming: the machine of the innermost launch and the
+** watchdog slot of the block it runs (NULL: none); one thread-local, so a
+** function finds both with one lookup */
+typedef struct lhere { lmach *lm; wdslot *wd; } lhere;
+static _Thread_local lhere here_tls;
 
 /* sub-views a view keeps (user values 2.., their windows in sub_off, sub_n) */
 #define SUB_CACHE 2
@@ -220,12 +224,11 @@ static wdslot *wd_list;
 static int wd_started, wd_stop;
 static pthread_t wd_thread;
 static struct sigaction wd_oldact;      /* WD_SIGNAL's action before ours */
-static _Thread_local wdslot *wd_here;   /* the slot this thread is resuming */
 
 /* WD_SIGNAL on a launching thread: arm the count hook of the block it runs,
 ** if the watchdog asked for it (async-signal-safe: atomics and lua_sethook) */
 static void wd_on_signal(int sig) {
-  wdslot *w = wd_here;
+  wdslot *w = here_tls.wd;
   lua_State *co;
   (void)sig;
   if (w == NULL || !atomic_exchange(&w->want, 0)) return;
@@ -405,7 +408,7 @@ static int l_new(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 3);
+  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 4);
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
   lm->cur = -1;
@@ -429,6 +432,9 @@ static int l_new(lua_State *L) {
   memset(lm->ev_s, 0, sizeof(lm->ev_s));
   lua_createtable(L, EV_SEEN, 0);        /* the event names of ev_s */
   lua_setiuservalue(L, -2, 3);
+  lm->npool = 0;
+  lua_newtable(L);                       /* the coroutines of ended blocks */
+  lua_setiuservalue(L, -2, 4);
   return 1;
 }
 
@@ -457,6 +463,9 @@ static int m_close(lua_State *L) {
     sl_machine_free(lm->m);
     lm->m = NULL;
     sites_free(lm);
+    lm->npool = 0;                        /* its kept coroutines may go */
+    lua_pushnil(L);
+    lua_setiuservalue(L, 1, 4);
   }
   return 0;
 }
@@ -942,6 +951,20 @@ static int resume_values(sl_machine *m, int blk, lua_State *co) {
   return 0;
 }
 
+/* a coroutine for a block, pushed: one an ended block of an earlier launch
+** left (its stack and call records already grown), or a new one */
+static lua_State *block_co(lua_State *L, lmach *lm) {
+  lua_State *co;
+  if (lm->npool == 0) return lua_newthread(L);
+  lua_getiuservalue(L, 1, 4);
+  lua_rawgeti(L, -1, lm->npool);
+  co = lua_tothread(L, -1);
+  lua_pushnil(L);
+  lua_rawseti(L, -3, lm->npool--);
+  lua_remove(L, -2);
+  return co;
+}
+
 /* the coroutine of block blk, made on its first run (kernel, k and the
 ** arguments pushed), with the number of values it resumes with in *nres */
 static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nres) {
@@ -952,7 +975,7 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
     return co;
   }
   luaL_checkstack(L, run->nargs + 4, "too many kernel arguments");
-  co = lua_newthread(L);
+  co = block_co(L, lm);
   if (!lua_checkstack(co, run->nargs + 4)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
   lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
@@ -969,9 +992,21 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
   return co;
 }
 
-/* block blk ended: its coroutine and k may go */
+/* coroutines a machine keeps for its next launches (a machine of more
+** blocks makes the rest anew each launch) */
+#define POOL_MAX 4096
+
+/* block blk ended: its k may go, its coroutine (returned, its stack emptied)
+** is kept for a block of a later launch */
 static void launch_block_done(lua_State *L, lmach *lm, lrun *run, int blk) {
   sl_block_done(lm->m, blk);
+  if (lm->npool < POOL_MAX) {
+    lua_settop(run->b[blk].co, 0);
+    lua_getiuservalue(L, 1, 4);
+    lua_rawgeti(L, run->cos, blk + 1);
+    lua_rawseti(L, -2, ++lm->npool);
+    lua_pop(L, 1);
+  }
   run->b[blk].co = NULL;
   run->b[blk].k = NULL;
   lua_pushnil(L);
@@ -984,24 +1019,22 @@ static void launch_block_done(lua_State *L, lmach *lm, lrun *run, int blk) {
 static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State *co,
                           int nres) {
   sl_machine *m = lm->m;
-  wdslot *here = NULL;
-  lmach *outer = k_running;
+  lhere *here = &here_tls, outer = *here;
   int b, nout, st;
   lm->cur = blk;
   lm->cur_co = co;
   lm->cur_k = run->b[blk].k;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = lm->budget;
-  if (lm->wd.listed) { here = wd_here; wd_here = &lm->wd; atomic_store(&lm->wd.co, co); }
-  k_running = lm;
+  if (lm->wd.listed) { here->wd = &lm->wd; atomic_store(&lm->wd.co, co); }
+  here->lm = lm;
   st = lua_resume(co, L, nres, &nout);
-  k_running = outer;
+  *here = outer;
   lm->cur = -1;
   lm->cur_co = NULL;
   lm->cur_k = NULL;
   if (lm->wd.listed) {
     atomic_store(&lm->wd.co, NULL);
-    wd_here = here;
     if (st != LUA_YIELD) {                  /* co may go: no look may still use it */
       pthread_mutex_lock(&wd_mu);
       pthread_mutex_unlock(&wd_mu);
@@ -1605,10 +1638,10 @@ static lmach *kcheck_slow(lua_State *L) {
 }
 
 /* the machine and block of the running primitive: the running block's own
-** coroutine calling with its own k is told by two pointer compares (k_running,
+** coroutine calling with its own k is told by two pointer compares (here_tls,
 ** cur_co, cur_k); anything else goes through kcheck_slow */
 static lmach *kcheck(lua_State *L, int *blk) {
-  lmach *lm = k_running;
+  lmach *lm = here_tls.lm;
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
   if (lm->check) set_site(L, lm);

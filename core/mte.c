@@ -81,9 +81,30 @@ static void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
 ** in a core's cache anyway, and streaming skips the read for ownership */
 #define SL_STREAM_BYTES (4 * 1024 * 1024)
 
+/* a copy from this size on compares each block before it writes it */
+#define SL_SAME_BYTES (64 * 1024)
+#define SL_SAME_BLOCK 4096
+
+/* copy n bytes from s to d (apart), leaving the leading blocks that hold
+** the bytes already unwritten: a write needs their cache lines read
+** anyway, and a line left clean is never written back (the iterations of a
+** benchmark land the same bytes again and again); from the first block
+** that differs on, one plain copy, so new bytes cost one block's compare */
+static void same_copy(uint8_t *d, const uint8_t *s, size_t n) {
+  size_t i, k;
+  for (i = 0; i < n; i += k) {
+    k = n - i < SL_SAME_BLOCK ? n - i : SL_SAME_BLOCK;
+    if (memcmp(d + i, s + i, k) != 0) {
+      memcpy(d + i, s + i, n - i);
+      return;
+    }
+  }
+}
+
 /* copy n bytes into GM, part of a transfer of whole bytes: a large one
 ** with streaming stores, as a DMA engine writes memory past the cache; a
-** small one stays in the cache, where the kernel will read it */
+** small one stays in the cache, where the kernel will read it, and from
+** SL_SAME_BYTES on skips the blocks that hold its bytes already */
 static void gm_copy(uint8_t *d, const uint8_t *s, size_t n, int64_t whole) {
 #if defined(__SSE2__)
   if (whole >= SL_STREAM_BYTES && n >= 65536 && (d + n <= s || s + n <= d)) {
@@ -107,7 +128,8 @@ static void gm_copy(uint8_t *d, const uint8_t *s, size_t n, int64_t whole) {
 #else
   (void)whole;
 #endif
-  memmove(d, s, n);
+  if (n >= SL_SAME_BYTES && (d + n <= s || s + n <= d)) same_copy(d, s, n);
+  else memmove(d, s, n);
 }
 
 /*

@@ -95,6 +95,13 @@ typedef struct sl_mark {
 /* resources one flow may cross: both HBMs, two hops of two ports, an engine */
 #define SL_FLOW_RES 8
 
+/* a resource a flow crosses: the capacity each of its bytes takes there, the
+** resource, and the flow's place in the resource's list */
+typedef struct sl_cross {
+  double w;
+  int32_t res, pos;
+} sl_cross;
+
 typedef struct sl_flow {
   /* what the solver reads of every flow on a resource: the first cache line */
   double rate, cap;         /* bytes per ps: current, and the core's MTE limit */
@@ -106,8 +113,7 @@ typedef struct sl_flow {
   sl_time end;              /* predicted completion */
   int32_t hpos;             /* place in the completion heap */
   int32_t next_free;
-  int32_t res[SL_FLOW_RES], pos[SL_FLOW_RES];
-  double w[SL_FLOW_RES];    /* capacity used per byte on each resource */
+  sl_cross at[SL_FLOW_RES]; /* the resources it crosses (the first four in one line) */
   uint64_t seq;             /* tie break of equal ends */
   int32_t eng, ev, sig;     /* DMA engine (-1: an MTE pipe's), landing and signal events */
   int32_t blk, pipe;

@@ -110,3 +110,34 @@ describe("the running block's k", function()
     m:close()
   end)
 end)
+
+describe("coroutines of ended blocks", function()
+  it("serve the next launch's blocks fresh: no hook, no values, the arguments of that launch", function()
+    local m = lab.machine{ pes = 2 }
+    local seen = {}
+    m:launch(function(k, a, b)
+      debug.sethook(function() end, "", 1000000)       -- left set when the block ends
+      seen[#seen + 1] = { k.pe, k.block, a, b, coroutine.running() }
+      k:sync_all()                                       -- the 4 blocks of a PE live at once
+      return 1, 2, 3
+    end, 4, "x", "y")
+    local again = {}
+    m:launch(function(k, a, ...)
+      again[#again + 1] = { k.pe, k.block, a, select("#", ...), debug.gethook(), coroutine.running() }
+      k:sync_all()
+    end, 3, "z")
+    assert.equals(8, #seen)
+    assert.equals(6, #again)
+    local reused = 0
+    for _, r in ipairs(again) do
+      assert.equals("z", r[3])
+      assert.equals(0, r[4])                             -- only the launch's own arguments
+      assert.is_nil(r[5])                                -- the earlier kernel's hook is gone
+      local kept = false
+      for _, s in ipairs(seen) do kept = kept or rawequal(s[5], r[6]) end
+      reused = reused + (kept and 1 or 0)
+    end
+    assert.equals(6, reused)                 -- every block ran on a coroutine an ended one left
+    m:close()
+  end)
+end)

@@ -287,7 +287,7 @@ static int fair(sl_machine *m) {
              (long long)f->end, (long long)m->now);
       return 0;
     }
-    for (k = 0; k < f->nres; k++) load[f->res[k]] += f->rate * f->w[k];
+    for (k = 0; k < f->nres; k++) load[f->at[k].res] += f->rate * f->at[k].w;
   }
   for (i = 0; i < (int32_t)m->nres; i++)
     if (load[i] > m->allres[i].C * (1 + 1e-6)) {
@@ -298,8 +298,8 @@ static int fair(sl_machine *m) {
     const sl_flow *f = &m->flows[m->fheap[i].id];
     int ok = f->rate >= f->cap * (1 - 1e-9);
     for (k = 0; k < f->nres && !ok; k++) {
-      const sl_res *r = &m->allres[f->res[k]];
-      int32_t j, top = load[f->res[k]] >= r->C * (1 - SL_FAIR_TOL);
+      const sl_res *r = &m->allres[f->at[k].res];
+      int32_t j, top = load[f->at[k].res] >= r->C * (1 - SL_FAIR_TOL);
       for (j = 0; j < r->nfl && top; j++)
         top = m->flows[r->fl[j].f].rate <= f->rate * (1 + SL_FAIR_TOL) * (1 + 1e-9);
       ok = top;
