@@ -1430,7 +1430,7 @@ static int v_index(lua_State *L) {
     return 1;
   }
   f = (int)lua_tointeger(L, -1);
-  if (v->lm->m == NULL && f >= 6) return luaL_error(L, "machine is closed");
+  if (v->lm->m == NULL && f >= 5) return luaL_error(L, "machine is closed");  /* reads its buffers */
   switch (f) {
     case 0: lua_pushinteger(L, (lua_Integer)v->n); break;
     case 1: lua_pushstring(L, sl_dtype_name(v->l.dtype)); break;

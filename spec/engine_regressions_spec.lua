@@ -77,6 +77,22 @@ describe("engine regressions", function()
     end
   end)
 
+  -- core/lshmemlab.c v_index: only space and name refused a closed machine;
+  -- heap_offset read sl_getbuf(v->lm->m, ...) with m NULL (SIGSEGV), for a
+  -- buffer view and for its sub-views.
+  it("a view's heap_offset after its machine closed is an error, not a crash", function()
+    local out = subprocess([[
+      local lab = require("shmemlab")
+      local m = lab.machine{ pes = 2 }
+      local v = m:malloc("int32", 16)
+      local s = v:sub(2, 4)
+      m:close()
+      print(v.n, pcall(function() return v.heap_offset end))
+      print(pcall(function() return s.heap_offset end))
+    ]])
+    H.contains(out, "16\tfalse", "machine is closed", "exit=0")
+  end)
+
   -- core/lshmemlab.c v_fill, raw string: view_ptr(L, v, pe, len / es) checks
   -- floor(len / es) elements, then memcpy copies len bytes. A string that is
   -- not whole elements writes past the checked range; at the end of an
