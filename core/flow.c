@@ -289,6 +289,16 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   return f;
 }
 
+/* when flow fl, at its rate from now, moves its last byte; a rate too low
+** for int64 picoseconds (converting a larger double is undefined) ends at
+** FLOW_NEVER, past any time limit, with room left for the latencies after */
+#define FLOW_NEVER (INT64_MAX / 8 * 7)
+static sl_time end_at(const sl_flow *fl, sl_time now) {
+  double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
+  if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
+  return now + (d > 0 ? (sl_time)d : 0);
+}
+
 /* flow f has joined its resources (ok) or ran out of memory doing so: into
 ** the end heap, at its own cap when nothing it crosses can bind */
 static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
@@ -306,7 +316,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   m->fheap[fl->hpos].id = f;
   for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->at[j].res])) return SL_OK;
   set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
-  fl->end = now + (sl_time)ceil(fl->rem / fl->rate - 1e-9);
+  fl->end = end_at(fl, now);
   m->fheap[fl->hpos].k = fl->end;
   heap_fix(m, HF, fl->hpos);
   flow_event(m);
@@ -700,8 +710,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   for (i = 0; i < nf; i++) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
-    double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
-    fl->end = now + (d > 0 ? (sl_time)d : 0);
+    fl->end = end_at(fl, now);
     if (fl->hpos >= 0 && m->fheap[fl->hpos].k != fl->end) {
       m->fheap[fl->hpos].k = fl->end;
       heap_fix(m, HF, fl->hpos);

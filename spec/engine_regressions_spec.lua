@@ -93,6 +93,22 @@ describe("engine regressions", function()
     H.contains(out, "16\tfalse", "machine is closed", "exit=0")
   end)
 
+  -- core/flow.c: a flow's end was now + (sl_time)ceil(rem / rate), a double
+  -- past int64 for a slow enough resource (hbm_GBps = 1e-300 passes the
+  -- params check): undefined, on x86 INT64_MIN, so the copy "ended" in the
+  -- past and the launch finished at 4.03 us. It must end past any time
+  -- limit instead (here: the 60 s default is reached).
+  it("a transfer too slow for int64 picoseconds ends after the time limit, not before", function()
+    local m = lab.machine{ pes = 2, hbm_GBps = 1e-300 }
+    local g = m:malloc("int32", 1024)
+    local e = H.err(m.launch, m, function(k)
+      local u = k:ub("int32", 1024)
+      k:data_copy(u, g, 1024)
+    end, 1)
+    H.contains(e, "virtual-time limit of 60000000 us reached")
+    m:close()
+  end)
+
   -- core/lshmemlab.c v_fill, raw string: view_ptr(L, v, pe, len / es) checks
   -- floor(len / es) elements, then memcpy copies len bytes. A string that is
   -- not whole elements writes past the checked range; at the end of an
