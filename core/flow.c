@@ -534,43 +534,22 @@ static int32_t fill_top(sl_machine *m) {
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
   int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
-  int k;
   if (m->rheap == NULL && (m->rheap = malloc((m->nres + 1) * sizeof(*m->rheap))) == NULL)
     return 0;
-  for (i = 0; i < nr; i++) {
+  for (i = 0; i < nf; i++) m->flows[F[i]].frozen = 0;
+  for (i = 0; i < nr; i++) {           /* each resource's re-rated flows, in slot order */
     sl_res *r = &m->allres[R[i]];
+    int32_t j;
     r->left = r->out < r->C ? r->C - r->out : 0;
     r->wfree = 0;
     r->base = 0;
     r->hpos = -1;
-    r->fcnt = 0;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
     r->inmin = INFINITY;
-  }
-  for (i = 0; i < nf; i++) {
-    sl_flow *fl = &m->flows[F[i]];
-    fl->frozen = 0;
-    for (k = 0; k < fl->nres; k++) {
-      sl_res *r = &m->allres[fl->at[k].res];
-      if (r->mark == stamp && binds(r)) { r->wfree += fl->at[k].w; r->fcnt++; }
-    }
-  }
-  for (i = 0; i < nr; i++) {           /* each resource's part of slots */
-    sl_res *r = &m->allres[R[i]];
     r->fbeg = at;
-    at += r->fcnt;
-    r->fcnt = 0;
-  }
-  for (i = 0; i < nf; i++) {           /* a flow's slot on each, in slot order */
-    const sl_flow *fl = &m->flows[F[i]];
-    for (k = 0; k < fl->nres; k++) {
-      sl_res *r = &m->allres[fl->at[k].res];
-      int32_t *seg, j;
-      if (r->mark != stamp || !binds(r)) continue;
-      seg = slots + r->fbeg;
-      for (j = r->fcnt++; j > 0 && seg[j - 1] > fl->at[k].pos; j--) seg[j] = seg[j - 1];
-      seg[j] = fl->at[k].pos;
-    }
+    for (j = 0; j < r->nfl; j++)
+      if (r->fl[j].mark == stamp) { r->wfree += r->fl[j].w; slots[at++] = j; }
+    r->fcnt = at - r->fbeg;
   }
   m->nrheap = 0;
   for (i = 0; i < nr; i++) {
