@@ -885,8 +885,8 @@ static const char *stuck_text(lua_State *L, lmach *lm, int timeout) {
   const sl_params *pr = sl_machine_params(lm->m);
   luaL_buffinit(L, &B);
   if (timeout)
-    lua_pushfstring(L, "virtual-time limit of %d us reached; blocks still "
-                    "waiting:\n", (int)pr->time_limit_us);
+    lua_pushfstring(L, "virtual-time limit of %I us reached; blocks still "
+                    "waiting:\n", (lua_Integer)pr->time_limit_us);
   else
     lua_pushfstring(L, "deadlock at %f us of the kernel: every block waits and "
                     "nothing is pending:\n", (lua_Number)sl_kernel_now_us(lm->m));

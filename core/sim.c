@@ -240,8 +240,10 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
 
 /* the virtual-time limit of the running launch */
 static sl_time time_limit(const sl_machine *m) {
-  return m->p.time_limit_us > 0
-      ? m->t0 + (sl_time)(m->p.time_limit_us * (int64_t)1000000) : INT64_MAX;
+  int64_t us = m->p.time_limit_us, ps;
+  if (us <= 0 || us > INT64_MAX / 1000000) return INT64_MAX;   /* none, or past int64 ps */
+  ps = us * (int64_t)1000000;
+  return ps > INT64_MAX - m->t0 ? INT64_MAX : m->t0 + ps;
 }
 
 /* a parked running block: handle the events due before anything else runs,

@@ -109,6 +109,24 @@ describe("engine regressions", function()
     m:close()
   end)
 
+  -- core/sim.c time_limit: t0 + time_limit_us * 1000000 overflowed int64
+  -- (undefined; it wrapped negative) for a limit near 2^63 ps, so a launch of
+  -- one copy timed out at once; core/lshmemlab.c stuck_text printed the
+  -- limit as (int), "2077252342 us" for 9223372036854 and a negative number
+  -- from 2^31 us.
+  it("a time limit near the int64 range neither wraps nor prints truncated", function()
+    local m = lab.machine{ pes = 2, time_limit_us = 9223372036854 }
+    local g = m:malloc("int32", 1024)
+    m:launch(function(k) k:data_copy(k:ub("int32", 1024), g, 1024) end, 1)
+    assert.is_true(m:now() > 0 and m:now() < 100)
+    m:close()
+    m = lab.machine{ pes = 2, time_limit_us = 3000000000, hbm_GBps = 1e-300 }
+    g = m:malloc("int32", 1024)
+    H.contains(H.err(m.launch, m, function(k) k:data_copy(k:ub("int32", 1024), g, 1024) end, 1),
+               "virtual-time limit of 3000000000 us reached")
+    m:close()
+  end)
+
   -- core/lshmemlab.c v_fill, raw string: view_ptr(L, v, pe, len / es) checks
   -- floor(len / es) elements, then memcpy copies len bytes. A string that is
   -- not whole elements writes past the checked range; at the end of an
