@@ -8,8 +8,7 @@
 ** takes on them (1 / efficiency on HCCS), and a cap (the core's MTE rate).
 ** Rates are max-min fair to within SL_FAIR_TOL, found by progressive filling,
 ** and recomputed when a flow starts or ends: first for the flows on the
-** resources that changed (breadth first through resources that can bind, up
-** to SEED_FLOWS flows), the flows further away keeping their use of the
+** resources that changed, the flows further away keeping their use of the
 ** resources at the edge; then every flow outside whose bottleneck no longer
 ** holds, or that tops a flow inside, joins them and they are filled again,
 ** until none does. A change costs what it moves, not what it is connected
@@ -389,37 +388,42 @@ static int scratch(sl_machine *m, int32_t n) {
   return 1;
 }
 
-static void outside_of(const sl_machine *m, sl_res *r);
+/* what the flows not being re-rated (unmarked) do on resource r: their use
+** of it stays theirs, the most any of them has, the least one it holds back
+** (its bottleneck) has */
+static void outside_of(const sl_machine *m, sl_res *r) {
+  int32_t j, stamp = m->stamp;
+  r->out = r->outmax = 0;
+  r->outmin = INFINITY;
+  for (j = 0; j < r->nfl; j++) {
+    const sl_slot *sl = &r->fl[j];
+    if (sl->mark == stamp) continue;
+    r->out += sl->w * sl->rate;
+    if (sl->rate > r->outmax) r->outmax = sl->rate;
+    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
+  }
+}
 
-/* flows the search from the changed resources gathers before it stops at
-** the end of a level: the flows further away keep their rates (their use of
-** the resources at the edge counts as fixed) unless widening brings them in */
-#define SEED_FLOWS 0
-
-/* the flows to recompute (from the dirty resources, through resources that
-** can bind, level by level up to SEED_FLOWS flows) into F = scr[0..*nf), the
-** resources that can bind among those they cross into R = scr + nflows,
-** [0..*nr); 0 on no memory */
+/* the flows to recompute -- those on the changed (dirty) resources -- into
+** F = scr[0..*nf), the resources that can bind among those they cross into
+** R = scr + nflows, [0..*nr), with what the flows outside do on each; the
+** flows further away keep their rates (their use of the resources at the
+** edge counts as fixed) unless widening brings them in; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
-  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, level_end;
+  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty;
   int32_t *rq;
   /* every flow and resource appears at most once, a flow's slots after them */
   if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
   rq = m->scr + m->nflows;
-  for (i = 0; i < m->ndirty; i++) {
+  for (i = 0; i < ndirty; i++) {
     sl_res *r = &m->allres[m->dirty[i]];
     r->dirty = 0;
     r->mark = stamp;
     rq[nres++] = m->dirty[i];
   }
   m->ndirty = 0;
-  level_end = nres;
-  for (i = 0; i < nres; i++) {        /* breadth first over resources */
+  for (i = 0; i < ndirty; i++) {      /* the flows on the changed resources */
     sl_res *r = &m->allres[rq[i]];
-    if (i == level_end) {
-      if (qf > SEED_FLOWS) break;     /* the rest of the queue is the edge */
-      level_end = nres;
-    }
     for (j = 0; j < r->nfl; j++) {
       sl_flow *fl = &m->flows[r->fl[j].f];
       if (fl->mark == stamp) continue;
@@ -438,22 +442,6 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   *nf = qf;
   *nr = k;
   return 1;
-}
-
-/* what the flows not being re-rated (unmarked) do on resource r: their use
-** of it stays theirs, the most any of them has, the least one it holds back
-** (its bottleneck) has */
-static void outside_of(const sl_machine *m, sl_res *r) {
-  int32_t j, stamp = m->stamp;
-  r->out = r->outmax = 0;
-  r->outmin = INFINITY;
-  for (j = 0; j < r->nfl; j++) {
-    const sl_slot *sl = &r->fl[j];
-    if (sl->mark == stamp) continue;
-    r->out += sl->w * sl->rate;
-    if (sl->rate > r->outmax) r->outmax = sl->rate;
-    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
-  }
 }
 
 #define NCAPS 8                 /* distinct flow caps handled without sorting */
