@@ -3,6 +3,7 @@
 ** paths, the life of a launch, cycle profiling counters.
 */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,29 @@
 
 /* picoseconds of ns nanoseconds, rounded */
 sl_time sli_ps(double ns) { return (sl_time)llround(ns * 1000.0); }
+
+/* the latencies, each at most a second: a larger one (or NaN) would wrap the
+** picosecond clock or round to nothing; the name of a bad one or NULL */
+static const char *latency_check(const sl_params *p) {
+  static const struct { const char *name; size_t off; double max; } lat[] = {
+#define LAT_NS(f) { #f, offsetof(sl_params, f), 1e9 }
+    LAT_NS(mte_setup_ns), LAT_NS(issue_ns), LAT_NS(scalar_ns), LAT_NS(vec_setup_ns),
+    LAT_NS(local_alpha_ns), LAT_NS(hccs_alpha_ns), LAT_NS(sio_alpha_ns),
+    LAT_NS(rdma_alpha_ns), LAT_NS(signal_ns), LAT_NS(poll_ns), LAT_NS(pipe_barrier_ns),
+    LAT_NS(barrier_base_ns), LAT_NS(sync_all_ns), LAT_NS(sdma_setup_ns),
+    LAT_NS(rdma_setup_ns), LAT_NS(udma_setup_ns),
+#undef LAT_NS
+    { "launch_us", offsetof(sl_params, launch_us), 1e6 },
+    { "host_setup_us", offsetof(sl_params, host_setup_us), 1e6 },
+  };
+  size_t i;
+  for (i = 0; i < sizeof(lat) / sizeof(lat[0]); i++) {
+    double v;
+    memcpy(&v, (const char *)p + lat[i].off, sizeof(v));
+    if (!(v >= 0 && v <= lat[i].max)) return lat[i].name;
+  }
+  return NULL;
+}
 
 /* validate the parameter block; returns the name of a bad field or NULL */
 const char *sl_params_check(const sl_params *p) {
@@ -45,13 +69,7 @@ const char *sl_params_check(const sl_params *p) {
   if (p->primitive_limit < 0) return "primitive_limit";
   if (p->time_limit_us < 0) return "time_limit_us";
   if (p->timing_only && (p->check & (SL_CHECK_RACE | SL_CHECK_INIT))) return "check";
-  if (p->mte_setup_ns < 0 || p->issue_ns < 0 || p->scalar_ns < 0 ||
-      p->vec_setup_ns < 0 || p->local_alpha_ns < 0 || p->hccs_alpha_ns < 0 ||
-      p->sio_alpha_ns < 0 || p->rdma_alpha_ns < 0 || p->signal_ns < 0 ||
-      p->poll_ns < 0 || p->pipe_barrier_ns < 0 || p->barrier_base_ns < 0 ||
-      p->sync_all_ns < 0 || p->launch_us < 0 || p->host_setup_us < 0 ||
-      p->sdma_setup_ns < 0 || p->rdma_setup_ns < 0 || p->udma_setup_ns < 0)
-    return "a latency (negative)";
+  return latency_check(p);
   return NULL;
 }
 

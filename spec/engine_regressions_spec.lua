@@ -40,6 +40,23 @@ describe("engine regressions", function()
                   H.strip(H.err(function() lab.machine{ hccs_GBps = -1 } end)))
   end)
 
+  -- core/machine.c sl_params_check: a latency was only refused when
+  -- negative, so 1e300 (past the int64 picosecond clock: launch_us = 1e300
+  -- gave m:now() 0.0) or NaN made a machine with wrong times; each latency
+  -- is now at most a second, and the error names it.
+  it("refuses a latency past a second, or NaN, naming it", function()
+    for _, c in ipairs({ { "launch_us", 1e300 }, { "mte_setup_ns", 1e300 },
+                         { "issue_ns", 0 / 0 }, { "host_setup_us", 2e6 },
+                         { "rdma_alpha_ns", 1.5e9 } }) do
+      assert.equals(string.format("bad argument #1 to 'machine' (profile figure '%s' is out "
+                                  .. "of range)", c[1]),
+                    H.strip(H.err(function() lab.machine{ pes = 2, [c[1]] = c[2] } end)))
+    end
+    local m = lab.machine{ pes = 2, launch_us = 1e6, hccs_alpha_ns = 1e9 }   -- a second: fine
+    m:launch(function() end, 1)
+    assert.equals(1e6, m:now())
+  end)
+
   -- core/lshmemlab.c v_compare / v_copy: luaL_argerror(L, 1, ...) for a
   -- mismatch of the other view, which Lua reports as "calling 'compare' on
   -- bad self"; the other view is index 2 (#1).
