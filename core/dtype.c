@@ -83,8 +83,7 @@ typedef union {
 #define ISFLOAT_FP64  1
 
 #define INFOROW(TAG, name, T, U, KIND)  { name, sizeof(T), ISFLOAT_##KIND },
-static const struct { const char *name; unsigned char size, isfloat; }
-dt_info[SL_NDTYPES] = { SL_DTYPE_LIST(INFOROW) };
+const sl_dtype_info sl_dtypes[SL_NDTYPES] = { SL_DTYPE_LIST(INFOROW) };
 #undef INFOROW
 
 static const struct { const char *name; sl_dtype t; } dt_alias[] = {
@@ -99,15 +98,9 @@ static int dt_ok (sl_dtype t) {
 }
 
 
-/* element size in bytes (0 for an invalid dtype) */
-size_t sl_dtype_size (sl_dtype t) {
-  return dt_ok(t) ? dt_info[t].size : 0;
-}
-
-
 /* canonical name ("?" for an invalid dtype) */
 const char *sl_dtype_name (sl_dtype t) {
-  return dt_ok(t) ? dt_info[t].name : "?";
+  return dt_ok(t) ? sl_dtypes[t].name : "?";
 }
 
 
@@ -116,16 +109,10 @@ int sl_dtype_find (const char *name) {
   size_t i;
   if (name == NULL) return -1;
   for (i = 0; i < (size_t)SL_NDTYPES; i++)
-    if (strcmp(name, dt_info[i].name) == 0) return (int)i;
+    if (strcmp(name, sl_dtypes[i].name) == 0) return (int)i;
   for (i = 0; i < sizeof(dt_alias) / sizeof(dt_alias[0]); i++)
     if (strcmp(name, dt_alias[i].name) == 0) return (int)dt_alias[i].t;
   return -1;
-}
-
-
-/* 1 for fp16, bf16, fp32 and fp64 */
-int sl_dtype_isfloat (sl_dtype t) {
-  return dt_ok(t) ? dt_info[t].isfloat : 0;
 }
 
 
@@ -845,7 +832,7 @@ static const sl_bfn xbtab[SL_NDTYPES][3] = { SL_DTYPE_LIST(BROW) };
 /* sl_reduce for valid t/op and non-aliasing dst/src */
 static void reduce (sl_dtype t, sl_op op, void *restrict dst,
                     const void *restrict src, size_t n) {
-  if (op == SL_OP_NONE) memcpy(dst, src, n * dt_info[t].size);
+  if (op == SL_OP_NONE) memcpy(dst, src, n * sl_dtypes[t].size);
   else RTAB[t][op - 1](dst, src, n);
 }
 
@@ -858,7 +845,7 @@ void sl_reduce (sl_dtype t, sl_op op, void *dst, const void *src, size_t n) {
     reduce(t, op, dst, src, n);
   else if (op != SL_OP_NONE) {
     sl_stage tmp;
-    size_t sz = dt_info[t].size, m = sizeof tmp / sz, k;
+    size_t sz = sl_dtypes[t].size, m = sizeof tmp / sz, k;
     char *d = dst;
     for (k = 0; k < n; k += m) {
       size_t c = n - k < m ? n - k : m;
@@ -872,7 +859,7 @@ void sl_reduce (sl_dtype t, sl_op op, void *dst, const void *src, size_t n) {
 /* sl_binary for valid t/op and dst aliasing neither a nor b */
 static void binary (sl_dtype t, sl_op op, void *restrict dst,
                     const void *a, const void *b, size_t n) {
-  if (op == SL_OP_NONE) memmove(dst, b, n * dt_info[t].size);
+  if (op == SL_OP_NONE) memmove(dst, b, n * sl_dtypes[t].size);
   else BTAB[t][op - 1](dst, a, b, n);
 }
 
@@ -886,7 +873,7 @@ void sl_binary (sl_dtype t, sl_op op, void *dst, const void *a,
     binary(t, op, dst, a, b, n);
   else {
     sl_stage ta, tb;
-    size_t sz = dt_info[t].size, m = sizeof ta / sz, k;
+    size_t sz = sl_dtypes[t].size, m = sizeof ta / sz, k;
     char *d = dst;
     const char *pa = a, *pb = b;
     for (k = 0; k < n; k += m) {
@@ -911,7 +898,7 @@ static void muls (sl_dtype t, void *restrict dst, const void *restrict a,
     case SL_INT8: case SL_UINT8: case SL_INT16: case SL_INT32: case SL_INT64:
     case SL_UINT16: case SL_UINT32: case SL_UINT64:
       if (integral) {
-        switch (dt_info[t].size) {
+        switch (sl_dtypes[t].size) {
           case 2: K(m_16)(dst, a, (uint32_t)(uint16_t)k, n); return;
           case 4: K(m_32)(dst, a, (uint32_t)k, n); return;
           case 8: K(m_64)(dst, a, k, n); return;
@@ -950,7 +937,7 @@ void sl_muls (sl_dtype t, void *dst, const void *a, double s, size_t n) {
     muls(t, dst, a, s, n);
   else {
     sl_stage tmp;
-    size_t sz = dt_info[t].size, m = sizeof tmp / sz, k;
+    size_t sz = sl_dtypes[t].size, m = sizeof tmp / sz, k;
     char *d = dst;
     for (k = 0; k < n; k += m) {
       size_t c = n - k < m ? n - k : m;
@@ -1033,11 +1020,11 @@ void sl_cast (sl_dtype dt, void *dst, sl_dtype st, const void *src,
   size_t k = 0;
   VXDECL
   if (!dt_ok(dt) || !dt_ok(st) || n == 0) return;
-  if (dt == st) { memmove(dst, src, n * dt_info[dt].size); return; }
+  if (dt == st) { memmove(dst, src, n * sl_dtypes[dt].size); return; }
   if (dt == SL_FP16 && st == SL_FP32) k = F16C(x_f2h(dst, src, n));
   else if (dt == SL_FP32 && st == SL_FP16) k = F16C(x_h2f(dst, src, n));
-  cast(dt, (char *)dst + k * dt_info[dt].size, st,
-       (const char *)src + k * dt_info[st].size, n - k);
+  cast(dt, (char *)dst + k * sl_dtypes[dt].size, st,
+       (const char *)src + k * sl_dtypes[st].size, n - k);
 }
 
 /* }====================================================== */
@@ -1088,7 +1075,7 @@ void sl_abs (sl_dtype t, void *dst, const void *a, size_t n) {
     case SL_FP16: case SL_BF16: abs_h(dst, a, n); return;
     case SL_FP32: abs_f(dst, a, n); return;
     case SL_FP64: abs_d(dst, a, n); return;
-    default: memmove(dst, a, n * dt_info[t].size); return;   /* unsigned */
+    default: memmove(dst, a, n * sl_dtypes[t].size); return;   /* unsigned */
   }
 }
 
@@ -1344,15 +1331,20 @@ int64_t sl_get_int (sl_dtype t, const void *base, size_t i) {
 
 /* store v into element i (ints: truncate and wrap; floats: round once) */
 void sl_set_num (sl_dtype t, void *base, size_t i, double v) {
-  if (dt_ok(t)) fromdbl(t, (char *)base + i * dt_info[t].size, &v, 1);
+  if (dt_ok(t)) fromdbl(t, (char *)base + i * sl_dtypes[t].size, &v, 1);
 }
 
 
 /* store v into element i (ints wrap; floats round once) */
 void sl_set_int (sl_dtype t, void *base, size_t i, int64_t v) {
-  if (dt_ok(t)) {
-    if (t == SL_INT64) memcpy((char *)base + i * 8, &v, 8);
-    else cast(t, (char *)base + i * dt_info[t].size, SL_INT64, &v, 1);
+  char *p = base;
+  switch (t) {     /* integers wrap: the low bits, as cast() stores them */
+    case SL_INT8: case SL_UINT8: { uint8_t x = (uint8_t)v; memcpy(p + i, &x, 1); return; }
+    case SL_INT16: case SL_UINT16: { uint16_t x = (uint16_t)v; memcpy(p + i * 2, &x, 2); return; }
+    case SL_INT32: case SL_UINT32: { uint32_t x = (uint32_t)v; memcpy(p + i * 4, &x, 4); return; }
+    case SL_INT64: case SL_UINT64: memcpy(p + i * 8, &v, 8); return;
+    default:
+      if (dt_ok(t)) cast(t, p + i * sl_dtypes[t].size, SL_INT64, &v, 1);
   }
 }
 
@@ -1401,7 +1393,7 @@ static double saturate (sl_dtype t, double v) {
     [SL_INT8] = 127.0, [SL_INT16] = 32767.0, [SL_INT32] = 2147483647.0, [SL_INT64] = TWO63,
     [SL_UINT8] = 255.0, [SL_UINT16] = 65535.0, [SL_UINT32] = 4294967295.0,
     [SL_UINT64] = TWO64 };
-  if (dt_info[t].isfloat) return v;
+  if (sl_dtypes[t].isfloat) return v;
   if (v != v) return 0.0;
   return v < lo[t] ? lo[t] : v > hi[t] ? hi[t] : v;
 }
@@ -1411,7 +1403,7 @@ static double saturate (sl_dtype t, double v) {
 static void fillconst (sl_dtype t, void *restrict dst, const void *e,
                        size_t n) {
   size_t i;
-  switch (dt_info[t].size) {
+  switch (sl_dtypes[t].size) {
     case 1: memset(dst, *(const unsigned char *)e, n); return;
     case 2: {
       uint16_t *d = dst, v;
@@ -1456,7 +1448,7 @@ void sl_fill_pattern (sl_dtype t, void *dst, size_t n, sl_fill pat,
   uint64_t ub = (uint64_t)base;     /* index arithmetic modulo 2^64 */
   char *d = dst;
   if (!dt_ok(t) || n == 0) return;
-  sz = dt_info[t].size;
+  sz = sl_dtypes[t].size;
   switch (pat) {
     case SL_FILL_CONST: {
       sl_stage e;
@@ -1466,7 +1458,7 @@ void sl_fill_pattern (sl_dtype t, void *dst, size_t n, sl_fill pat,
       return;
     }
     case SL_FILL_IOTA:
-      if (!dt_info[t].isfloat && isint64(a) && isint64(b)) {
+      if (!sl_dtypes[t].isfloat && isint64(a) && isint64(b)) {
         uint64_t ua = (uint64_t)(int64_t)a, ubb = (uint64_t)(int64_t)b;
         for (k = 0; k < n; k += m) {
           size_t c = n - k < m ? n - k : m;

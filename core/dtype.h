@@ -47,10 +47,22 @@ typedef enum {
   SL_FILL_RANDOM   /* integer-exact pseudo random in [a, b], seeded */
 } sl_fill;
 
-size_t sl_dtype_size(sl_dtype t);
+/* one row of the type table (dtype.c): the engine's hot paths read it inline */
+typedef struct sl_dtype_info { const char *name; unsigned char size, isfloat; } sl_dtype_info;
+extern const sl_dtype_info sl_dtypes[SL_NDTYPES];
+
+/* bytes of an element (0 for an invalid dtype) */
+static inline size_t sl_dtype_size(sl_dtype t) {
+  return (unsigned)t < (unsigned)SL_NDTYPES ? sl_dtypes[t].size : 0;
+}
+
+/* 1 for a floating-point dtype (0 for an invalid one) */
+static inline int sl_dtype_isfloat(sl_dtype t) {
+  return (unsigned)t < (unsigned)SL_NDTYPES ? sl_dtypes[t].isfloat : 0;
+}
+
 const char *sl_dtype_name(sl_dtype t);
 int sl_dtype_find(const char *name);            /* -1 when unknown */
-int sl_dtype_isfloat(sl_dtype t);
 
 /* scalar conversions, round to nearest even (hardware behaviour) */
 float sl_f16_to_f32(uint16_t h);

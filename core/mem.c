@@ -261,15 +261,6 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
   return SL_OK;
 }
 
-/* the compact form of a location */
-void sli_addr(const sl_loc *l, sl_addr *a) {
-  a->buf = l->buf;
-  a->pe = l->pe;
-  a->core = l->core;
-  a->dtype = l->dtype;
-  a->off = l->buf < 0 ? l->base + l->off : l->off;
-}
-
 /* timing-only: back the UB allocation of bytes at base of (pe, core) in its
 ** arena of backed bytes (the map restarts with every launch) */
 int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
@@ -293,7 +284,7 @@ int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
 }
 
 /* timing-only: the backed bytes of a UB address, or NULL */
-static uint8_t *ub_backed(sl_machine *m, const sl_addr *a) {
+uint8_t *sli_ub_backed(sl_machine *m, const sl_addr *a) {
   size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
   const sl_ubmap *u = &m->ubmap[i];
   int k;
@@ -302,17 +293,6 @@ static uint8_t *ub_backed(sl_machine *m, const sl_addr *a) {
     if (a->off >= u->r[k].base && a->off < u->r[k].base + u->r[k].bytes)
       return m->ub[i] + u->r[k].at + (a->off - u->r[k].base);
   return NULL;
-}
-
-/* bytes at an address (checked beforehand); NULL when unbacked (timing-only):
-** every data path tests this one result */
-uint8_t *sli_ptr(sl_machine *m, const sl_addr *a) {
-  if (a->buf < 0) {
-    if (m->ubmap) return ub_backed(m, a);
-    return m->ub[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core] + a->off;
-  }
-  if (m->bufs[a->buf].data == NULL) return NULL;
-  return m->bufs[a->buf].data + m->bufs[a->buf].stride * a->pe + a->off;
 }
 
 /* name of the memory a location lies in */
@@ -328,8 +308,8 @@ static void loc_name(const sl_machine *m, const sl_loc *l, char *out,
 }
 
 /* check that [off, off+bytes) lies inside the allocation of l */
-int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
-               const char *what, int arg, int by_pe, int by_block) {
+int sli_bounds_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
+                     const char *what, int arg, int by_pe, int by_block) {
   char where[96];
   if (l->buf >= 0) {
     const sl_buf *b;

@@ -297,8 +297,13 @@ static void vec_touch(sl_machine *m, const sl_event *e) {
 
 /* apply a landed event (a copy of it: waking a waiter may grow the pool) */
 void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
-  sl_event copy = *ev, *e = &copy;
+  sl_event copy, *e = &copy;
   uint8_t *d;
+  if (ev->kind == EV_SIGNAL) {          /* a signal, p or atomic (amo.c): makes no event */
+    sli_elem_land(m, ev, t);
+    return;
+  }
+  copy = *ev;                           /* the others may grow m->evs */
   if (e->kind == EV_PIPE) {             /* a pipe's next instruction is due */
     if (m->blocks[e->blk].kick[QI(e->pipe)] == t) m->blocks[e->blk].kick[QI(e->pipe)] = -1;
     sli_pipe_kick(m, e->blk, e->pipe, t);
@@ -341,9 +346,6 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       sli_landed(m, e->blk, SL_PIPE_V, 1, t);
       break;
     }
-    case EV_SIGNAL:                     /* a signal, p or atomic (amo.c) */
-      sli_elem_land(m, e, t);
-      break;
     default:
       break;
   }

@@ -195,9 +195,8 @@ static const sl_key *peek(sl_machine *m) {
   return peek_raw(m);
 }
 
-/* remove the earliest pending key (there is one) */
-static sl_key pop(sl_machine *m) {
-  const sl_key *k = peek_raw(m);
+/* remove key k, the earliest pending one (peek_raw's answer) */
+static sl_key take(sl_machine *m, const sl_key *k) {
   m->nevents++;
   if (m->fn > 0 && k == &m->fifo[m->fhead]) {
     m->fn--;
@@ -254,7 +253,7 @@ static int wait_inline(sl_machine *m, int blk) {
   while (!m->oom && (top = peek(m)) != NULL && top->t <= time_limit(m)) {
     sl_key k;
     if (IS_WAKE(top) && WAKE_BLK(top) != blk) return 0;
-    k = pop(m);
+    k = take(m, top);
     if (k.t > m->now) m->now = k.t;
     if (IS_WAKE(&k)) {                   /* its own wake-up: it goes on */
       b->state = B_RUN;
@@ -273,19 +272,21 @@ static int wait_inline(sl_machine *m, int blk) {
 int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
+  sl_time limit;
   if (m->oom) return 1;                  /* out of memory: sl_step says so */
   if (b->state != B_RUN && (!wait_inline(m, blk) || m->oom)) return 1;
-  if (b->t > time_limit(m)) {           /* S alone ran past the limit: sl_step stops it */
+  limit = time_limit(m);                 /* no event moves it */
+  if (b->t > limit) {                    /* S alone ran past the limit: sl_step stops it */
     sli_wake(m, blk, b->t);
     return 1;
   }
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
-    if (IS_WAKE(top) || top->t > time_limit(m)) {
+    if (IS_WAKE(top) || top->t > limit) {
       sli_wake(m, blk, b->t);
       return 1;
     }
-    k = pop(m);
+    k = take(m, top);                    /* top is peek_raw's: nothing ran since */
     if (k.t > m->now) m->now = k.t;
     sli_apply(m, &m->evs[k.ev], k.t);
     ev_release(m, k.ev);
@@ -299,9 +300,10 @@ int sl_must_yield(sl_machine *m, int blk) {
 ** its timing would be wrong */
 int sl_step(sl_machine *m, int *blk) {
   sl_time limit = time_limit(m);
+  const sl_key *top;
   if (m->oom) return SL_STEP_NOMEM;
-  while (peek(m) != NULL) {
-    sl_key k = pop(m);
+  while ((top = peek(m)) != NULL) {
+    sl_key k = take(m, top);
     if (k.t > limit) {
       m->now = limit;
       sli_schedule(m, k.t, k.ev);  /* keep it for the report */

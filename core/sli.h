@@ -343,10 +343,46 @@ void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,
                int kind, int path, int64_t bytes, int ppe, int pblock);
 
 /* mem.c */
-uint8_t *sli_ptr(sl_machine *m, const sl_addr *a);
-void sli_addr(const sl_loc *l, sl_addr *a);
-int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
-               const char *what, int arg, int by_pe, int by_block);
+uint8_t *sli_ub_backed(sl_machine *m, const sl_addr *a);
+int sli_bounds_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
+                     const char *what, int arg, int by_pe, int by_block);
+
+/* bytes at an address (checked beforehand); NULL when unbacked (timing-only):
+** every data path tests this one result (inline: every primitive asks) */
+static inline uint8_t *sli_ptr(sl_machine *m, const sl_addr *a) {
+  if (a->buf < 0) {
+    if (m->ubmap) return sli_ub_backed(m, a);
+    return m->ub[(size_t)a->pe * (size_t)m->p.cores + (size_t)a->core] + a->off;
+  }
+  if (m->bufs[a->buf].data == NULL) return NULL;
+  return m->bufs[a->buf].data + m->bufs[a->buf].stride * a->pe + a->off;
+}
+
+/* the address of a location */
+static inline void sli_addr(const sl_loc *l, sl_addr *a) {
+  a->buf = l->buf;
+  a->pe = l->pe;
+  a->core = l->core;
+  a->dtype = l->dtype;
+  a->off = l->buf < 0 ? l->base + l->off : l->off;
+}
+
+/* SL_OK when bytes at l may be accessed, else the error or report of
+** sli_bounds_check (mem.c); the passing case inline, the rest there */
+static inline int sli_bounds(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
+                             const char *what, int arg, int by_pe, int by_block) {
+  if (l->buf >= 0) {
+    const sl_buf *b;
+    if (l->buf >= m->nbufs) goto full;
+    b = &m->bufs[l->buf];
+    if (b->freed || (b->space != SL_SPACE_HOST && (l->pe < 0 || l->pe >= m->p.n_pes)))
+      goto full;
+  }
+  if (bytes < 0 || l->off < 0 || l->off > l->cap || bytes > l->cap - l->off) goto full;
+  return SL_OK;
+full:
+  return sli_bounds_check(m, l, bytes, write, what, arg, by_pe, by_block);
+}
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
 int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes);
 void sli_ub_free(sl_machine *m);
