@@ -209,8 +209,8 @@ static sl_bytemap *init_map(sl_machine *m, const sl_addr *a, int64_t *at) {
   return m->bufs[a->buf].init;
 }
 
-/* bytes at a were written */
-void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes) {
+/* bytes at a were written (initcheck on: sli_init_write) */
+void sli_init_write_any(sl_machine *m, const sl_addr *a, int64_t bytes) {
   int64_t at;
   sl_bytemap *b = init_map(m, a, &at);
   if (b != NULL && bm_set(b, at, bytes, 1) != SL_OK) m->oom = 1;

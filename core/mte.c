@@ -187,11 +187,9 @@ static void lazy_ub(sl_machine *m, const sl_addr *a, int64_t bytes, int drop) {
   }
 }
 
-/* bytes at a are written or (UB) read: the records that see them move
-** their bytes before */
-void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes) {
+/* sli_lazy_touch when some block holds records */
+void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes) {
   int32_t j;
-  if (m->nlzb == 0) return;
   if (a->buf < 0) { lazy_ub(m, a, bytes, 0); return; }
   if (m->bufs[a->buf].lazy_src == 0) return;
   for (j = m->nlzb; j-- > 0;) {
@@ -295,7 +293,8 @@ static void vec_touch(sl_machine *m, const sl_event *e) {
   sli_lazy_touch(m, &e->dst, e->n * (int64_t)sl_dtype_size((sl_dtype)e->dst.dtype));
 }
 
-/* apply a landed event (a copy of it: waking a waiter may grow the pool) */
+/* apply a landed event (copy, vector op, DMA: a copy of it, as waking a waiter
+** may grow the pool) */
 void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
   sl_event copy, *e = &copy;
   uint8_t *d;
@@ -303,13 +302,14 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     sli_elem_land(m, ev, t);
     return;
   }
-  copy = *ev;                           /* the others may grow m->evs */
-  if (e->kind == EV_PIPE) {             /* a pipe's next instruction is due */
-    if (m->blocks[e->blk].kick[QI(e->pipe)] == t) m->blocks[e->blk].kick[QI(e->pipe)] = -1;
-    sli_pipe_kick(m, e->blk, e->pipe, t);
+  if (ev->kind == EV_PIPE) {            /* a pipe's next instruction is due */
+    int blk = ev->blk, pipe = ev->pipe;  /* read before the kick makes events */
+    if (m->blocks[blk].kick[QI(pipe)] == t) m->blocks[blk].kick[QI(pipe)] = -1;
+    sli_pipe_kick(m, blk, pipe, t);
     return;
   }
-  if (e->kind == EV_FLOW) { sli_flow_due(m, t); return; }
+  if (ev->kind == EV_FLOW) { sli_flow_due(m, t); return; }
+  copy = *ev;                           /* the others may grow m->evs */
   if (e->kind == EV_DMA) { sli_dma_start(m, e, t); return; }
   d = sli_ptr(m, &e->dst);
   switch (e->kind) {

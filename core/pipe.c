@@ -120,14 +120,17 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
 /* schedule an EV_PIPE for the block's pipe at t (once) */
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
   sl_block *b = &m->blocks[blk];
-  sl_event e;
+  sl_event *e;
+  int32_t id;
   if (b->kick[QI(pipe)] == t) return;
-  memset(&e, 0, sizeof(e));
-  e.kind = EV_PIPE;
-  e.blk = blk;
-  e.pipe = pipe;
   b->kick[QI(pipe)] = t;
-  if (sli_push(m, t, &e) != SL_OK) m->oom = 1;
+  if ((e = sli_newev(m, &id)) == NULL) { m->oom = 1; return; }
+  memset(e, 0, sizeof(*e));             /* made in place (site 0: no Lua line) */
+  e->kind = EV_PIPE;
+  e->blk = blk;
+  e->pipe = pipe;
+  e->next_free = -1;
+  if (sli_schedule(m, t, id) != SL_OK) m->oom = 1;
 }
 
 /* start the transfer at the head of the pipe at now */
@@ -217,6 +220,17 @@ static void advance(sl_machine *m, int blk, int pipe, sl_time now) {
 
 /* advance block blk's pipe at now (queued when called from inside a pipe) */
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
+  if (!m->kbusy) {                      /* the queue is empty: this pipe first */
+    m->kbusy = 1;
+    advance(m, blk, pipe, now);
+    while (m->kqh < m->nkq) {
+      int32_t k = m->kq[m->kqh++];
+      advance(m, k / 4, k % 4, now);
+    }
+    m->kqh = m->nkq = 0;
+    m->kbusy = 0;
+    return;
+  }
   if (m->nkq == m->capkq) {
     if (m->kqh > 0) {
       memmove(m->kq, m->kq + m->kqh, (size_t)(m->nkq - m->kqh) * sizeof(*m->kq));
@@ -228,15 +242,7 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
       return;
     }
   }
-  m->kq[m->nkq++] = blk * 4 + pipe;
-  if (m->kbusy) return;
-  m->kbusy = 1;
-  while (m->kqh < m->nkq) {
-    int32_t k = m->kq[m->kqh++];
-    advance(m, k / 4, k % 4, now);
-  }
-  m->kqh = m->nkq = 0;
-  m->kbusy = 0;
+  m->kq[m->nkq++] = blk * 4 + pipe;     /* a pipe is running: after it */
 }
 
 /* the transfer at the head of the pipe streamed its last byte at t */

@@ -88,20 +88,25 @@ static void ev_release(sl_machine *m, int32_t id) {
   m->free_ev = id;
 }
 
-/* append k to an in-order queue (room made by compacting or growing) */
-static int fifo_push(sl_key **q, int32_t *head, int32_t *n, int32_t *cap, const sl_key *k) {
-  if (*head + *n == *cap) {
-    if (*head > 0 && *n <= *cap / 2) {    /* compact when it halves the queue */
-      memmove(*q, *q + *head, (size_t)*n * sizeof(**q));
-      *head = 0;
-    } else {
-      int32_t nc = *cap ? *cap * 2 : 256;
-      sl_key *nq = realloc(*q, (size_t)nc * sizeof(*nq));
-      if (nq == NULL) return SL_ENOMEM;
-      *q = nq;
-      *cap = nc;
-    }
+/* room at the end of a full in-order queue, by compacting or growing */
+static int fifo_room(sl_key **q, int32_t *head, int32_t *n, int32_t *cap) {
+  if (*head > 0 && *n <= *cap / 2) {    /* compact when it halves the queue */
+    memmove(*q, *q + *head, (size_t)*n * sizeof(**q));
+    *head = 0;
+  } else {
+    int32_t nc = *cap ? *cap * 2 : 256;
+    sl_key *nq = realloc(*q, (size_t)nc * sizeof(*nq));
+    if (nq == NULL) return SL_ENOMEM;
+    *q = nq;
+    *cap = nc;
   }
+  return SL_OK;
+}
+
+/* append k to an in-order queue (room made by compacting or growing) */
+static inline int fifo_push(sl_key **q, int32_t *head, int32_t *n, int32_t *cap,
+                            const sl_key *k) {
+  if (*head + *n == *cap && fifo_room(q, head, n, cap) != SL_OK) return SL_ENOMEM;
   (*q)[*head + (*n)++] = *k;
   return SL_OK;
 }

@@ -389,7 +389,12 @@ void sli_ub_free(sl_machine *m);
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
-void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes);
+void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes);
+/* bytes at a are written or (UB) read: the staging records that see them
+** move their bytes before (the test for no record inline: every landing asks) */
+static inline void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  if (m->nlzb > 0) sli_lazy_touch_any(m, a, bytes);
+}
 void sli_lazy_reset(sl_machine *m);
 sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
@@ -445,7 +450,11 @@ void sli_pools_reset(sl_machine *m);
 /* check.c */
 int sli_report(sl_machine *m, int kind, const sl_loc *l, int64_t bytes, int write,
                int blk, int pipe, const char *msg);
-void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes);
+void sli_init_write_any(sl_machine *m, const sl_addr *a, int64_t bytes);
+/* bytes at a were written (initcheck; inline when it is off) */
+static inline void sli_init_write(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  if (m->p.check & SL_CHECK_INIT) sli_init_write_any(m, a, bytes);
+}
 int sli_init_read(sl_machine *m, const sl_addr *a, int64_t bytes, int blk, int pipe,
                   int32_t site);
 void sli_check_block_done(sl_machine *m, int blk);
