@@ -309,6 +309,10 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     return;
   }
   if (ev->kind == EV_FLOW) { sli_flow_due(m, t); return; }
+  if (ev->kind == EV_COPY && m->p.check == 0 && m->race == NULL) {
+    land_copy(m, ev, t);                /* unchecked, it makes an event only at its */
+    return;                             /* last step (sli_landed's kick) */
+  }
   copy = *ev;                           /* the others may grow m->evs */
   if (e->kind == EV_DMA) { sli_dma_start(m, e, t); return; }
   d = sli_ptr(m, &e->dst);
