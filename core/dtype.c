@@ -1309,23 +1309,9 @@ double sl_get_num (sl_dtype t, const void *base, size_t i) {
 }
 
 
-/* element i as an int64 (floats truncate toward zero, clamp, NaN -> 0; a
-** uint64 gives its 64 bits) */
-int64_t sl_get_int (sl_dtype t, const void *base, size_t i) {
-  const char *p = base;
-  switch (t) {
-    case SL_INT8: { int8_t v; memcpy(&v, p + i, 1); return v; }
-    case SL_INT16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
-    case SL_INT32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
-    case SL_INT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
-    case SL_UINT8: { uint8_t v; memcpy(&v, p + i, 1); return v; }
-    case SL_UINT16: { uint16_t v; memcpy(&v, p + i * 2, 2); return v; }
-    case SL_UINT32: { uint32_t v; memcpy(&v, p + i * 4, 4); return v; }
-    case SL_UINT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }   /* its bits */
-    case SL_FP16: case SL_BF16: case SL_FP32: case SL_FP64:
-      return d2i(sl_get_num(t, base, i));
-    default: return 0;
-  }
+/* sl_get_int of a float element (0 for an integer or invalid dtype) */
+int64_t sl_get_int_fp (sl_dtype t, const void *base, size_t i) {
+  return dt_ok(t) && sl_dtypes[t].isfloat ? d2i(sl_get_num(t, base, i)) : 0;
 }
 
 
@@ -1335,17 +1321,9 @@ void sl_set_num (sl_dtype t, void *base, size_t i, double v) {
 }
 
 
-/* store v into element i (ints wrap; floats round once) */
-void sl_set_int (sl_dtype t, void *base, size_t i, int64_t v) {
-  char *p = base;
-  switch (t) {     /* integers wrap: the low bits, as cast() stores them */
-    case SL_INT8: case SL_UINT8: { uint8_t x = (uint8_t)v; memcpy(p + i, &x, 1); return; }
-    case SL_INT16: case SL_UINT16: { uint16_t x = (uint16_t)v; memcpy(p + i * 2, &x, 2); return; }
-    case SL_INT32: case SL_UINT32: { uint32_t x = (uint32_t)v; memcpy(p + i * 4, &x, 4); return; }
-    case SL_INT64: case SL_UINT64: memcpy(p + i * 8, &v, 8); return;
-    default:
-      if (dt_ok(t)) cast(t, p + i * sl_dtypes[t].size, SL_INT64, &v, 1);
-  }
+/* sl_set_int into a float element (nothing for an integer or invalid dtype) */
+void sl_set_int_fp (sl_dtype t, void *base, size_t i, int64_t v) {
+  if (dt_ok(t) && sl_dtypes[t].isfloat) cast(t, (char *)base + i * sl_dtypes[t].size, SL_INT64, &v, 1);
 }
 
 /* }====================================================== */

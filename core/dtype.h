@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Only luaopen_shmemlab_core leaves core.so (nm -D): what the headers declare is hidden. */
 #if defined(__GNUC__)
@@ -73,9 +74,39 @@ uint16_t sl_f32_to_bf16(float f);
 /* one element as a double / int64 (ints exact), and back (saturating-free:
 ** integer stores wrap modulo 2^bits, float stores round to nearest even) */
 double sl_get_num(sl_dtype t, const void *base, size_t i);
-int64_t sl_get_int(sl_dtype t, const void *base, size_t i);
 void sl_set_num(sl_dtype t, void *base, size_t i, double v);
-void sl_set_int(sl_dtype t, void *base, size_t i, int64_t v);
+int64_t sl_get_int_fp(sl_dtype t, const void *base, size_t i);
+void sl_set_int_fp(sl_dtype t, void *base, size_t i, int64_t v);
+
+/* element i as an int64 (floats truncate toward zero, clamp, NaN -> 0; a
+** uint64 gives its 64 bits; an invalid dtype 0); integers inline: every
+** signal reads one */
+static inline int64_t sl_get_int(sl_dtype t, const void *base, size_t i) {
+  const char *p = base;
+  switch (t) {
+    case SL_INT8: { int8_t v; memcpy(&v, p + i, 1); return v; }
+    case SL_INT16: { int16_t v; memcpy(&v, p + i * 2, 2); return v; }
+    case SL_INT32: { int32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    case SL_INT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }
+    case SL_UINT8: { uint8_t v; memcpy(&v, p + i, 1); return v; }
+    case SL_UINT16: { uint16_t v; memcpy(&v, p + i * 2, 2); return v; }
+    case SL_UINT32: { uint32_t v; memcpy(&v, p + i * 4, 4); return v; }
+    case SL_UINT64: { int64_t v; memcpy(&v, p + i * 8, 8); return v; }   /* its bits */
+    default: return sl_get_int_fp(t, base, i);
+  }
+}
+
+/* store v into element i (integers wrap: the low bits; floats round once) */
+static inline void sl_set_int(sl_dtype t, void *base, size_t i, int64_t v) {
+  char *p = base;
+  switch (t) {
+    case SL_INT8: case SL_UINT8: { uint8_t x = (uint8_t)v; memcpy(p + i, &x, 1); return; }
+    case SL_INT16: case SL_UINT16: { uint16_t x = (uint16_t)v; memcpy(p + i * 2, &x, 2); return; }
+    case SL_INT32: case SL_UINT32: { uint32_t x = (uint32_t)v; memcpy(p + i * 4, &x, 4); return; }
+    case SL_INT64: case SL_UINT64: memcpy(p + i * 8, &v, 8); return;
+    default: sl_set_int_fp(t, base, i, v);
+  }
+}
 
 /* dst[i] = op(dst[i], src[i]) for i < n; SL_OP_NONE is a plain copy.
 ** fp16/bf16 accumulate in fp32 and round once, as the MTE atomic unit does;

@@ -221,7 +221,7 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   e->op = op;
   e->val = v;
   if (after_mte3) sli_race_barrier(m, blk, SL_NPIPES);
-  e->snap = sli_race_release(m, blk);
+  e->snap = m->race != NULL ? sli_race_release(m, blk) : -1;
   sli_addr(&l, &e->dst);
   b->pev = id;
   if (after_mte3) return sli_drain(m, blk, SL_DRAIN_ALL, ACT_SIGNAL);
@@ -233,7 +233,7 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
 void sli_signal_send(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_event *e = &m->evs[b->pev];
-  int pe = e->dst.pe, path = sl_path(m, b->pe, pe);
+  int pe = e->dst.pe, path = pe == b->pe ? SL_PATH_LOCAL : sl_path(m, b->pe, pe);
   sl_time land;
   b->t += m->ps.signal;
   land = b->t + m->ps.alpha[path];
