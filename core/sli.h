@@ -429,7 +429,13 @@ void sli_dma_start(sl_machine *m, const sl_event *e, sl_time t);
 int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst, const sl_loc *src,
                    int64_t bytes, int op, int64_t whole, int32_t *id);
 /* signals and flags steer control flow: their memory must hold bytes (sync.c) */
-int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char *fn);
+int sli_unbacked(sl_machine *m, const sl_loc *l, int arg, const char *fn);
+/* SL_OK when l has bytes, else sli_unbacked's error (the test inline) */
+static inline int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char *fn) {
+  sl_addr a;
+  sli_addr(l, &a);
+  return sli_ptr(m, &a) != NULL ? SL_OK : sli_unbacked(m, l, arg, fn);
+}
 /* a UB location must be the block's own (mte.c) */
 int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg);
 void sli_landed(sl_machine *m, int blk, int pipe, int vec, sl_time t);

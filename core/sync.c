@@ -172,11 +172,9 @@ int sl_fence(sl_machine *m, int blk) {
   return sl_quiet(m, blk);
 }
 
-/* signals and flags steer control flow: their memory must hold bytes */
-int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char *fn) {
-  sl_addr a;
-  sli_addr(l, &a);
-  if (sli_ptr(m, &a) != NULL) return SL_OK;
+/* signals and flags steer control flow: their memory must hold bytes; the
+** error of one that holds none (sli_backed tests) */
+int sli_unbacked(sl_machine *m, const sl_loc *l, int arg, const char *fn) {
   if (l->buf < 0)
     return sli_err(m, SL_EUNBACKED, arg, "%s: UB that holds no data in a timing-only run; "
                    "allocate it k:ub(dtype, n, \"backed\")", fn);
