@@ -590,15 +590,16 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
 /* schedule the EV_FLOW of the earliest end if it is sooner than the one due */
 static void flow_event(sl_machine *m) {
   sl_time t;
-  sl_event e;
+  sl_event *e;
+  int32_t id;
   if (m->nfheap == 0) return;
   t = m->fheap[0].k;
   if (t >= m->flow_ev_t) return;
-  memset(&e, 0, sizeof(e));
-  e.kind = EV_FLOW;
-  e.blk = -1;
   m->flow_ev_t = t;
-  if (sli_push(m, t, &e) != SL_OK) m->oom = 1;   /* a lost flow end would deadlock */
+  e = sli_event_new(m, EV_FLOW, -1, &id);   /* made in place (site 0: no Lua line) */
+  if (e != NULL) e->site = 0;
+  if (e == NULL || sli_schedule(m, t, id) != SL_OK)
+    m->oom = 1;                          /* a lost flow end would deadlock */
 }
 
 /* bring the bytes left of the flows F[i0..nf) up to now */
