@@ -972,6 +972,12 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
   int i;
   if (co != NULL) {                                   /* resumed */
     *nres = resume_values(lm->m, blk, co);
+    if (lua_status(co) != LUA_YIELD || lua_gettop(co) < *nres) {   /* closed by a kernel */
+      lua_settop(co, 0);
+      lua_pushliteral(co, "the block's coroutine was closed while it waited "
+                      "(coroutine.close on a kernel's coroutine)");
+      launch_fail(L, lm, fault_text(L, co, lm, blk));
+    }
     return co;
   }
   luaL_checkstack(L, run->nargs + 4, "too many kernel arguments");

@@ -252,3 +252,34 @@ describe("a checked run's site bookkeeping", function()
     assert.equal(2, out:on(0):read(0))
   end)
 end)
+
+describe("a kernel's coroutine closed from another kernel", function()
+  -- core/lshmemlab.c launch_co: a block that yielded values through
+  -- coroutine.yield while the engine switched blocks anyway kept them on its
+  -- coroutine; when another block closed that coroutine, the engine resumed it
+  -- with more values than its emptied stack held, which Lua took as a fresh
+  -- start from below the stack ("attempt to call a boolean value": memory
+  -- before the stack read as a function). Now a kernel fault that says so,
+  -- and the machine runs on.
+  it("is a kernel fault naming the close, not a resume from below the stack", function()
+    local m = lab.machine{ pes = 1 }
+    local g = m:alloc("int32", 1024)
+    local saved
+    local msg = H.err(function()
+      m:launch(function(k)
+        if k.block == 0 then
+          saved = coroutine.running()
+          local ub = k:ub("int32", 1024)
+          k:data_copy(ub, g, 1024)
+          k:data_copy(ub, g, 1024)
+          coroutine.yield(1, 2, 3, 4, 5, 6, 7, 8)   -- accepted: block 1 is due first
+        else
+          coroutine.close(saved)
+        end
+      end, 2)
+    end)
+    H.contains(msg, "kernel fault on PE 0 block 0")
+    H.contains(msg, "the block's coroutine was closed while it waited")
+    assert.is_table(m:launch(function() end, 1))
+  end)
+end)
