@@ -288,10 +288,12 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   return f;
 }
 
-/* when flow fl, at its rate from now, moves its last byte; a rate too low
-** for int64 picoseconds (converting a larger double is undefined) ends at
-** FLOW_NEVER, past any time limit, with room left for the latencies after */
+/* the end of a flow too slow for int64 picoseconds: past any time limit,
+** with room left for the latencies after */
 #define FLOW_NEVER (INT64_MAX / 8 * 7)
+
+/* when flow fl, at its rate from now, moves its last byte (FLOW_NEVER when
+** that is past int64 picoseconds: converting a larger double is undefined) */
 static sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
@@ -644,17 +646,16 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
   for (i = 0; i < n; i++) {            /* per resource: below lo or above hi */
     sl_res *r = &m->allres[R[i]];
     double top = r->inmax > r->outmax ? r->inmax : r->outmax;
-    r->left = r->in + r->out >= r->C * (1 - SL_FAIR_TOL) ? top / (1 + SL_FAIR_TOL)
-                                                        : (double)INFINITY;
-    r->key = r->inmin * (1 + SL_FAIR_TOL);
+    r->lo = r->in + r->out >= r->C * (1 - SL_FAIR_TOL) ? top / (1 + SL_FAIR_TOL)
+                                                      : (double)INFINITY;
+    r->hi = r->inmin * (1 + SL_FAIR_TOL);
   }
   for (i = 0; i < n; i++) {
-    sl_res *r = &m->allres[R[i]];
-    double lo = r->left, hi = r->key;
-    if (!(r->outmin < lo) && !(r->outmax > hi)) continue;
+    const sl_res *r = &m->allres[R[i]];
+    if (!(r->outmin < r->lo) && !(r->outmax > r->hi)) continue;
     for (j = 0; j < r->nfl; j++) {     /* the flows that break the condition */
       const sl_slot *sl = &r->fl[j];
-      if (sl->mark != stamp && ((sl->bn && sl->rate < lo) || sl->rate > hi))
+      if (sl->mark != stamp && ((sl->bn && sl->rate < r->lo) || sl->rate > r->hi))
         enlist(m, sl->f, nf, nr);
     }
   }

@@ -209,6 +209,8 @@ typedef struct sl_res {
   double base, key;         /* the weight of unfrozen flows, the level it fills at */
   double out, outmax, outmin;  /* solver scratch: what the flows not re-rated use, the */
   double in, inmax, inmin;     /* most any has, the least one it holds back has; the same */
+  double lo, hi;            /* of the re-rated; widening: a flow it holds back below lo, or
+                            ** any flow above hi, breaks max-min fairness */
   int32_t hpos;             /* of the re-rated; place in the solver's heap of resources */
   int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows' slots are listed */
   sl_slot *fl;              /* its flows */
