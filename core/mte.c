@@ -302,13 +302,6 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     sli_elem_land(m, ev, t);
     return;
   }
-  if (ev->kind == EV_PIPE) {            /* a pipe's next instruction is due */
-    int blk = ev->blk, pipe = ev->pipe;  /* read before the kick makes events */
-    if (m->blocks[blk].kick[QI(pipe)] == t) m->blocks[blk].kick[QI(pipe)] = -1;
-    sli_pipe_kick(m, blk, pipe, t);
-    return;
-  }
-  if (ev->kind == EV_FLOW) { sli_flow_due(m, t); return; }
   if (ev->kind == EV_COPY && m->p.check == 0 && m->race == NULL) {
     land_copy(m, ev, t);                /* unchecked, it makes an event only at its */
     return;                             /* last step (sli_landed's kick) */

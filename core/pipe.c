@@ -117,20 +117,12 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
-/* schedule an EV_PIPE for the block's pipe at t (once) */
+/* schedule an EV_PIPE for the block's pipe at t (once; a key alone) */
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
   sl_block *b = &m->blocks[blk];
-  sl_event *e;
-  int32_t id;
   if (b->kick[QI(pipe)] == t) return;
   b->kick[QI(pipe)] = t;
-  if ((e = sli_newev(m, &id)) == NULL) { m->oom = 1; return; }
-  memset(e, 0, sizeof(*e));             /* made in place (site 0: no Lua line) */
-  e->kind = EV_PIPE;
-  e->blk = blk;
-  e->pipe = pipe;
-  e->next_free = -1;
-  if (sli_schedule(m, t, id) != SL_OK) m->oom = 1;
+  if (sli_schedule_pipe(m, t, blk, pipe) != SL_OK) m->oom = 1;
 }
 
 /* start the transfer at the head of the pipe at now */
@@ -243,6 +235,12 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
     }
   }
   m->kq[m->nkq++] = blk * 4 + pipe;     /* a pipe is running: after it */
+}
+
+/* EV_PIPE at t: the block's pipe takes its next instruction */
+void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t) {
+  if (m->blocks[blk].kick[QI(pipe)] == t) m->blocks[blk].kick[QI(pipe)] = -1;
+  sli_pipe_kick(m, blk, pipe, t);
 }
 
 /* the transfer at the head of the pipe streamed its last byte at t */

@@ -13,7 +13,7 @@
 
 /* kinds of event: a block resumes; a copy, vector op or signal lands; a
 ** pipe takes its next instruction; the earliest flow completes */
-/* EV_WAKE: a wake-up is a key alone (sim.c), no event of this kind is made */
+/* EV_WAKE, EV_PIPE and EV_FLOW are keys alone (sim.c): no event record */
 enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA };
 
 /* block states: B_FLAG waits for a flag from a pipe, B_DRAIN for pipes to
@@ -132,37 +132,57 @@ typedef struct sl_hent {
   int32_t id;
 } sl_hent;
 
+/* a pending event: its time, its sequence (the tie break), its kind and
+** what it names: the block (EV_WAKE), block * 4 + pipe (EV_PIPE), nothing
+** (EV_FLOW), or the event record (the other kinds) */
 typedef struct sl_key {
   sl_time t;
   uint64_t seq;
-  int32_t ev;
+  int32_t ev, kind;
 } sl_key;
 
 #define SL_FSTACK 16
 
+/* a block's state, hot first: an event or a primitive of a machine of
+** thousands of blocks finds its block out of cache, so what the primitives,
+** a resume and the pipes read sits in the first five cache lines; what only
+** waits, checked runs and reports read comes after */
 typedef struct sl_block {
+  /* line 0: every primitive and resume */
   sl_time t;                /* S pipe: where the block's code is */
+  int32_t state, pe, b;
+  int32_t retkind;          /* value handed back when it resumes */
+  int64_t ret;
+  /* runaway guard: primitives called since the machine clock last moved */
+  int64_t spin;
+  sl_time spin_now;         /* the machine clock when spin restarted */
+  int64_t nprims;           /* primitives it has called in this launch */
+  int32_t atomic, atomic_dtype;
+  /* line 1: the pipes' clocks */
   sl_time pipe[SL_NPIPES];  /* free_at of each pipe: when it takes the next one */
   sl_time done[SL_NPIPES];  /* when all a pipe's work has landed (flags fire) */
-  int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
-  uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
-  int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* checked runs: the set_flag's line */
-  /* queues of V, MTE2, MTE3 */
+  /* line 2: queues of V, MTE2, MTE3 */
   int32_t qhead[SL_NQ], qtail[SL_NQ];
   int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
   uint8_t busy[SL_NQ];      /* the head instruction runs */
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
-  int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
-  int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
-  int64_t nprims;           /* primitives it has called in this launch */
-  int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
+  /* line 3 */
   sl_time inflight;         /* latest completion of what it issued */
   sl_time fence;            /* remote writes land no earlier than this */
+  int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
+  int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
+  int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
+  int32_t nlz, lzpos;       /* staged records (lz): how many; its place in the machine's lzb */
+  int32_t fdepth;           /* frames open (fid, fstart) */
   int32_t dma_pending[SL_NENG];   /* DMA transfers issued and not landed */
-  sl_time dma_done[SL_NENG];      /* latest landing of each engine's transfers */
-  sl_time end;
-  int32_t pe, b, state;
-  int32_t atomic, atomic_dtype;
+  int32_t scratch_id;       /* the event id the staged calls chain with */
+  /* flags and frames */
+  uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
+  int32_t fid[SL_FSTACK];
+  sl_time fstart[SL_FSTACK];
+  sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
+  int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
+  int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* the set_flag's line (synccheck) */
   /* what it waits for */
   sl_addr w;
   int32_t wcmp, wnext;
@@ -176,21 +196,11 @@ typedef struct sl_block {
   sl_addr wub;              /* polling wait: UB that receives the flag */
   int64_t wbytes;
   sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */
-  /* value handed back when it resumes */
-  int32_t retkind;
-  int64_t ret;
+  sl_time dma_done[SL_NENG];      /* latest landing of each engine's transfers */
+  sl_time end;
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
   int64_t scratch_bytes;    /* its size (set_mte_config may name another) */
-  int32_t scratch_id;       /* the event id the staged calls chain with */
-  int32_t fdepth;
-  int32_t fid[SL_FSTACK];
-  sl_time fstart[SL_FSTACK];
-  sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
-  int32_t nlz, lzpos;       /* how many; its place in the machine's lzb */
-  /* runaway guard: primitives called since the machine clock last moved */
-  int64_t spin;
-  sl_time spin_now;         /* the machine clock when spin restarted */
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
@@ -335,6 +345,7 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
+int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);
 void sli_clear_events(sl_machine *m);
@@ -421,6 +432,7 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op);
 int sli_queue_full(sl_machine *m, int blk);
 void sli_queue_park(sl_machine *m, int blk);
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
+void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
 /* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */
 void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_time lat,
