@@ -3,6 +3,7 @@
 ** loop that hands the next block to resume, error text and the trace.
 */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +44,39 @@ static int ev_less(const sl_key *a, const sl_key *b) {
   return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
+/* an event is two cache lines (the pool is 64-byte aligned) */
+_Static_assert(sizeof(sl_event) == 128, "sl_event is 128 bytes");
+
+/* grow a 64-byte aligned pool to cap items of size sz, keeping its first n:
+** *mem is the block, *items its aligned start. realloc moves no bytes where
+** the C library remaps the pages of a large block; when the start's offset
+** in the block changed, the items move to the new aligned start */
+int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz) {
+  size_t old = *mem != NULL ? (size_t)((uint8_t *)*items - (uint8_t *)*mem) : 0, off;
+  uint8_t *nm = realloc(*mem, (size_t)cap * sz + 63);
+  if (nm == NULL) return 0;
+  off = (size_t)(-(uintptr_t)nm & 63);
+  if (off != old && n > 0) memmove(nm + off, nm + old, (size_t)n * sz);
+  *mem = nm;
+  *items = nm + off;
+  return 1;
+}
+
+/* grow the event pool (aligned: each event is two whole cache lines); 0
+** when out of memory */
+static int ev_grow(sl_machine *m) {
+  int32_t cap = m->capevs ? m->capevs * 2 : 256;
+  if (!sli_pool_grow64(&m->evs_mem, (void **)&m->evs, m->nevs, cap, sizeof(*m->evs)))
+    return 0;
+  m->capevs = cap;
+  return 1;
+}
+
 /* take a free event slot; NULL when out of memory */
 sl_event *sli_newev(sl_machine *m, int32_t *id) {
   sl_event *e;
   if (m->free_ev < 0) {
-    if (m->nevs == m->capevs) {
-      int32_t cap = m->capevs ? m->capevs * 2 : 256;
-      sl_event *ne = realloc(m->evs, (size_t)cap * sizeof(*ne));
-      if (ne == NULL) return NULL;
-      m->evs = ne;
-      m->capevs = cap;
-    }
+    if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
     m->evs[m->nevs].next_free = -1;
     m->free_ev = m->nevs++;
   }
@@ -155,15 +178,21 @@ static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
   return heap_push(m, &k);
 }
 
-/* schedule event record id at time t (given back when out of memory); an
-** EV_FLOW needs nothing of its record: it is a key alone, the record freed */
-int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
-  int kind = m->evs[id].kind;
+/* schedule event record id, of kind, at time t (given back when out of
+** memory); an EV_FLOW needs nothing of its record: a key alone, the record
+** freed. The caller that knows the kind saves reading the record, which may
+** have been made long ago (a copy's landing) */
+int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind) {
   if (kind == EV_FLOW) {
     ev_release(m, id);
     id = -1;
   }
   return push_key(m, t, kind, id);
+}
+
+/* schedule event record id at time t, of the kind its record says */
+int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
+  return sli_schedule_as(m, t, id, m->evs[id].kind);
 }
 
 /* schedule an EV_PIPE: block blk's pipe takes its next instruction at t */

@@ -39,22 +39,29 @@ typedef struct sl_addr {
   int64_t off;
 } sl_addr;
 
-/* event payload (the heap orders small keys that point here) */
+/* event payload (the heap orders small keys that point here): 128 bytes,
+** two cache lines of a 64-byte aligned pool (sim.c), as a landing reads its
+** event long after it was made, out of cache; what a copy reads comes first */
 typedef struct sl_event {
   int32_t kind, blk;
   int32_t op, vop;          /* atomic mode (copies), vector op */
-  sl_addr dst, src, src2;
+  sl_addr dst, src;
   int64_t n;                /* bytes (copy) or elements (vector) */
-  int64_t val;              /* signal value */
-  int64_t val2;             /* atomic_compare_swap: the value compared with */
-  double s;                 /* vector scalar */
-  int32_t site;             /* checked runs: the issuing Lua line */
-  int32_t snap;             /* racecheck: the release a signal carries */
+  int64_t whole;            /* copy: bytes of the whole transfer it is part of,
+                            ** negated for an MTE put/get chunk's GM -> UB staging */
   int32_t pipe;             /* copy / vector op: the pipe it ran on; a fetching
                             ** atomic: the path its reply takes */
-  int32_t stage;            /* copy: an MTE put/get chunk's GM -> UB staging */
-  int64_t whole;            /* copy: bytes of the whole transfer it is part of */
+  int32_t site;             /* checked runs: the issuing Lua line */
+  int32_t snap;             /* racecheck: the release a signal carries */
   int32_t next_free;
+  double s;                 /* vector scalar */
+  union {
+    sl_addr src2;           /* vector op: the second source */
+    struct {
+      int64_t val;          /* signal value */
+      int64_t val2;         /* atomic_compare_swap: the value compared with */
+    };
+  };
 } sl_event;
 
 /* a staging copy GM -> UB that landed without moving its bytes: the UB
@@ -65,16 +72,21 @@ typedef struct sl_lazy {
 } sl_lazy;
 #define SL_NLAZY 2               /* per block: a put's last chunk, the next one's first */
 
-/* one instruction in a pipe's queue */
+/* one instruction in a pipe's queue (32 bytes: the pipes read thousands of
+** blocks' queues, issued long before, out of cache) */
 typedef struct sl_ins {
-  int32_t kind, next;
+  int32_t next;
+  int16_t kind, path;       /* XFER: its path */
+  union {
+    int32_t ev;             /* XFER / VEC: its landing event (not yet scheduled) */
+    int32_t tok;            /* SET / WAIT: the flag token; MARK: the shadow read */
+  };
+  int32_t gm_pe;            /* XFER: GM side */
   sl_time issue;            /* S time it was issued: it starts no earlier */
-  sl_time start;            /* XFER: when it began streaming */
-  int32_t ev;               /* XFER / VEC: its landing event (not yet scheduled) */
-  int32_t tok;              /* SET / WAIT: the flag token; MARK: the shadow read */
-  int32_t gm_pe, path;      /* XFER: GM side and path */
-  int64_t bytes;            /* XFER */
-  sl_time dur;              /* VEC */
+  union {
+    int64_t bytes;          /* XFER */
+    sl_time dur;            /* VEC */
+  };
 } sl_ins;
 
 /* one set_flag: fired once its source pipe reaches it */
@@ -171,11 +183,9 @@ typedef struct sl_block {
   sl_time fence;            /* remote writes land no earlier than this */
   int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
   int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
-  int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
-  int32_t nlz, lzpos;       /* staged records (lz): how many; its place in the machine's lzb */
+  int32_t nlz;              /* staged records (lz) */
   int32_t fdepth;           /* frames open (fid, fstart) */
-  int32_t dma_pending[SL_NENG];   /* DMA transfers issued and not landed */
-  int32_t scratch_id;       /* the event id the staged calls chain with */
+  sl_time xstart[SL_NQ];    /* when the running transfer began streaming (trace) */
   /* flags and frames */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
   int32_t fid[SL_FSTACK];
@@ -198,6 +208,10 @@ typedef struct sl_block {
   sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */
   sl_time dma_done[SL_NENG];      /* latest landing of each engine's transfers */
   sl_time end;
+  int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
+  int32_t lzpos;            /* its place in the machine's lzb (nlz > 0) */
+  int32_t dma_pending[SL_NENG];   /* DMA transfers issued and not landed */
+  int32_t scratch_id;       /* the event id the staged calls chain with */
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
   int64_t scratch_bytes;    /* its size (set_mte_config may name another) */
@@ -289,7 +303,8 @@ struct sl_machine {
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
   uint64_t flow_seq;
-  sl_ins *ops;
+  sl_ins *ops;               /* 64-byte aligned in ops_mem (sli_pool_grow64) */
+  void *ops_mem;
   int32_t nops, capops, free_op;
   sl_tok *toks;
   int32_t ntoks, captoks, free_tok;
@@ -299,7 +314,8 @@ struct sl_machine {
   int oom;                  /* the launch ran out of memory: sl_step ends it */
   int32_t *lzb, nlzb, caplzb;   /* blocks with staged chunks (sl_lazy) */
   /* events */
-  sl_event *evs;
+  sl_event *evs;             /* 64-byte aligned in evs_mem (sli_pool_grow64) */
+  void *evs_mem;
   int32_t nevs, capevs, free_ev;
   sl_key *heap;
   int32_t nheap, capheap;
@@ -341,10 +357,12 @@ struct sl_machine {
 int sli_domain(const sl_params *p);
 
 /* sim.c */
+int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz);
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
+int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);
