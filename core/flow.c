@@ -700,6 +700,9 @@ void sli_flow_due(sl_machine *m, sl_time t) {
   if (m->ndirty > 0) sli_flow_settle(m, m->settle_t);
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
+  m->settle_t = t;                       /* the ends below change rates from t on: a
+                                            pipe that starts its next flow at t must
+                                            not settle them at an earlier change */
   while (m->nfheap > 0 && m->fheap[0].k <= t) {
     int32_t f = m->fheap[0].id;
     sl_flow *fl = &m->flows[f];
@@ -713,6 +716,5 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     if (eng >= 0) sli_dma_done(m, blk, eng, ev, sig, lat, t);
     else sli_xfer_done(m, blk, pipe, t);
   }
-  if (m->ndirty > 0) m->settle_t = t;    /* settled before time moves on */
   flow_event(m);
 }
