@@ -218,9 +218,7 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   r->fl[r->nfl].rate = 0;
   r->fl[r->nfl].mark = r->fl[r->nfl].bn = 0;
   r->nfl++;
-  r->capsum += w * fl->cap;   /* a resource that cannot bind changes no rate */
-  set_binds(r);
-  return binds(r) ? res_dirty(m, (int32_t)(r - m->allres)) : 1;
+  return 1;                   /* its cap counts on r once it is known (flow_commit) */
 }
 
 /* take flow f off its resources */
@@ -300,12 +298,27 @@ static sl_time end_at(const sl_flow *fl, sl_time now) {
   return now + (d > 0 ? (sl_time)d : 0);
 }
 
-/* flow f has joined its resources (ok) or ran out of memory doing so: into
-** the end heap, at its own cap when nothing it crosses can bind */
+/* flow fl's cap: the core's rate, or less where one resource it crosses
+** could not carry that even alone. No fair share ever exceeds it, so a
+** resource whose flows' caps add up to no more than it has can never hold
+** one back: it stays out of the solver (a flow that shares nothing that can
+** bind runs at its cap, and its start and end re-rate no other flow) */
+static void tighten_cap(sl_machine *m, sl_flow *fl) {
+  int k;
+  for (k = 0; k < fl->nres; k++) {
+    double alone = m->allres[fl->at[k].res].C / fl->at[k].w;
+    if (alone < fl->cap) fl->cap = alone;
+  }
+}
+
+/* flow f has joined its resources (ok) or ran out of memory doing so: its
+** cap counts on them; into the end heap, at its cap when nothing it
+** crosses can bind */
 static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   sl_flow *fl = &m->flows[f];
   int j;
   if (!ok) {
+    fl->cap = 0;                      /* counted nowhere yet: leaves nothing */
     res_leave(m, f);
     fl->next_free = m->free_flow;
     m->free_flow = f;
@@ -315,6 +328,13 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   m->fheap[fl->hpos].k = INT64_MAX;  /* last of all until it is rated */
   m->fheap[fl->hpos].tie = fl->seq;
   m->fheap[fl->hpos].id = f;
+  tighten_cap(m, fl);
+  for (j = 0; j < fl->nres; j++) {
+    sl_res *r = &m->allres[fl->at[j].res];
+    r->capsum += fl->at[j].w * fl->cap;
+    set_binds(r);                     /* one that cannot bind changes no rate */
+    if (binds(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
+  }
   for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->at[j].res])) return SL_OK;
   set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
   fl->end = end_at(fl, now);
