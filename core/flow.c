@@ -410,27 +410,11 @@ static int scratch(sl_machine *m, int32_t n) {
   return 1;
 }
 
-/* what the flows not being re-rated (unmarked) do on resource r: their use
-** of it stays theirs, the most any of them has, the least one it holds back
-** (its bottleneck) has */
-static void outside_of(const sl_machine *m, sl_res *r) {
-  int32_t j, stamp = m->stamp;
-  r->out = r->outmax = 0;
-  r->outmin = INFINITY;
-  for (j = 0; j < r->nfl; j++) {
-    const sl_slot *sl = &r->fl[j];
-    if (sl->mark == stamp) continue;
-    r->out += sl->w * sl->rate;
-    if (sl->rate > r->outmax) r->outmax = sl->rate;
-    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
-  }
-}
-
 /* the flows to recompute -- those on the changed (dirty) resources -- into
 ** F = scr[0..*nf), the resources that can bind among those they cross into
-** R = scr + nflows, [0..*nr), with what the flows outside do on each; the
-** flows further away keep their rates (their use of the resources at the
-** edge counts as fixed) unless widening brings them in; 0 on no memory */
+** R = scr + nflows, [0..*nr); the flows further away keep their rates
+** (their use of the resources at the edge counts as fixed) unless widening
+** brings them in; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty;
   int32_t *rq;
@@ -460,7 +444,7 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
     }
   }
   for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
-    if (binds(&m->allres[rq[i]])) { rq[k++] = rq[i]; outside_of(m, &m->allres[rq[i]]); }
+    if (binds(&m->allres[rq[i]])) rq[k++] = rq[i];
   *nf = qf;
   *nr = k;
   return 1;
@@ -539,8 +523,10 @@ static int32_t fill_top(sl_machine *m) {
   return -1;
 }
 
-/* the resources R[0..nr) in the heap, keyed by the level they fill at (less
-** what the flows outside use of them) */
+/* the resources R[0..nr) in the heap, keyed by the level they fill at, less
+** what the flows not being re-rated (unmarked) use of them: their use stays
+** theirs; widening reads the most any of them has there, and the least one
+** it holds back (its bottleneck) has */
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
   int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
@@ -550,16 +536,22 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
   for (i = 0; i < nr; i++) {           /* each resource's re-rated flows, in slot order */
     sl_res *r = &m->allres[R[i]];
     int32_t j;
-    r->left = r->out < r->C ? r->C - r->out : 0;
-    r->wfree = 0;
+    r->wfree = r->out = r->outmax = 0;
+    r->outmin = INFINITY;
     r->base = 0;
     r->hpos = -1;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
     r->inmin = INFINITY;
     r->fbeg = at;
-    for (j = 0; j < r->nfl; j++)
-      if (r->fl[j].mark == stamp) { r->wfree += r->fl[j].w; slots[at++] = j; }
+    for (j = 0; j < r->nfl; j++) {
+      const sl_slot *sl = &r->fl[j];
+      if (sl->mark == stamp) { r->wfree += sl->w; slots[at++] = j; continue; }
+      r->out += sl->w * sl->rate;
+      if (sl->rate > r->outmax) r->outmax = sl->rate;
+      if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
+    }
     r->fcnt = at - r->fbeg;
+    r->left = r->out < r->C ? r->C - r->out : 0;
   }
   m->nrheap = 0;
   for (i = 0; i < nr; i++) {
@@ -637,9 +629,8 @@ static void catch_up(sl_machine *m, const int32_t *F, int32_t i0, int32_t nf, sl
   }
 }
 
-/* flow f (outside) joins the flows being re-rated: what it used of the
-** resources already in the fill becomes theirs; the others it crosses that
-** can bind join the fill */
+/* flow f (outside) joins the flows being re-rated: the resources it crosses
+** that can bind and are not in the fill yet join it */
 static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   sl_flow *fl = &m->flows[f];
   int32_t *rq = m->scr + m->nflows, stamp = m->stamp;
@@ -650,10 +641,9 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
     sl_res *o = &m->allres[fl->at[k].res];
     if (!binds(o)) continue;
     o->fl[fl->at[k].pos].mark = stamp;
-    if (o->mark == stamp) { o->out -= fl->at[k].w * fl->rate; continue; }
+    if (o->mark == stamp) continue;
     o->mark = stamp;
     rq[(*nr)++] = fl->at[k].res;
-    outside_of(m, o);
   }
 }
 
