@@ -46,7 +46,7 @@ void sli_res_clear(sl_machine *m, int release) {
   for (i = 0; i < m->nres; i++) {
     sl_res *r = &m->allres[i];
     r->nfl = 0;
-    r->capsum = 0;
+    r->capsum = r->use = 0;
     r->bind = 0;
     r->dirty = 0;
     r->mark = 0;
@@ -148,22 +148,25 @@ static void set_binds(sl_res *r) { r->bind = r->capsum > r->C * (1 + 1e-9); }
 
 static void flow_event(sl_machine *m);
 
-/* flow fl's slot on its k-th resource */
-static sl_slot *slot_of(sl_machine *m, const sl_flow *fl, int k) {
-  return &m->allres[fl->at[k].res].fl[fl->at[k].pos];
-}
-
 /* flow fl runs at rate, held back by resource bneck (-1: its cap) */
 static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
   int k;
   fl->rate = rate;
   fl->bneck = bneck;
   for (k = 0; k < fl->nres; k++) {
-    sl_slot *sl = slot_of(m, fl, k);
+    sl_res *r = &m->allres[fl->at[k].res];
+    sl_slot *sl = &r->fl[fl->at[k].pos];
+    r->use += sl->w * (rate - sl->rate);
     sl->rate = rate;
     sl->bn = fl->at[k].res == bneck;
   }
 }
+
+/* could resource r be full? Its use is kept up to date by sums that drift
+** by rounding, so only a resource this far below its capacity is surely not:
+** none of its flows is held back by it, and a flow joining or leaving it
+** changes no other flow's rate through it */
+static int may_be_full(const sl_res *r) { return r->use >= r->C * (1 - 1e-6); }
 
 /* a free flow slot, -1 when out of memory */
 static int32_t flow_new(sl_machine *m) {
@@ -185,9 +188,9 @@ static int32_t flow_new(sl_machine *m) {
   return m->nflows++;
 }
 
-/* note that resource r's flows changed */
-static int res_dirty(sl_machine *m, int32_t r) {
-  if (m->allres[r].dirty) return 1;
+/* note a change for the next settle: resource x's flows (x >= 0) or the
+** new flow -x - 1 are to be re-rated; 0 when out of memory */
+static int dirty_push(sl_machine *m, int32_t x) {
   if (m->ndirty == m->capdirty) {
     int32_t cap = m->capdirty ? 2 * m->capdirty : 64;
     int32_t *nd = realloc(m->dirty, (size_t)cap * sizeof(*nd));
@@ -195,9 +198,15 @@ static int res_dirty(sl_machine *m, int32_t r) {
     m->dirty = nd;
     m->capdirty = cap;
   }
-  m->dirty[m->ndirty++] = r;
-  m->allres[r].dirty = 1;
+  m->dirty[m->ndirty++] = x;
   return 1;
+}
+
+/* note that resource r's flows changed */
+static int res_dirty(sl_machine *m, int32_t r) {
+  if (m->allres[r].dirty) return 1;
+  m->allres[r].dirty = 1;
+  return dirty_push(m, r);
 }
 
 /* join flow f to resource r with weight w; 0 when out of memory */
@@ -228,9 +237,11 @@ static void res_leave(sl_machine *m, int32_t f) {
   for (j = 0; j < fl->nres; j++) {
     sl_res *r = &m->allres[fl->at[j].res];
     int32_t pos = fl->at[j].pos, last = r->fl[--r->nfl].f;
-    int bound = binds(r);
+    int bound = binds(r) && may_be_full(r);   /* it may hold others back */
     r->capsum -= fl->at[j].w * fl->cap;
+    r->use -= fl->at[j].w * fl->rate;
     if (r->nfl == 0 || r->capsum < 0) r->capsum = 0;
+    if (r->nfl == 0 || r->use < 0) r->use = 0;
     set_binds(r);
     if (last != f) {
       sl_flow *o = &m->flows[last];
@@ -329,13 +340,17 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   m->fheap[fl->hpos].tie = fl->seq;
   m->fheap[fl->hpos].id = f;
   tighten_cap(m, fl);
-  for (j = 0; j < fl->nres; j++) {
-    sl_res *r = &m->allres[fl->at[j].res];
+  for (j = 0; j < fl->nres; j++) {   /* one that cannot bind changes no rate; */
+    sl_res *r = &m->allres[fl->at[j].res];   /* one not full changes no other's */
     r->capsum += fl->at[j].w * fl->cap;
-    set_binds(r);                     /* one that cannot bind changes no rate */
-    if (binds(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
+    set_binds(r);
+    if (binds(r) && may_be_full(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
   }
-  for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->at[j].res])) return SL_OK;
+  for (j = 0; j < fl->nres; j++)     /* to be rated at the settle */
+    if (binds(&m->allres[fl->at[j].res])) {
+      if (!dirty_push(m, -f - 1)) m->oom = 1;
+      return SL_OK;
+    }
   set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
   fl->end = end_at(fl, now);
   m->fheap[fl->hpos].k = fl->end;
@@ -410,8 +425,25 @@ static int scratch(sl_machine *m, int32_t n) {
   return 1;
 }
 
-/* the flows to recompute -- those on the changed (dirty) resources -- into
-** F = scr[0..*nf), the resources that can bind among those they cross into
+/* flow f joins the flows to recompute F = scr[0..*qf) unless it is there;
+** the resources it crosses that can bind, R = rq[0..*nres) */
+static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_t *nres) {
+  sl_flow *fl = &m->flows[f];
+  int32_t stamp = m->stamp;
+  int k;
+  if (fl->mark == stamp) return;
+  fl->mark = stamp;
+  m->scr[(*qf)++] = f;
+  for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
+    sl_res *o = &m->allres[fl->at[k].res];
+    if (!binds(o)) continue;
+    o->fl[fl->at[k].pos].mark = stamp;
+    if (o->mark != stamp) { o->mark = stamp; rq[(*nres)++] = fl->at[k].res; }
+  }
+}
+
+/* the flows to recompute -- the new ones and those on the changed (dirty)
+** resources -- into F = scr[0..*nf), the resources that can bind among those they cross into
 ** R = scr + nflows, [0..*nr); the flows further away keep their rates
 ** (their use of the resources at the edge counts as fixed) unless widening
 ** brings them in; 0 on no memory */
@@ -422,27 +454,19 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
   rq = m->scr + m->nflows;
   for (i = 0; i < ndirty; i++) {
-    sl_res *r = &m->allres[m->dirty[i]];
+    sl_res *r;
+    if (m->dirty[i] < 0) continue;
+    r = &m->allres[m->dirty[i]];
     r->dirty = 0;
     r->mark = stamp;
     rq[nres++] = m->dirty[i];
   }
-  m->ndirty = 0;
-  for (i = 0; i < ndirty; i++) {      /* the flows on the changed resources */
-    sl_res *r = &m->allres[rq[i]];
-    for (j = 0; j < r->nfl; j++) {
-      sl_flow *fl = &m->flows[r->fl[j].f];
-      if (fl->mark == stamp) continue;
-      fl->mark = stamp;
-      m->scr[qf++] = r->fl[j].f;
-      for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
-        sl_res *o = &m->allres[fl->at[k].res];
-        if (!binds(o)) continue;
-        o->fl[fl->at[k].pos].mark = stamp;
-        if (o->mark != stamp) { o->mark = stamp; rq[nres++] = fl->at[k].res; }
-      }
-    }
+  for (i = 0; i < ndirty; i++) {      /* the new flows, the flows on the changed resources */
+    int32_t x = m->dirty[i];
+    if (x < 0) { to_rerate(m, -x - 1, &qf, rq, &nres); continue; }
+    for (j = 0; j < m->allres[x].nfl; j++) to_rerate(m, m->allres[x].fl[j].f, &qf, rq, &nres);
   }
+  m->ndirty = 0;
   for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
     if (binds(&m->allres[rq[i]])) rq[k++] = rq[i];
   *nf = qf;
