@@ -10,6 +10,7 @@
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/)
 #   make fidelity-readme   the same, written into README.md's fidelity block
 #   make usage-readme   README.md's usage block rewritten with the generated --help
+#   make outputs-readme   README.md's `$ lua run_op.lua ...` blocks rewritten with their output
 #   make install    DESTDIR=... PREFIX=/usr/local: modules, operators, the `shmemlab` command
 #   make install-check   install under a temporary prefix, run `shmemlab` from another folder
 #   make luarocks-check  the same with `luarocks --lua-version 5.4 make` into a temporary tree
@@ -81,7 +82,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module deps run test lint ctest spec test-asan bench bench-peers fidelity \
-        fidelity-readme usage-readme install install-check luarocks-check exports-check \
+        fidelity-readme usage-readme outputs-readme install install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
@@ -196,6 +197,11 @@ fidelity-readme: all
 # an option in lua/shmemlab/cli.lua's OPTIONS, rewrite the block with this.
 usage-readme: all
 	$(RUN_ENV) $(LUA) scripts/usage_readme.lua README.md
+
+# README's `$ lua run_op.lua ...` blocks are that command's output: rewrite them after a
+# change that moves virtual times.
+outputs-readme: all
+	$(RUN_ENV) $(LUA) scripts/outputs_readme.lua README.md
 
 # ---------------------------------------------------------------- install
 # The same layout as `luarocks make`: modules and operators under share/lua/5.4

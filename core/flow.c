@@ -46,7 +46,7 @@ void sli_res_clear(sl_machine *m, int release) {
   for (i = 0; i < m->nres; i++) {
     sl_res *r = &m->allres[i];
     r->nfl = 0;
-    r->capsum = 0;
+    r->capsum = r->use = 0;
     r->bind = 0;
     r->dirty = 0;
     r->mark = 0;
@@ -148,22 +148,25 @@ static void set_binds(sl_res *r) { r->bind = r->capsum > r->C * (1 + 1e-9); }
 
 static void flow_event(sl_machine *m);
 
-/* flow fl's slot on its k-th resource */
-static sl_slot *slot_of(sl_machine *m, const sl_flow *fl, int k) {
-  return &m->allres[fl->at[k].res].fl[fl->at[k].pos];
-}
-
 /* flow fl runs at rate, held back by resource bneck (-1: its cap) */
 static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
   int k;
   fl->rate = rate;
   fl->bneck = bneck;
   for (k = 0; k < fl->nres; k++) {
-    sl_slot *sl = slot_of(m, fl, k);
+    sl_res *r = &m->allres[fl->at[k].res];
+    sl_slot *sl = &r->fl[fl->at[k].pos];
+    r->use += sl->w * (rate - sl->rate);
     sl->rate = rate;
     sl->bn = fl->at[k].res == bneck;
   }
 }
+
+/* could resource r be full? Its use is kept up to date by sums that drift
+** by rounding, so only a resource this far below its capacity is surely not:
+** none of its flows is held back by it, and a flow joining or leaving it
+** changes no other flow's rate through it */
+static int may_be_full(const sl_res *r) { return r->use >= r->C * (1 - 1e-6); }
 
 /* a free flow slot, -1 when out of memory */
 static int32_t flow_new(sl_machine *m) {
@@ -185,9 +188,9 @@ static int32_t flow_new(sl_machine *m) {
   return m->nflows++;
 }
 
-/* note that resource r's flows changed */
-static int res_dirty(sl_machine *m, int32_t r) {
-  if (m->allres[r].dirty) return 1;
+/* note a change for the next settle: resource x's flows (x >= 0) or the
+** new flow -x - 1 are to be re-rated; 0 when out of memory */
+static int dirty_push(sl_machine *m, int32_t x) {
   if (m->ndirty == m->capdirty) {
     int32_t cap = m->capdirty ? 2 * m->capdirty : 64;
     int32_t *nd = realloc(m->dirty, (size_t)cap * sizeof(*nd));
@@ -195,9 +198,15 @@ static int res_dirty(sl_machine *m, int32_t r) {
     m->dirty = nd;
     m->capdirty = cap;
   }
-  m->dirty[m->ndirty++] = r;
-  m->allres[r].dirty = 1;
+  m->dirty[m->ndirty++] = x;
   return 1;
+}
+
+/* note that resource r's flows changed */
+static int res_dirty(sl_machine *m, int32_t r) {
+  if (m->allres[r].dirty) return 1;
+  m->allres[r].dirty = 1;
+  return dirty_push(m, r);
 }
 
 /* join flow f to resource r with weight w; 0 when out of memory */
@@ -218,9 +227,7 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   r->fl[r->nfl].rate = 0;
   r->fl[r->nfl].mark = r->fl[r->nfl].bn = 0;
   r->nfl++;
-  r->capsum += w * fl->cap;   /* a resource that cannot bind changes no rate */
-  set_binds(r);
-  return binds(r) ? res_dirty(m, (int32_t)(r - m->allres)) : 1;
+  return 1;                   /* its cap counts on r once it is known (flow_commit) */
 }
 
 /* take flow f off its resources */
@@ -230,9 +237,11 @@ static void res_leave(sl_machine *m, int32_t f) {
   for (j = 0; j < fl->nres; j++) {
     sl_res *r = &m->allres[fl->at[j].res];
     int32_t pos = fl->at[j].pos, last = r->fl[--r->nfl].f;
-    int bound = binds(r);
+    int bound = binds(r) && may_be_full(r);   /* it may hold others back */
     r->capsum -= fl->at[j].w * fl->cap;
+    r->use -= fl->at[j].w * fl->rate;
     if (r->nfl == 0 || r->capsum < 0) r->capsum = 0;
+    if (r->nfl == 0 || r->use < 0) r->use = 0;
     set_binds(r);
     if (last != f) {
       sl_flow *o = &m->flows[last];
@@ -300,12 +309,27 @@ static sl_time end_at(const sl_flow *fl, sl_time now) {
   return now + (d > 0 ? (sl_time)d : 0);
 }
 
-/* flow f has joined its resources (ok) or ran out of memory doing so: into
-** the end heap, at its own cap when nothing it crosses can bind */
+/* flow fl's cap: the core's rate, or less where one resource it crosses
+** could not carry that even alone. No fair share ever exceeds it, so a
+** resource whose flows' caps add up to no more than it has can never hold
+** one back: it stays out of the solver (a flow that shares nothing that can
+** bind runs at its cap, and its start and end re-rate no other flow) */
+static void tighten_cap(sl_machine *m, sl_flow *fl) {
+  int k;
+  for (k = 0; k < fl->nres; k++) {
+    double alone = m->allres[fl->at[k].res].C / fl->at[k].w;
+    if (alone < fl->cap) fl->cap = alone;
+  }
+}
+
+/* flow f has joined its resources (ok) or ran out of memory doing so: its
+** cap counts on them; into the end heap, at its cap when nothing it
+** crosses can bind */
 static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   sl_flow *fl = &m->flows[f];
   int j;
   if (!ok) {
+    fl->cap = 0;                      /* counted nowhere yet: leaves nothing */
     res_leave(m, f);
     fl->next_free = m->free_flow;
     m->free_flow = f;
@@ -315,7 +339,18 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   m->fheap[fl->hpos].k = INT64_MAX;  /* last of all until it is rated */
   m->fheap[fl->hpos].tie = fl->seq;
   m->fheap[fl->hpos].id = f;
-  for (j = 0; j < fl->nres; j++) if (binds(&m->allres[fl->at[j].res])) return SL_OK;
+  tighten_cap(m, fl);
+  for (j = 0; j < fl->nres; j++) {   /* one that cannot bind changes no rate; */
+    sl_res *r = &m->allres[fl->at[j].res];   /* one not full changes no other's */
+    r->capsum += fl->at[j].w * fl->cap;
+    set_binds(r);
+    if (binds(r) && may_be_full(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
+  }
+  for (j = 0; j < fl->nres; j++)     /* to be rated at the settle */
+    if (binds(&m->allres[fl->at[j].res])) {
+      if (!dirty_push(m, -f - 1)) m->oom = 1;
+      return SL_OK;
+    }
   set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
   fl->end = end_at(fl, now);
   m->fheap[fl->hpos].k = fl->end;
@@ -390,27 +425,28 @@ static int scratch(sl_machine *m, int32_t n) {
   return 1;
 }
 
-/* what the flows not being re-rated (unmarked) do on resource r: their use
-** of it stays theirs, the most any of them has, the least one it holds back
-** (its bottleneck) has */
-static void outside_of(const sl_machine *m, sl_res *r) {
-  int32_t j, stamp = m->stamp;
-  r->out = r->outmax = 0;
-  r->outmin = INFINITY;
-  for (j = 0; j < r->nfl; j++) {
-    const sl_slot *sl = &r->fl[j];
-    if (sl->mark == stamp) continue;
-    r->out += sl->w * sl->rate;
-    if (sl->rate > r->outmax) r->outmax = sl->rate;
-    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
+/* flow f joins the flows to recompute F = scr[0..*qf) unless it is there;
+** the resources it crosses that can bind, R = rq[0..*nres) */
+static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_t *nres) {
+  sl_flow *fl = &m->flows[f];
+  int32_t stamp = m->stamp;
+  int k;
+  if (fl->mark == stamp) return;
+  fl->mark = stamp;
+  m->scr[(*qf)++] = f;
+  for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
+    sl_res *o = &m->allres[fl->at[k].res];
+    if (!binds(o)) continue;
+    o->fl[fl->at[k].pos].mark = stamp;
+    if (o->mark != stamp) { o->mark = stamp; rq[(*nres)++] = fl->at[k].res; }
   }
 }
 
-/* the flows to recompute -- those on the changed (dirty) resources -- into
-** F = scr[0..*nf), the resources that can bind among those they cross into
-** R = scr + nflows, [0..*nr), with what the flows outside do on each; the
-** flows further away keep their rates (their use of the resources at the
-** edge counts as fixed) unless widening brings them in; 0 on no memory */
+/* the flows to recompute -- the new ones and those on the changed (dirty)
+** resources -- into F = scr[0..*nf), the resources that can bind among those they cross into
+** R = scr + nflows, [0..*nr); the flows further away keep their rates
+** (their use of the resources at the edge counts as fixed) unless widening
+** brings them in; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty;
   int32_t *rq;
@@ -418,29 +454,21 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
   rq = m->scr + m->nflows;
   for (i = 0; i < ndirty; i++) {
-    sl_res *r = &m->allres[m->dirty[i]];
+    sl_res *r;
+    if (m->dirty[i] < 0) continue;
+    r = &m->allres[m->dirty[i]];
     r->dirty = 0;
     r->mark = stamp;
     rq[nres++] = m->dirty[i];
   }
-  m->ndirty = 0;
-  for (i = 0; i < ndirty; i++) {      /* the flows on the changed resources */
-    sl_res *r = &m->allres[rq[i]];
-    for (j = 0; j < r->nfl; j++) {
-      sl_flow *fl = &m->flows[r->fl[j].f];
-      if (fl->mark == stamp) continue;
-      fl->mark = stamp;
-      m->scr[qf++] = r->fl[j].f;
-      for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
-        sl_res *o = &m->allres[fl->at[k].res];
-        if (!binds(o)) continue;
-        o->fl[fl->at[k].pos].mark = stamp;
-        if (o->mark != stamp) { o->mark = stamp; rq[nres++] = fl->at[k].res; }
-      }
-    }
+  for (i = 0; i < ndirty; i++) {      /* the new flows, the flows on the changed resources */
+    int32_t x = m->dirty[i];
+    if (x < 0) { to_rerate(m, -x - 1, &qf, rq, &nres); continue; }
+    for (j = 0; j < m->allres[x].nfl; j++) to_rerate(m, m->allres[x].fl[j].f, &qf, rq, &nres);
   }
+  m->ndirty = 0;
   for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
-    if (binds(&m->allres[rq[i]])) { rq[k++] = rq[i]; outside_of(m, &m->allres[rq[i]]); }
+    if (binds(&m->allres[rq[i]])) rq[k++] = rq[i];
   *nf = qf;
   *nr = k;
   return 1;
@@ -519,8 +547,10 @@ static int32_t fill_top(sl_machine *m) {
   return -1;
 }
 
-/* the resources R[0..nr) in the heap, keyed by the level they fill at (less
-** what the flows outside use of them) */
+/* the resources R[0..nr) in the heap, keyed by the level they fill at, less
+** what the flows not being re-rated (unmarked) use of them: their use stays
+** theirs; widening reads the most any of them has there, and the least one
+** it holds back (its bottleneck) has */
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
   int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
@@ -530,16 +560,22 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
   for (i = 0; i < nr; i++) {           /* each resource's re-rated flows, in slot order */
     sl_res *r = &m->allres[R[i]];
     int32_t j;
-    r->left = r->out < r->C ? r->C - r->out : 0;
-    r->wfree = 0;
+    r->wfree = r->out = r->outmax = 0;
+    r->outmin = INFINITY;
     r->base = 0;
     r->hpos = -1;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
     r->inmin = INFINITY;
     r->fbeg = at;
-    for (j = 0; j < r->nfl; j++)
-      if (r->fl[j].mark == stamp) { r->wfree += r->fl[j].w; slots[at++] = j; }
+    for (j = 0; j < r->nfl; j++) {
+      const sl_slot *sl = &r->fl[j];
+      if (sl->mark == stamp) { r->wfree += sl->w; slots[at++] = j; continue; }
+      r->out += sl->w * sl->rate;
+      if (sl->rate > r->outmax) r->outmax = sl->rate;
+      if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
+    }
     r->fcnt = at - r->fbeg;
+    r->left = r->out < r->C ? r->C - r->out : 0;
   }
   m->nrheap = 0;
   for (i = 0; i < nr; i++) {
@@ -617,9 +653,8 @@ static void catch_up(sl_machine *m, const int32_t *F, int32_t i0, int32_t nf, sl
   }
 }
 
-/* flow f (outside) joins the flows being re-rated: what it used of the
-** resources already in the fill becomes theirs; the others it crosses that
-** can bind join the fill */
+/* flow f (outside) joins the flows being re-rated: the resources it crosses
+** that can bind and are not in the fill yet join it */
 static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   sl_flow *fl = &m->flows[f];
   int32_t *rq = m->scr + m->nflows, stamp = m->stamp;
@@ -630,10 +665,9 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
     sl_res *o = &m->allres[fl->at[k].res];
     if (!binds(o)) continue;
     o->fl[fl->at[k].pos].mark = stamp;
-    if (o->mark == stamp) { o->out -= fl->at[k].w * fl->rate; continue; }
+    if (o->mark == stamp) continue;
     o->mark = stamp;
     rq[(*nr)++] = fl->at[k].res;
-    outside_of(m, o);
   }
 }
 
@@ -700,6 +734,9 @@ void sli_flow_due(sl_machine *m, sl_time t) {
   if (m->ndirty > 0) sli_flow_settle(m, m->settle_t);
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
+  m->settle_t = t;                       /* the ends below change rates from t on: a
+                                            pipe that starts its next flow at t must
+                                            not settle them at an earlier change */
   while (m->nfheap > 0 && m->fheap[0].k <= t) {
     int32_t f = m->fheap[0].id;
     sl_flow *fl = &m->flows[f];
@@ -713,6 +750,5 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     if (eng >= 0) sli_dma_done(m, blk, eng, ev, sig, lat, t);
     else sli_xfer_done(m, blk, pipe, t);
   }
-  if (m->ndirty > 0) m->settle_t = t;    /* settled before time moves on */
   flow_event(m);
 }

@@ -229,6 +229,7 @@ typedef struct sl_slot {
 typedef struct sl_res {
   double C;                 /* capacity, bytes per ps */
   double capsum;            /* sum of w * cap of its flows: > C when it can bind */
+  double use;               /* sum of w * rate of its flows (kept up to date, rounding drifts) */
   double left, wfree;       /* solver scratch: capacity left at level base, */
   double base, key;         /* the weight of unfrozen flows, the level it fills at */
   double out, outmax, outmin;  /* solver scratch: what the flows not re-rated use, the */

@@ -74,6 +74,31 @@ describe("engine sharing", function()
                 r.kernel_us[1], 2e-3)
   end)
 
+  it("a pipe's next transfer, starting as its last one ends, shares from that instant on", function()
+    -- block 0 puts B twice back to back, block 1 puts 4 B, all over one link:
+    -- block 0's puts take half the link each (4 B / link in all), then block 1
+    -- has it alone for its last 2 B. The share freed by the first put's end
+    -- was once settled at the previous change (the start), which gave block 1
+    -- the whole link from there on: 4.64 us instead of 5.43
+    local B = 16 * 1024
+    local m = lab.machine{ pes = 2 }
+    local p = m:params()
+    local d = m:malloc("int8", 8 * B)
+    local r = m:launch(function(k)
+      if k.pe ~= 0 then return end
+      if k.block == 0 then
+        local u = k:ub("int8", B)
+        k:mte_put_nbi(d:sub(0, B), u, B, 1)
+        k:mte_put_nbi(d:sub(B, B), u, B, 1)
+      else
+        k:mte_put_nbi(d:sub(4 * B, 4 * B), k:ub("int8", 4 * B), 4 * B, 1)
+      end
+    end, 2)
+    local link = p.hccs_GBps * p.hccs_write_eff
+    local want = p.issue_ns + 6 * B / link + p.mte_setup_ns + p.hccs_alpha_ns
+    assert.near(want / US, r.kernel_us[1], 2e-3)
+  end)
+
   it("a double-buffered put from two blocks keeps the link busy", function()
     local B = 4 * 1024 * 1024
     local m = lab.machine{ pes = 2 }
