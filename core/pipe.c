@@ -92,14 +92,6 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   return SL_OK;
 }
 
-/* 1 when one of the block's queues holds more than queue_depth instructions */
-int sli_queue_full(sl_machine *m, int blk) {
-  const sl_block *b = &m->blocks[blk];
-  int q;
-  for (q = 0; q < SL_NQ; q++) if (b->nq[q] > m->p.queue_depth) return 1;
-  return 0;
-}
-
 /* drop the head op of a queue */
 static void pop(sl_machine *m, sl_block *b, int q) {
   int32_t op = b->qhead[q];
@@ -311,12 +303,6 @@ int sli_drain(sl_machine *m, int blk, int mask, int act) {
   b->state = act == ACT_END ? B_ENDING : B_DRAIN;
   b->wsite = m->site;
   return SL_OK;
-}
-
-/* park the running block when a queue is over its depth */
-void sli_queue_park(sl_machine *m, int blk) {
-  if (m->blocks[blk].state == B_RUN && sli_queue_full(m, blk))
-    m->blocks[blk].state = B_QUEUE;
 }
 
 /* a shadow frame read at the point every pipe reaches what S issued so far */

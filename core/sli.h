@@ -448,8 +448,19 @@ void sli_flow_due(sl_machine *m, sl_time t);
 /* pipe.c: the instruction queues of V, MTE2 and MTE3 */
 int sli_op_new(sl_machine *m, int kind, sl_ins **o);
 int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op);
-int sli_queue_full(sl_machine *m, int blk);
-void sli_queue_park(sl_machine *m, int blk);
+/* 1 when one of the block's queues holds more than queue_depth instructions */
+static inline int sli_queue_full(const sl_machine *m, int blk) {
+  const sl_block *b = &m->blocks[blk];
+  int q;
+  for (q = 0; q < SL_NQ; q++) if (b->nq[q] > m->p.queue_depth) return 1;
+  return 0;
+}
+/* park the running block when a queue is over its depth (inline: every
+** instruction S issues asks) */
+static inline void sli_queue_park(sl_machine *m, int blk) {
+  if (m->blocks[blk].state == B_RUN && sli_queue_full(m, blk))
+    m->blocks[blk].state = B_QUEUE;
+}
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
 void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
