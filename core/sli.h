@@ -27,7 +27,7 @@ enum { ACT_BARRIER, ACT_SIGNAL, ACT_BAR_ALL, ACT_SYNC_ALL, ACT_PROF, ACT_POLL,
        ACT_TEAM, ACT_END };
 
 /* instructions queued on a pipe */
-enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT, OP_MARK };
+enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT };
 
 /* the queued pipes V, MTE2, MTE3: queue index of a pipe */
 #define SL_NQ 3
@@ -97,10 +97,14 @@ typedef struct sl_tok {
 } sl_tok;
 
 /* a shadow frame read waiting for the pipes to reach it */
+/* (no instruction of its own: it waits on each pipe for the instruction that
+** was last in the queue when S read, in the pipe's list of marks) */
 typedef struct sl_mark {
   int32_t pe, block, frame, end, pending;
   sl_time t;
   int32_t next_free;
+  int32_t op[SL_NQ];        /* per pipe: the instruction it waits for */
+  int32_t nx[SL_NQ];        /* per pipe: the next mark in the pipe's list */
 } sl_mark;
 
 /* a transfer streaming through shared resources at a max-min fair rate */
@@ -186,6 +190,9 @@ typedef struct sl_block {
   int32_t nlz;              /* staged records (lz) */
   int32_t fdepth;           /* frames open (fid, fstart) */
   sl_time xstart[SL_NQ];    /* when the running transfer began streaming (trace) */
+  /* per queue: the shadow reads (sl_mark) waiting for its instructions, in
+  ** order (-1 none), and the instruction the first waits for */
+  int32_t mhead[SL_NQ], mtail[SL_NQ], mwait[SL_NQ];
   /* flags and frames */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
   int32_t fid[SL_FSTACK];
@@ -309,7 +316,8 @@ struct sl_machine {
   int32_t nops, capops, free_op;
   sl_tok *toks;
   int32_t ntoks, captoks, free_tok;
-  sl_mark *marks;
+  sl_mark *marks;            /* 64-byte aligned in marks_mem: a mark is one cache line */
+  void *marks_mem;
   int32_t nmarks, capmarks, free_mark;
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
   int oom;                  /* the launch ran out of memory: sl_step ends it */
