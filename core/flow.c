@@ -59,8 +59,10 @@ void sli_res_clear(sl_machine *m, int release) {
   m->flow_ev_t = INT64_MAX;
   m->settle_t = 0;
   if (release) {
-    free(m->flows); free(m->fheap); free(m->dirty); free(m->scr); free(m->rheap);
-    m->flows = NULL; m->fheap = NULL; m->dirty = NULL; m->scr = NULL; m->rheap = NULL;
+    free(m->flows); free(m->fheap); free(m->fpos); free(m->dirty); free(m->scr);
+    free(m->rheap);
+    m->flows = NULL; m->fheap = NULL; m->fpos = NULL; m->dirty = NULL; m->scr = NULL;
+    m->rheap = NULL;
     m->capflows = m->capdirty = m->capscr = 0;
   }
 }
@@ -88,7 +90,7 @@ static int h_less(const sl_hent *a, const sl_hent *b) {
 
 /* where heap which keeps entry x's place */
 static int32_t *h_pos(sl_machine *m, int which, int32_t x) {
-  return which == HF ? &m->flows[x].hpos : &m->allres[x].hpos;
+  return which == HF ? &m->fpos[x] : &m->allres[x].hpos;
 }
 
 /* move entry i of heap which down into place */
@@ -180,9 +182,11 @@ static int32_t flow_new(sl_machine *m) {
     int32_t cap = m->capflows ? 2 * m->capflows : 256;
     sl_flow *nf = realloc(m->flows, (size_t)cap * sizeof(*nf));
     sl_hent *nh = realloc(m->fheap, (size_t)cap * sizeof(*nh));
+    int32_t *np = realloc(m->fpos, (size_t)cap * sizeof(*np));
     if (nf != NULL) m->flows = nf;
     if (nh != NULL) m->fheap = nh;
-    if (nf == NULL || nh == NULL) return -1;
+    if (np != NULL) m->fpos = np;
+    if (nf == NULL || nh == NULL || np == NULL) return -1;
     m->capflows = cap;
   }
   return m->nflows++;
@@ -292,7 +296,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->eng = eng;
   fl->ev = fl->sig = -1;
   fl->bneck = -1;
-  fl->hpos = -1;
+  m->fpos[f] = -1;
   fl->next_free = -1;
   return f;
 }
@@ -335,10 +339,10 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     m->free_flow = f;
     return SL_ENOMEM;
   }
-  fl->hpos = m->nfheap++;             /* room: the heap is as large as the pool; */
-  m->fheap[fl->hpos].k = INT64_MAX;  /* last of all until it is rated */
-  m->fheap[fl->hpos].tie = fl->seq;
-  m->fheap[fl->hpos].id = f;
+  m->fpos[f] = m->nfheap++;           /* room: the heap is as large as the pool; */
+  m->fheap[m->fpos[f]].k = INT64_MAX;  /* last of all until it is rated */
+  m->fheap[m->fpos[f]].tie = fl->seq;
+  m->fheap[m->fpos[f]].id = f;
   tighten_cap(m, fl);
   for (j = 0; j < fl->nres; j++) {   /* one that cannot bind changes no rate; */
     sl_res *r = &m->allres[fl->at[j].res];   /* one not full changes no other's */
@@ -353,8 +357,8 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     }
   set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
   fl->end = end_at(fl, now);
-  m->fheap[fl->hpos].k = fl->end;
-  heap_fix(m, HF, fl->hpos);
+  m->fheap[m->fpos[f]].k = fl->end;
+  heap_fix(m, HF, m->fpos[f]);
   flow_event(m);
   return SL_OK;
 }
@@ -714,9 +718,9 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
     fl->end = end_at(fl, now);
-    if (fl->hpos >= 0 && m->fheap[fl->hpos].k != fl->end) {
-      m->fheap[fl->hpos].k = fl->end;
-      heap_fix(m, HF, fl->hpos);
+    if (m->fpos[f] >= 0 && m->fheap[m->fpos[f]].k != fl->end) {
+      m->fheap[m->fpos[f]].k = fl->end;
+      heap_fix(m, HF, m->fpos[f]);
     }
   }
   flow_event(m);

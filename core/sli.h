@@ -111,7 +111,6 @@ typedef struct sl_flow {
   int32_t nres;
   sl_time t;                /* when rem was brought up to date */
   sl_time end;              /* predicted completion */
-  int32_t hpos;             /* place in the completion heap */
   int32_t next_free;
   sl_cross at[SL_FLOW_RES]; /* the resources it crosses (the first four in one line) */
   uint64_t seq;             /* tie break of equal ends */
@@ -271,6 +270,8 @@ struct sl_machine {
   sl_flow *flows;
   int32_t nflows, capflows, free_flow;
   sl_hent *fheap;           /* flows by predicted end */
+  int32_t *fpos;            /* each flow's place in fheap (-1: not in it), apart from
+                               the flows so that heap moves touch few cache lines */
   int32_t nfheap;
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
