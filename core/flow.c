@@ -502,12 +502,15 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
 /* ------------------------------------------- resources by the level they fill at */
 
 /* flow fl freezes at rate (the level now), held there by resource bneck
-** (-1: its cap): the resources it crosses lose its weight, and fill later */
+** (-1: its cap): the resources it crosses lose its weight, and fill later.
+** Its slots keep the rate it had until the settle ends: a fill and widening
+** read the slots of the flows outside only */
 static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t bneck,
                    int32_t stamp) {
   int k;
   fl->frozen = 1;
-  set_rate(m, fl, rate, bneck);
+  fl->rate = rate;
+  fl->bneck = bneck;
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->at[k].res;
     sl_res *r = &m->allres[ri];
@@ -713,6 +716,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   for (i = 0; i < nf; i++) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
+    set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
     fl->end = end_at(fl, now);
     if (m->fh.pos[f] >= 0 && m->fh.h[m->fh.pos[f]].k != fl->end) {
       m->fh.h[m->fh.pos[f]].k = fl->end;
