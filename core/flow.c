@@ -315,6 +315,14 @@ static void tighten_cap(sl_machine *m, sl_flow *fl) {
   }
 }
 
+/* does resource r leave room for more use at a flow's cap (what a fill would
+** find: the flow reaches its cap before r is full), by more than the drift
+** of r->use? Then the flow runs at its cap and changes no other flow's rate,
+** no settle needed (a later change that fills r brings it in by widening) */
+static int fits(const sl_res *r, double more) {
+  return !binds(r) || more < (r->C - r->use) * (1 - 1e-6);
+}
+
 /* flow f has joined its resources (ok) or ran out of memory doing so: its
 ** cap counts on them; into the end heap, at its cap when nothing it
 ** crosses can bind */
@@ -340,11 +348,11 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     if (binds(r) && may_be_full(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
   }
   for (j = 0; j < fl->nres; j++)     /* to be rated at the settle */
-    if (binds(&m->allres[fl->at[j].res])) {
+    if (!fits(&m->allres[fl->at[j].res], fl->at[j].w * fl->cap)) {
       if (!dirty_push(m, -f - 1)) m->oom = 1;
       return SL_OK;
     }
-  set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
+  set_rate(m, fl, fl->cap, -1);      /* room everywhere: its own cap */
   fl->end = end_at(fl, now);
   m->fh.h[m->fh.pos[f]].k = fl->end;
   heap_fix(&m->fh, m->fh.pos[f]);
