@@ -203,8 +203,8 @@ void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_t
   sl_block *b = &m->blocks[blk];
   sl_time land = t + lat;
   if (land > b->dma_done[eng]) b->dma_done[eng] = land;
-  if (sli_schedule(m, land, ev) != SL_OK) m->oom = 1;
-  if (sig >= 0 && sli_schedule(m, land, sig) != SL_OK) m->oom = 1;
+  if (sli_schedule_as(m, land, ev, EV_COPY) != SL_OK) m->oom = 1;
+  if (sig >= 0 && sli_schedule_as(m, land, sig, EV_SIGNAL) != SL_OK) m->oom = 1;
 }
 
 /* a transfer of the engine landed: a quiet waiting for it may go on */

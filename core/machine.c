@@ -150,8 +150,8 @@ void sl_machine_free(sl_machine *m) {
   sli_team_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks);
-  free(m->ops); free(m->toks); free(m->marks); free(m->kq); free(m->lzb);
+  free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks);
+  free(m->ops_mem); free(m->toks); free(m->marks); free(m->kq); free(m->lzb);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);

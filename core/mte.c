@@ -26,8 +26,7 @@ int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   e->op = op;
   e->n = bytes;
-  e->whole = whole < 0 ? -whole : whole;
-  e->stage = whole < 0;
+  e->whole = whole;
   e->pipe = pipe;
   sli_addr(dst, &e->dst);
   sli_addr(src, &e->src);
@@ -221,7 +220,7 @@ static int lazy_add(sl_machine *m, const sl_event *e) {
   z->ub = e->dst;
   z->gm = e->src;
   z->n = e->n;
-  z->whole = e->whole;
+  z->whole = -e->whole;
   m->bufs[e->src.buf].lazy_src++;
   return 1;
 }
@@ -262,7 +261,7 @@ static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
     sli_init_read(m, &e->src, e->n, e->blk, e->pipe, e->site);
     sli_init_write(m, &e->dst, e->n);
   }
-  if (e->stage && sli_ptr(m, &e->dst) != NULL && sli_ptr(m, &e->src) != NULL &&
+  if (e->whole < 0 && sli_ptr(m, &e->dst) != NULL && sli_ptr(m, &e->src) != NULL &&
       lazy_add(m, e)) {                   /* the bytes move with the UB -> GM copy */
     sli_landed(m, e->blk, e->pipe, 0, t);
     return;
@@ -273,7 +272,7 @@ static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
   if (d == NULL) {}                     /* timing-only: unbacked, nothing lands */
   else if (s == NULL) memset(d, 0, (size_t)e->n);   /* unbacked reads as zeros */
   else if (e->op == SL_OP_NONE) {
-    if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n, e->whole);
+    if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n, e->whole < 0 ? -e->whole : e->whole);
     else memmove(d, s, (size_t)e->n);
   }
   else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
@@ -302,13 +301,6 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     sli_elem_land(m, ev, t);
     return;
   }
-  if (ev->kind == EV_PIPE) {            /* a pipe's next instruction is due */
-    int blk = ev->blk, pipe = ev->pipe;  /* read before the kick makes events */
-    if (m->blocks[blk].kick[QI(pipe)] == t) m->blocks[blk].kick[QI(pipe)] = -1;
-    sli_pipe_kick(m, blk, pipe, t);
-    return;
-  }
-  if (ev->kind == EV_FLOW) { sli_flow_due(m, t); return; }
   if (ev->kind == EV_COPY && m->p.check == 0 && m->race == NULL) {
     land_copy(m, ev, t);                /* unchecked, it makes an event only at its */
     return;                             /* last step (sli_landed's kick) */

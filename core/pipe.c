@@ -16,6 +16,9 @@
 
 #include "sli.h"
 
+/* an instruction is half a cache line (the pool is 64-byte aligned) */
+_Static_assert(sizeof(sl_ins) == 32, "sl_ins is 32 bytes");
+
 /* grow a pool of items of size sz; 0 when out of memory */
 static int pool_grow(void **items, int32_t *cap, size_t sz) {
   int32_t nc = *cap ? 2 * *cap : 256;
@@ -39,15 +42,19 @@ int sli_op_new(sl_machine *m, int kind, sl_ins **o) {
   int32_t i;
   if (m->free_op >= 0) { i = m->free_op; m->free_op = m->ops[i].next; }
   else {
-    if (m->nops == m->capops &&
-        !pool_grow((void **)&m->ops, &m->capops, sizeof(*m->ops))) return -1;
+    if (m->nops == m->capops) {        /* aligned: an instruction in one cache line */
+      int32_t cap = m->capops ? 2 * m->capops : 256;
+      if (!sli_pool_grow64(&m->ops_mem, (void **)&m->ops, m->nops, cap, sizeof(*m->ops)))
+        return -1;
+      m->capops = cap;
+    }
     i = m->nops++;
   }
   *o = &m->ops[i];
   memset(*o, 0, sizeof(**o));
   (*o)->kind = kind;
   (*o)->next = -1;
-  (*o)->ev = (*o)->tok = -1;
+  (*o)->ev = -1;                        /* (tok: the same field) */
   return i;
 }
 
@@ -117,26 +124,18 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
-/* schedule an EV_PIPE for the block's pipe at t (once) */
+/* schedule an EV_PIPE for the block's pipe at t (once; a key alone) */
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
   sl_block *b = &m->blocks[blk];
-  sl_event *e;
-  int32_t id;
   if (b->kick[QI(pipe)] == t) return;
   b->kick[QI(pipe)] = t;
-  if ((e = sli_newev(m, &id)) == NULL) { m->oom = 1; return; }
-  memset(e, 0, sizeof(*e));             /* made in place (site 0: no Lua line) */
-  e->kind = EV_PIPE;
-  e->blk = blk;
-  e->pipe = pipe;
-  e->next_free = -1;
-  if (sli_schedule(m, t, id) != SL_OK) m->oom = 1;
+  if (sli_schedule_pipe(m, t, blk, pipe) != SL_OK) m->oom = 1;
 }
 
 /* start the transfer at the head of the pipe at now */
 static void xfer_start(sl_machine *m, int blk, int pipe, sl_ins *o, sl_time now) {
   sl_block *b = &m->blocks[blk];
-  o->start = now;
+  b->xstart[QI(pipe)] = now;
   b->busy[QI(pipe)] = 1;
   if (sli_flow_start(m, blk, pipe, o->gm_pe, o->path, o->bytes, now) != SL_OK) {
     m->oom = 1;                         /* no memory: it ends at once */
@@ -154,7 +153,7 @@ static void vec_start(sl_machine *m, sl_block *b, sl_ins *o, sl_time now) {
   b->pipe[SL_PIPE_V] = end;
   if (end > b->done[SL_PIPE_V]) b->done[SL_PIPE_V] = end;
   if (end > b->inflight) b->inflight = end;
-  if (sli_schedule(m, end, o->ev) != SL_OK) m->oom = 1;
+  if (sli_schedule_as(m, end, o->ev, EV_VEC) != SL_OK) m->oom = 1;
 }
 
 /* the pipe reached a shadow read: one pipe fewer to wait for */
@@ -245,6 +244,12 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
   m->kq[m->nkq++] = blk * 4 + pipe;     /* a pipe is running: after it */
 }
 
+/* EV_PIPE at t: the block's pipe takes its next instruction */
+void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t) {
+  if (m->blocks[blk].kick[QI(pipe)] == t) m->blocks[blk].kick[QI(pipe)] = -1;
+  sli_pipe_kick(m, blk, pipe, t);
+}
+
 /* the transfer at the head of the pipe streamed its last byte at t */
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
   sl_block *b = &m->blocks[blk];
@@ -255,8 +260,8 @@ void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
   if (land > b->inflight) b->inflight = land;
   b->pipe[pipe] = t;
   if (SLI_TRACING(m))
-    sli_trace(m, o->start, t, b->pe, b->b, 0, o->path, o->bytes, o->gm_pe, pipe);
-  if (sli_schedule(m, land, o->ev) != SL_OK) m->oom = 1;
+    sli_trace(m, b->xstart[q], t, b->pe, b->b, 0, o->path, o->bytes, o->gm_pe, pipe);
+  if (sli_schedule_as(m, land, o->ev, EV_COPY) != SL_OK) m->oom = 1;
   b->busy[q] = 0;
   pop(m, b, q);
   sli_pipe_kick(m, blk, pipe, t);

@@ -3,6 +3,7 @@
 ** loop that hands the next block to resume, error text and the trace.
 */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,27 +39,44 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   return code;
 }
 
-/* a wake-up is a key alone, no event slot: ev = -1 - block */
-#define WAKE_EV(blk) (-1 - (int32_t)(blk))
-#define IS_WAKE(k) ((k)->ev < 0)
-#define WAKE_BLK(k) (-1 - (k)->ev)
-
 /* key order: time, then sequence */
 static int ev_less(const sl_key *a, const sl_key *b) {
   return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+/* an event is two cache lines (the pool is 64-byte aligned) */
+_Static_assert(sizeof(sl_event) == 128, "sl_event is 128 bytes");
+
+/* grow a 64-byte aligned pool to cap items of size sz, keeping its first n:
+** *mem is the block, *items its aligned start. realloc moves no bytes where
+** the C library remaps the pages of a large block; when the start's offset
+** in the block changed, the items move to the new aligned start */
+int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz) {
+  size_t old = *mem != NULL ? (size_t)((uint8_t *)*items - (uint8_t *)*mem) : 0, off;
+  uint8_t *nm = realloc(*mem, (size_t)cap * sz + 63);
+  if (nm == NULL) return 0;
+  off = (size_t)(-(uintptr_t)nm & 63);
+  if (off != old && n > 0) memmove(nm + off, nm + old, (size_t)n * sz);
+  *mem = nm;
+  *items = nm + off;
+  return 1;
+}
+
+/* grow the event pool (aligned: each event is two whole cache lines); 0
+** when out of memory */
+static int ev_grow(sl_machine *m) {
+  int32_t cap = m->capevs ? m->capevs * 2 : 256;
+  if (!sli_pool_grow64(&m->evs_mem, (void **)&m->evs, m->nevs, cap, sizeof(*m->evs)))
+    return 0;
+  m->capevs = cap;
+  return 1;
 }
 
 /* take a free event slot; NULL when out of memory */
 sl_event *sli_newev(sl_machine *m, int32_t *id) {
   sl_event *e;
   if (m->free_ev < 0) {
-    if (m->nevs == m->capevs) {
-      int32_t cap = m->capevs ? m->capevs * 2 : 256;
-      sl_event *ne = realloc(m->evs, (size_t)cap * sizeof(*ne));
-      if (ne == NULL) return NULL;
-      m->evs = ne;
-      m->capevs = cap;
-    }
+    if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
     m->evs[m->nevs].next_free = -1;
     m->free_ev = m->nevs++;
   }
@@ -81,9 +99,8 @@ sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id) {
   return e;
 }
 
-/* give an event slot back (a wake-up has none) */
+/* give an event record back */
 static void ev_release(sl_machine *m, int32_t id) {
-  if (id < 0) return;
   m->evs[id].next_free = m->free_ev;
   m->free_ev = id;
 }
@@ -103,53 +120,84 @@ static int fifo_room(sl_key **q, int32_t *head, int32_t *n, int32_t *cap) {
   return SL_OK;
 }
 
-/* append k to an in-order queue (room made by compacting or growing) */
-static inline int fifo_push(sl_key **q, int32_t *head, int32_t *n, int32_t *cap,
-                            const sl_key *k) {
-  if (*head + *n == *cap && fifo_room(q, head, n, cap) != SL_OK) return SL_ENOMEM;
+/* room lost: a key that names an event record gives the record back */
+static int push_failed(sl_machine *m, const sl_key *k) {
+  if (k->kind != EV_WAKE && k->kind != EV_PIPE && k->ev >= 0) ev_release(m, k->ev);
+  return SL_ENOMEM;
+}
+
+/* append k to a full in-order queue (room made by compacting or growing) */
+static int fifo_push_slow(sl_machine *m, sl_key **q, int32_t *head, int32_t *n,
+                          int32_t *cap, const sl_key *k) {
+  if (fifo_room(q, head, n, cap) != SL_OK) return push_failed(m, k);
   (*q)[*head + (*n)++] = *k;
   return SL_OK;
 }
 
-/* schedule event id (WAKE_EV(blk): a wake-up) at time t: keys that come in
-** (time, seq) order queue up, wake-ups in their own queue (blocks yield in
-** clock order), the rest of the events in another (most are: one pipe, one
-** signal stream); the others go on the heap. Order is (time, seq) whichever
-** holds a key */
-int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
+/* put k on the heap */
+static int heap_push(sl_machine *m, const sl_key *k) {
   int32_t i;
-  sl_key k;
-  k.t = t; k.seq = m->seq++; k.ev = id;
-  if (IS_WAKE(&k) && (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t)) {
-    if (fifo_push(&m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, &k) != SL_OK) {
-      ev_release(m, id);
-      return SL_ENOMEM;
-    }
-    return SL_OK;
-  }
-  if (m->fn == 0 || t >= m->fifo[m->fhead + m->fn - 1].t) {
-    if (fifo_push(&m->fifo, &m->fhead, &m->fn, &m->fcap, &k) != SL_OK) {
-      ev_release(m, id);
-      return SL_ENOMEM;
-    }
-    return SL_OK;
-  }
   if (m->nheap == m->capheap) {
     int32_t cap = m->capheap ? m->capheap * 2 : 256;
     sl_key *nh = realloc(m->heap, (size_t)cap * sizeof(*nh));
-    if (nh == NULL) { ev_release(m, id); return SL_ENOMEM; }
+    if (nh == NULL) return push_failed(m, k);
     m->heap = nh;
     m->capheap = cap;
   }
   i = m->nheap++;
   while (i > 0) {
     int32_t parent = (i - 1) / 2;
-    if (!ev_less(&k, &m->heap[parent])) break;
+    if (!ev_less(k, &m->heap[parent])) break;
     m->heap[i] = m->heap[parent];
     i = parent;
   }
-  m->heap[i] = k;
+  m->heap[i] = *k;
   return SL_OK;
+}
+
+/* schedule a key of kind naming ev at time t: keys that come in (time, seq)
+** order queue up, wake-ups in their own queue (blocks yield in clock order),
+** the rest of the events in another (most are: one pipe, one signal stream);
+** the others go on the heap. Order is (time, seq) whichever holds a key.
+** Out of memory, the record a key names is given back */
+static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
+  sl_key k;
+  k.t = t; k.seq = m->seq++; k.ev = ev; k.kind = kind;
+  if (kind == EV_WAKE && (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t)) {
+    if (m->wfhead + m->wfn == m->wfcap)
+      return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, &k);
+    m->wfifo[m->wfhead + m->wfn++] = k;
+    return SL_OK;
+  }
+  if (m->fn == 0 || t >= m->fifo[m->fhead + m->fn - 1].t) {
+    if (m->fhead + m->fn == m->fcap)
+      return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, &k);
+    m->fifo[m->fhead + m->fn++] = k;
+    return SL_OK;
+  }
+  return heap_push(m, &k);
+}
+
+/* schedule event record id, of kind, at time t (given back when out of
+** memory); an EV_FLOW needs nothing of its record: a key alone, the record
+** freed. The caller that knows the kind saves reading the record, which may
+** have been made long ago (a copy's landing) */
+int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind) {
+  if (kind == EV_FLOW) {
+    ev_release(m, id);
+    id = -1;
+  }
+  return push_key(m, t, kind, id);
+}
+
+/* schedule event record id at time t, of the kind its record says */
+int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
+  return sli_schedule_as(m, t, id, m->evs[id].kind);
+}
+
+/* schedule an EV_PIPE: block blk's pipe takes its next instruction at t */
+int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
+  return push_key(m, t, EV_PIPE, (int32_t)blk * 4 + pipe);
 }
 
 /* copy e into a new event at time t */
@@ -195,8 +243,7 @@ static const sl_key *peek_raw(const sl_machine *m) {
 static const sl_key *peek(sl_machine *m) {
   const sl_key *k = peek_raw(m);
   if (m->ndirty == 0) return k;
-  sli_flow_settle_due(m, k ? k->t : INT64_MAX,
-                      k ? !IS_WAKE(k) && m->evs[k->ev].kind == EV_FLOW : 1);
+  sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? k->kind == EV_FLOW : 1);
   return peek_raw(m);
 }
 
@@ -239,7 +286,17 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   sl_block *b = &m->blocks[blk];
   b->state = B_READY;
   if (b->t < t) b->t = t;
-  if (sli_schedule(m, b->t, WAKE_EV(blk)) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
+  if (push_key(m, b->t, EV_WAKE, blk) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
+}
+
+/* handle the event of key k (not a wake-up) */
+static inline void apply_key(sl_machine *m, const sl_key *k) {
+  if (k->kind == EV_FLOW) sli_flow_due(m, k->t);
+  else if (k->kind == EV_PIPE) sli_pipe_due(m, k->ev / 4, k->ev % 4, k->t);
+  else {
+    sli_apply(m, &m->evs[k->ev], k->t);
+    ev_release(m, k->ev);
+  }
 }
 
 /* the virtual-time limit of the running launch */
@@ -257,16 +314,15 @@ static int wait_inline(sl_machine *m, int blk) {
   const sl_key *top;
   while (!m->oom && (top = peek(m)) != NULL && top->t <= time_limit(m)) {
     sl_key k;
-    if (IS_WAKE(top) && WAKE_BLK(top) != blk) return 0;
+    if (top->kind == EV_WAKE && top->ev != blk) return 0;
     k = take(m, top);
     if (k.t > m->now) m->now = k.t;
-    if (IS_WAKE(&k)) {                   /* its own wake-up: it goes on */
+    if (k.kind == EV_WAKE) {             /* its own wake-up: it goes on */
       b->state = B_RUN;
       if (b->t < k.t) b->t = k.t;
       return 1;
     }
-    sli_apply(m, &m->evs[k.ev], k.t);
-    ev_release(m, k.ev);
+    apply_key(m, &k);
   }
   return 0;
 }
@@ -287,14 +343,13 @@ int sl_must_yield(sl_machine *m, int blk) {
   }
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
-    if (IS_WAKE(top) || top->t > limit) {
+    if (top->kind == EV_WAKE || top->t > limit) {
       sli_wake(m, blk, b->t);
       return 1;
     }
     k = take(m, top);                    /* top is peek_raw's: nothing ran since */
     if (k.t > m->now) m->now = k.t;
-    sli_apply(m, &m->evs[k.ev], k.t);
-    ev_release(m, k.ev);
+    apply_key(m, &k);
     if (m->oom) return 1;
   }
   return 0;
@@ -311,20 +366,19 @@ int sl_step(sl_machine *m, int *blk) {
     sl_key k = take(m, top);
     if (k.t > limit) {
       m->now = limit;
-      sli_schedule(m, k.t, k.ev);  /* keep it for the report */
+      push_key(m, k.t, k.kind, k.ev);  /* keep it for the report */
       return SL_STEP_TIMEOUT;
     }
     if (k.t > m->now) m->now = k.t;
-    if (IS_WAKE(&k)) {
-      sl_block *b = &m->blocks[WAKE_BLK(&k)];
-      *blk = WAKE_BLK(&k);
+    if (k.kind == EV_WAKE) {
+      sl_block *b = &m->blocks[k.ev];
+      *blk = k.ev;
       m->cur = *blk;
       b->state = B_RUN;
       if (b->t < k.t) b->t = k.t;
       return SL_STEP_RESUME;
     }
-    sli_apply(m, &m->evs[k.ev], k.t);
-    ev_release(m, k.ev);
+    apply_key(m, &k);
     if (m->oom) return SL_STEP_NOMEM;
   }
   return m->ndone == m->nb ? SL_STEP_DONE : SL_STEP_DEADLOCK;

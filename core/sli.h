@@ -13,7 +13,7 @@
 
 /* kinds of event: a block resumes; a copy, vector op or signal lands; a
 ** pipe takes its next instruction; the earliest flow completes */
-/* EV_WAKE: a wake-up is a key alone (sim.c), no event of this kind is made */
+/* EV_WAKE, EV_PIPE and EV_FLOW are keys alone (sim.c): no event record */
 enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA };
 
 /* block states: B_FLAG waits for a flag from a pipe, B_DRAIN for pipes to
@@ -39,22 +39,29 @@ typedef struct sl_addr {
   int64_t off;
 } sl_addr;
 
-/* event payload (the heap orders small keys that point here) */
+/* event payload (the heap orders small keys that point here): 128 bytes,
+** two cache lines of a 64-byte aligned pool (sim.c), as a landing reads its
+** event long after it was made, out of cache; what a copy reads comes first */
 typedef struct sl_event {
   int32_t kind, blk;
   int32_t op, vop;          /* atomic mode (copies), vector op */
-  sl_addr dst, src, src2;
+  sl_addr dst, src;
   int64_t n;                /* bytes (copy) or elements (vector) */
-  int64_t val;              /* signal value */
-  int64_t val2;             /* atomic_compare_swap: the value compared with */
-  double s;                 /* vector scalar */
-  int32_t site;             /* checked runs: the issuing Lua line */
-  int32_t snap;             /* racecheck: the release a signal carries */
+  int64_t whole;            /* copy: bytes of the whole transfer it is part of,
+                            ** negated for an MTE put/get chunk's GM -> UB staging */
   int32_t pipe;             /* copy / vector op: the pipe it ran on; a fetching
                             ** atomic: the path its reply takes */
-  int32_t stage;            /* copy: an MTE put/get chunk's GM -> UB staging */
-  int64_t whole;            /* copy: bytes of the whole transfer it is part of */
+  int32_t site;             /* checked runs: the issuing Lua line */
+  int32_t snap;             /* racecheck: the release a signal carries */
   int32_t next_free;
+  double s;                 /* vector scalar */
+  union {
+    sl_addr src2;           /* vector op: the second source */
+    struct {
+      int64_t val;          /* signal value */
+      int64_t val2;         /* atomic_compare_swap: the value compared with */
+    };
+  };
 } sl_event;
 
 /* a staging copy GM -> UB that landed without moving its bytes: the UB
@@ -65,16 +72,21 @@ typedef struct sl_lazy {
 } sl_lazy;
 #define SL_NLAZY 2               /* per block: a put's last chunk, the next one's first */
 
-/* one instruction in a pipe's queue */
+/* one instruction in a pipe's queue (32 bytes: the pipes read thousands of
+** blocks' queues, issued long before, out of cache) */
 typedef struct sl_ins {
-  int32_t kind, next;
+  int32_t next;
+  int16_t kind, path;       /* XFER: its path */
+  union {
+    int32_t ev;             /* XFER / VEC: its landing event (not yet scheduled) */
+    int32_t tok;            /* SET / WAIT: the flag token; MARK: the shadow read */
+  };
+  int32_t gm_pe;            /* XFER: GM side */
   sl_time issue;            /* S time it was issued: it starts no earlier */
-  sl_time start;            /* XFER: when it began streaming */
-  int32_t ev;               /* XFER / VEC: its landing event (not yet scheduled) */
-  int32_t tok;              /* SET / WAIT: the flag token; MARK: the shadow read */
-  int32_t gm_pe, path;      /* XFER: GM side and path */
-  int64_t bytes;            /* XFER */
-  sl_time dur;              /* VEC */
+  union {
+    int64_t bytes;          /* XFER */
+    sl_time dur;            /* VEC */
+  };
 } sl_ins;
 
 /* one set_flag: fired once its source pipe reaches it */
@@ -139,37 +151,55 @@ typedef struct sl_heap {
   int32_t n;
 } sl_heap;
 
+/* a pending event: its time, its sequence (the tie break), its kind and
+** what it names: the block (EV_WAKE), block * 4 + pipe (EV_PIPE), nothing
+** (EV_FLOW), or the event record (the other kinds) */
 typedef struct sl_key {
   sl_time t;
   uint64_t seq;
-  int32_t ev;
+  int32_t ev, kind;
 } sl_key;
 
 #define SL_FSTACK 16
 
+/* a block's state, hot first: an event or a primitive of a machine of
+** thousands of blocks finds its block out of cache, so what the primitives,
+** a resume and the pipes read sits in the first five cache lines; what only
+** waits, checked runs and reports read comes after */
 typedef struct sl_block {
+  /* line 0: every primitive and resume */
   sl_time t;                /* S pipe: where the block's code is */
+  int32_t state, pe, b;
+  int32_t retkind;          /* value handed back when it resumes */
+  int64_t ret;
+  /* runaway guard: primitives called since the machine clock last moved */
+  int64_t spin;
+  sl_time spin_now;         /* the machine clock when spin restarted */
+  int64_t nprims;           /* primitives it has called in this launch */
+  int32_t atomic, atomic_dtype;
+  /* line 1: the pipes' clocks */
   sl_time pipe[SL_NPIPES];  /* free_at of each pipe: when it takes the next one */
   sl_time done[SL_NPIPES];  /* when all a pipe's work has landed (flags fire) */
-  int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
-  uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
-  int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* checked runs: the set_flag's line */
-  /* queues of V, MTE2, MTE3 */
+  /* line 2: queues of V, MTE2, MTE3 */
   int32_t qhead[SL_NQ], qtail[SL_NQ];
   int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
   uint8_t busy[SL_NQ];      /* the head instruction runs */
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
-  int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
-  int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
-  int64_t nprims;           /* primitives it has called in this launch */
-  int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
+  /* line 3 */
   sl_time inflight;         /* latest completion of what it issued */
   sl_time fence;            /* remote writes land no earlier than this */
-  int32_t dma_pending[SL_NENG];   /* DMA transfers issued and not landed */
-  sl_time dma_done[SL_NENG];      /* latest landing of each engine's transfers */
-  sl_time end;
-  int32_t pe, b, state;
-  int32_t atomic, atomic_dtype;
+  int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
+  int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
+  int32_t nlz;              /* staged records (lz) */
+  int32_t fdepth;           /* frames open (fid, fstart) */
+  sl_time xstart[SL_NQ];    /* when the running transfer began streaming (trace) */
+  /* flags and frames */
+  uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
+  int32_t fid[SL_FSTACK];
+  sl_time fstart[SL_FSTACK];
+  sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
+  int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
+  int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* the set_flag's line (synccheck) */
   /* what it waits for */
   sl_addr w;
   int32_t wcmp, wnext;
@@ -183,21 +213,15 @@ typedef struct sl_block {
   sl_addr wub;              /* polling wait: UB that receives the flag */
   int64_t wbytes;
   sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */
-  /* value handed back when it resumes */
-  int32_t retkind;
-  int64_t ret;
+  sl_time dma_done[SL_NENG];      /* latest landing of each engine's transfers */
+  sl_time end;
+  int32_t pev;              /* ACT_SIGNAL: the signal event, sent once drained */
+  int32_t lzpos;            /* its place in the machine's lzb (nlz > 0) */
+  int32_t dma_pending[SL_NENG];   /* DMA transfers issued and not landed */
+  int32_t scratch_id;       /* the event id the staged calls chain with */
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
   int64_t scratch_bytes;    /* its size (set_mte_config may name another) */
-  int32_t scratch_id;       /* the event id the staged calls chain with */
-  int32_t fdepth;
-  int32_t fid[SL_FSTACK];
-  sl_time fstart[SL_FSTACK];
-  sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
-  int32_t nlz, lzpos;       /* how many; its place in the machine's lzb */
-  /* runaway guard: primitives called since the machine clock last moved */
-  int64_t spin;
-  sl_time spin_now;         /* the machine clock when spin restarted */
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
@@ -284,7 +308,8 @@ struct sl_machine {
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
   uint64_t flow_seq;
-  sl_ins *ops;
+  sl_ins *ops;               /* 64-byte aligned in ops_mem (sli_pool_grow64) */
+  void *ops_mem;
   int32_t nops, capops, free_op;
   sl_tok *toks;
   int32_t ntoks, captoks, free_tok;
@@ -294,7 +319,8 @@ struct sl_machine {
   int oom;                  /* the launch ran out of memory: sl_step ends it */
   int32_t *lzb, nlzb, caplzb;   /* blocks with staged chunks (sl_lazy) */
   /* events */
-  sl_event *evs;
+  sl_event *evs;             /* 64-byte aligned in evs_mem (sli_pool_grow64) */
+  void *evs_mem;
   int32_t nevs, capevs, free_ev;
   sl_key *heap;
   int32_t nheap, capheap;
@@ -336,10 +362,13 @@ struct sl_machine {
 int sli_domain(const sl_params *p);
 
 /* sim.c */
+int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz);
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
+int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind);
+int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);
 void sli_clear_events(sl_machine *m);
@@ -426,6 +455,7 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op);
 int sli_queue_full(sl_machine *m, int blk);
 void sli_queue_park(sl_machine *m, int blk);
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
+void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
 /* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */
 void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_time lat,
