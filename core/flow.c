@@ -50,29 +50,29 @@ void sli_res_clear(sl_machine *m, int release) {
     r->bind = 0;
     r->dirty = 0;
     r->mark = 0;
-    r->hpos = -1;
     if (release) { free(r->fl); r->fl = NULL; r->capfl = 0; }
   }
-  m->nflows = m->nfheap = m->ndirty = 0;
+  m->nflows = m->fh.n = m->rh.n = m->ndirty = 0;
   m->free_flow = -1;
   m->stamp = 0;
   m->flow_ev_t = INT64_MAX;
   m->settle_t = 0;
   if (release) {
-    free(m->flows); free(m->fheap); free(m->dirty); free(m->scr); free(m->rheap);
-    m->flows = NULL; m->fheap = NULL; m->dirty = NULL; m->scr = NULL; m->rheap = NULL;
+    free(m->flows); free(m->fh.h); free(m->fh.pos); free(m->dirty); free(m->scr);
+    free(m->rh.h); free(m->rh.pos);
+    m->flows = NULL; m->fh.h = m->rh.h = NULL; m->fh.pos = m->rh.pos = NULL;
+    m->dirty = NULL; m->scr = NULL;
     m->capflows = m->capdirty = m->capscr = 0;
   }
 }
 
 /* ---------------------------------------------------------- the two heaps */
 
-/* the solver's indexed binary heaps: flows by predicted end (HF), and during
-** a fill the resources by the level they fill at (HR). An entry keeps its key
-** (a level as the bits of a non-negative double, which order as the doubles
-** do) with a tie break (sequence or index), so the order is total and a
-** comparison touches no flow or resource */
-enum { HF, HR };
+/* the solver's indexed binary heaps (sl_heap): flows by predicted end
+** (m->fh), and during a fill the resources by the level they fill at
+** (m->rh). An entry keeps its key (a level as the bits of a non-negative
+** double, which order as the doubles do) with a tie break (sequence or
+** index), so the order is total and a comparison touches no flow or resource */
 
 /* the key of a fill level (>= 0) */
 static int64_t level_key(double level) {
@@ -86,56 +86,47 @@ static int h_less(const sl_hent *a, const sl_hent *b) {
   return a->k < b->k || (a->k == b->k && a->tie < b->tie);
 }
 
-/* where heap which keeps entry x's place */
-static int32_t *h_pos(sl_machine *m, int which, int32_t x) {
-  return which == HF ? &m->flows[x].hpos : &m->allres[x].hpos;
-}
-
-/* move entry i of heap which down into place */
-static void heap_down(sl_machine *m, int which, int32_t i) {
-  sl_hent *h = which == HF ? m->fheap : m->rheap, x = h[i];
-  int32_t n = which == HF ? m->nfheap : m->nrheap;
+/* move entry i of heap hp down into place */
+static void heap_down(sl_heap *hp, int32_t i) {
+  sl_hent *h = hp->h, x = h[i];
+  int32_t n = hp->n;
   for (;;) {
     int32_t c = 2 * i + 1;
     if (c >= n) break;
     if (c + 1 < n && h_less(&h[c + 1], &h[c])) c++;
     if (!h_less(&h[c], &x)) break;
     h[i] = h[c];
-    *h_pos(m, which, h[i].id) = i;
+    hp->pos[h[i].id] = i;
     i = c;
   }
   h[i] = x;
-  *h_pos(m, which, x.id) = i;
+  hp->pos[x.id] = i;
 }
 
-/* put entry i of heap which in place, moving it up or down */
-static void heap_fix(sl_machine *m, int which, int32_t i) {
-  sl_hent *h = which == HF ? m->fheap : m->rheap, x = h[i];
+/* put entry i of heap hp in place, moving it up or down */
+static void heap_fix(sl_heap *hp, int32_t i) {
+  sl_hent *h = hp->h, x = h[i];
   if (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
     while (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
       h[i] = h[(i - 1) / 2];
-      *h_pos(m, which, h[i].id) = i;
+      hp->pos[h[i].id] = i;
       i = (i - 1) / 2;
     }
     h[i] = x;
-    *h_pos(m, which, x.id) = i;
+    hp->pos[x.id] = i;
   } else {
-    heap_down(m, which, i);
+    heap_down(hp, i);
   }
 }
 
-/* take entry x out of heap which (nothing when it is not in it) */
-static void heap_remove(sl_machine *m, int which, int32_t x) {
-  sl_hent *h = which == HF ? m->fheap : m->rheap;
-  int32_t *n = which == HF ? &m->nfheap : &m->nrheap;
-  int32_t i = *h_pos(m, which, x);
-  sl_hent last;
+/* take id x out of heap hp (nothing when it is not in it) */
+static void heap_remove(sl_heap *hp, int32_t x) {
+  int32_t i = hp->pos[x];
   if (i < 0) return;
-  *h_pos(m, which, x) = -1;
-  last = h[--*n];
-  if (i == *n) return;
-  h[i] = last;
-  heap_fix(m, which, i);
+  hp->pos[x] = -1;
+  if (i == --hp->n) return;
+  hp->h[i] = hp->h[hp->n];
+  heap_fix(hp, i);
 }
 
 /* ---------------------------------------------------------- flows */
@@ -179,10 +170,12 @@ static int32_t flow_new(sl_machine *m) {
   if (m->nflows == m->capflows) {
     int32_t cap = m->capflows ? 2 * m->capflows : 256;
     sl_flow *nf = realloc(m->flows, (size_t)cap * sizeof(*nf));
-    sl_hent *nh = realloc(m->fheap, (size_t)cap * sizeof(*nh));
+    sl_hent *nh = realloc(m->fh.h, (size_t)cap * sizeof(*nh));
+    int32_t *np = realloc(m->fh.pos, (size_t)cap * sizeof(*np));
     if (nf != NULL) m->flows = nf;
-    if (nh != NULL) m->fheap = nh;
-    if (nf == NULL || nh == NULL) return -1;
+    if (nh != NULL) m->fh.h = nh;
+    if (np != NULL) m->fh.pos = np;
+    if (nf == NULL || nh == NULL || np == NULL) return -1;
     m->capflows = cap;
   }
   return m->nflows++;
@@ -292,7 +285,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->eng = eng;
   fl->ev = fl->sig = -1;
   fl->bneck = -1;
-  fl->hpos = -1;
+  m->fh.pos[f] = -1;
   fl->next_free = -1;
   return f;
 }
@@ -322,6 +315,14 @@ static void tighten_cap(sl_machine *m, sl_flow *fl) {
   }
 }
 
+/* does resource r leave room for more use at a flow's cap (what a fill would
+** find: the flow reaches its cap before r is full), by more than the drift
+** of r->use? Then the flow runs at its cap and changes no other flow's rate,
+** no settle needed (a later change that fills r brings it in by widening) */
+static int fits(const sl_res *r, double more) {
+  return !binds(r) || more < (r->C - r->use) * (1 - 1e-6);
+}
+
 /* flow f has joined its resources (ok) or ran out of memory doing so: its
 ** cap counts on them; into the end heap, at its cap when nothing it
 ** crosses can bind */
@@ -335,10 +336,10 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     m->free_flow = f;
     return SL_ENOMEM;
   }
-  fl->hpos = m->nfheap++;             /* room: the heap is as large as the pool; */
-  m->fheap[fl->hpos].k = INT64_MAX;  /* last of all until it is rated */
-  m->fheap[fl->hpos].tie = fl->seq;
-  m->fheap[fl->hpos].id = f;
+  m->fh.pos[f] = m->fh.n++;           /* room: the heap is as large as the pool; */
+  m->fh.h[m->fh.pos[f]].k = INT64_MAX;  /* last of all until it is rated */
+  m->fh.h[m->fh.pos[f]].tie = fl->seq;
+  m->fh.h[m->fh.pos[f]].id = f;
   tighten_cap(m, fl);
   for (j = 0; j < fl->nres; j++) {   /* one that cannot bind changes no rate; */
     sl_res *r = &m->allres[fl->at[j].res];   /* one not full changes no other's */
@@ -347,14 +348,14 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     if (binds(r) && may_be_full(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
   }
   for (j = 0; j < fl->nres; j++)     /* to be rated at the settle */
-    if (binds(&m->allres[fl->at[j].res])) {
+    if (!fits(&m->allres[fl->at[j].res], fl->at[j].w * fl->cap)) {
       if (!dirty_push(m, -f - 1)) m->oom = 1;
       return SL_OK;
     }
-  set_rate(m, fl, fl->cap, -1);      /* nothing it crosses can bind: its own cap */
+  set_rate(m, fl, fl->cap, -1);      /* room everywhere: its own cap */
   fl->end = end_at(fl, now);
-  m->fheap[fl->hpos].k = fl->end;
-  heap_fix(m, HF, fl->hpos);
+  m->fh.h[m->fh.pos[f]].k = fl->end;
+  heap_fix(&m->fh, m->fh.pos[f]);
   flow_event(m);
   return SL_OK;
 }
@@ -509,12 +510,15 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
 /* ------------------------------------------- resources by the level they fill at */
 
 /* flow fl freezes at rate (the level now), held there by resource bneck
-** (-1: its cap): the resources it crosses lose its weight, and fill later */
+** (-1: its cap): the resources it crosses lose its weight, and fill later.
+** Its slots keep the rate it had until the settle ends: a fill and widening
+** read the slots of the flows outside only */
 static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t bneck,
                    int32_t stamp) {
   int k;
   fl->frozen = 1;
-  set_rate(m, fl, rate, bneck);
+  fl->rate = rate;
+  fl->bneck = bneck;
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->at[k].res;
     sl_res *r = &m->allres[ri];
@@ -522,15 +526,15 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
     r->in += fl->at[k].w * rate;        /* what the re-rated flows have of it */
     if (rate > r->inmax) r->inmax = rate;
     if (bneck == ri && rate < r->inmin) r->inmin = rate;
-    if (r->hpos < 0) continue;          /* already full */
+    if (m->rh.pos[ri] < 0) continue;    /* already full */
     r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
     r->base = level;
     r->wfree -= fl->at[k].w;
-    if (r->wfree <= EPS) { heap_remove(m, HR, ri); continue; }
+    if (r->wfree <= EPS) { heap_remove(&m->rh, ri); continue; }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
-    if (level_key(r->key) < m->rheap[r->hpos].k) {   /* (rounding) earlier: now */
-      m->rheap[r->hpos].k = level_key(r->key);
-      heap_fix(m, HR, r->hpos);
+    if (level_key(r->key) < m->rh.h[m->rh.pos[ri]].k) {   /* (rounding) earlier: now */
+      m->rh.h[m->rh.pos[ri]].k = level_key(r->key);
+      heap_fix(&m->rh, m->rh.pos[ri]);
     }                                   /* later (as it should be): when on top */
   }
 }
@@ -538,11 +542,11 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
 /* the resource that fills first (-1 when none): an entry whose key is below
 ** its resource's (it fills later since flows froze) takes its key and sinks */
 static int32_t fill_top(sl_machine *m) {
-  while (m->nrheap > 0) {
-    int64_t k = level_key(m->allres[m->rheap[0].id].key);
-    if (m->rheap[0].k == k) return m->rheap[0].id;
-    m->rheap[0].k = k;
-    heap_down(m, HR, 0);
+  while (m->rh.n > 0) {
+    int64_t k = level_key(m->allres[m->rh.h[0].id].key);
+    if (m->rh.h[0].k == k) return m->rh.h[0].id;
+    m->rh.h[0].k = k;
+    heap_down(&m->rh, 0);
   }
   return -1;
 }
@@ -554,8 +558,15 @@ static int32_t fill_top(sl_machine *m) {
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
   int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
-  if (m->rheap == NULL && (m->rheap = malloc((m->nres + 1) * sizeof(*m->rheap))) == NULL)
-    return 0;
+  if (m->rh.h == NULL) {
+    m->rh.h = malloc((m->nres + 1) * sizeof(*m->rh.h));
+    m->rh.pos = malloc((m->nres + 1) * sizeof(*m->rh.pos));
+    if (m->rh.h == NULL || m->rh.pos == NULL) {
+      free(m->rh.h); free(m->rh.pos);
+      m->rh.h = NULL; m->rh.pos = NULL;
+      return 0;
+    }
+  }
   for (i = 0; i < nf; i++) m->flows[F[i]].frozen = 0;
   for (i = 0; i < nr; i++) {           /* each resource's re-rated flows, in slot order */
     sl_res *r = &m->allres[R[i]];
@@ -563,7 +574,7 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->wfree = r->out = r->outmax = 0;
     r->outmin = INFINITY;
     r->base = 0;
-    r->hpos = -1;
+    m->rh.pos[R[i]] = -1;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
     r->inmin = INFINITY;
     r->fbeg = at;
@@ -577,17 +588,17 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->fcnt = at - r->fbeg;
     r->left = r->out < r->C ? r->C - r->out : 0;
   }
-  m->nrheap = 0;
+  m->rh.n = 0;
   for (i = 0; i < nr; i++) {
     sl_res *r = &m->allres[R[i]];
     if (r->wfree <= EPS) continue;
     r->key = r->left / r->wfree;
-    m->rheap[m->nrheap].k = level_key(r->key);
-    m->rheap[m->nrheap].tie = (uint64_t)R[i];
-    m->rheap[m->nrheap].id = R[i];
-    r->hpos = m->nrheap++;
+    m->rh.h[m->rh.n].k = level_key(r->key);
+    m->rh.h[m->rh.n].tie = (uint64_t)R[i];
+    m->rh.h[m->rh.n].id = R[i];
+    m->rh.pos[R[i]] = m->rh.n++;
   }
-  for (i = m->nrheap / 2 - 1; i >= 0; i--) heap_down(m, HR, i);   /* heapify */
+  for (i = m->rh.n / 2 - 1; i >= 0; i--) heap_down(&m->rh, i);   /* heapify */
   return 1;
 }
 
@@ -616,7 +627,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
     while ((top = fill_top(m)) >= 0 && m->allres[top].key <= level * (1 + 1e-12)) {
       int32_t ri = top;                 /* a full resource: its flows freeze */
       sl_res *r = &m->allres[ri];
-      heap_remove(m, HR, ri);
+      heap_remove(&m->rh, ri);
       for (j = 0; j < r->fcnt; j++) {
         sl_flow *fl = &m->flows[r->fl[slots[r->fbeg + j]].f];
         if (!fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
@@ -630,8 +641,8 @@ static void flow_event(sl_machine *m) {
   sl_time t;
   sl_event *e;
   int32_t id;
-  if (m->nfheap == 0) return;
-  t = m->fheap[0].k;
+  if (m->fh.n == 0) return;
+  t = m->fh.h[0].k;
   if (t >= m->flow_ev_t) return;
   m->flow_ev_t = t;
   e = sli_event_new(m, EV_FLOW, -1, &id);   /* made in place (site 0: no Lua line) */
@@ -713,10 +724,11 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   for (i = 0; i < nf; i++) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
+    set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
     fl->end = end_at(fl, now);
-    if (fl->hpos >= 0 && m->fheap[fl->hpos].k != fl->end) {
-      m->fheap[fl->hpos].k = fl->end;
-      heap_fix(m, HF, fl->hpos);
+    if (m->fh.pos[f] >= 0 && m->fh.h[m->fh.pos[f]].k != fl->end) {
+      m->fh.h[m->fh.pos[f]].k = fl->end;
+      heap_fix(&m->fh, m->fh.pos[f]);
     }
   }
   flow_event(m);
@@ -737,13 +749,13 @@ void sli_flow_due(sl_machine *m, sl_time t) {
   m->settle_t = t;                       /* the ends below change rates from t on: a
                                             pipe that starts its next flow at t must
                                             not settle them at an earlier change */
-  while (m->nfheap > 0 && m->fheap[0].k <= t) {
-    int32_t f = m->fheap[0].id;
+  while (m->fh.n > 0 && m->fh.h[0].k <= t) {
+    int32_t f = m->fh.h[0].id;
     sl_flow *fl = &m->flows[f];
     int blk = fl->blk, pipe = fl->pipe, eng = fl->eng;
     int32_t ev = fl->ev, sig = fl->sig;
     sl_time lat = fl->lat;
-    heap_remove(m, HF, f);
+    heap_remove(&m->fh, f);
     res_leave(m, f);
     fl->next_free = m->free_flow;
     m->free_flow = f;

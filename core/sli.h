@@ -127,7 +127,6 @@ typedef struct sl_flow {
   int32_t nres;
   sl_time t;                /* when rem was brought up to date */
   sl_time end;              /* predicted completion */
-  int32_t hpos;             /* place in the completion heap */
   int32_t next_free;
   sl_cross at[SL_FLOW_RES]; /* the resources it crosses (the first four in one line) */
   uint64_t seq;             /* tie break of equal ends */
@@ -147,6 +146,14 @@ typedef struct sl_hent {
   uint64_t tie;
   int32_t id;
 } sl_hent;
+
+/* an indexed binary heap: its n entries, and the place of each id in it (-1:
+** not in it) in an array of its own, so that a move touches few cache lines */
+typedef struct sl_heap {
+  sl_hent *h;
+  int32_t *pos;
+  int32_t n;
+} sl_heap;
 
 /* a pending event: its time, its sequence (the tie break), its kind and
 ** what it names: the block (EV_WAKE), block * 4 + pipe (EV_PIPE), nothing
@@ -243,7 +250,6 @@ typedef struct sl_res {
   double in, inmax, inmin;     /* most any has, the least one it holds back has; the same */
   double lo, hi;            /* of the re-rated; widening: a flow it holds back below lo, or
                             ** any flow above hi, breaks max-min fairness */
-  int32_t hpos;             /* of the re-rated; place in the solver's heap of resources */
   int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows' slots are listed */
   sl_slot *fl;              /* its flows */
   int32_t nfl, capfl;
@@ -301,12 +307,10 @@ struct sl_machine {
   /* flows and the pipes' instructions (reset at each launch) */
   sl_flow *flows;
   int32_t nflows, capflows, free_flow;
-  sl_hent *fheap;           /* flows by predicted end */
-  int32_t nfheap;
+  sl_heap fh;               /* flows by predicted end */
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
-  sl_hent *rheap;           /* solver scratch: resources by the level they fill at */
-  int32_t nrheap;
+  sl_heap rh;               /* solver scratch: resources by the level they fill at */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */

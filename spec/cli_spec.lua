@@ -170,6 +170,11 @@ describe("run_op.lua", function()
     assert.is_truthy(readme:find("```\n" .. cli.usage .. "```\n", 1, true))
   end)
 
+  it("prints what each README block that starts with '$ lua run_op.lua' shows", function()
+    local out = require("spec.helpers.cli").sh("lua5.4 scripts/outputs_readme.lua --check README.md")
+    assert.matches("are current\nexit=0", out, 1, true)
+  end)
+
   it("lists the operators and prints help", function()
     local status, out = run({ "--list" })
     assert.equal(0, status)

@@ -280,10 +280,10 @@ static int fair(sl_machine *m) {
   }
   if (m->ndirty != 0) sli_flow_settle(m, m->settle_t);
   memset(load, 0, m->nres * sizeof(load[0]));
-  for (i = 0; i < m->nfheap; i++) {
-    const sl_flow *f = &m->flows[m->fheap[i].id];
+  for (i = 0; i < m->fh.n; i++) {
+    const sl_flow *f = &m->flows[m->fh.h[i].id];
     if (!(f->rate > 0) || f->rate > f->cap * (1 + 1e-9) || f->end < m->now) {
-      printf("flow %d: rate %g cap %g end %lld now %lld\n", (int)m->fheap[i].id, f->rate, f->cap,
+      printf("flow %d: rate %g cap %g end %lld now %lld\n", (int)m->fh.h[i].id, f->rate, f->cap,
              (long long)f->end, (long long)m->now);
       return 0;
     }
@@ -294,8 +294,8 @@ static int fair(sl_machine *m) {
       printf("resource %d over capacity: %g of %g\n", (int)i, load[i], m->allres[i].C);
       return 0;
     }
-  for (i = 0; i < m->nfheap; i++) {     /* a bottleneck: a full resource it tops */
-    const sl_flow *f = &m->flows[m->fheap[i].id];
+  for (i = 0; i < m->fh.n; i++) {     /* a bottleneck: a full resource it tops */
+    const sl_flow *f = &m->flows[m->fh.h[i].id];
     int ok = f->rate >= f->cap * (1 - 1e-9);
     for (k = 0; k < f->nres && !ok; k++) {
       const sl_res *r = &m->allres[f->at[k].res];
@@ -304,7 +304,7 @@ static int fair(sl_machine *m) {
         top = m->flows[r->fl[j].f].rate <= f->rate * (1 + SL_FAIR_TOL) * (1 + 1e-9);
       ok = top;
     }
-    if (!ok) { printf("flow %d below its cap without a bottleneck\n", (int)m->fheap[i].id); return 0; }
+    if (!ok) { printf("flow %d below its cap without a bottleneck\n", (int)m->fh.h[i].id); return 0; }
   }
   return 1;
 }
