@@ -210,20 +210,31 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
   return sli_schedule(m, t, id);
 }
 
-/* remove the earliest key of the heap */
+/* remove the earliest key of the heap: the hole at the top goes down along
+** the earlier child to the bottom (one comparison a level), then the last
+** key, which came from the bottom, rises from there (seldom far). Keys are
+** unique (seq), so any heap of them pops in the same order */
 static sl_key heap_pop(sl_machine *m) {
   sl_key top = m->heap[0];
   sl_key last = m->heap[--m->nheap];
-  int32_t i = 0, n = m->nheap;
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && ev_less(&m->heap[c + 1], &m->heap[c])) c++;
-    if (!ev_less(&m->heap[c], &last)) break;
+  int32_t i = 0, n = m->nheap, c;
+  if (n == 0) return top;
+  while ((c = 2 * i + 1) + 1 < n) {
+    if (ev_less(&m->heap[c + 1], &m->heap[c])) c++;
     m->heap[i] = m->heap[c];
     i = c;
   }
-  if (n > 0) m->heap[i] = last;
+  if (c < n) {                           /* an only child */
+    m->heap[i] = m->heap[c];
+    i = c;
+  }
+  while (i > 0) {
+    int32_t parent = (i - 1) / 2;
+    if (!ev_less(&last, &m->heap[parent])) break;
+    m->heap[i] = m->heap[parent];
+    i = parent;
+  }
+  m->heap[i] = last;
   return top;
 }
 
