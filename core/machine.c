@@ -151,7 +151,7 @@ void sl_machine_free(sl_machine *m) {
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
   free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks);
-  free(m->ops_mem); free(m->toks); free(m->marks); free(m->kq); free(m->lzb);
+  free(m->ops_mem); free(m->toks); free(m->marks_mem); free(m->kq); free(m->lzb);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);
@@ -245,7 +245,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->scratch = -1;
     b->spin = 0;
     b->spin_now = m->now;
-    for (e = 0; e < SL_NQ; e++) b->qhead[e] = b->qtail[e] = -1, b->kick[e] = -1;
+    for (e = 0; e < SL_NQ; e++) b->qhead[e] = b->qtail[e] = b->mhead[e] = -1, b->kick[e] = -1;
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
       sli_clear_events(m);

@@ -65,12 +65,17 @@ static int chain_flag(sl_machine *m, sl_block *b, int ev, int id) {
 }
 
 /* racecheck: an MTE copy issued from S, reading src and writing dst */
-static void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
-                      const sl_loc *src, int64_t bytes, int op) {
-  if (!(m->p.check & SL_CHECK_RACE)) return;
+static void race_copy_any(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                          const sl_loc *src, int64_t bytes, int op) {
   sli_race_issue(m, blk, pipe);
   sli_race_access(m, blk, pipe, src, bytes, 0);
   sli_race_access(m, blk, pipe, dst, bytes, op != SL_OP_NONE ? 2 : 1);
+}
+
+/* race_copy_any when racecheck is on (the test inline: every copy asks) */
+static inline void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                             const sl_loc *src, int64_t bytes, int op) {
+  if (m->p.check & SL_CHECK_RACE) race_copy_any(m, blk, pipe, dst, src, bytes, op);
 }
 
 /* a data_copy GM -> UB from this size on lands as a record (see below) */

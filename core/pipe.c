@@ -18,6 +18,7 @@
 
 /* an instruction is half a cache line (the pool is 64-byte aligned) */
 _Static_assert(sizeof(sl_ins) == 32, "sl_ins is 32 bytes");
+_Static_assert(sizeof(sl_mark) == 64, "sl_mark is 64 bytes");
 
 /* grow a pool of items of size sz; 0 when out of memory */
 static int pool_grow(void **items, int32_t *cap, size_t sz) {
@@ -92,21 +93,16 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   return SL_OK;
 }
 
-/* 1 when one of the block's queues holds more than queue_depth instructions */
-int sli_queue_full(sl_machine *m, int blk) {
-  const sl_block *b = &m->blocks[blk];
-  int q;
-  for (q = 0; q < SL_NQ; q++) if (b->nq[q] > m->p.queue_depth) return 1;
-  return 0;
-}
+static void marks_reached(sl_machine *m, sl_block *b, int q, int32_t op);
 
-/* drop the head op of a queue */
+/* drop the head op of a queue; the shadow reads that waited for it are reached */
 static void pop(sl_machine *m, sl_block *b, int q) {
   int32_t op = b->qhead[q];
   b->qhead[q] = m->ops[op].next;
   if (b->qhead[q] < 0) b->qtail[q] = -1;
   m->ops[op].next = m->free_op;
   m->free_op = op;
+  if (b->mhead[q] >= 0 && b->mwait[q] == op) marks_reached(m, b, q, op);
 }
 
 /* a token fired at t: its waiter (a pipe, or S) goes on */
@@ -166,6 +162,21 @@ static void mark_reached(sl_machine *m, int32_t mk, sl_time done) {
   m->free_mark = mk;
 }
 
+/* queue q of block b dropped instruction op: the shadow reads that waited
+** for it are reached, with the time its pipe's work has landed (what the
+** pipe had when it came to them in its queue) */
+static void marks_reached(sl_machine *m, sl_block *b, int q, int32_t op) {
+  int32_t mk = b->mhead[q];
+  sl_time done = b->done[q + SL_PIPE_V];
+  while (mk >= 0 && m->marks[mk].op[q] == op) {
+    int32_t next = m->marks[mk].nx[q];
+    mark_reached(m, mk, done);
+    mk = next;
+  }
+  b->mhead[q] = mk;
+  if (mk >= 0) b->mwait[q] = m->marks[mk].op[q];
+}
+
 /* run the pipe's queue as far as it goes at now; 0 when it stopped */
 static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   sl_block *b = &m->blocks[blk];
@@ -187,12 +198,6 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       if (k->t > b->done[pipe]) b->done[pipe] = k->t;   /* a later flag or drain waits too */
       tok_free(m, o->tok);
       pop(m, b, q);
-      return 1;
-    }
-    case OP_MARK: {
-      int32_t mk = o->tok;
-      pop(m, b, q);
-      mark_reached(m, mk, b->done[pipe]);
       return 1;
     }
     case OP_VEC:
@@ -313,12 +318,6 @@ int sli_drain(sl_machine *m, int blk, int mask, int act) {
   return SL_OK;
 }
 
-/* park the running block when a queue is over its depth */
-void sli_queue_park(sl_machine *m, int blk) {
-  if (m->blocks[blk].state == B_RUN && sli_queue_full(m, blk))
-    m->blocks[blk].state = B_QUEUE;
-}
-
 /* a shadow frame read at the point every pipe reaches what S issued so far */
 int sli_mark(sl_machine *m, int blk, int frame, int end) {
   sl_block *b = &m->blocks[blk];
@@ -327,8 +326,12 @@ int sli_mark(sl_machine *m, int blk, int frame, int end) {
   sl_mark *k;
   if (m->free_mark >= 0) { mk = m->free_mark; m->free_mark = m->marks[mk].next_free; }
   else {
-    if (m->nmarks == m->capmarks &&
-        !pool_grow((void **)&m->marks, &m->capmarks, sizeof(*m->marks))) return SL_ENOMEM;
+    if (m->nmarks == m->capmarks) {
+      int32_t cap = m->capmarks ? 2 * m->capmarks : 256;
+      if (!sli_pool_grow64(&m->marks_mem, (void **)&m->marks, m->nmarks, cap,
+                           sizeof(*m->marks))) return SL_ENOMEM;
+      m->capmarks = cap;
+    }
     mk = m->nmarks++;
   }
   k = &m->marks[mk];
@@ -336,16 +339,17 @@ int sli_mark(sl_machine *m, int blk, int frame, int end) {
   k->t = b->t > b->inflight ? b->t : b->inflight;   /* signals landed, as a barrier waits */
   k->pending = 1;                       /* held until every pipe is asked */
   for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
-    sl_ins *o;
-    int32_t op;
-    if (b->qhead[QI(pipe)] < 0 && !b->busy[QI(pipe)]) {
-      if (b->done[pipe] > m->marks[mk].t) m->marks[mk].t = b->done[pipe];
+    int q = QI(pipe);
+    if (b->qhead[q] < 0 && !b->busy[q]) {
+      if (b->done[pipe] > k->t) k->t = b->done[pipe];
       continue;
     }
-    if ((op = sli_op_new(m, OP_MARK, &o)) < 0) return SL_ENOMEM;
-    o->tok = mk;
-    m->marks[mk].pending++;
-    sli_enqueue(m, blk, pipe, op);
+    k->pending++;                       /* reached when its last instruction goes */
+    k->op[q] = b->qtail[q];
+    k->nx[q] = -1;
+    if (b->mhead[q] < 0) { b->mhead[q] = mk; b->mwait[q] = k->op[q]; }
+    else m->marks[b->mtail[q]].nx[q] = mk;
+    b->mtail[q] = mk;
   }
   mark_reached(m, mk, 0);
   return SL_OK;
@@ -395,9 +399,11 @@ sli_text sli_queues_text(const sl_machine *m, const sl_block *b) {
   size_t used = 0, nheld = 0;
   int pipe;
   for (pipe = SL_PIPE_V; pipe < SL_NPIPES; pipe++) {
-    int32_t op = b->qhead[QI(pipe)], n = 0;
+    int32_t op = b->qhead[QI(pipe)], n = 0, mk;
     const sl_ins *h = op >= 0 ? &m->ops[op] : NULL;
     for (; op >= 0; op = m->ops[op].next) n++;
+    if (b->qhead[QI(pipe)] >= 0)        /* a shadow read waiting there counts as one */
+      for (mk = b->mhead[QI(pipe)]; mk >= 0 && mk < m->nmarks; mk = m->marks[mk].nx[QI(pipe)]) n++;
     used += (size_t)snprintf(t.s + used, sizeof(t.s) - used, "%s%s %d",
                              pipe == SL_PIPE_V ? "" : ", ", sl_pipe_name(pipe), (int)n);
     if (h && h->kind == OP_WAIT && !m->toks[h->tok].fired)

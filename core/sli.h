@@ -27,7 +27,7 @@ enum { ACT_BARRIER, ACT_SIGNAL, ACT_BAR_ALL, ACT_SYNC_ALL, ACT_PROF, ACT_POLL,
        ACT_TEAM, ACT_END };
 
 /* instructions queued on a pipe */
-enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT, OP_MARK };
+enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT };
 
 /* the queued pipes V, MTE2, MTE3: queue index of a pipe */
 #define SL_NQ 3
@@ -97,10 +97,14 @@ typedef struct sl_tok {
 } sl_tok;
 
 /* a shadow frame read waiting for the pipes to reach it */
+/* (no instruction of its own: it waits on each pipe for the instruction that
+** was last in the queue when S read, in the pipe's list of marks) */
 typedef struct sl_mark {
   int32_t pe, block, frame, end, pending;
   sl_time t;
   int32_t next_free;
+  int32_t op[SL_NQ];        /* per pipe: the instruction it waits for */
+  int32_t nx[SL_NQ];        /* per pipe: the next mark in the pipe's list */
 } sl_mark;
 
 /* a transfer streaming through shared resources at a max-min fair rate */
@@ -193,6 +197,9 @@ typedef struct sl_block {
   int32_t nlz;              /* staged records (lz) */
   int32_t fdepth;           /* frames open (fid, fstart) */
   sl_time xstart[SL_NQ];    /* when the running transfer began streaming (trace) */
+  /* per queue: the shadow reads (sl_mark) waiting for its instructions, in
+  ** order (-1 none), and the instruction the first waits for */
+  int32_t mhead[SL_NQ], mtail[SL_NQ], mwait[SL_NQ];
   /* flags and frames */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
   int32_t fid[SL_FSTACK];
@@ -313,7 +320,8 @@ struct sl_machine {
   int32_t nops, capops, free_op;
   sl_tok *toks;
   int32_t ntoks, captoks, free_tok;
-  sl_mark *marks;
+  sl_mark *marks;            /* 64-byte aligned in marks_mem: a mark is one cache line */
+  void *marks_mem;
   int32_t nmarks, capmarks, free_mark;
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
   int oom;                  /* the launch ran out of memory: sl_step ends it */
@@ -452,8 +460,19 @@ void sli_flow_due(sl_machine *m, sl_time t);
 /* pipe.c: the instruction queues of V, MTE2 and MTE3 */
 int sli_op_new(sl_machine *m, int kind, sl_ins **o);
 int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op);
-int sli_queue_full(sl_machine *m, int blk);
-void sli_queue_park(sl_machine *m, int blk);
+/* 1 when one of the block's queues holds more than queue_depth instructions */
+static inline int sli_queue_full(const sl_machine *m, int blk) {
+  const sl_block *b = &m->blocks[blk];
+  int q;
+  for (q = 0; q < SL_NQ; q++) if (b->nq[q] > m->p.queue_depth) return 1;
+  return 0;
+}
+/* park the running block when a queue is over its depth (inline: every
+** instruction S issues asks) */
+static inline void sli_queue_park(sl_machine *m, int blk) {
+  if (m->blocks[blk].state == B_RUN && sli_queue_full(m, blk))
+    m->blocks[blk].state = B_QUEUE;
+}
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
 void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
