@@ -640,15 +640,11 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
 /* schedule the EV_FLOW of the earliest end if it is sooner than the one due */
 static void flow_event(sl_machine *m) {
   sl_time t;
-  sl_event *e;
-  int32_t id;
   if (m->fh.n == 0) return;
   t = m->fh.h[0].k;
   if (t >= m->flow_ev_t) return;
   m->flow_ev_t = t;
-  e = sli_event_new(m, EV_FLOW, -1, &id);   /* made in place (site 0: no Lua line) */
-  if (e != NULL) e->site = 0;
-  if (e == NULL || sli_schedule(m, t, id) != SL_OK)
+  if (sli_schedule_as(m, t, -1, EV_FLOW) != SL_OK)   /* a key alone, no record */
     m->oom = 1;                          /* a lost flow end would deadlock */
 }
 

@@ -183,8 +183,8 @@ static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
 ** freed. The caller that knows the kind saves reading the record, which may
 ** have been made long ago (a copy's landing) */
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind) {
-  if (kind == EV_FLOW) {
-    ev_release(m, id);
+  if (kind == EV_FLOW) {                 /* id -1: no record was made */
+    if (id >= 0) ev_release(m, id);
     id = -1;
   }
   return push_key(m, t, kind, id);
