@@ -22,6 +22,7 @@
 #include "sli.h"
 
 #define EPS 1e-12
+#define DRIFT 1e-6      /* a resource's kept use is this close to exact (relative) */
 
 /* capacity in bytes per picosecond of GBps */
 static double bpps(double GBps) { return GBps / 1000.0; }
@@ -154,10 +155,10 @@ static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
 }
 
 /* could resource r be full? Its use is kept up to date by sums that drift
-** by rounding, so only a resource this far below its capacity is surely not:
+** by rounding, so only a resource DRIFT below its capacity is surely not:
 ** none of its flows is held back by it, and a flow joining or leaving it
 ** changes no other flow's rate through it */
-static int may_be_full(const sl_res *r) { return r->use >= r->C * (1 - 1e-6); }
+static int may_be_full(const sl_res *r) { return r->use >= r->C * (1 - DRIFT); }
 
 /* a free flow slot, -1 when out of memory */
 static int32_t flow_new(sl_machine *m) {
@@ -320,12 +321,12 @@ static void tighten_cap(sl_machine *m, sl_flow *fl) {
 ** of r->use? Then the flow runs at its cap and changes no other flow's rate,
 ** no settle needed (a later change that fills r brings it in by widening) */
 static int fits(const sl_res *r, double more) {
-  return !binds(r) || more < (r->C - r->use) * (1 - 1e-6);
+  return !binds(r) || more < (r->C - r->use) * (1 - DRIFT);
 }
 
 /* flow f has joined its resources (ok) or ran out of memory doing so: its
-** cap counts on them; into the end heap, at its cap when nothing it
-** crosses can bind */
+** cap counts on them; into the end heap, at once at its cap when it has room
+** there everywhere, else to be rated at the next settle */
 static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   sl_flow *fl = &m->flows[f];
   int j;
@@ -639,15 +640,11 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
 /* schedule the EV_FLOW of the earliest end if it is sooner than the one due */
 static void flow_event(sl_machine *m) {
   sl_time t;
-  sl_event *e;
-  int32_t id;
   if (m->fh.n == 0) return;
   t = m->fh.h[0].k;
   if (t >= m->flow_ev_t) return;
   m->flow_ev_t = t;
-  e = sli_event_new(m, EV_FLOW, -1, &id);   /* made in place (site 0: no Lua line) */
-  if (e != NULL) e->site = 0;
-  if (e == NULL || sli_schedule(m, t, id) != SL_OK)
+  if (sli_schedule_as(m, t, -1, EV_FLOW) != SL_OK)   /* a key alone, no record */
     m->oom = 1;                          /* a lost flow end would deadlock */
 }
 

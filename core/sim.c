@@ -195,10 +195,10 @@ static inline int push_wake(sl_machine *m, sl_time t, int32_t blk) {
 
 /* schedule event record id, of kind, at time t (given back when out of
 ** memory); an EV_FLOW needs nothing of its record: a key alone, the record
-** freed */
+** freed (id -1: a flow's end made none) */
 static inline int schedule_rec(sl_machine *m, sl_time t, int32_t id, int kind) {
   if (kind == EV_FLOW) {
-    ev_release(m, id);
+    if (id >= 0) ev_release(m, id);
     id = -1;
   }
   return push_key(m, t, kind, id);
