@@ -160,8 +160,15 @@ static inline void fifo_put(sl_key *q, sl_machine *m, sl_time t, int kind, int32
   q->t = t; q->seq = m->seq++; q->ev = ev; q->kind = kind;
 }
 
+/* out of line: the inline push paths stay short (no registers to save) */
+#if defined(__GNUC__)
+#define SLOW_PATH __attribute__((noinline))
+#else
+#define SLOW_PATH
+#endif
+
 /* a key at time t for a full in-order queue, or the heap (heap: 1) */
-static int push_slow(sl_machine *m, sl_time t, int kind, int32_t ev, int which) {
+static SLOW_PATH int push_slow(sl_machine *m, sl_time t, int kind, int32_t ev, int which) {
   sl_key k;
   k.t = t; k.seq = m->seq++; k.ev = ev; k.kind = kind;
   if (which == 0) return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, &k);
@@ -338,12 +345,13 @@ static sl_time time_limit(const sl_machine *m) {
   return ps > INT64_MAX - m->t0 ? INT64_MAX : m->t0 + ps;
 }
 
-/* a parked running block: handle the events due before anything else runs,
-** in the order sl_step would; 1 when it is woken here (no yield needed) */
-static int wait_inline(sl_machine *m, int blk) {
+/* a parked running block: handle the events due before anything else runs
+** (up to the launch's time limit), in the order sl_step would; 1 when it is
+** woken here (no yield needed) */
+static int wait_inline(sl_machine *m, int blk, sl_time limit) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
-  while (!m->oom && (top = peek(m)) != NULL && top->t <= time_limit(m)) {
+  while (!m->oom && (top = peek(m)) != NULL && top->t <= limit) {
     sl_key k;
     if (top->kind == EV_WAKE && top->ev != blk) return 0;
     k = take(m, top);
@@ -366,8 +374,8 @@ int sl_must_yield(sl_machine *m, int blk) {
   const sl_key *top;
   sl_time limit;
   if (m->oom) return 1;                  /* out of memory: sl_step says so */
-  if (b->state != B_RUN && (!wait_inline(m, blk) || m->oom)) return 1;
   limit = time_limit(m);                 /* no event moves it */
+  if (b->state != B_RUN && (!wait_inline(m, blk, limit) || m->oom)) return 1;
   if (b->t > limit) {                    /* S alone ran past the limit: sl_step stops it */
     sli_wake(m, blk, b->t);
     return 1;
