@@ -324,6 +324,12 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   sl_block *b = &m->blocks[blk];
   b->state = B_READY;
   if (b->t < t) b->t = t;
+  if (m->self == blk + 1 && !m->self_pending) {   /* it waits inline: its key is held */
+    sl_key *k = &m->self_key;
+    k->t = b->t; k->seq = m->seq++; k->ev = blk; k->kind = EV_WAKE;
+    m->self_pending = 1;
+    return;
+  }
   if (push_wake(m, b->t, blk) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
 }
 
@@ -345,25 +351,73 @@ static sl_time time_limit(const sl_machine *m) {
   return ps > INT64_MAX - m->t0 ? INT64_MAX : m->t0 + ps;
 }
 
+/* 1 when the held-back wake-up of the block waiting inline is the key the
+** step loop takes next: no key comes before it, once peek has settled the
+** flows as it would with the wake-up on top, and it is within the limit */
+static int self_next(sl_machine *m, sl_time limit) {
+  const sl_key *w = &m->self_key, *o;
+  if (m->oom) return 0;
+  o = peek_raw(m);
+  if (o != NULL && ev_less(o, w)) return 0;
+  if (m->ndirty > 0) {
+    sli_flow_settle_due(m, w->t, 0);
+    o = peek_raw(m);
+    if (o != NULL && ev_less(o, w)) return 0;
+  }
+  return w->t <= limit;
+}
+
+/* the held-back wake-up goes to the queue with the key it was made with:
+** the wake-ups' queue when it still comes after that queue's last key (keys
+** made after it may be there), else the heap */
+static void self_push(sl_machine *m) {
+  const sl_key *w = &m->self_key;
+  m->self_pending = 0;
+  if (m->wfn == 0) m->wfhead = 0;        /* empty: room from its start */
+  if ((m->wfn == 0 || ev_less(&m->wfifo[m->wfhead + m->wfn - 1], w)) &&
+      m->wfhead + m->wfn < m->wfcap) {
+    m->wfifo[m->wfhead + m->wfn++] = *w;
+    return;
+  }
+  if (heap_push(m, w) != SL_OK) {
+    m->blocks[m->self_key.ev].state = B_IDLE;
+    m->oom = 1;
+  }
+}
+
 /* a parked running block: handle the events due before anything else runs
 ** (up to the launch's time limit), in the order sl_step would; 1 when it is
-** woken here (no yield needed) */
+** woken here (no yield needed). Its own wake-up, made by an event handled
+** here, is held back from the queue while it is the next key anyway (most
+** are: a landing that frees its queue slot wakes it at once) */
 static int wait_inline(sl_machine *m, int blk, sl_time limit) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
+  sl_key k;
+  int woke = 0;
+  m->self = blk + 1;
   while (!m->oom && (top = peek(m)) != NULL && top->t <= limit) {
-    sl_key k;
-    if (top->kind == EV_WAKE && top->ev != blk) return 0;
+    if (top->kind == EV_WAKE && top->ev != blk) break;
     k = take(m, top);
     if (k.t > m->now) m->now = k.t;
-    if (k.kind == EV_WAKE) {             /* its own wake-up: it goes on */
-      b->state = B_RUN;
-      if (b->t < k.t) b->t = k.t;
-      return 1;
-    }
+    if (k.kind == EV_WAKE) { woke = 1; break; }   /* its own wake-up: it goes on */
     apply_key(m, &k);
+    if (!m->self_pending) continue;
+    if (self_next(m, limit)) {           /* taken as the step loop would */
+      k = m->self_key;
+      m->self_pending = 0;
+      m->nevents++;
+      if (k.t > m->now) m->now = k.t;
+      woke = 1;
+      break;
+    }
+    self_push(m);
   }
-  return 0;
+  m->self = 0;
+  if (!woke) return 0;
+  b->state = B_RUN;
+  if (b->t < k.t) b->t = k.t;
+  return 1;
 }
 
 /* 1 when the running block must yield: it is parked, or another block is due
