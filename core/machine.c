@@ -150,7 +150,7 @@ void sl_machine_free(sl_machine *m) {
   sli_team_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks);
+  free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
   free(m->ops_mem); free(m->toks); free(m->marks_mem); free(m->kq); free(m->lzb);
   free(m->sync_count); free(m->sync_tmax);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
@@ -211,9 +211,8 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
         block_dim);
   n = m->p.n_pes * block_dim;
   if (n > m->capblocks) {               /* kept across launches: no first touch */
-    sl_block *nb = realloc(m->blocks, (size_t)n * sizeof(*nb));
-    if (nb == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory");
-    m->blocks = nb;
+    if (!sli_pool_grow64(&m->blocks_mem, (void **)&m->blocks, 0, n, sizeof(*m->blocks)))
+      return sli_err(m, SL_ENOMEM, 0, "not enough memory");
     m->capblocks = n;
   }
   memset(m->blocks, 0, (size_t)n * sizeof(*m->blocks));
@@ -329,7 +328,7 @@ double sl_block_time_us(const sl_machine *m, int blk) {
 /* innermost open profiling frame of a block (-1 when none) */
 int sl_block_frame(const sl_machine *m, int blk) {
   const sl_block *b = &m->blocks[blk];
-  return b->fdepth > 0 ? b->fid[b->fdepth - 1] : -1;
+  return b->fdepth > 0 ? b->fr[b->fdepth - 1].id : -1;
 }
 
 /* what a block gets as it resumes: SL_RES_NONE, SL_RES_INT (a woken wait's
@@ -440,13 +439,14 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
   if (frame < 0)
     return sli_err(m, SL_EARG, 1, "frame must be >= 0, got %d", frame);
   if (end) {
-    if (b->fdepth > 0 && b->fid[b->fdepth - 1] == frame) {
+    if (b->fdepth > 0 && b->fr[b->fdepth - 1].id == frame) {
       b->fdepth--;
-      sli_trace(m, b->fstart[b->fdepth], b->t, b->pe, b->b, 1, frame, 0, -1, -1);
+      if (SLI_TRACING(m))
+        sli_trace(m, b->fr[b->fdepth].start, b->t, b->pe, b->b, 1, frame, 0, -1, -1);
     }
   } else if (b->fdepth < SL_FSTACK) {
-    b->fid[b->fdepth] = frame;
-    b->fstart[b->fdepth++] = b->t;
+    b->fr[b->fdepth].id = frame;
+    b->fr[b->fdepth++].start = b->t;
   }
   if (frame >= SL_PROF_MAX_FRAME || b->b >= SL_PROF_MAX_BLOCK) return SL_OK;
   if (!prof_alloc(m)) return sli_err(m, SL_ENOMEM, 0, "not enough memory");

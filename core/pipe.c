@@ -96,7 +96,7 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
 static void marks_reached(sl_machine *m, sl_block *b, int q, int32_t op);
 
 /* drop the head op of a queue; the shadow reads that waited for it are reached */
-static void pop(sl_machine *m, sl_block *b, int q) {
+static inline void pop(sl_machine *m, sl_block *b, int q) {
   int32_t op = b->qhead[q];
   b->qhead[q] = m->ops[op].next;
   if (b->qhead[q] < 0) b->qtail[q] = -1;

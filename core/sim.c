@@ -155,44 +155,64 @@ static int heap_push(sl_machine *m, const sl_key *k) {
   return SL_OK;
 }
 
-/* schedule a key of kind naming ev at time t: keys that come in (time, seq)
-** order queue up, wake-ups in their own queue (blocks yield in clock order),
-** the rest of the events in another (most are: one pipe, one signal stream);
-** the others go on the heap. Order is (time, seq) whichever holds a key.
-** Out of memory, the record a key names is given back */
-static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
+/* a key at the end of an in-order queue that has room */
+static inline void fifo_put(sl_key *q, sl_machine *m, sl_time t, int kind, int32_t ev) {
+  q->t = t; q->seq = m->seq++; q->ev = ev; q->kind = kind;
+}
+
+/* a key at time t for a full in-order queue, or the heap (heap: 1) */
+static int push_slow(sl_machine *m, sl_time t, int kind, int32_t ev, int which) {
   sl_key k;
   k.t = t; k.seq = m->seq++; k.ev = ev; k.kind = kind;
-  if (kind == EV_WAKE && (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t)) {
-    if (m->wfhead + m->wfn == m->wfcap)
-      return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, &k);
-    m->wfifo[m->wfhead + m->wfn++] = k;
-    return SL_OK;
-  }
+  if (which == 0) return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, &k);
+  if (which == 1) return heap_push(m, &k);
+  return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, &k);
+}
+
+/* schedule a key of kind (not a wake-up) naming ev at time t: keys that come
+** in (time, seq) order queue up (most do: one pipe, one signal stream), the
+** others go on the heap; wake-ups have their own queue (push_wake: blocks
+** yield in clock order). Order is (time, seq) whichever holds a key. Out of
+** memory, the record a key names is given back */
+static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
   if (m->fn == 0 || t >= m->fifo[m->fhead + m->fn - 1].t) {
-    if (m->fhead + m->fn == m->fcap)
-      return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, &k);
-    m->fifo[m->fhead + m->fn++] = k;
+    if (m->fhead + m->fn == m->fcap) return push_slow(m, t, kind, ev, 0);
+    fifo_put(&m->fifo[m->fhead + m->fn++], m, t, kind, ev);
     return SL_OK;
   }
-  return heap_push(m, &k);
+  return push_slow(m, t, kind, ev, 1);
+}
+
+/* schedule block blk's wake-up at time t (push_key for wake-ups) */
+static inline int push_wake(sl_machine *m, sl_time t, int32_t blk) {
+  if (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t) {
+    if (m->wfhead + m->wfn == m->wfcap) return push_slow(m, t, EV_WAKE, blk, 2);
+    fifo_put(&m->wfifo[m->wfhead + m->wfn++], m, t, EV_WAKE, blk);
+    return SL_OK;
+  }
+  return push_key(m, t, EV_WAKE, blk);
 }
 
 /* schedule event record id, of kind, at time t (given back when out of
 ** memory); an EV_FLOW needs nothing of its record: a key alone, the record
-** freed. The caller that knows the kind saves reading the record, which may
-** have been made long ago (a copy's landing) */
-int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind) {
-  if (kind == EV_FLOW) {                 /* id -1: no record was made */
+** freed (id -1: a flow's end made none) */
+static inline int schedule_rec(sl_machine *m, sl_time t, int32_t id, int kind) {
+  if (kind == EV_FLOW) {
     if (id >= 0) ev_release(m, id);
     id = -1;
   }
   return push_key(m, t, kind, id);
 }
 
+/* schedule_rec for a caller that knows the kind: it saves reading the
+** record, which may have been made long ago (a copy's landing) */
+int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind) {
+  return schedule_rec(m, t, id, kind);
+}
+
 /* schedule event record id at time t, of the kind its record says */
 int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
-  return sli_schedule_as(m, t, id, m->evs[id].kind);
+  return schedule_rec(m, t, id, m->evs[id].kind);
 }
 
 /* schedule an EV_PIPE: block blk's pipe takes its next instruction at t */
@@ -210,20 +230,31 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
   return sli_schedule(m, t, id);
 }
 
-/* remove the earliest key of the heap */
+/* remove the earliest key of the heap: the hole at the top goes down along
+** the earlier child to the bottom (one comparison a level), then the last
+** key, which came from the bottom, rises from there (seldom far). Keys are
+** unique (seq), so any heap of them pops in the same order */
 static sl_key heap_pop(sl_machine *m) {
   sl_key top = m->heap[0];
   sl_key last = m->heap[--m->nheap];
-  int32_t i = 0, n = m->nheap;
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && ev_less(&m->heap[c + 1], &m->heap[c])) c++;
-    if (!ev_less(&m->heap[c], &last)) break;
+  int32_t i = 0, n = m->nheap, c;
+  if (n == 0) return top;
+  while ((c = 2 * i + 1) + 1 < n) {
+    if (ev_less(&m->heap[c + 1], &m->heap[c])) c++;
     m->heap[i] = m->heap[c];
     i = c;
   }
-  if (n > 0) m->heap[i] = last;
+  if (c < n) {                           /* an only child */
+    m->heap[i] = m->heap[c];
+    i = c;
+  }
+  while (i > 0) {
+    int32_t parent = (i - 1) / 2;
+    if (!ev_less(&last, &m->heap[parent])) break;
+    m->heap[i] = m->heap[parent];
+    i = parent;
+  }
+  m->heap[i] = last;
   return top;
 }
 
@@ -286,7 +317,7 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   sl_block *b = &m->blocks[blk];
   b->state = B_READY;
   if (b->t < t) b->t = t;
-  if (push_key(m, b->t, EV_WAKE, blk) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
+  if (push_wake(m, b->t, blk) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
 }
 
 /* handle the event of key k (not a wake-up) */
@@ -366,7 +397,8 @@ int sl_step(sl_machine *m, int *blk) {
     sl_key k = take(m, top);
     if (k.t > limit) {
       m->now = limit;
-      push_key(m, k.t, k.kind, k.ev);  /* keep it for the report */
+      if (k.kind == EV_WAKE) push_wake(m, k.t, k.ev);   /* keep it for the report */
+      else push_key(m, k.t, k.kind, k.ev);
       return SL_STEP_TIMEOUT;
     }
     if (k.t > m->now) m->now = k.t;

@@ -171,8 +171,8 @@ typedef struct sl_key {
 ** a resume and the pipes read sits in the first five cache lines; what only
 ** waits, checked runs and reports read comes after */
 typedef struct sl_block {
-  /* line 0: every primitive and resume */
-  sl_time t;                /* S pipe: where the block's code is */
+  /* line 0: every primitive and resume (the array is 64-byte aligned) */
+  _Alignas(64) sl_time t;   /* S pipe: where the block's code is */
   int32_t state, pe, b;
   int32_t retkind;          /* value handed back when it resumes */
   int64_t ret;
@@ -184,26 +184,26 @@ typedef struct sl_block {
   /* line 1: the pipes' clocks */
   sl_time pipe[SL_NPIPES];  /* free_at of each pipe: when it takes the next one */
   sl_time done[SL_NPIPES];  /* when all a pipe's work has landed (flags fire) */
-  /* line 2: queues of V, MTE2, MTE3 */
+  /* line 2: queues of V, MTE2, MTE3, and the shadow reads (sl_mark) waiting
+  ** for their instructions, in order (-1 none), with the instruction the
+  ** first of each queue waits for */
   int32_t qhead[SL_NQ], qtail[SL_NQ];
   int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
   uint8_t busy[SL_NQ];      /* the head instruction runs */
-  sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
+  int32_t mhead[SL_NQ], mwait[SL_NQ];
   /* line 3 */
   sl_time inflight;         /* latest completion of what it issued */
   sl_time fence;            /* remote writes land no earlier than this */
   int32_t act, dmask;       /* B_DRAIN: what to do, which pipes (bit per pipe) */
   int32_t wtok, wflag;      /* B_FLAG: the token, its event * 8 + id */
   int32_t nlz;              /* staged records (lz) */
-  int32_t fdepth;           /* frames open (fid, fstart) */
+  int32_t fdepth;           /* frames open (fr) */
   sl_time xstart[SL_NQ];    /* when the running transfer began streaming (trace) */
-  /* per queue: the shadow reads (sl_mark) waiting for its instructions, in
-  ** order (-1 none), and the instruction the first waits for */
-  int32_t mhead[SL_NQ], mtail[SL_NQ], mwait[SL_NQ];
-  /* flags and frames */
+  /* line 4 on: the frames open, the innermost four in line 4 */
+  struct { int32_t id; sl_time start; } fr[SL_FSTACK];
+  sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
+  int32_t mtail[SL_NQ];     /* the last shadow read waiting in each queue */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
-  int32_t fid[SL_FSTACK];
-  sl_time fstart[SL_FSTACK];
   sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
   int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
   int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* the set_flag's line (synccheck) */
@@ -342,7 +342,8 @@ struct sl_machine {
   int running, block_dim, nb, ndone;
   int capblocks;            /* blocks kept from earlier launches */
   int cur;                  /* the block resumed last */
-  sl_block *blocks;
+  sl_block *blocks;          /* 64-byte aligned in blocks_mem (sli_pool_grow64) */
+  void *blocks_mem;
   int32_t bar_count;
   int32_t bar_noquiet;       /* a block arrived by shmem_sync_all (no quiet) */
   sl_time bar_tmax;
