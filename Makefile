@@ -11,6 +11,7 @@
 #   make fidelity-readme   the same, written into README.md's fidelity block
 #   make usage-readme   README.md's usage block rewritten with the generated --help
 #   make outputs-readme   README.md's `$ lua run_op.lua ...` blocks rewritten with their output
+#   make op-outputs OUT=DIR   every op's run_op output (plain, --tool all) into DIR
 #   make install    DESTDIR=... PREFIX=/usr/local: modules, operators, the `shmemlab` command
 #   make install-check   install under a temporary prefix, run `shmemlab` from another folder
 #   make luarocks-check  the same with `luarocks --lua-version 5.4 make` into a temporary tree
@@ -82,7 +83,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module deps run test lint ctest spec test-asan bench bench-peers fidelity \
-        fidelity-readme usage-readme outputs-readme install install-check luarocks-check exports-check \
+        fidelity-readme usage-readme outputs-readme op-outputs install install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
@@ -202,6 +203,11 @@ usage-readme: all
 # change that moves virtual times.
 outputs-readme: all
 	$(RUN_ENV) $(LUA) scripts/outputs_readme.lua README.md
+
+# Every op's run_op output into $(OUT): with two builds, `diff -r` the folders.
+OUT ?= build/op-outputs
+op-outputs: all
+	$(RUN_ENV) $(LUA) scripts/op_outputs.lua $(OUT)
 
 # ---------------------------------------------------------------- install
 # The same layout as `luarocks make`: modules and operators under share/lua/5.4
