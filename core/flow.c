@@ -104,20 +104,22 @@ static void heap_down(sl_heap *hp, int32_t i) {
   hp->pos[x.id] = i;
 }
 
+/* move entry i of heap hp up into place */
+static void heap_up(sl_heap *hp, int32_t i) {
+  sl_hent *h = hp->h, x = h[i];
+  while (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
+    h[i] = h[(i - 1) / 2];
+    hp->pos[h[i].id] = i;
+    i = (i - 1) / 2;
+  }
+  h[i] = x;
+  hp->pos[x.id] = i;
+}
+
 /* put entry i of heap hp in place, moving it up or down */
 static void heap_fix(sl_heap *hp, int32_t i) {
-  sl_hent *h = hp->h, x = h[i];
-  if (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
-    while (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
-      h[i] = h[(i - 1) / 2];
-      hp->pos[h[i].id] = i;
-      i = (i - 1) / 2;
-    }
-    h[i] = x;
-    hp->pos[x.id] = i;
-  } else {
-    heap_down(hp, i);
-  }
+  if (i > 0 && h_less(&hp->h[i], &hp->h[(i - 1) / 2])) heap_up(hp, i);
+  else heap_down(hp, i);
 }
 
 /* take id x out of heap hp (nothing when it is not in it) */
@@ -274,8 +276,10 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   if (f < 0) return -1;
   if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
   m->settle_t = now;
-  fl = &m->flows[f];
-  memset(fl, 0, sizeof(*fl));
+  fl = &m->flows[f];                  /* all fields but at[], which nres counts */
+  fl->rate = 0;
+  fl->mark = fl->frozen = fl->nres = 0;
+  fl->lat = 0;
   fl->rem = (double)bytes;
   fl->cap = cap;
   fl->t = now;
@@ -316,12 +320,12 @@ static void tighten_cap(sl_machine *m, sl_flow *fl) {
   }
 }
 
-/* does resource r leave room for more use at a flow's cap (what a fill would
-** find: the flow reaches its cap before r is full), by more than the drift
-** of r->use? Then the flow runs at its cap and changes no other flow's rate,
+/* does resource r, which can bind, leave room for more use at a flow's cap
+** (what a fill would find: the flow reaches its cap before r is full), by
+** more than the drift of r->use? Then the flow runs at its cap and changes no other flow's rate,
 ** no settle needed (a later change that fills r brings it in by widening) */
 static int fits(const sl_res *r, double more) {
-  return !binds(r) || more < (r->C - r->use) * (1 - DRIFT);
+  return more < (r->C - r->use) * (1 - DRIFT);
 }
 
 /* flow f has joined its resources (ok) or ran out of memory doing so: its
@@ -329,7 +333,7 @@ static int fits(const sl_res *r, double more) {
 ** there everywhere, else to be rated at the next settle */
 static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   sl_flow *fl = &m->flows[f];
-  int j;
+  int j, room = 1;
   if (!ok) {
     fl->cap = 0;                      /* counted nowhere yet: leaves nothing */
     res_leave(m, f);
@@ -346,17 +350,18 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     sl_res *r = &m->allres[fl->at[j].res];   /* one not full changes no other's */
     r->capsum += fl->at[j].w * fl->cap;
     set_binds(r);
-    if (binds(r) && may_be_full(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
+    if (!binds(r)) continue;
+    if (may_be_full(r) && !res_dirty(m, fl->at[j].res)) m->oom = 1;
+    if (!fits(r, fl->at[j].w * fl->cap)) room = 0;
   }
-  for (j = 0; j < fl->nres; j++)     /* to be rated at the settle */
-    if (!fits(&m->allres[fl->at[j].res], fl->at[j].w * fl->cap)) {
-      if (!dirty_push(m, -f - 1)) m->oom = 1;
-      return SL_OK;
-    }
+  if (!room) {                        /* to be rated at the settle */
+    if (!dirty_push(m, -f - 1)) m->oom = 1;
+    return SL_OK;
+  }
   set_rate(m, fl, fl->cap, -1);      /* room everywhere: its own cap */
   fl->end = end_at(fl, now);
-  m->fh.h[m->fh.pos[f]].k = fl->end;
-  heap_fix(&m->fh, m->fh.pos[f]);
+  m->fh.h[m->fh.pos[f]].k = fl->end;   /* from last of all: it can only rise */
+  heap_up(&m->fh, m->fh.pos[f]);
   flow_event(m);
   return SL_OK;
 }

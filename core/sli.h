@@ -120,7 +120,8 @@ typedef struct sl_cross {
 
 typedef struct sl_flow {
   /* what the solver reads of every flow on a resource: the first cache line */
-  double rate, cap;         /* bytes per ps: current, and the core's MTE limit */
+  double rate, cap;         /* bytes per ps: current, and the most it can have (the core's
+                               MTE rate, or what one resource it crosses carries alone) */
   double rem;               /* bytes still to move */
   int32_t mark, frozen;
   int32_t bneck;            /* the full resource its rate tops (-1: at its cap) */
