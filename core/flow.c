@@ -5,10 +5,14 @@
 **
 ** A transfer is a flow: bytes to move, the resources it crosses (the GM
 ** side's HBM and the links of its path) with the capacity each of its bytes
-** takes on them (1 / efficiency on HCCS), and a cap (the core's MTE rate).
+** takes on them (1 / efficiency on HCCS), and a cap (the core's MTE rate, or
+** what one resource it crosses carries alone where that is less).
 ** Rates are max-min fair to within SL_FAIR_TOL, found by progressive filling,
-** and recomputed when a flow starts or ends: first for the flows on the
-** resources that changed, the flows further away keeping their use of the
+** and recomputed when a flow starts or ends, at that instant: a resource that
+** cannot bind (its flows' caps fit in it) or is not full changes nobody's
+** rate, and a new flow with room at its cap everywhere starts at its cap.
+** Otherwise the new flows and the flows on the full resources that changed
+** are filled again, the flows further away keeping their use of the
 ** resources at the edge; then every flow outside whose bottleneck no longer
 ** holds, or that tops a flow inside, joins them and they are filled again,
 ** until none does. A change costs what it moves, not what it is connected
