@@ -454,8 +454,8 @@ static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_
 }
 
 /* the flows to recompute -- the new ones and those on the changed (dirty)
-** resources -- into F = scr[0..*nf), the resources that can bind among those they cross into
-** R = scr + nflows, [0..*nr); the flows further away keep their rates
+** resources -- into F = scr[0..*nf), the resources that can bind among those
+** they cross into R = scr + nflows, [0..*nr); the flows further away keep their rates
 ** (their use of the resources at the edge counts as fixed) unless widening
 ** brings them in; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
