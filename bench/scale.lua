@@ -2,7 +2,8 @@
 -- time). For allgather of 1024 int32 per PE in data mode at 8, 64, 256 and
 -- 1024 PEs it prints the events the scheduler handled in one launch, events
 -- per second, wall and CPU seconds of the launch, wall seconds of the op's setup
--- (inputs, plans, host references), the process's peak RSS, and
+-- (inputs, plans, host references), the process's peak RSS, the flow
+-- solver's settled instants with the flows re-rated and fills per instant, and
 -- the growth exponent of wall (and CPU) time over events (goal <= 1.1: time
 -- linear in events); then the timing-only figures at 1024 PEs x 48 cores
 -- (allgather 1 MiB per PE, alltoall, dispatch EP1024) when the engine has
@@ -40,12 +41,14 @@ local function one(opname, opts_text)
                          data = not c.timing_only }
   local ws, cs = wall(), os.clock()
   local s = op.setup(m, c)
-  local e0, w0, c0 = m:events(), wall(), os.clock()
+  local e0, f0, w0, c0 = m:events(), m:flow_stats(), wall(), os.clock()
   op.run(m, c, s)
-  local cpu, w1 = os.clock() - c0, wall()
-  print(string.format("events=%d wall=%.3f cpu=%.3f setup=%.3f rss=%d now_us=%.3f",
+  local cpu, w1, f1 = os.clock() - c0, wall(), m:flow_stats()
+  print(string.format("events=%d wall=%.3f cpu=%.3f setup=%.3f rss=%d now_us=%.3f "
+                      .. "settles=%d rerated=%d fills=%d",
                       m:events() - e0, w1 and w1 - w0 or cpu, cpu,
-                      w0 and w0 - ws or c0 - cs, peak_rss() or 0, m:now()))
+                      w0 and w0 - ws or c0 - cs, peak_rss() or 0, m:now(),
+                      f1.settles - f0.settles, f1.rerated - f0.rerated, f1.fills - f0.fills))
 end
 
 -- run one case in a fresh process; its figures, or nil and the error text
@@ -71,16 +74,21 @@ local function slope(xs, ys)
   return (n * sxy - sx * sy) / (n * sxx - sx * sx)
 end
 
+-- a case's figures; flows re-rated and fills per settled instant of the solver
 local function row(name, r)
-  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.2f %9.0f", name, r.events,
-                      r.events / math.max(r.wall, 1e-3), r.wall, r.cpu, r.setup,
-                      r.rss / 2 ^ 20))
+  local n = math.max(r.settles, 1)
+  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.2f %9.0f %9d %8.1f %7.2f", name,
+                      r.events, r.events / math.max(r.wall, 1e-3), r.wall, r.cpu, r.setup,
+                      r.rss / 2 ^ 20, r.settles, r.rerated / n, r.fills / n))
 end
 
 local function header(title)
   print(title)
-  print(string.format("%-34s %11s %12s %9s %9s %9s %9s", "case", "events", "events/s",
-                      "wall s", "cpu s", "setup s", "RSS MiB"))
+  print(string.format("%-34s %11s %12s %9s %9s %9s %9s %9s %8s %7s", "case", "events",
+                      "events/s", "wall s", "cpu s", "setup s", "RSS MiB", "settles",
+                      "rerated", "fills"))
+  print("(settles: instants the flow solver re-rated flows at; rerated and fills: flows "
+        .. "re-rated and progressive fillings per settle, m:flow_stats())")
 end
 
 if arg[1] == "--one" then

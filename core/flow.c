@@ -280,6 +280,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   if (f < 0) return -1;
   if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
   m->settle_t = now;
+  m->fstats.starts++;
   fl = &m->flows[f];                  /* all fields but at[], which nres counts */
   fl->rate = 0;
   fl->mark = fl->frozen = fl->nres = 0;
@@ -720,13 +721,16 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   F = m->scr;
   R = m->scr + m->nflows;
   catch_up(m, F, 0, nf, now);
+  m->fstats.settles++;
   for (;;) {                             /* fill, widen, until nothing joins */
     int32_t nf0 = nf;
+    m->fstats.fills++;
     fill(m, F, nf, R, nr);
     widen(m, &nf, &nr);
     if (nf == nf0) break;
     catch_up(m, F, nf0, nf, now);
   }
+  m->fstats.rerated += nf;
   for (i = 0; i < nf; i++) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
@@ -746,6 +750,9 @@ void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
   if (m->ndirty > 0 && (flow_next || next > m->settle_t))
     sli_flow_settle(m, m->settle_t);
 }
+
+/* what the solver did since the machine was made */
+void sl_machine_flow_stats(const sl_machine *m, sl_flow_stats *s) { *s = m->fstats; }
 
 /* EV_FLOW at t: the flows that end by t end; their pipes go on */
 void sli_flow_due(sl_machine *m, sl_time t) {

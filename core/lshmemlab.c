@@ -573,6 +573,20 @@ static int m_events(lua_State *L) {
   return 1;
 }
 
+/* m:flow_stats(): {starts, settles, rerated, fills} of the flow solver since the
+** machine was made: transfers started, instants settled, flows re-rated, fills */
+static int m_flow_stats(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  sl_flow_stats s;
+  sl_machine_flow_stats(lm->m, &s);
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, (lua_Integer)s.starts); lua_setfield(L, -2, "starts");
+  lua_pushinteger(L, (lua_Integer)s.settles); lua_setfield(L, -2, "settles");
+  lua_pushinteger(L, (lua_Integer)s.rerated); lua_setfield(L, -2, "rerated");
+  lua_pushinteger(L, (lua_Integer)s.fills); lua_setfield(L, -2, "fills");
+  return 1;
+}
+
 /* m:heap_used(): bytes of the symmetric heap in use */
 static int m_heap_used(lua_State *L) {
   lmach *lm = checkmach(L, 1);
@@ -2652,7 +2666,8 @@ static const luaL_Reg machine_methods[] = {
   {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
   {"host", m_host}, {"free", m_free},
   {"launch", m_launch}, {"memcpy", m_memcpy}, {"params", m_params},
-  {"now", m_now}, {"events", m_events}, {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
+  {"now", m_now}, {"events", m_events}, {"flow_stats", m_flow_stats},
+  {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
   {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
   {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
   {"trace", m_trace}, {"trace_records", m_trace_records},

@@ -339,6 +339,7 @@ struct sl_machine {
   int32_t wfhead, wfn, wfcap;
   uint64_t seq;
   int64_t nevents;          /* events handled since the machine was made */
+  sl_flow_stats fstats;     /* the flow solver's counts since then (flow.c) */
   /* the block waiting inline plus 1 (sim.c wait_inline; 0 none) and its
   ** own wake-up while it is held back from the queue (self_pending) */
   int32_t self, self_pending;

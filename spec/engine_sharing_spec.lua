@@ -99,6 +99,28 @@ describe("engine sharing", function()
     assert.near(want / US, r.kernel_us[1], 2e-3)
   end)
 
+  it("counts the solver's work: a flow with room starts unsettled, shared ones are settled",
+     function()
+    local function program()
+      local m = lab.machine{ pes = 2 }
+      local d, g = m:malloc("int8", 1 << 20), m:alloc("int8", 4096)
+      local s0 = m:flow_stats()
+      m:launch(function(k) if k.pe == 0 then k:data_copy(g, k:ub("int8", 64), 64) end end, 1)
+      local s1 = m:flow_stats()
+      m:launch(function(k)
+        if k.pe == 0 then k:mte_put_nbi(d:sub(k.block * 65536, 65536), k:ub("int8", 65536), 65536, 1) end
+      end, 4)
+      return s0, s1, m:flow_stats()
+    end
+    local s0, s1, s2 = program()
+    assert.same({ starts = 0, settles = 0, rerated = 0, fills = 0 }, s0)
+    assert.same({ starts = 1, settles = 0, rerated = 0, fills = 0 }, s1)   -- alone, at its cap
+    assert.equal(5, s2.starts)
+    assert.is_true(s2.settles >= 1 and s2.rerated >= 4 and s2.fills >= s2.settles)
+    local _, _, again = program()
+    assert.same(s2, again)                      -- deterministic, as the times are
+  end)
+
   it("a double-buffered put from two blocks keeps the link busy", function()
     local B = 4 * 1024 * 1024
     local m = lab.machine{ pes = 2 }
