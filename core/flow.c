@@ -654,7 +654,7 @@ static void flow_event(sl_machine *m) {
   t = m->fh.h[0].k;
   if (t >= m->flow_ev_t) return;
   m->flow_ev_t = t;
-  if (sli_schedule_as(m, t, -1, EV_FLOW) != SL_OK)   /* a key alone, no record */
+  if (sli_schedule_flow(m, t) != SL_OK)   /* a key alone, no record */
     m->oom = 1;                          /* a lost flow end would deadlock */
 }
 

@@ -201,25 +201,20 @@ static inline int push_wake(sl_machine *m, sl_time t, int32_t blk) {
 }
 
 /* schedule event record id, of kind, at time t (given back when out of
-** memory); an EV_FLOW needs nothing of its record: a key alone, the record
-** freed (id -1: a flow's end made none) */
-static inline int schedule_rec(sl_machine *m, sl_time t, int32_t id, int kind) {
-  if (kind == EV_FLOW) {
-    if (id >= 0) ev_release(m, id);
-    id = -1;
-  }
-  return push_key(m, t, kind, id);
-}
-
-/* schedule_rec for a caller that knows the kind: it saves reading the
-** record, which may have been made long ago (a copy's landing) */
+** memory), for a caller that knows the kind: it saves reading the record,
+** which may have been made long ago (a copy's landing) */
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind) {
-  return schedule_rec(m, t, id, kind);
+  return push_key(m, t, kind, id);
 }
 
 /* schedule event record id at time t, of the kind its record says */
 int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
-  return schedule_rec(m, t, id, m->evs[id].kind);
+  return push_key(m, t, m->evs[id].kind, id);
+}
+
+/* schedule an EV_FLOW: the flows' next end is due at t (a key alone) */
+int sli_schedule_flow(sl_machine *m, sl_time t) {
+  return push_key(m, t, EV_FLOW, -1);
 }
 
 /* schedule an EV_PIPE: block blk's pipe takes its next instruction at t */

@@ -384,6 +384,7 @@ sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
+int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 sl_time sli_top(const sl_machine *m);
 void sli_clear_events(sl_machine *m);
