@@ -476,7 +476,8 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   for (i = 0; i < ndirty; i++) {      /* the new flows, the flows on the changed resources */
     int32_t x = m->dirty[i];
     if (x < 0) { to_rerate(m, -x - 1, &qf, rq, &nres); continue; }
-    for (j = 0; j < m->allres[x].nfl; j++) to_rerate(m, m->allres[x].fl[j].f, &qf, rq, &nres);
+    for (j = 0; j < m->allres[x].nfl; j++)   /* those it holds back: widening finds the rest */
+      if (m->allres[x].fl[j].bn) to_rerate(m, m->allres[x].fl[j].f, &qf, rq, &nres);
   }
   m->ndirty = 0;
   for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
