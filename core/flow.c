@@ -11,9 +11,9 @@
 ** and recomputed when a flow starts or ends, at that instant: a resource that
 ** cannot bind (its flows' caps fit in it) or is not full changes nobody's
 ** rate, and a new flow with room at its cap everywhere starts at its cap.
-** Otherwise the new flows and the flows on the full resources that changed
-** are filled again, the flows further away keeping their use of the
-** resources at the edge; then every flow outside whose bottleneck no longer
+** Otherwise the new flows and the flows that the full resources which
+** changed hold back are filled again, every other flow keeping its use of
+** the resources they share; then every flow outside whose bottleneck no longer
 ** holds, or that tops a flow inside, joins them and they are filled again,
 ** until none does. A change costs what it moves, not what it is connected
 ** to. Between changes every rate is constant, so each flow's end is known;
@@ -454,11 +454,11 @@ static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_
   }
 }
 
-/* the flows to recompute -- the new ones and those on the changed (dirty)
-** resources -- into F = scr[0..*nf), the resources that can bind among those
-** they cross into R = scr + nflows, [0..*nr); the flows further away keep their rates
-** (their use of the resources at the edge counts as fixed) unless widening
-** brings them in; 0 on no memory */
+/* the flows to recompute -- the new ones and those the changed (dirty)
+** resources held back -- into F = scr[0..*nf), the resources that can bind
+** among those they cross into R = scr + nflows, [0..*nr); every other flow
+** keeps its rate (its use of those resources counts as fixed) unless widening
+** brings it in; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty;
   int32_t *rq;
@@ -473,7 +473,7 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
     r->mark = stamp;
     rq[nres++] = m->dirty[i];
   }
-  for (i = 0; i < ndirty; i++) {      /* the new flows, the flows on the changed resources */
+  for (i = 0; i < ndirty; i++) {      /* the new flows, those the changed resources held back */
     int32_t x = m->dirty[i];
     if (x < 0) { to_rerate(m, -x - 1, &qf, rq, &nres); continue; }
     for (j = 0; j < m->allres[x].nfl; j++)   /* those it holds back: widening finds the rest */
