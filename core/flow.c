@@ -10,7 +10,11 @@
 ** Rates are max-min fair to within SL_FAIR_TOL, found by progressive filling,
 ** and recomputed when a flow starts or ends, at that instant: a resource that
 ** cannot bind (its flows' caps fit in it) or is not full changes nobody's
-** rate, and a new flow with room at its cap everywhere starts at its cap.
+** rate, a new flow with room at its cap everywhere starts at its cap, and a
+** transfer that a pipe starts as its last one ends, over the same resources
+** with the same cap (the chunks of a double-buffered get or put), goes on in
+** that flow at its rate (max-min rates depend on the flows' resources and
+** caps alone).
 ** Otherwise the new flows and the flows that the full resources which
 ** changed hold back are filled again, every other flow keeping its use of
 ** the resources they share; then every flow outside whose bottleneck no longer
@@ -59,6 +63,7 @@ void sli_res_clear(sl_machine *m, int release) {
   }
   m->nflows = m->fh.n = m->rh.n = m->ndirty = 0;
   m->free_flow = -1;
+  m->ended = -1;
   m->stamp = 0;
   m->flow_ev_t = INT64_MAX;
   m->settle_t = 0;
@@ -134,6 +139,15 @@ static void heap_remove(sl_heap *hp, int32_t x) {
   if (i == --hp->n) return;
   hp->h[i] = hp->h[hp->n];
   heap_fix(hp, i);
+}
+
+/* add id to heap hp (room for it assumed) with key k and tie break tie */
+static void heap_add(sl_heap *hp, int32_t id, int64_t k, uint64_t tie) {
+  hp->pos[id] = hp->n++;
+  hp->h[hp->pos[id]].k = k;
+  hp->h[hp->pos[id]].tie = tie;
+  hp->h[hp->pos[id]].id = id;
+  heap_up(hp, hp->pos[id]);
 }
 
 /* ---------------------------------------------------------- flows */
@@ -271,13 +285,29 @@ static int join_path(sl_machine *m, int32_t f, int path, int a, int b, double w)
   }
 }
 
+/* flow f, off its resources, back to the pool */
+static void flow_free(sl_machine *m, int32_t f) {
+  m->flows[f].next_free = m->free_flow;
+  m->free_flow = f;
+}
+
+/* the flow that ended leaves its resources now, if it has not yet */
+static void flow_gone(sl_machine *m) {
+  int32_t f = m->ended;
+  if (f < 0) return;
+  m->ended = -1;
+  res_leave(m, f);
+  flow_free(m, f);
+}
+
 /* a new flow of bytes of block blk (pipe, or a DMA engine when eng >= 0)
 ** capped at cap bytes per ps, from now; -1 when out of memory */
 static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t bytes, double cap,
                          sl_time now) {
-  int32_t f = flow_new(m);
+  int32_t f;
   sl_flow *fl;
-  if (f < 0) return -1;
+  flow_gone(m);
+  if ((f = flow_new(m)) < 0) return -1;
   if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
   m->settle_t = now;
   m->fstats.starts++;
@@ -294,6 +324,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->pipe = pipe;
   fl->eng = eng;
   fl->ev = fl->sig = -1;
+  fl->gm_pe = -1;
   fl->bneck = -1;
   m->fh.pos[f] = -1;
   fl->next_free = -1;
@@ -342,14 +373,11 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   if (!ok) {
     fl->cap = 0;                      /* counted nowhere yet: leaves nothing */
     res_leave(m, f);
-    fl->next_free = m->free_flow;
-    m->free_flow = f;
+    flow_free(m, f);
     return SL_ENOMEM;
   }
-  m->fh.pos[f] = m->fh.n++;           /* room: the heap is as large as the pool; */
-  m->fh.h[m->fh.pos[f]].k = INT64_MAX;  /* last of all until it is rated */
-  m->fh.h[m->fh.pos[f]].tie = fl->seq;
-  m->fh.h[m->fh.pos[f]].id = f;
+  heap_add(&m->fh, f, INT64_MAX, fl->seq);   /* last of all until it is rated (room:
+                                                the heap is as large as the pool) */
   tighten_cap(m, fl);
   for (j = 0; j < fl->nres; j++) {   /* one that cannot bind changes no rate; */
     sl_res *r = &m->allres[fl->at[j].res];   /* one not full changes no other's */
@@ -371,6 +399,30 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
   return SL_OK;
 }
 
+/* the transfer that block blk's pipe starts now to or from GM of gm_pe
+** crosses what the flow that just ended there crossed, with the same cap: it
+** goes on in that flow, at its rate. Every flow keeps its rate, as a settle
+** would find (max-min rates depend on the flows' resources and caps alone),
+** and none is re-rated: a pipe's chunks back to back cost no settle. The end
+** heap orders it as a new flow. 1 when it did */
+static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes,
+                      sl_time now) {
+  int32_t f = m->ended;
+  sl_flow *fl;
+  if (f < 0) return 0;
+  fl = &m->flows[f];
+  if (fl->blk != blk || fl->pipe != pipe || fl->gm_pe != gm_pe) return 0;
+  m->ended = -1;
+  m->fstats.starts++;
+  fl->rem = (double)bytes;
+  fl->t = now;
+  fl->seq = m->flow_seq++;
+  fl->end = end_at(fl, now);
+  heap_add(&m->fh, f, fl->end, fl->seq);
+  flow_event(m);
+  return 1;
+}
+
 /* a transfer of bytes on block blk's MTE pipe to or from GM of gm_pe starts
 ** streaming now; returns SL_OK or SL_ENOMEM */
 int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
@@ -378,10 +430,13 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
   const sl_params *p = &m->p;
   const sl_block *b = &m->blocks[blk];
   int get = pipe == SL_PIPE_MTE2, ok;
-  int32_t f = flow_open(m, blk, pipe, -1, bytes, bpps((get ? p->mte2_bytes_per_cycle
-                                                           : p->mte3_bytes_per_cycle) *
-                                                          p->core_ghz), now);
+  int32_t f;
+  if (flow_again(m, blk, pipe, gm_pe, bytes, now)) return SL_OK;
+  f = flow_open(m, blk, pipe, -1, bytes, bpps((get ? p->mte2_bytes_per_cycle
+                                                   : p->mte3_bytes_per_cycle) *
+                                                  p->core_ghz), now);
   if (f < 0) return SL_ENOMEM;
+  m->flows[f].gm_pe = gm_pe;
   ok = res_join(m, f, &m->hbm[gm_pe], 1.0);
   if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
     ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
@@ -770,11 +825,14 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     int32_t ev = fl->ev, sig = fl->sig;
     sl_time lat = fl->lat;
     heap_remove(&m->fh, f);
-    res_leave(m, f);
-    fl->next_free = m->free_flow;
-    m->free_flow = f;
-    if (eng >= 0) sli_dma_done(m, blk, eng, ev, sig, lat, t);
-    else sli_xfer_done(m, blk, pipe, t);
+    m->ended = f;                        /* leaves at the next flow_open, unless */
+    if (eng >= 0) {                      /* its pipe goes on in it (flow_again) */
+      flow_gone(m);
+      sli_dma_done(m, blk, eng, ev, sig, lat, t);
+    } else {
+      sli_xfer_done(m, blk, pipe, t);
+      flow_gone(m);
+    }
   }
   flow_event(m);
 }

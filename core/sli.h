@@ -133,6 +133,7 @@ typedef struct sl_flow {
   uint64_t seq;             /* tie break of equal ends */
   int32_t eng, ev, sig;     /* DMA engine (-1: an MTE pipe's), landing and signal events */
   int32_t blk, pipe;
+  int32_t gm_pe;            /* an MTE transfer's GM side (-1: a DMA engine's) */
   sl_time lat;              /* DMA: from the last byte streamed to its landing */
 } sl_flow;
 
@@ -316,6 +317,8 @@ struct sl_machine {
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
   uint64_t flow_seq;
+  int32_t ended;            /* a flow that ended, still on its resources while its
+                               pipe may start the same transfer again (-1: none) */
   sl_ins *ops;               /* 64-byte aligned in ops_mem (sli_pool_grow64) */
   void *ops_mem;
   int32_t nops, capops, free_op;

@@ -1,6 +1,7 @@
 -- The flow solver against an independent model: random overlapping puts and
--- gets (an A2 mesh with a narrow HBM, an A3 switch with SIO pairs, two A2
--- servers joined by RDMA) are run with the trace on, then
+-- gets, some double-buffered in chunks that follow one another on a pipe (an
+-- A2 mesh with a narrow HBM, an A3 switch with SIO pairs, two A2 servers
+-- joined by RDMA) are run with the trace on, then
 -- every transfer of the trace is replayed by a plain fluid simulation written
 -- here (all rates recomputed from scratch by progressive filling at every
 -- start and end, times in real numbers). Each transfer must end where the
@@ -10,6 +11,7 @@
 -- transfers' start times, sizes and ends from the engine, and the links,
 -- weights and caps from the profile (m:params()), never from the solver.
 local lab = require("spec.helpers.engine").lab
+local op = require("shmemlab.op")
 
 local PS = 1e6                          -- ps per us
 
@@ -33,12 +35,16 @@ local function run(seed, o)
   m:trace(100000)
   m:launch(function(k)
     local s = { x = seed * 7919 + k.pe * 131 + k.block * 17 + 1 }
-    local ub = k:ub("int8", B)
+    local ub, small = k:ub("int8", B), k:ub("int8", 8 * 1024)
     for _ = 1, 6 do
       local r = rnd(s)
       local peer, n = r % npes, 1024 * (1 + (r >> 4) % 64)
       local slot = (k.pe * 4 + k.block) % 16
-      if (r >> 12) % 2 == 0 then
+      if (r >> 14) % 4 == 0 then        -- 4 KiB chunks back to back on one pipe
+        local move = (r >> 16) % 2 == 0 and op.get_pipelined or op.put_pipelined
+        move(k, dst:sub(slot * B, n), (r >> 16) % 2 == 0 and src:sub(0, n) or src:sub(B, n),
+             small, n, peer)
+      elseif (r >> 12) % 2 == 0 then
         k:mte_put_nbi(dst:sub(slot * B, n), ub, n, peer)
       else
         k:mte_get_nbi(dst:sub(slot * B, n), src:sub(0, n), ub, B, n, peer, 0)

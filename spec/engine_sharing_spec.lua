@@ -121,6 +121,33 @@ describe("engine sharing", function()
     assert.same(s2, again)                      -- deterministic, as the times are
   end)
 
+  it("a pipe's chunks back to back over a shared link are one flow going on, not a settle each",
+     function()
+    -- two blocks pull 2 MiB each over one link, double-buffered in 95 KiB
+    -- chunks: each block's reads follow one another on MTE2 with the same
+    -- path and cap, so the rates never change between them (max-min rates
+    -- depend on the flows' resources and caps alone). Re-rating at every
+    -- chunk's end and start settled 23 instants and re-rated 44 flows
+    local B = 2 * 1024 * 1024
+    local m = lab.machine{ pes = 2 }
+    local p = m:params()
+    local s = m:malloc("int8", 2 * B)
+    local d = m:alloc("int8", 2 * B)
+    local f0 = m:flow_stats()
+    local r = m:launch(function(k)
+      if k.pe ~= 0 then return end
+      op.get_pipelined(k, d:sub(k.block * B, B), s:sub(k.block * B, B), k:ub("int8", 190 * 1024),
+                       B, 1)
+    end, 2)
+    local f1 = m:flow_stats()
+    assert.equal(88, f1.starts - f0.starts)     -- 22 chunks x (MTE2 read, MTE3 write) x 2
+    assert.is_true(f1.settles - f0.settles <= 2, (f1.settles - f0.settles) .. " settles")
+    assert.is_true(f1.rerated - f0.rerated <= 2, (f1.rerated - f0.rerated) .. " re-rated")
+    local bound = 2 * B / (p.hccs_GBps * p.hccs_read_eff) / US
+    assert.is_true(r.kernel_us[1] >= bound)
+    assert.is_true(r.kernel_us[1] <= bound * 1.03, r.kernel_us[1] .. " us vs " .. bound)
+  end)
+
   it("a double-buffered put from two blocks keeps the link busy", function()
     local B = 4 * 1024 * 1024
     local m = lab.machine{ pes = 2 }
