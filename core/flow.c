@@ -141,13 +141,13 @@ static void heap_remove(sl_heap *hp, int32_t x) {
   heap_fix(hp, i);
 }
 
-/* add id to heap hp (room for it assumed) with key k and tie break tie */
-static void heap_add(sl_heap *hp, int32_t id, int64_t k, uint64_t tie) {
+/* add id to heap hp (room for it assumed) as its last entry, key k and tie
+** break tie: in place only when nothing comes after it (heap_up otherwise) */
+static void heap_append(sl_heap *hp, int32_t id, int64_t k, uint64_t tie) {
   hp->pos[id] = hp->n++;
   hp->h[hp->pos[id]].k = k;
   hp->h[hp->pos[id]].tie = tie;
   hp->h[hp->pos[id]].id = id;
-  heap_up(hp, hp->pos[id]);
 }
 
 /* ---------------------------------------------------------- flows */
@@ -291,10 +291,9 @@ static void flow_free(sl_machine *m, int32_t f) {
   m->free_flow = f;
 }
 
-/* the flow that ended leaves its resources now, if it has not yet */
+/* the flow that ended (m->ended >= 0) leaves its resources now */
 static void flow_gone(sl_machine *m) {
   int32_t f = m->ended;
-  if (f < 0) return;
   m->ended = -1;
   res_leave(m, f);
   flow_free(m, f);
@@ -306,7 +305,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
                          sl_time now) {
   int32_t f;
   sl_flow *fl;
-  flow_gone(m);
+  if (m->ended >= 0) flow_gone(m);
   if ((f = flow_new(m)) < 0) return -1;
   if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
   m->settle_t = now;
@@ -376,8 +375,8 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     flow_free(m, f);
     return SL_ENOMEM;
   }
-  heap_add(&m->fh, f, INT64_MAX, fl->seq);   /* last of all until it is rated (room:
-                                                the heap is as large as the pool) */
+  heap_append(&m->fh, f, INT64_MAX, fl->seq);   /* last of all until it is rated
+                                                   (room: the heap is as large as the pool) */
   tighten_cap(m, fl);
   for (j = 0; j < fl->nres; j++) {   /* one that cannot bind changes no rate; */
     sl_res *r = &m->allres[fl->at[j].res];   /* one not full changes no other's */
@@ -408,9 +407,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
 static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes,
                       sl_time now) {
   int32_t f = m->ended;
-  sl_flow *fl;
-  if (f < 0) return 0;
-  fl = &m->flows[f];
+  sl_flow *fl = &m->flows[f];
   if (fl->blk != blk || fl->pipe != pipe || fl->gm_pe != gm_pe) return 0;
   m->ended = -1;
   m->fstats.starts++;
@@ -418,7 +415,8 @@ static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes
   fl->t = now;
   fl->seq = m->flow_seq++;
   fl->end = end_at(fl, now);
-  heap_add(&m->fh, f, fl->end, fl->seq);
+  heap_append(&m->fh, f, fl->end, fl->seq);
+  heap_up(&m->fh, m->fh.pos[f]);
   flow_event(m);
   return 1;
 }
@@ -431,7 +429,7 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
   const sl_block *b = &m->blocks[blk];
   int get = pipe == SL_PIPE_MTE2, ok;
   int32_t f;
-  if (flow_again(m, blk, pipe, gm_pe, bytes, now)) return SL_OK;
+  if (m->ended >= 0 && flow_again(m, blk, pipe, gm_pe, bytes, now)) return SL_OK;
   f = flow_open(m, blk, pipe, -1, bytes, bpps((get ? p->mte2_bytes_per_cycle
                                                    : p->mte3_bytes_per_cycle) *
                                                   p->core_ghz), now);
@@ -831,7 +829,7 @@ void sli_flow_due(sl_machine *m, sl_time t) {
       sli_dma_done(m, blk, eng, ev, sig, lat, t);
     } else {
       sli_xfer_done(m, blk, pipe, t);
-      flow_gone(m);
+      if (m->ended >= 0) flow_gone(m);
     }
   }
   flow_event(m);
