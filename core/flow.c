@@ -411,6 +411,7 @@ static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes
   if (fl->blk != blk || fl->pipe != pipe || fl->gm_pe != gm_pe) return 0;
   m->ended = -1;
   m->fstats.starts++;
+  m->fstats.continued++;
   fl->rem = (double)bytes;
   fl->t = now;
   fl->seq = m->flow_seq++;

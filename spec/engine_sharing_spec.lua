@@ -113,8 +113,8 @@ describe("engine sharing", function()
       return s0, s1, m:flow_stats()
     end
     local s0, s1, s2 = program()
-    assert.same({ starts = 0, settles = 0, rerated = 0, fills = 0 }, s0)
-    assert.same({ starts = 1, settles = 0, rerated = 0, fills = 0 }, s1)   -- alone, at its cap
+    assert.same({ starts = 0, continued = 0, settles = 0, rerated = 0, fills = 0 }, s0)
+    assert.same({ starts = 1, continued = 0, settles = 0, rerated = 0, fills = 0 }, s1)   -- alone
     assert.equal(5, s2.starts)
     assert.is_true(s2.settles >= 1 and s2.rerated >= 4 and s2.fills >= s2.settles)
     local _, _, again = program()
@@ -141,6 +141,7 @@ describe("engine sharing", function()
     end, 2)
     local f1 = m:flow_stats()
     assert.equal(88, f1.starts - f0.starts)     -- 22 chunks x (MTE2 read, MTE3 write) x 2
+    assert.equal(42, f1.continued - f0.continued)   -- every read but each block's first
     assert.is_true(f1.settles - f0.settles <= 2, (f1.settles - f0.settles) .. " settles")
     assert.is_true(f1.rerated - f0.rerated <= 2, (f1.rerated - f0.rerated) .. " re-rated")
     local bound = 2 * B / (p.hccs_GBps * p.hccs_read_eff) / US
