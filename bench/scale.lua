@@ -9,7 +9,9 @@
 -- (allgather 1 MiB per PE, alltoall, dispatch EP1024) when the engine has
 -- timing-only machines. Every case runs in its own process (its peak RSS is
 -- its own, and its memory is gone before the next). Run with `make scale`
--- (or `make bench`); `lua5.4 bench/scale.lua --max-pes 256` stops earlier.
+-- (or `make bench`); `lua5.4 bench/scale.lua --max-pes 256` stops earlier;
+-- a timing-only case is stopped after `--budget S` seconds (600; 0: none),
+-- and the line says so: at 1024 PEs x 48 blocks they take minutes to hours.
 local runner = require("shmemlab.runner")
 local lab = require("shmemlab")
 
@@ -52,14 +54,21 @@ local function one(opname, opts_text)
                       f1.settles - f0.settles, f1.rerated - f0.rerated, f1.fills - f0.fills))
 end
 
--- run one case in a fresh process; its figures, or nil and the error text
-local function case(opname, opts_text)
+-- run one case in a fresh process, stopped after budget seconds when given
+-- (and coreutils' timeout is there); its figures, or nil and the error text
+-- (nil and "budget" when it was stopped)
+local TIMED_OUT = 124                   -- timeout(1)'s exit status
+local function case(opname, opts_text, budget)
   local cmd = string.format("%s %q --one %s %q 2>&1", arg[-1] or "lua5.4", arg[0], opname,
                             opts_text)
+  if budget and budget > 0 and os.execute("command -v timeout >/dev/null 2>&1") then
+    cmd = string.format("timeout %d %s", budget, cmd)
+  end
   local p = assert(io.popen(cmd))
   local out = p:read("a")
-  p:close()
+  local _, how, code = p:close()
   local r = {}
+  if how == "exit" and code == TIMED_OUT and budget then return nil, "budget" end
   for k, v in out:gmatch("(%w+)=([%d%.]+)") do r[k] = tonumber(v) end
   if r.events == nil then return nil, out end
   return r
@@ -98,7 +107,11 @@ if arg[1] == "--one" then
   one(arg[2], arg[3])
   return
 end
-local max_pes = arg[1] == "--max-pes" and tonumber(arg[2]) or 1024
+local max_pes, budget = 1024, 600
+for i = 1, #arg - 1 do
+  if arg[i] == "--max-pes" then max_pes = assert(tonumber(arg[i + 1]), "--max-pes N") end
+  if arg[i] == "--budget" then budget = assert(tonumber(arg[i + 1]), "--budget S") end
+end
 
 header("allgather, 1024 int32 per PE, data mode, one launch (16 blocks per PE)")
 local ev, wl, cp = {}, {}, {}
@@ -134,8 +147,11 @@ local cases = {
 for _, c in ipairs(cases) do
   if max_pes >= 1024 then
     local r, err = case(c[2], string.format("{ pes = 1024, block_dim = 48, timing_only = true, "
-                                             .. "%s }", c[3]))
-    if r then row(c[1], r) else print(c[1] .. ": failed: " .. err:gsub("\n.*", "")) end
+                                             .. "%s }", c[3]), budget)
+    if r then row(c[1], r)
+    elseif err == "budget" then
+      print(string.format("%s: stopped after the budget of %d s (--budget S)", c[1], budget))
+    else print(c[1] .. ": failed: " .. err:gsub("\n.*", "")) end
   end
 end
 print("goal: <= 30 s wall, <= 4 GB RSS each")
