@@ -2,7 +2,8 @@
 -- time). For allgather of 1024 int32 per PE in data mode at 8, 64, 256 and
 -- 1024 PEs it prints the events the scheduler handled in one launch, events
 -- per second, wall and CPU seconds of the launch, wall seconds of the op's setup
--- (inputs, plans, host references), the process's peak RSS, the flow
+-- (inputs, plans, host references), the process's peak RSS, the transfers
+-- started with the share that went on in their pipe's last flow, the flow
 -- solver's settled instants with the flows re-rated and fills per instant, and
 -- the growth exponent of wall (and CPU) time over events (goal <= 1.1: time
 -- linear in events); then the timing-only figures at 1024 PEs x 48 cores

@@ -824,14 +824,15 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     int32_t ev = fl->ev, sig = fl->sig;
     sl_time lat = fl->lat;
     heap_remove(&m->fh, f);
-    m->ended = f;                        /* leaves at the next flow_open, unless */
-    if (eng >= 0) {                      /* its pipe goes on in it (flow_again) */
-      flow_gone(m);
+    if (eng >= 0) {                      /* a DMA engine's: it leaves now */
+      res_leave(m, f);
+      flow_free(m, f);
       sli_dma_done(m, blk, eng, ev, sig, lat, t);
-    } else {
-      sli_xfer_done(m, blk, pipe, t);
-      if (m->ended >= 0) flow_gone(m);
+      continue;
     }
+    m->ended = f;                        /* leaves at the next flow_open, unless */
+    sli_xfer_done(m, blk, pipe, t);      /* its pipe goes on in it (flow_again) */
+    if (m->ended >= 0) flow_gone(m);
   }
   flow_event(m);
 }

@@ -2,7 +2,7 @@
 -- starts with a "$ lua run_op.lua ARGS" line holds what that command prints (run from
 -- the checkout's root, a --plot file written to a temporary name and removed). Without
 -- --check the blocks are rewritten with the output (`make outputs-readme`); with it,
--- the first block that differs is named and the exit status is 1 (spec/readme_spec.lua).
+-- the first block that differs is named and the exit status is 1 (spec/cli_spec.lua).
 -- The virtual times are deterministic, so the blocks are the program's own output.
 local check = arg[1] == "--check"
 local path = assert(arg[check and 2 or 1], "usage: lua5.4 scripts/outputs_readme.lua [--check] README.md")
