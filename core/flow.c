@@ -61,7 +61,7 @@ void sli_res_clear(sl_machine *m, int release) {
     r->mark = 0;
     if (release) { free(r->fl); r->fl = NULL; r->capfl = 0; }
   }
-  m->nflows = m->fh.n = m->rh.n = m->ndirty = 0;
+  m->nflows = m->fh.n = m->rs.n = m->ndirty = 0;
   m->free_flow = -1;
   m->ended = -1;
   m->stamp = 0;
@@ -69,20 +69,19 @@ void sli_res_clear(sl_machine *m, int release) {
   m->settle_t = 0;
   if (release) {
     free(m->flows); free(m->fh.h); free(m->fh.pos); free(m->dirty); free(m->scr);
-    free(m->rh.h); free(m->rh.pos);
-    m->flows = NULL; m->fh.h = m->rh.h = NULL; m->fh.pos = m->rh.pos = NULL;
+    free(m->rs.k); free(m->rs.id); free(m->rs.pos);
+    m->flows = NULL; m->fh.h = NULL; m->fh.pos = NULL;
+    m->rs.k = NULL; m->rs.id = m->rs.pos = NULL;
     m->dirty = NULL; m->scr = NULL;
     m->capflows = m->capdirty = m->capscr = 0;
   }
 }
 
-/* ---------------------------------------------------------- the two heaps */
+/* ---------------------------------------------------------- the end heap */
 
-/* the solver's indexed binary heaps (sl_heap): flows by predicted end
-** (m->fh), and during a fill the resources by the level they fill at
-** (m->rh). An entry keeps its key (a level as the bits of a non-negative
-** double, which order as the doubles do) with a tie break (sequence or
-** index), so the order is total and a comparison touches no flow or resource */
+/* the solver's indexed binary heap (sl_heap) of flows by predicted end
+** (m->fh): an entry keeps its key with a tie break (sequence), so the order
+** is total and a comparison touches no flow */
 
 /* the key of a fill level (>= 0) */
 static int64_t level_key(double level) {
@@ -575,6 +574,16 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
 
 /* ------------------------------------------- resources by the level they fill at */
 
+/* take resource x out of the set s (it is in it) */
+static void rs_remove(sl_rset *s, int32_t x) {
+  int32_t i = s->pos[x];
+  s->pos[x] = -1;
+  if (i == --s->n) return;
+  s->k[i] = s->k[s->n];
+  s->id[i] = s->id[s->n];
+  s->pos[s->id[i]] = i;
+}
+
 /* flow fl freezes at rate (the level now), held there by resource bneck
 ** (-1: its cap): the resources it crosses lose its weight, and fill later.
 ** Its slots keep the rate it had until the settle ends: a fill and widening
@@ -592,44 +601,43 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
     r->in += fl->at[k].w * rate;        /* what the re-rated flows have of it */
     if (rate > r->inmax) r->inmax = rate;
     if (bneck == ri && rate < r->inmin) r->inmin = rate;
-    if (m->rh.pos[ri] < 0) continue;    /* already full */
+    if (m->rs.pos[ri] < 0) continue;    /* already full */
     r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
     r->base = level;
     r->wfree -= fl->at[k].w;
-    if (r->wfree <= EPS) { heap_remove(&m->rh, ri); continue; }
+    if (r->wfree <= EPS) { rs_remove(&m->rs, ri); continue; }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
-    if (level_key(r->key) < m->rh.h[m->rh.pos[ri]].k) {   /* (rounding) earlier: now */
-      m->rh.h[m->rh.pos[ri]].k = level_key(r->key);
-      heap_fix(&m->rh, m->rh.pos[ri]);
-    }                                   /* later (as it should be): when on top */
+    m->rs.k[m->rs.pos[ri]] = level_key(r->key);
   }
 }
 
-/* the resource that fills first (-1 when none): an entry whose key is below
-** its resource's (it fills later since flows froze) takes its key and sinks */
-static int32_t fill_top(sl_machine *m) {
-  while (m->rh.n > 0) {
-    int64_t k = level_key(m->allres[m->rh.h[0].id].key);
-    if (m->rh.h[0].k == k) return m->rh.h[0].id;
-    m->rh.h[0].k = k;
-    heap_down(&m->rh, 0);
-  }
-  return -1;
+/* the resource that fills first, the least index among equals (-1: none) */
+static int32_t fill_top(const sl_rset *s) {
+  int32_t i, n = s->n, best;
+  int64_t k;
+  if (n == 0) return -1;
+  k = s->k[0];
+  best = s->id[0];
+  for (i = 1; i < n; i++)
+    if (s->k[i] < k || (s->k[i] == k && s->id[i] < best)) { k = s->k[i]; best = s->id[i]; }
+  return best;
 }
 
-/* the resources R[0..nr) in the heap, keyed by the level they fill at, less
+/* the resources R[0..nr) in the set m->rs, keyed by the level they fill at, less
 ** what the flows not being re-rated (unmarked) use of them: their use stays
 ** theirs; widening reads the most any of them has there, and the least one
 ** it holds back (its bottleneck) has */
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
   int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
-  if (m->rh.h == NULL) {
-    m->rh.h = malloc((m->nres + 1) * sizeof(*m->rh.h));
-    m->rh.pos = malloc((m->nres + 1) * sizeof(*m->rh.pos));
-    if (m->rh.h == NULL || m->rh.pos == NULL) {
-      free(m->rh.h); free(m->rh.pos);
-      m->rh.h = NULL; m->rh.pos = NULL;
+  sl_rset *s = &m->rs;
+  if (s->k == NULL) {
+    s->k = malloc((m->nres + 1) * sizeof(*s->k));
+    s->id = malloc((m->nres + 1) * sizeof(*s->id));
+    s->pos = malloc((m->nres + 1) * sizeof(*s->pos));
+    if (s->k == NULL || s->id == NULL || s->pos == NULL) {
+      free(s->k); free(s->id); free(s->pos);
+      s->k = NULL; s->id = s->pos = NULL;
       return 0;
     }
   }
@@ -640,7 +648,7 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->wfree = r->out = r->outmax = 0;
     r->outmin = INFINITY;
     r->base = 0;
-    m->rh.pos[R[i]] = -1;
+    s->pos[R[i]] = -1;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
     r->inmin = INFINITY;
     r->fbeg = at;
@@ -654,35 +662,33 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->fcnt = at - r->fbeg;
     r->left = r->out < r->C ? r->C - r->out : 0;
   }
-  m->rh.n = 0;
+  s->n = 0;
   for (i = 0; i < nr; i++) {
     sl_res *r = &m->allres[R[i]];
     if (r->wfree <= EPS) continue;
     r->key = r->left / r->wfree;
-    m->rh.h[m->rh.n].k = level_key(r->key);
-    m->rh.h[m->rh.n].tie = (uint64_t)R[i];
-    m->rh.h[m->rh.n].id = R[i];
-    m->rh.pos[R[i]] = m->rh.n++;
+    s->k[s->n] = level_key(r->key);
+    s->id[s->n] = R[i];
+    s->pos[R[i]] = s->n++;
   }
-  for (i = m->rh.n / 2 - 1; i >= 0; i--) heap_down(&m->rh, i);   /* heapify */
   return 1;
 }
 
 /* progressive filling of the flows F[0..nf) over the resources R[0..nr):
 ** the unfrozen flows' common rate rises to the next cap or the next resource
-** to fill (a heap of the levels they fill at), whose flows then freeze */
+** to fill (the least level in m->rs), whose flows then freeze */
 static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
-  int32_t i, j, nfree = nf, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
+  int32_t i, j, top, nfree = nf, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
   double level = 0, caps[NCAPS];
   int ncaps = caps_of(m, F, nf, caps);
   if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
+  top = fill_top(&m->rs);               /* kept up to date as flows freeze */
   while (nfree > 0) {
     double cap = next_cap(m, F, nf, caps, ncaps, level);
-    int32_t top = fill_top(m);
     double full = top >= 0 ? m->allres[top].key : (double)INFINITY;
     double next = cap < full ? cap : full;
     if (next > level) level = next;
-    if (cap <= level * (1 + 1e-12))     /* flows that reached their cap */
+    if (cap <= level * (1 + 1e-12)) {   /* flows that reached their cap */
       for (i = 0; i < nf; i++) {
         sl_flow *fl = &m->flows[F[i]];
         if (!fl->frozen && fl->cap <= level * (1 + 1e-12)) {
@@ -690,14 +696,17 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
           nfree--;
         }
       }
-    while ((top = fill_top(m)) >= 0 && m->allres[top].key <= level * (1 + 1e-12)) {
-      int32_t ri = top;                 /* a full resource: its flows freeze */
-      sl_res *r = &m->allres[ri];
-      heap_remove(&m->rh, ri);
+      top = fill_top(&m->rs);           /* their resources fill later */
+    }
+    while (top >= 0 && m->allres[top].key <= level * (1 + 1e-12)) {
+      sl_res *r = &m->allres[top];      /* a full resource: its flows freeze */
+      int32_t ri = top;
+      rs_remove(&m->rs, ri);
       for (j = 0; j < r->fcnt; j++) {
         sl_flow *fl = &m->flows[r->fl[slots[r->fbeg + j]].f];
         if (!fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
       }
+      top = fill_top(&m->rs);
     }
   }
 }

@@ -157,6 +157,16 @@ typedef struct sl_heap {
   int32_t n;
 } sl_heap;
 
+/* during a fill, its resources not yet full, unordered: the key of the level
+** each fills at (the bits of a non-negative double), its id, and the place of
+** each id (-1: not in it). A fill has tens of them, whose keys change as
+** flows freeze: a scan for the least is cheaper than keeping a heap */
+typedef struct sl_rset {
+  int64_t *k;
+  int32_t *id, *pos;
+  int32_t n;
+} sl_rset;
+
 /* a pending event: its time, its sequence (the tie break), its kind and
 ** what it names: the block (EV_WAKE), block * 4 + pipe (EV_PIPE), nothing
 ** (EV_FLOW), or the event record (the other kinds) */
@@ -312,7 +322,7 @@ struct sl_machine {
   sl_heap fh;               /* flows by predicted end */
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
-  sl_heap rh;               /* solver scratch: resources by the level they fill at */
+  sl_rset rs;               /* solver scratch: the fill's resources not yet full */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
