@@ -542,15 +542,17 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
 
 #define NCAPS 8                 /* distinct flow caps handled without sorting */
 
-/* the distinct caps of the flows F (at most NCAPS, ascending); 0 if more */
-static int caps_of(const sl_machine *m, const int32_t *F, int32_t nf, double *caps) {
+/* the distinct caps (ascending) of caps[0..n) and of the flows F[i0..nf):
+** their number, -1 once there are more than NCAPS (next_cap then scans) */
+static int caps_add(const sl_machine *m, const int32_t *F, int32_t i0, int32_t nf,
+                    double *caps, int n) {
   int32_t i;
-  int n = 0, j, k;
-  for (i = 0; i < nf; i++) {
+  int j, k;
+  for (i = i0; i < nf && n >= 0; i++) {
     double c = m->flows[F[i]].cap;
     for (j = 0; j < n && caps[j] < c; j++) {}
     if (j < n && caps[j] == c) continue;
-    if (n == NCAPS) return 0;
+    if (n == NCAPS) return -1;
     for (k = n++; k > j; k--) caps[k] = caps[k - 1];
     caps[j] = c;
   }
@@ -676,11 +678,12 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
 
 /* progressive filling of the flows F[0..nf) over the resources R[0..nr):
 ** the unfrozen flows' common rate rises to the next cap or the next resource
-** to fill (the least level in m->rs), whose flows then freeze */
-static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr) {
+** to fill (the least level in m->rs), whose flows then freeze; caps[0..ncaps)
+** are their distinct caps (ncaps -1: too many, next_cap scans) */
+static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr,
+                 const double *caps, int ncaps) {
   int32_t i, j, top, nfree = nf, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
-  double level = 0, caps[NCAPS];
-  int ncaps = caps_of(m, F, nf, caps);
+  double level = 0;
   if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
   top = fill_top(&m->rs);               /* kept up to date as flows freeze */
   while (nfree > 0) {
@@ -780,19 +783,23 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
 /* recompute the rates of the flows the changes since the last call touch */
 void sli_flow_settle(sl_machine *m, sl_time now) {
   int32_t nf, nr, i, *F, *R;
+  double caps[NCAPS];
+  int ncaps = 0;
   if (m->ndirty == 0) return;
   if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
   F = m->scr;
   R = m->scr + m->nflows;
   catch_up(m, F, 0, nf, now);
   m->fstats.settles++;
+  ncaps = caps_add(m, F, 0, nf, caps, 0);
   for (;;) {                             /* fill, widen, until nothing joins */
     int32_t nf0 = nf;
     m->fstats.fills++;
-    fill(m, F, nf, R, nr);
+    fill(m, F, nf, R, nr, caps, ncaps);
     widen(m, &nf, &nr);
     if (nf == nf0) break;
     catch_up(m, F, nf0, nf, now);
+    ncaps = caps_add(m, F, nf0, nf, caps, ncaps);
   }
   m->fstats.rerated += nf;
   for (i = 0; i < nf; i++) {
