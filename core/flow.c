@@ -58,7 +58,7 @@ void sli_res_clear(sl_machine *m, int release) {
     r->capsum = r->use = 0;
     r->bind = 0;
     r->dirty = 0;
-    r->mark = 0;
+    r->mark = r->scan = 0;
     if (release) { free(r->fl); r->fl = NULL; r->capfl = 0; }
   }
   m->nflows = m->fh.n = m->rs.n = m->ndirty = 0;
@@ -576,6 +576,20 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
 
 /* ------------------------------------------- resources by the level they fill at */
 
+/* room in m->rs for every resource; 0 when out of memory */
+static int rs_alloc(sl_machine *m) {
+  sl_rset *s = &m->rs;
+  s->k = malloc((m->nres + 1) * sizeof(*s->k));
+  s->id = malloc((m->nres + 1) * sizeof(*s->id));
+  s->pos = malloc((m->nres + 1) * sizeof(*s->pos));
+  if (s->k == NULL || s->id == NULL || s->pos == NULL) {
+    free(s->k); free(s->id); free(s->pos);
+    s->k = NULL; s->id = s->pos = NULL;
+    return 0;
+  }
+  return 1;
+}
+
 /* take resource x out of the set s (it is in it) */
 static void rs_remove(sl_rset *s, int32_t x) {
   int32_t i = s->pos[x];
@@ -625,43 +639,55 @@ static int32_t fill_top(const sl_rset *s) {
   return best;
 }
 
-/* the resources R[0..nr) in the set m->rs, keyed by the level they fill at, less
-** what the flows not being re-rated (unmarked) use of them: their use stays
-** theirs; widening reads the most any of them has there, and the least one
-** it holds back (its bottleneck) has */
+/* list the slots of r's re-rated (marked) flows at slots[*at..] and sum
+** what the others use of it: their use stays theirs; widening reads the most
+** any of them has there, and the least one it holds back (its bottleneck) has */
+static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
+  int32_t j, stamp = m->stamp;
+  r->wmark = r->out = r->outmax = 0;
+  r->outmin = INFINITY;
+  r->fbeg = *at;
+  for (j = 0; j < r->nfl; j++) {
+    const sl_slot *sl = &r->fl[j];
+    if (sl->mark == stamp) { r->wmark += sl->w; slots[(*at)++] = j; continue; }
+    r->out += sl->w * sl->rate;
+    if (sl->rate > r->outmax) r->outmax = sl->rate;
+    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
+  }
+  r->fcnt = *at - r->fbeg;
+  r->scan = stamp;
+}
+
+/* the resources R[0..nr) in the set m->rs, keyed by the level they fill at
+** less what the flows not being re-rated use of them. A resource scanned
+** earlier in this settle that no flow has joined since (enlist) keeps its
+** scan; the slots listed in a settle go on from where the last fill's end,
+** and start again from the first when they would not fit */
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
-  int32_t i, at = 0, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
+  int32_t i, room = m->nflows * SL_FLOW_RES, *slots = m->scr + m->nflows + m->nres + 1;
+  int again = 0;                        /* every resource scanned from the first slot */
   sl_rset *s = &m->rs;
-  if (s->k == NULL) {
-    s->k = malloc((m->nres + 1) * sizeof(*s->k));
-    s->id = malloc((m->nres + 1) * sizeof(*s->id));
-    s->pos = malloc((m->nres + 1) * sizeof(*s->pos));
-    if (s->k == NULL || s->id == NULL || s->pos == NULL) {
-      free(s->k); free(s->id); free(s->pos);
-      s->k = NULL; s->id = s->pos = NULL;
-      return 0;
-    }
-  }
+  if (s->k == NULL && !rs_alloc(m)) return 0;
   for (i = 0; i < nf; i++) m->flows[F[i]].frozen = 0;
   for (i = 0; i < nr; i++) {           /* each resource's re-rated flows, in slot order */
     sl_res *r = &m->allres[R[i]];
-    int32_t j;
-    r->wfree = r->out = r->outmax = 0;
-    r->outmin = INFINITY;
+    if (r->scan != m->stamp) {
+      if (!again && m->nslots + r->nfl > room) {   /* might not fit: all again */
+        int32_t j;                      /* (they do: each flow has SL_FLOW_RES slots) */
+        for (j = 0; j < nr; j++) m->allres[R[j]].scan = 0;
+        m->nslots = 0;
+        again = 1;
+        i = -1;
+        continue;
+      }
+      scan_res(m, r, slots, &m->nslots);
+    }
+    r->wfree = r->wmark;
     r->base = 0;
     s->pos[R[i]] = -1;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
     r->inmin = INFINITY;
-    r->fbeg = at;
-    for (j = 0; j < r->nfl; j++) {
-      const sl_slot *sl = &r->fl[j];
-      if (sl->mark == stamp) { r->wfree += sl->w; slots[at++] = j; continue; }
-      r->out += sl->w * sl->rate;
-      if (sl->rate > r->outmax) r->outmax = sl->rate;
-      if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
-    }
-    r->fcnt = at - r->fbeg;
     r->left = r->out < r->C ? r->C - r->out : 0;
   }
   s->n = 0;
@@ -750,6 +776,7 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
     sl_res *o = &m->allres[fl->at[k].res];
     if (!binds(o)) continue;
     o->fl[fl->at[k].pos].mark = stamp;
+    o->scan = 0;                        /* its lists change: scanned again */
     if (o->mark == stamp) continue;
     o->mark = stamp;
     rq[(*nr)++] = fl->at[k].res;
@@ -792,6 +819,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   catch_up(m, F, 0, nf, now);
   m->fstats.settles++;
   ncaps = caps_add(m, F, 0, nf, caps, 0);
+  m->nslots = 0;
   for (;;) {                             /* fill, widen, until nothing joins */
     int32_t nf0 = nf;
     m->fstats.fills++;

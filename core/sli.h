@@ -262,7 +262,10 @@ typedef struct sl_res {
   double in, inmax, inmin;     /* most any has, the least one it holds back has; the same */
   double lo, hi;            /* of the re-rated; widening: a flow it holds back below lo, or
                             ** any flow above hi, breaks max-min fairness */
+  double wmark;             /* solver scratch: the weight of its re-rated flows */
   int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows' slots are listed */
+  int32_t scan;             /* the settle (stamp) whose re-rated flows those are: a fill
+                            ** of that settle reads them again only after a flow joined */
   sl_slot *fl;              /* its flows */
   int32_t nfl, capfl;
   int32_t mark, dirty;
@@ -323,6 +326,7 @@ struct sl_machine {
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
   sl_rset rs;               /* solver scratch: the fill's resources not yet full */
+  int32_t nslots;           /* solver scratch: slot entries listed in this settle */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
