@@ -674,7 +674,7 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     sl_res *r = &m->allres[R[i]];
     if (r->scan != m->stamp) {
       if (!again && m->nslots + r->nfl > room) {   /* might not fit: all again */
-        int32_t j;                      /* (they do: each flow has SL_FLOW_RES slots) */
+        int32_t j;                      /* (they then do: a flow has at most SL_FLOW_RES) */
         for (j = 0; j < nr; j++) m->allres[R[j]].scan = 0;
         m->nslots = 0;
         again = 1;
