@@ -48,11 +48,12 @@ local function one(opname, opts_text)
   op.run(m, c, s)
   local cpu, w1, f1 = os.clock() - c0, wall(), m:flow_stats()
   print(string.format("events=%d wall=%.3f cpu=%.3f setup=%.3f rss=%d now_us=%.3f "
-                      .. "starts=%d continued=%d settles=%d rerated=%d fills=%d",
+                      .. "starts=%d continued=%d settles=%d rerated=%d fills=%d filled=%d",
                       m:events() - e0, w1 and w1 - w0 or cpu, cpu,
                       w0 and w0 - ws or c0 - cs, peak_rss() or 0, m:now(),
                       f1.starts - f0.starts, f1.continued - f0.continued,
-                      f1.settles - f0.settles, f1.rerated - f0.rerated, f1.fills - f0.fills))
+                      f1.settles - f0.settles, f1.rerated - f0.rerated, f1.fills - f0.fills,
+                      f1.filled - f0.filled))
 end
 
 -- run one case in a fresh process, stopped after budget seconds when given
@@ -85,23 +86,25 @@ local function slope(xs, ys)
   return (n * sxy - sx * sy) / (n * sxx - sx * sx)
 end
 
--- a case's figures; flows re-rated and fills per settled instant of the solver
+-- a case's figures; flows re-rated and fills per settled instant of the
+-- solver, and flows filled per flow re-rated
 local function row(name, r)
   local n = math.max(r.settles, 1)
-  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.2f %9.0f %9d %6.1f %9d %8.1f %7.2f",
+  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.2f %9.0f %9d %6.1f %9d %8.1f %7.2f %7.2f",
                       name, r.events, r.events / math.max(r.wall, 1e-3), r.wall, r.cpu,
                       r.setup, r.rss / 2 ^ 20, r.starts, 100 * r.continued / math.max(r.starts, 1),
-                      r.settles, r.rerated / n, r.fills / n))
+                      r.settles, r.rerated / n, r.fills / n, r.filled / math.max(r.rerated, 1)))
 end
 
 local function header(title)
   print(title)
-  print(string.format("%-34s %11s %12s %9s %9s %9s %9s %9s %6s %9s %8s %7s", "case", "events",
-                      "events/s", "wall s", "cpu s", "setup s", "RSS MiB", "starts", "cont%",
-                      "settles", "rerated", "fills"))
+  print(string.format("%-34s %11s %12s %9s %9s %9s %9s %9s %6s %9s %8s %7s %7s", "case",
+                      "events", "events/s", "wall s", "cpu s", "setup s", "RSS MiB", "starts",
+                      "cont%", "settles", "rerated", "fills", "filled"))
   print("(starts: transfers started, cont%: the share of them that went on in their pipe's "
         .. "last flow; settles: instants the flow solver re-rated flows at; rerated and "
-        .. "fills: flows re-rated and progressive fillings per settle; m:flow_stats())")
+        .. "fills: flows re-rated and progressive fillings per settle; filled: flows the "
+        .. "fills filled per flow re-rated (widening fills again with more); m:flow_stats())")
 end
 
 if arg[1] == "--one" then

@@ -823,6 +823,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   for (;;) {                             /* fill, widen, until nothing joins */
     int32_t nf0 = nf;
     m->fstats.fills++;
+    m->fstats.filled += nf;
     fill(m, F, nf, R, nr, caps, ncaps);
     widen(m, &nf, &nr);
     if (nf == nf0) break;

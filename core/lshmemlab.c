@@ -573,19 +573,21 @@ static int m_events(lua_State *L) {
   return 1;
 }
 
-/* m:flow_stats(): {starts, continued, settles, rerated, fills} of the flow
-** solver since the machine was made: transfers started, those that went on
-** in their pipe's last flow, instants settled, flows re-rated, fills */
+/* m:flow_stats(): {starts, continued, settles, rerated, fills, filled} of the
+** flow solver since the machine was made: transfers started, those that went
+** on in their pipe's last flow, instants settled, flows re-rated, fills, and
+** the flows those fills filled (widening fills again with more) */
 static int m_flow_stats(lua_State *L) {
   lmach *lm = checkmach(L, 1);
   sl_flow_stats s;
   sl_machine_flow_stats(lm->m, &s);
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 6);
   lua_pushinteger(L, (lua_Integer)s.starts); lua_setfield(L, -2, "starts");
   lua_pushinteger(L, (lua_Integer)s.continued); lua_setfield(L, -2, "continued");
   lua_pushinteger(L, (lua_Integer)s.settles); lua_setfield(L, -2, "settles");
   lua_pushinteger(L, (lua_Integer)s.rerated); lua_setfield(L, -2, "rerated");
   lua_pushinteger(L, (lua_Integer)s.fills); lua_setfield(L, -2, "fills");
+  lua_pushinteger(L, (lua_Integer)s.filled); lua_setfield(L, -2, "filled");
   return 1;
 }
 

@@ -198,7 +198,9 @@ int64_t sl_machine_events(const sl_machine *m);   /* events handled so far */
 /* what the flow solver did since the machine was made: transfers started,
 ** those of them that went on in their pipe's last flow, instants settled,
 ** flows re-rated in them, fills (progressive fillings) */
-typedef struct sl_flow_stats { int64_t starts, continued, settles, rerated, fills; } sl_flow_stats;
+typedef struct sl_flow_stats {
+  int64_t starts, continued, settles, rerated, fills, filled;
+} sl_flow_stats;
 void sl_machine_flow_stats(const sl_machine *m, sl_flow_stats *s);
 int sl_path(const sl_machine *m, int from_pe, int to_pe);
 int64_t sl_path_bytes(const sl_machine *m, int path);

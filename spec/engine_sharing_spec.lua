@@ -113,10 +113,14 @@ describe("engine sharing", function()
       return s0, s1, m:flow_stats()
     end
     local s0, s1, s2 = program()
-    assert.same({ starts = 0, continued = 0, settles = 0, rerated = 0, fills = 0 }, s0)
-    assert.same({ starts = 1, continued = 0, settles = 0, rerated = 0, fills = 0 }, s1)   -- alone
+    assert.same({ starts = 0, continued = 0, settles = 0, rerated = 0, fills = 0, filled = 0 }, s0)
+    assert.same({ starts = 1, continued = 0, settles = 0, rerated = 0, fills = 0, filled = 0 },
+                s1)                                                       -- alone
     assert.equal(5, s2.starts)
     assert.is_true(s2.settles >= 1 and s2.rerated >= 4 and s2.fills >= s2.settles)
+    -- each fill fills the flows the settle has so far, its last all it re-rates
+    assert.is_true(s2.filled >= s2.rerated)
+    assert.equal(s2.fills == s2.settles, s2.filled == s2.rerated)
     local _, _, again = program()
     assert.same(s2, again)                      -- deterministic, as the times are
   end)
