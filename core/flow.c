@@ -670,13 +670,14 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
   sl_rset *s = &m->rs;
   if (s->k == NULL && !rs_alloc(m)) return 0;
   for (i = 0; i < nf; i++) m->flows[F[i]].frozen = 0;
+  s->n = 0;
   for (i = 0; i < nr; i++) {           /* each resource's re-rated flows, in slot order */
     sl_res *r = &m->allres[R[i]];
     if (r->scan != m->stamp) {
       if (!again && m->nslots + r->nfl > room) {   /* might not fit: all again */
         int32_t j;                      /* (they then do: a flow has at most SL_FLOW_RES) */
         for (j = 0; j < nr; j++) m->allres[R[j]].scan = 0;
-        m->nslots = 0;
+        m->nslots = s->n = 0;
         again = 1;
         i = -1;
         continue;
@@ -685,15 +686,11 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     }
     r->wfree = r->wmark;
     r->base = 0;
-    s->pos[R[i]] = -1;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
     r->inmin = INFINITY;
     r->left = r->out < r->C ? r->C - r->out : 0;
-  }
-  s->n = 0;
-  for (i = 0; i < nr; i++) {
-    sl_res *r = &m->allres[R[i]];
-    if (r->wfree <= EPS) continue;
+    s->pos[R[i]] = -1;
+    if (r->wfree <= EPS) continue;      /* nothing of it to fill */
     r->key = r->left / r->wfree;
     s->k[s->n] = level_key(r->key);
     s->id[s->n] = R[i];
