@@ -4,12 +4,13 @@
 -- per second, wall and CPU seconds of the launch, wall seconds of the op's setup
 -- (inputs, plans, host references), the process's peak RSS, the transfers
 -- started with the share that went on in their pipe's last flow, the flow
--- solver's settled instants with the flows re-rated and fills per instant, and
--- the growth exponent of wall (and CPU) time over events (goal <= 1.1: time
--- linear in events); then the timing-only figures at 1024 PEs x 48 cores
--- (allgather 1 MiB per PE, alltoall, dispatch EP1024) when the engine has
--- timing-only machines. Every case runs in its own process (its peak RSS is
--- its own, and its memory is gone before the next). Run with `make scale`
+-- solver's settled instants with the flows re-rated and fills per instant and
+-- the flows filled per flow re-rated, and the growth exponent of wall (and
+-- CPU) time over events (goal <= 1.1: time linear in events); then the
+-- timing-only figures at 1024 PEs x 48 cores (allgather 1 MiB per PE,
+-- alltoall, dispatch EP1024) when the engine has timing-only machines. Every
+-- case runs in its own process (its peak RSS is its own, and its memory is
+-- gone before the next). Run with `make scale`
 -- (or `make bench`); `lua5.4 bench/scale.lua --max-pes 256` stops earlier;
 -- a timing-only case is stopped after `--budget S` seconds (600; 0: none),
 -- and the line says so: at 1024 PEs x 48 blocks they take minutes to hours.

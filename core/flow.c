@@ -30,6 +30,7 @@
 #include "sli.h"
 
 #define EPS 1e-12
+#define DRIFT 1e-6      /* a resource's kept use is this close to exact (relative) */
 /* slot entries a settle lists before its fills start their lists again: a
 ** build with SL_SMALL_SLOT_ROOM (make test-asan) starts again often, so the
 ** specs run that path too (the scratch itself always has the full room) */
@@ -38,7 +39,6 @@
 #else
 #define SLOT_ROOM(m) ((m)->nflows * SL_FLOW_RES)
 #endif
-#define DRIFT 1e-6      /* a resource's kept use is this close to exact (relative) */
 
 /* capacity in bytes per picosecond of GBps */
 static double bpps(double GBps) { return GBps / 1000.0; }
@@ -90,13 +90,6 @@ void sli_res_clear(sl_machine *m, int release) {
 /* the solver's indexed binary heap (sl_heap) of flows by predicted end
 ** (m->fh): an entry keeps its key with a tie break (sequence), so the order
 ** is total and a comparison touches no flow */
-
-/* the key of a fill level (>= 0) */
-static int64_t level_key(double level) {
-  int64_t k;
-  memcpy(&k, &level, sizeof(k));
-  return k;
-}
 
 /* does entry a come before entry b? */
 static int h_less(const sl_hent *a, const sl_hent *b) {
@@ -584,6 +577,13 @@ static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
 
 /* ------------------------------------------- resources by the level they fill at */
 
+/* the key of a fill level (>= 0): its bits, which order as the doubles do */
+static int64_t level_key(double level) {
+  int64_t k;
+  memcpy(&k, &level, sizeof(k));
+  return k;
+}
+
 /* room in m->rs for every resource; 0 when out of memory */
 static int rs_alloc(sl_machine *m) {
   sl_rset *s = &m->rs;
@@ -669,8 +669,8 @@ static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
 /* the resources R[0..nr) in the set m->rs, keyed by the level they fill at
 ** less what the flows not being re-rated use of them. A resource scanned
 ** earlier in this settle that no flow has joined since (enlist) keeps its
-** scan; the slots listed in a settle go on from where the last fill's end,
-** and start again from the first when they would not fit */
+** scan; the slots a settle lists go on after the last fill's, and start
+** again from the first when they might not fit */
 static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R,
                       int32_t nr) {
   int32_t i, room = SLOT_ROOM(m), *slots = m->scr + m->nflows + m->nres + 1;
@@ -816,7 +816,7 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
 void sli_flow_settle(sl_machine *m, sl_time now) {
   int32_t nf, nr, i, *F, *R;
   double caps[NCAPS];
-  int ncaps = 0;
+  int ncaps;
   if (m->ndirty == 0) return;
   if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
   F = m->scr;

@@ -197,7 +197,8 @@ sl_time sl_machine_now(const sl_machine *m);
 int64_t sl_machine_events(const sl_machine *m);   /* events handled so far */
 /* what the flow solver did since the machine was made: transfers started,
 ** those of them that went on in their pipe's last flow, instants settled,
-** flows re-rated in them, fills (progressive fillings) */
+** flows re-rated in them, fills (progressive fillings), and the flows those
+** fills filled (widening fills again with more) */
 typedef struct sl_flow_stats {
   int64_t starts, continued, settles, rerated, fills, filled;
 } sl_flow_stats;

@@ -142,7 +142,7 @@ typedef struct sl_flow {
 ** than 1 + SL_FAIR_TOL times its rate */
 #define SL_FAIR_TOL 1e-9
 
-/* an entry of the solver's heaps: key, tie break, flow or resource */
+/* an entry of the solver's end heap: key, tie break (sequence), flow */
 typedef struct sl_hent {
   int64_t k;
   uint64_t tie;
