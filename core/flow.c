@@ -40,6 +40,8 @@
 #define SLOT_ROOM(m) ((m)->nflows * SL_FLOW_RES)
 #endif
 
+static void rs_free(sl_rset *s);
+
 /* capacity in bytes per picosecond of GBps */
 static double bpps(double GBps) { return GBps / 1000.0; }
 
@@ -77,9 +79,8 @@ void sli_res_clear(sl_machine *m, int release) {
   m->settle_t = 0;
   if (release) {
     free(m->flows); free(m->fh.h); free(m->fh.pos); free(m->dirty); free(m->scr);
-    free(m->rs.k); free(m->rs.id); free(m->rs.pos);
+    rs_free(&m->rs);
     m->flows = NULL; m->fh.h = NULL; m->fh.pos = NULL;
-    m->rs.k = NULL; m->rs.id = m->rs.pos = NULL;
     m->dirty = NULL; m->scr = NULL;
     m->capflows = m->capdirty = m->capscr = 0;
   }
@@ -591,11 +592,18 @@ static int rs_alloc(sl_machine *m) {
   s->id = malloc((m->nres + 1) * sizeof(*s->id));
   s->pos = malloc((m->nres + 1) * sizeof(*s->pos));
   if (s->k == NULL || s->id == NULL || s->pos == NULL) {
-    free(s->k); free(s->id); free(s->pos);
-    s->k = NULL; s->id = s->pos = NULL;
+    rs_free(s);
     return 0;
   }
   return 1;
+}
+
+/* release the set's arrays (none: rs_alloc makes them at the next fill) */
+static void rs_free(sl_rset *s) {
+  free(s->k); free(s->id); free(s->pos);
+  s->k = NULL;
+  s->id = s->pos = NULL;
+  s->n = 0;
 }
 
 /* take resource x out of the set s (it is in it) */

@@ -159,8 +159,9 @@ typedef struct sl_heap {
 
 /* during a fill, its resources not yet full, unordered: the key of the level
 ** each fills at (the bits of a non-negative double), its id, and the place of
-** each id (-1: not in it). A fill has tens of them, whose keys change as
-** flows freeze: a scan for the least is cheaper than keeping a heap */
+** each id (-1: not in it). A fill has tens to hundreds (about 90 at 256 PEs x 48
+** blocks, 170 at 512), and each freeze moves several keys: a scan for the
+** least costs less than keeping a heap or a list of candidates (measured) */
 typedef struct sl_rset {
   int64_t *k;
   int32_t *id, *pos;
