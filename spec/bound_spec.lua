@@ -187,7 +187,16 @@ local function assert_peak(m, r, label)
   assert.is_true(m.summary.kernel_bus_bandwidth_GBps <= worst, label .. ": summary above the peak")
 end
 
-describe("every op and its baseline", function()
+-- the baseline families (runner.BASELINES) that have a baseline of op
+local function baselines_of(op)
+  local found, o = {}, runner.load_op(op)
+  for _, family in ipairs(runner.BASELINES) do
+    if runner.load_baseline(o, family) then found[#found + 1] = family end
+  end
+  return found
+end
+
+describe("every op and its baselines", function()
   it("covers the eight collectives", function()
     local seen = {}
     for _, op in ipairs(OPS) do seen[runner.load_op(op).collective] = true end
@@ -202,9 +211,13 @@ describe("every op and its baseline", function()
       for _, op in ipairs(OPS) do
         it(string.format("%s on %d PEs of %s: latency >= bound, bandwidth <= physical peak", op, n,
           sp[1]), function()
+          local families = baselines_of(op)
+          assert.is_true(#families > 0, op .. ": no baseline")
           for _, o in ipairs(cases(runner.load_op(op).collective, sp[1], n)) do
+           for _, family in ipairs(families) do
+            o.baseline = family
             local r = runner.run(op, o)
-            local label = op .. " " .. what(o)
+            local label = op .. " " .. what(o) .. " against " .. family
             assert.is_not_nil(r.baseline, label .. ": no baseline")
             assert.is_true(r.bound.us > 0, label)
             for _, res in ipairs({ { "op", r.metrics }, { "baseline", r.baseline.metrics } }) do
@@ -215,6 +228,7 @@ describe("every op and its baseline", function()
               assert.is_true(s.efficiency_pct <= 100, label)
               assert_peak(res[2], r, label .. " (" .. res[1] .. ")")
             end
+           end
           end
         end)
       end

@@ -192,7 +192,7 @@ describe("run_op.lua", function()
     { { "allgather", "-b", "8K" }, "a sweep needs both -b and -e" },
     { { "allgather", "-b", "8M", "-e", "8K" }, "-b must not exceed -e" },
     { { "allgather", "-b", "8K", "-e", "8M", "-f", "1" }, "-f must be at least 2" },
-    { { "allgather", "--baseline", "nccl" }, "--baseline must be hccl or none" },
+    { { "allgather", "--baseline", "nccl" }, "--baseline must be hccl, deepep, mc2 or none" },
     { { "allgather", "--shape", "8" }, "option --shape needs M,N, got '8'" },
     { { "allgather", "--set", "x" }, "option --set needs KEY=VALUE, got 'x'" },
     { { "allgather", "extra" }, "unexpected argument 'extra'" },

@@ -154,17 +154,21 @@ describe("INT8 dispatch", function()
     local out = { write = function(self, ...) for _, v in ipairs({ ... }) do parts[#parts + 1] = v end
                                               return self end }
     local status = cli.main({ "dispatch", "--pes", "2", "--dispatch-dtype", "int8", "--tokens", "8",
-                              "--hidden", "64", "-w", "0", "-n", "1", "--json" }, out, out)
+                              "--hidden", "64", "-w", "0", "-n", "1", "--json",
+                              "--baseline", "hccl" }, out, out)
     assert.are.equal(0, status)
     local doc = require("cjson").decode(table.concat(parts))
     local row = doc.rows[1]
     assert.are.equal("int8", row.shmem.deepep_wire_dtype)
     assert.are.equal(16, row.shmem.deepep_recv_rows)
-    assert.are.equal(96, row.baseline.deepep_row_bytes)
-    assert.are.equal(row.shmem.deepep_recv_rows * 96 / row.shmem.latency_us / 1e3,
-                     row.shmem.deepep_bandwidth_GBps)
-    assert.are.equal(row.baseline.deepep_recv_rows * 96 / row.baseline.latency_us / 1e3,
-                     row.baseline.deepep_bandwidth_GBps)
+    assert.are.equal(128, row.baseline.deepep_row_bytes)      -- DeepEP's: 64 BF16 values
+    assert.are.equal(96, row.baseline.deepep_wire_row_bytes)  -- 64 int8, the scale's block
+    for _, side in ipairs({ row.shmem, row.baseline }) do
+      assert.are.equal(side.deepep_recv_rows * 128 / side.latency_us / 1e3,
+                       side.deepep_bandwidth_GBps)
+      assert.are.equal(side.deepep_recv_rows * 96 / side.latency_us / 1e3,
+                       side.deepep_wire_bandwidth_GBps)
+    end
   end)
 end)
 
@@ -178,25 +182,32 @@ describe("DeepEP bandwidth (metrics.deepep)", function()
 
   it("is each PE's received bytes over its own kernel time, and the mean over the slowest", function()
     local res = metrics.deepep(result(), { recv_rows = { [0] = 30, [1] = 10 }, row_bytes = 100,
-                                           wire_dtype = "int8" },
-                               { recv_rows = { [0] = 30, [1] = 10 }, row_bytes = 200 })
+                                           wire_dtype = "int8", hidden = 64 },
+                               { recv_rows = { [0] = 30, [1] = 10 }, row_bytes = 200, hidden = 100 })
     local p0, p1, s = res.per_pe[1], res.per_pe[2], res.summary
-    assert.are.same({ 30, 100, 3000, 3000 / 4 / 1e3 },
+    assert.are.same({ 30, 128, 3840, 3840 / 4 / 1e3, 100, 3000 / 4 / 1e3 },
                     { p0.deepep_recv_rows, p0.deepep_row_bytes, p0.deepep_recv_bytes,
-                      p0.deepep_bandwidth_GBps })
-    assert.are.equal(1000 / 5 / 1e3, p1.deepep_bandwidth_GBps)
-    assert.are.same({ 20, 100, 2000, 2000 / 5 / 1e3, "int8" },
+                      p0.deepep_bandwidth_GBps, p0.deepep_wire_row_bytes,
+                      p0.deepep_wire_bandwidth_GBps })
+    assert.are.equal(10 * 128 / 5 / 1e3, p1.deepep_bandwidth_GBps)
+    assert.are.same({ 20, 128, 2560, 2560 / 5 / 1e3, 2000 / 5 / 1e3, "int8" },
                     { s.deepep_recv_rows, s.deepep_row_bytes, s.deepep_recv_bytes,
-                      s.deepep_bandwidth_GBps, s.deepep_wire_dtype })
+                      s.deepep_bandwidth_GBps, s.deepep_wire_bandwidth_GBps, s.deepep_wire_dtype })
     assert.are.equal(20 * 200 / 10 / 1e3, s.baseline.deepep_bandwidth_GBps)
+    assert.are.equal(20 * 200 / 10 / 1e3, s.baseline.deepep_wire_bandwidth_GBps)
   end)
 
   it("checks its arguments in Lua's style", function()
     assert.has_error(function() metrics.deepep({}, {}) end,
                      "bad argument #1 to 'deepep' (metrics.compute result expected)")
     assert.has_error(function() metrics.deepep(result(), { recv_rows = {}, row_bytes = 0 }) end,
-                     "bad argument #2 to 'deepep' ({recv_rows = {[pe] = rows}, row_bytes > 0} expected)")
-    assert.has_error(function() metrics.deepep(result(), { recv_rows = { [0] = 1 }, row_bytes = 8 }) end,
+                     "bad argument #2 to 'deepep' ({recv_rows = {[pe] = rows}, row_bytes > 0, "
+                     .. "hidden > 0} expected)")
+    assert.has_error(function() metrics.deepep(result(), { recv_rows = {}, row_bytes = 8 }) end,
+                     "bad argument #2 to 'deepep' ({recv_rows = {[pe] = rows}, row_bytes > 0, "
+                     .. "hidden > 0} expected)")
+    assert.has_error(function() metrics.deepep(result(), { recv_rows = { [0] = 1 }, row_bytes = 8,
+                                                           hidden = 4 }) end,
                      "bad argument #2 to 'deepep' (recv_rows[1] must be an integer >= 0)")
   end)
 
@@ -214,10 +225,13 @@ describe("DeepEP bandwidth (metrics.deepep)", function()
       local r = run(name, { pes = 3, dtype = "bf16", dispatch_dtype = dd, local_tokens = 24,
                             hidden = 96, routing = "zipf" })
       local s, R = r.metrics.summary, r.shmem.state.routes
-      local row_bytes = dd and select(2, moe.int8_row(96)) or 96 * 2
+      local row_bytes, wire = 96 * 2, dd and select(2, moe.int8_row(96)) or 96 * 2
       assert.are.equal(24 * 2, s.deepep_recv_rows)              -- the mean: local_tokens x topk
-      assert.are.equal(row_bytes, s.deepep_row_bytes)
+      assert.are.equal(row_bytes, s.deepep_row_bytes)           -- BF16 rows, DeepEP's count
+      assert.are.equal(wire, s.deepep_wire_row_bytes)
       assert.are.equal(s.deepep_recv_rows * row_bytes / s.latency_us / 1e3, s.deepep_bandwidth_GBps)
+      assert.are.equal(s.deepep_recv_rows * wire / s.latency_us / 1e3,
+                       s.deepep_wire_bandwidth_GBps)
       local b = s.baseline
       assert.are.equal(b.deepep_recv_rows * row_bytes / b.latency_us / 1e3,
                        r.record.baseline_deepep_bandwidth_GBps)
@@ -226,6 +240,10 @@ describe("DeepEP bandwidth (metrics.deepep)", function()
       local again = tonumber(v.deepep_recv_rows) * tonumber(v.deepep_row_bytes)
                     / tonumber(v.latency_us) / 1e3
       assert.is_true(math.abs(again - tonumber(v.deepep_bandwidth_GBps)) <= 1e-3 + again * 1e-4)
+      local wagain = tonumber(v.deepep_recv_rows) * tonumber(v.deepep_wire_row_bytes)
+                     / tonumber(v.latency_us) / 1e3
+      assert.is_true(math.abs(wagain - tonumber(v.deepep_wire_bandwidth_GBps))
+                     <= 1e-3 + wagain * 1e-4)
       assert.are.equal(dd or "bf16", v.deepep_wire_dtype)
       local perf = report.perf_lines(r.metrics.per_pe)
       for pe = 0, 2 do

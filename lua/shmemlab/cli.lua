@@ -124,6 +124,8 @@ cli.OPTIONS = {
   { "--dispatch-dtype", "T", "dispatch_dtype", "str", "dispatch: int8 (rows quantised in the "
     .. "kernel, per-token fp32 scale) or the input dtype (default); the combine stays in the "
     .. "input dtype" },
+  { "--moe-mode", "M", "moe_mode", "str", "MoE: normal | ll (default: ll at or under 256 tokens "
+    .. "per PE, normal above)" },
   "Measurement",
   { "--warmup -w", "N", "warmup", "int", "warm-up launches (10)" },
   { "--iters -n", "N", "iters", "int", "measured launches (40)" },
@@ -131,7 +133,8 @@ cli.OPTIONS = {
     .. "0 skips it (#wrong N/A)" },
   { "--average -a", "A", "combine", "combine", "how the per-PE figures combine: 0 PE 0, 1 mean, "
     .. "2 min, 3 max (default; the slowest PE)" },
-  { "--baseline", "B", "baseline", "str", "hccl (default) | none" },
+  { "--baseline", "B", "baseline", "str", "hccl | deepep | mc2 | none (default: hccl; MoE ops "
+    .. "the shipping kernels of --moe-mode: deepep for normal, mc2 for ll)" },
   { "--prof-pe", "P", "prof_pe", "int", "cycle profiling PE (default 0; -1 = off)" },
   { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
     .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
@@ -277,8 +280,12 @@ function cli.parse(argv, prog)
     return nil, "a PE sweep (--pes with a list or range) and a size sweep (-b, -e) do not combine"
   end
   if o.factor and o.factor < 2 then return nil, "-f must be at least 2" end
-  if o.baseline and o.baseline ~= "hccl" and o.baseline ~= "none" then
-    return nil, "--baseline must be hccl or none"
+  local families = table.concat(runner.BASELINES, ", ")
+  if o.baseline and o.baseline ~= "none" and not families:find("%f[%w]" .. o.baseline .. "%f[%W]") then
+    return nil, "--baseline must be " .. families .. " or none"
+  end
+  if o.moe_mode and o.moe_mode ~= "normal" and o.moe_mode ~= "ll" then
+    return nil, "--moe-mode must be normal or ll"
   end
   return o
 end
@@ -360,7 +367,8 @@ local function write_output(dir, results, cases)
   local msprof = require("shmemlab.msprof")
   local json = require("shmemlab.json")
   local stamp = os.date("!%Y%m%d%H%M%S")
-  local parts = { { "", "shmem" }, { "/hccl", "baseline" } }
+  local family = results[1].config.baseline
+  local parts = { { "", "shmem" }, { "/" .. family, "baseline" } }
   local written = {}
   for run_id, part in ipairs(parts) do
     local root = dir .. part[1]
@@ -438,7 +446,10 @@ local function json_row(r)
               spread = r.shmem.spread, describe = r.shmem.describe,
               deepep_recv_rows = s.deepep_recv_rows, deepep_row_bytes = s.deepep_row_bytes,
               deepep_wire_dtype = s.deepep_wire_dtype,
-              deepep_bandwidth_GBps = s.deepep_bandwidth_GBps, checked = json_checked(r.shmem) },
+              deepep_bandwidth_GBps = s.deepep_bandwidth_GBps,
+              deepep_wire_row_bytes = s.deepep_wire_row_bytes,
+              deepep_wire_bandwidth_GBps = s.deepep_wire_bandwidth_GBps,
+              checked = json_checked(r.shmem) },
     verdict = s.verdict.text, ratio_pct = s.ratio_pct, e2e_ratio_pct = s.e2e_ratio_pct,
     bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
     bound = s.bound, per_pe = r.metrics.per_pe,
@@ -454,14 +465,20 @@ local function json_row(r)
                      deepep_recv_rows = b.deepep_recv_rows, deepep_row_bytes = b.deepep_row_bytes,
                      deepep_wire_dtype = b.deepep_wire_dtype,
                      deepep_bandwidth_GBps = b.deepep_bandwidth_GBps,
+                     deepep_wire_row_bytes = b.deepep_wire_row_bytes,
+                     deepep_wire_bandwidth_GBps = b.deepep_wire_bandwidth_GBps,
                      checked = json_checked(r.baseline) }
   end
   return row
 end
 
-cli.SWEEP_LEGEND = "# basis: kernel_us, bound_us, eff_%, algbw, busbw (GB/s) and ratio_kernel on "
-  .. "kernel time (eff_% = bound_us / kernel_us * 100; ratio_kernel = hccl kernel_us / kernel_us "
-  .. "* 100); e2e_us and ratio_e2e end to end (ratio_e2e = hccl e2e_us / e2e_us * 100)\n"
+-- the legend of a sweep table whose baseline is family
+function cli.sweep_legend(family)
+  return string.format("# basis: kernel_us, bound_us, eff_%%, algbw, busbw (GB/s) and ratio_kernel "
+    .. "on kernel time (eff_%% = bound_us / kernel_us * 100; ratio_kernel = %s kernel_us / "
+    .. "kernel_us * 100); e2e_us and ratio_e2e end to end (ratio_e2e = %s e2e_us / e2e_us * "
+    .. "100)\n", family, family)
+end
 
 -- nccl-tests' trailer, which its parsers read: the wrong elements of every run (op and
 -- baseline) and the mean of the op's bus bandwidth over the rows (busbw[i] in place of
@@ -493,13 +510,14 @@ end
 -- the nccl-tests style table of a sweep: the op, its bound and the baseline on kernel time,
 -- then the kernel ratio and the end-to-end comparison
 local function sweep_table(results)
-  local out = { cli.SWEEP_LEGEND }
+  local family = results[1].config.baseline
+  local out = { cli.sweep_legend(family) }
   local base = results[1].baseline ~= nil
   local head = string.format("#%11s %12s %6s | %10s %10s %8s %9s %9s %7s |", "size", "count", "type",
     "kernel_us", "bound_us", "eff_%", "algbw", "busbw", "#wrong")
   if base then
-    head = head .. string.format(" %10s %8s %9s %9s %7s | %12s %10s %10s %9s", "hccl_kern",
-      "eff_%", "algbw", "busbw", "#wrong", "ratio_kernel", "e2e_us", "hccl_e2e", "ratio_e2e")
+    head = head .. string.format(" %10s %8s %9s %9s %7s | %12s %10s %10s %9s", family .. "_kern",
+      "eff_%", "algbw", "busbw", "#wrong", "ratio_kernel", "e2e_us", family .. "_e2e", "ratio_e2e")
   else
     head = head .. string.format(" %10s", "e2e_us")
   end
@@ -574,6 +592,10 @@ local function plan(o, op)
       ro.count = math.max(1, bytes // lab.core.dtype_size(c.dtype))
       ro.shape = nil
       runs[#runs + 1] = ro
+    end
+    local first = runner.config(op, runs[1])     -- one MoE mode and baseline a sweep:
+    for _, ro in ipairs(runs) do                 -- the first size's
+      ro.moe_mode, ro.baseline = first.moe_mode, first.baseline
     end
   end
   for _, ro in ipairs(runs) do runner.config(op, ro) end
@@ -692,7 +714,11 @@ local function list(out)
   for _, name in ipairs(runner.list()) do
     local ok, op = pcall(runner.load_op, name)
     if ok then
-      local has_base = runner.load_baseline(op) and "hccl baseline" or "no baseline"
+      local has = {}
+      for _, f in ipairs(runner.BASELINES) do
+        if runner.load_baseline(op, f) then has[#has + 1] = f end
+      end
+      local has_base = #has > 0 and table.concat(has, ",") .. " baseline" or "no baseline"
       out:write(string.format("%-16s %-15s %-14s %s\n", name, op.collective, has_base,
                               table.concat(op.dtypes, " ")))
     else

@@ -392,53 +392,67 @@ function M.compute(opts)
   return { per_pe = rows, summary = s }
 end
 
--- the DeepEP bandwidth of a summary s over mean received bytes per PE
-local function deepep_summary(s, rows, row_bytes, wire)
-  s.deepep_recv_rows, s.deepep_row_bytes, s.deepep_wire_dtype = rows, row_bytes, wire
-  s.deepep_recv_bytes = rows * row_bytes
-  s.deepep_bandwidth_GBps = s.deepep_recv_bytes / s.latency_us / 1e3
+-- DeepEP's bytes per row: BF16, 2 bytes an element, whatever the dtype on the wire
+M.DEEPEP_ELEM_BYTES = 2
+
+-- the DeepEP bandwidths of t (a per-PE row or a summary) over rows received per PE
+-- in time_us: DeepEP's (BF16 rows) and the wire's (d.row_bytes a row)
+local function deepep_fields(t, rows, d, time_us)
+  t.deepep_recv_rows = rows
+  t.deepep_row_bytes = d.hidden * M.DEEPEP_ELEM_BYTES
+  t.deepep_recv_bytes = rows * t.deepep_row_bytes
+  t.deepep_bandwidth_GBps = t.deepep_recv_bytes / time_us / 1e3
+  t.deepep_wire_row_bytes = d.row_bytes
+  t.deepep_wire_bandwidth_GBps = rows * d.row_bytes / time_us / 1e3
+  t.deepep_wire_dtype = d.wire_dtype
 end
 
 M.DEEPEP_FORMULA = "deepep_bandwidth_GBps = deepep_recv_rows * deepep_row_bytes / latency_us / 1e3"
+M.DEEPEP_WIRE_FORMULA = "deepep_wire_bandwidth_GBps = deepep_recv_rows * deepep_wire_row_bytes "
+  .. "/ latency_us / 1e3"
+
+-- a usage error of metrics.deepep's argument n unless d is an op's DeepEP table
+local function check_deepep(d, n)
+  if type(d) ~= "table" or type(d.recv_rows) ~= "table" or not positive(d.row_bytes)
+     or not positive(d.hidden) then
+    error(string.format("bad argument #%d to 'deepep' ({recv_rows = {[pe] = rows}, "
+      .. "row_bytes > 0, hidden > 0} expected)", n), 3)
+  end
+end
 
 -- metrics.deepep(result, d [, bd]) -> result with DeepEP's bandwidth added (the
--- figure DeepEP's tests print for dispatch and combine: the bytes of all rows a
--- rank receives, one row per token-expert pair, local rows included, in the
--- dtype on the wire, over the time).
--- d = {recv_rows = {[pe] = rows}, row_bytes =, wire_dtype =} of the op, bd the
--- baseline's (or nil). Per PE row: deepep_recv_rows, deepep_row_bytes,
--- deepep_recv_bytes = rows * row_bytes, deepep_bandwidth_GBps = recv_bytes /
--- that PE's kernel_us / 1e3 (per rank, as DeepEP prints). Summary (and its
--- baseline): deepep_recv_rows = the mean over PEs (every row received is one
--- sent: local_tokens * topk), deepep_recv_bytes = that * row_bytes,
--- deepep_bandwidth_GBps = deepep_recv_bytes / latency_us (the slowest PE) / 1e3.
+-- figure DeepEP's tests print for dispatch and combine: the rows a rank receives,
+-- local rows included, counted as BF16 rows of hidden x 2 bytes whatever the dtype on
+-- the wire, over the time), and beside it the same rows at their bytes on the wire.
+-- d = {recv_rows = {[pe] = rows}, row_bytes = (on the wire), hidden =, wire_dtype =}
+-- of the op, bd the baseline's (or nil). Per PE row: deepep_recv_rows,
+-- deepep_row_bytes = hidden * 2, deepep_recv_bytes = rows * row_bytes,
+-- deepep_bandwidth_GBps = recv_bytes / that PE's kernel_us / 1e3 (per rank, as DeepEP
+-- prints), deepep_wire_row_bytes, deepep_wire_bandwidth_GBps (the same over wire
+-- bytes). Summary (and its baseline): rows = the mean over PEs, time = latency_us
+-- (the slowest PE).
 function M.deepep(res, d, bd)
   if type(res) ~= "table" or type(res.per_pe) ~= "table" or type(res.summary) ~= "table" then
     error("bad argument #1 to 'deepep' (metrics.compute result expected)", 2)
   end
-  if type(d) ~= "table" or type(d.recv_rows) ~= "table" or not positive(d.row_bytes) then
-    error("bad argument #2 to 'deepep' ({recv_rows = {[pe] = rows}, row_bytes > 0} expected)", 2)
-  end
+  check_deepep(d, 2)
   local sum = 0
-  for i, r in ipairs(res.per_pe) do
+  for _, r in ipairs(res.per_pe) do
     local rows = d.recv_rows[r.pe]
     if math.type(rows) ~= "integer" or rows < 0 then
       error(string.format("bad argument #2 to 'deepep' (recv_rows[%s] must be an integer >= 0)",
         tostring(r.pe)), 2)
     end
-    r.deepep_recv_rows, r.deepep_row_bytes = rows, d.row_bytes
-    r.deepep_recv_bytes = rows * d.row_bytes
-    r.deepep_bandwidth_GBps = r.deepep_recv_bytes / r.kernel_us / 1e3
+    deepep_fields(r, rows, d, r.kernel_us)
     sum = sum + rows
-    res.per_pe[i] = r
   end
-  local mean = sum / #res.per_pe
-  deepep_summary(res.summary, mean, d.row_bytes, d.wire_dtype)
+  deepep_fields(res.summary, sum / #res.per_pe, d, res.summary.latency_us)
   res.summary.deepep_formula = M.DEEPEP_FORMULA
   if bd and res.summary.baseline then
+    check_deepep(bd, 3)
     local bsum = 0
     for _, r in ipairs(res.per_pe) do bsum = bsum + (bd.recv_rows[r.pe] or 0) end
-    deepep_summary(res.summary.baseline, bsum / #res.per_pe, bd.row_bytes, bd.wire_dtype)
+    deepep_fields(res.summary.baseline, bsum / #res.per_pe, bd, res.summary.baseline.latency_us)
   end
   return res
 end

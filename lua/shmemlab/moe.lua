@@ -681,19 +681,22 @@ function moe.dispatch_payload(c)
 end
 
 -- DeepEP's bandwidth inputs (metrics.deepep): the rows each PE receives (one
--- per token-expert pair, local rows included) and the bytes of one on the wire.
+-- per token-expert pair, local rows included), the bytes of one on the wire and
+-- the hidden size (DeepEP counts a row as hidden BF16 values).
 -- dispatch: PE d receives R.recv[d] rows of s.wire.bytes
 function moe.deepep_dispatch(_, s)
   local rows = {}
   for d = 0, s.routes.n_pes - 1 do rows[d] = s.routes.recv[d] end
-  return { recv_rows = rows, row_bytes = s.wire.bytes, wire_dtype = s.wire.dtype }
+  return { recv_rows = rows, row_bytes = s.wire.bytes, wire_dtype = s.wire.dtype,
+           hidden = s.hidden }
 end
 
 -- combine: every PE gets back its tokens x topk rows, in the input dtype
 function moe.deepep_combine(_, s)
   local rows = {}
   for p = 0, s.routes.n_pes - 1 do rows[p] = s.routes.tokens * s.routes.topk end
-  return { recv_rows = rows, row_bytes = s.hidden * s.esize, wire_dtype = s.dtype }
+  return { recv_rows = rows, row_bytes = s.hidden * s.esize, wire_dtype = s.dtype,
+           hidden = s.hidden }
 end
 
 -- describe of an MoE op: the algorithm, chunk, cores, the UB and the routing summary

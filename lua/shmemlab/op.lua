@@ -15,9 +15,11 @@
 --   check(m, c, s) -> wrong [, index, pe, expected, actual]  (reference in C)
 --   active_pes(c) (optional) -> the PEs that take part (p2p); metrics use them only
 --   title       (optional) the name a report gives it (HCCL baselines: hccl.title)
---   baseline    (optional) the HCCL-style baseline run_op.lua measures beside it: a
---               name in ops/hccl/ ("broadcast") or a path to an op file; without it
---               ops/hccl/<name>.lua. When that file does not exist the run has no
+--   baseline    (optional) the baseline run_op.lua measures beside it: a name in the
+--               folder of --baseline's family, ops/hccl/ by default ("broadcast"), or a
+--               path to an op file; without it ops/<family>/<name>.lua, and outside
+--               ops/hccl/ then ops/<family>/<collective>.lua (runner.baseline_path).
+--               When that file does not exist the run has no
 --               baseline, and the configuration line says so ("baseline none (no
 --               ...)"); the verdict then uses the no-baseline rule (doc/metrics.md)
 --
@@ -40,7 +42,10 @@
 --   warmup, iters          launches before and during the measurement (10, 40)
 --   prof_pe     the cycle-profiled PE (--prof-pe, 0)
 --   check       the check mode of a checked run, or nil (--check)
---   baseline    "hccl" | "none" (--baseline); trace  record the last launch
+--   baseline    "hccl" | "deepep" | "mc2" | "none" (--baseline; resolved: MoE ops
+--               default to the shipping kernels of moe_mode)
+--   moe_mode    MoE ops: "normal" | "ll" (--moe-mode; resolved from the tokens)
+--               trace  record the last launch
 --   overrides   {profile field = value} from --set; profile  the SoC profile table in force
 --
 -- The helpers below are what several operators share: ready-made fields

@@ -56,6 +56,8 @@ function M.make_record(meta, s)
     bound_us = s.bound_us, efficiency_pct = s.efficiency_pct,
     deepep_wire_dtype = s.deepep_wire_dtype, deepep_recv_rows = s.deepep_recv_rows,
     deepep_row_bytes = s.deepep_row_bytes, deepep_bandwidth_GBps = s.deepep_bandwidth_GBps,
+    deepep_wire_row_bytes = s.deepep_wire_row_bytes,
+    deepep_wire_bandwidth_GBps = s.deepep_wire_bandwidth_GBps,
     baseline_deepep_bandwidth_GBps = s.baseline and s.baseline.deepep_bandwidth_GBps or nil,
   }
 end
@@ -63,7 +65,8 @@ end
 -- the record lines of an MoE op, after the fixed ones, when its summary has
 -- them (metrics.deepep): how each is printed
 M.DEEPEP_KEYS = { "deepep_wire_dtype", "deepep_recv_rows", "deepep_row_bytes",
-  "deepep_bandwidth_GBps", "baseline_deepep_bandwidth_GBps" }
+  "deepep_bandwidth_GBps", "deepep_wire_row_bytes", "deepep_wire_bandwidth_GBps",
+  "baseline_deepep_bandwidth_GBps" }
 
 -- report.record(r) -> the fixed "key: value" lines (RECORD_KEYS order), each ending in "\n".
 -- r.ratio and r.e2e_ratio are percentage numbers (115.26 -> "115.3%"); without a baseline
@@ -134,6 +137,8 @@ function M.perf_lines(rows)
       parts[#parts + 1] = "deepep_recv_rows=" .. int_or_3(r.deepep_recv_rows)
       parts[#parts + 1] = "deepep_row_bytes=" .. int_or_3(r.deepep_row_bytes)
       parts[#parts + 1] = "deepep_bandwidth_GBps=" .. fmt3(r.deepep_bandwidth_GBps)
+      parts[#parts + 1] = "deepep_wire_row_bytes=" .. int_or_3(r.deepep_wire_row_bytes)
+      parts[#parts + 1] = "deepep_wire_bandwidth_GBps=" .. fmt3(r.deepep_wire_bandwidth_GBps)
     end
     lines[i] = table.concat(parts, " ")
   end
@@ -241,19 +246,23 @@ function M.formula_text(s, path_bytes)
   add("bandwidth_utilization_pct = kernel_bus_bandwidth_GBps / peak_bandwidth_GBps * 100 = %s",
     fmt3(s.bandwidth_utilization_pct))
   if s.deepep_bandwidth_GBps then
-    add("%s = %s * %s / %s / 1e3 = %s (DeepEP's: the bytes of the rows a rank receives, one per "
-      .. "token-expert pair, local rows included, %s on the wire; rows = the mean over PEs = "
-      .. "local_tokens * topk; time = the slowest PE's kernel; [PERF]: each PE's own rows and "
+    add("%s = %s * %s / %s / 1e3 = %s (DeepEP's: the rows a rank receives, local rows "
+      .. "included, as BF16 rows of hidden x 2 bytes whatever the dtype on the wire; rows = the "
+      .. "mean over PEs; time = the slowest PE's kernel; [PERF]: each PE's own rows and "
       .. "kernel_us)", metrics.DEEPEP_FORMULA, int_or_3(s.deepep_recv_rows),
-      int_or_3(s.deepep_row_bytes), fmt3(s.latency_us), fmt3(s.deepep_bandwidth_GBps),
-      tostring(s.deepep_wire_dtype))
+      int_or_3(s.deepep_row_bytes), fmt3(s.latency_us), fmt3(s.deepep_bandwidth_GBps))
+    add("%s = %s * %s / %s / 1e3 = %s (the same rows as they travel: %s on the wire)",
+      metrics.DEEPEP_WIRE_FORMULA, int_or_3(s.deepep_recv_rows), int_or_3(s.deepep_wire_row_bytes),
+      fmt3(s.latency_us), fmt3(s.deepep_wire_bandwidth_GBps), tostring(s.deepep_wire_dtype))
   end
   comparison_lines(s, add)
-  if s.baseline and s.baseline.deepep_bandwidth_GBps then
-    add("baseline deepep_bandwidth_GBps = %s * %s / %s / 1e3 = %s (%s on the wire)",
-      int_or_3(s.baseline.deepep_recv_rows), int_or_3(s.baseline.deepep_row_bytes),
-      fmt3(s.baseline.latency_us), fmt3(s.baseline.deepep_bandwidth_GBps),
-      tostring(s.baseline.deepep_wire_dtype))
+  local b = s.baseline
+  if b and b.deepep_bandwidth_GBps then
+    add("baseline deepep_bandwidth_GBps = %s * %s / %s / 1e3 = %s; wire %s * %s / %s / 1e3 = "
+      .. "%s (%s on the wire)", int_or_3(b.deepep_recv_rows), int_or_3(b.deepep_row_bytes),
+      fmt3(b.latency_us), fmt3(b.deepep_bandwidth_GBps), int_or_3(b.deepep_recv_rows),
+      int_or_3(b.deepep_wire_row_bytes), fmt3(b.latency_us), fmt3(b.deepep_wire_bandwidth_GBps),
+      tostring(b.deepep_wire_dtype))
   end
   if s.verdict then
     add("verdict: %s (rule: %s; %s)", s.verdict.text, s.verdict.rule, s.verdict.detail or "")

@@ -47,28 +47,47 @@ function runner.load_op(spec)
   return op
 end
 
--- the file of an operator's HCCL-style baseline: op.baseline (a name in
--- ops/hccl/ or a path), else ops/hccl/<op.name>.lua; and whether it exists
-function runner.baseline_path(op)
+-- the baselines --baseline names: each a folder of ops/ holding operators named as
+-- the ops they measure (hccl: HCCL's algorithms; deepep: DeepEP-Ascend's normal-mode
+-- MoE kernels; mc2: CANN's MoeDistributeDispatch/Combine, the low-latency ones)
+runner.BASELINES = { "hccl", "deepep", "mc2" }
+
+-- MoE modes (--moe-mode) and the baseline each defaults to: the shipping kernels
+runner.MOE_BASELINE = { normal = "deepep", ll = "mc2" }
+
+-- the most tokens per rank that run in low-latency mode when --moe-mode is not given:
+-- serving systems run LL for decode batches, normal mode above (README: MoE modes)
+runner.LL_MAX_TOKENS = 256
+
+-- the file of an operator's baseline of family (default "hccl"): op.baseline (a
+-- name in ops/<family>/ or a path), else ops/<family>/<op.name>.lua, else (families
+-- other than hccl) ops/<family>/<op.collective>.lua; and whether it exists
+function runner.baseline_path(op, family)
+  family = family or "hccl"
   local b = op.baseline or op.name
-  local path = ops_dir() .. "/hccl/" .. b .. ".lua"
-  if b:find("[/\\]") or b:find("%.lua$") then path = b end
+  if b:find("[/\\]") or b:find("%.lua$") then return b, exists(b) end
+  local path = string.format("%s/%s/%s.lua", ops_dir(), family, b)
+  if not exists(path) and family ~= "hccl" and op.collective then
+    local alt = string.format("%s/%s/%s.lua", ops_dir(), family, op.collective)
+    if exists(alt) then return alt, true end
+  end
   return path, exists(path)
 end
 
--- the HCCL-style baseline of an operator, or nil
-function runner.load_baseline(op)
-  local path, found = runner.baseline_path(op)
+-- the baseline of family of an operator, or nil
+function runner.load_baseline(op, family)
+  local path, found = runner.baseline_path(op, family)
   if not found then return nil end
   return runner.load_op(path)
 end
 
--- the baseline the header names: what will run ("hccl", "none") and, when
+-- the baseline the header names: what will run (a family, "none") and, when
 -- an op asks for one that does not exist, why none will
 local function baseline_text(c, op)
-  if c.baseline ~= "hccl" or type(op) ~= "table" then return c.baseline end
-  local path, found = runner.baseline_path(op)
-  if found then return "hccl" end
+  if c.baseline == "none" or type(op) ~= "table" then return c.baseline end
+  local path, found = runner.baseline_path(op, c.baseline)
+  local mode = c.moe_mode and string.format(" (moe mode %s)", c.moe_mode) or ""
+  if found then return c.baseline .. mode end
   return string.format("none (no %s: name one with op.define{baseline = ...})", path)
 end
 
@@ -115,7 +134,7 @@ runner.DTYPE_ALIASES = { float = "fp32", half = "fp16", bfloat16 = "bf16" }
 local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
-  routing routes_file dispatch_dtype seed sigma zipf_s flags timing_only verify
+  routing routes_file dispatch_dtype moe_mode seed sigma zipf_s flags timing_only verify
   combine mem_limit]]):gmatch("%S+") do
   KNOWN[k] = true
 end
@@ -198,7 +217,7 @@ local function check_config(op, c)
   end
   one_of(c.reduce, "--reduce", "sum max min")
   one_of(c.mode, "--mode", "put get")
-  one_of(c.baseline, "--baseline", "hccl none")
+  one_of(c.baseline, "--baseline", table.concat(runner.BASELINES, " ") .. " none")
   one_of(c.combine, "--average", "max mean min pe0")
   if c.verify ~= nil and type(c.verify) ~= "boolean" then
     runner.usage("--check (verify) must be a boolean, got '%s'", tostring(c.verify))
@@ -218,6 +237,28 @@ local function check_config(op, c)
   check_resolved(op, c)
 end
 
+-- the MoE mode of a run and its baseline, once the options are checked: --moe-mode,
+-- else "ll" at or under LL_MAX_TOKENS tokens per rank and "normal" above; the
+-- baseline, unless given, the shipping kernels of that mode (hccl for other ops)
+local function resolve_baseline(op, c)
+  if op.collective ~= "dispatch" and op.collective ~= "combine" then
+    if c.moe_mode ~= nil then
+      runner.usage("--moe-mode applies to the MoE ops (dispatch, combine), not to %s",
+                   tostring(op.collective))
+    end
+    c.baseline = c.baseline or "hccl"
+    return
+  end
+  one_of(c.moe_mode, "--moe-mode", "normal ll")
+  if c.moe_mode == nil then
+    local copy = {}
+    for k, v in pairs(c) do copy[k] = v end
+    local tokens = require("shmemlab.moe").config(copy).tokens   -- checked by check_config
+    c.moe_mode = tokens <= runner.LL_MAX_TOKENS and "ll" or "normal"
+  end
+  c.baseline = c.baseline or runner.MOE_BASELINE[c.moe_mode]
+end
+
 -- the run configuration: defaults < the op's defaults < the user's options;
 -- a bad option is a usage error (runner.usage) raised before anything runs
 function runner.config(op, opts)
@@ -225,7 +266,7 @@ function runner.config(op, opts)
   check_keys(op, opts)
   local c = {
     soc = "Ascend910B", pes = 8, warmup = 10, iters = 40, prof_pe = 0, root = 0,
-    ub_bytes = 190 * 1024, baseline = "hccl", overrides = {},
+    ub_bytes = 190 * 1024, overrides = {},
   }
   for k, v in pairs(op.defaults or {}) do c[k] = v end
   for k, v in pairs(opts) do c[k] = v end
@@ -253,6 +294,7 @@ function runner.config(op, opts)
   c.sym_bytes = c.sym_bytes or prof.sym_heap_bytes // 2
   c.profile = prof
   check_config(op, c)
+  resolve_baseline(op, c)
   if c.mem_limit ~= nil then runner.check_memory(op, c, c.mem_limit, "mem_limit")
   else runner.check_memory(op, c, runner.available_bytes()) end
   return c
@@ -304,7 +346,7 @@ local SHARDS = {
 -- the routing alone
 function runner.memory_need(op, c)
   local esize = lab.core.dtype_size(c.dtype)
-  local machines = c.baseline == "hccl" and 2 or 1
+  local machines = c.baseline ~= "none" and 2 or 1
   local blocks = c.pes * (c.block_dim + (machines == 2 and math.min(c.pes, c.cores) or 0))
   local fixed = blocks * runner.BLOCK_BYTES
   local per, units, unit, shard
@@ -551,8 +593,8 @@ function runner.run(spec, opts, release)
   if release then runner.release(res) end
   local bound = require("shmemlab.bound").of(op.collective, c)   -- the baseline's too
   local base
-  if c.baseline == "hccl" then
-    local bop = runner.load_baseline(op)
+  if c.baseline ~= "none" then
+    local bop = runner.load_baseline(op, c.baseline)
     if bop then
       base = guarded(runner.measure, bop, c)
       if release then runner.release(base) end

@@ -158,7 +158,9 @@ local function legend(r)
   local text = string.format("# PE sweep on kernel time, each figure from the printed ones: "
     .. "algbw = payload_B / kernel_us / 1e3; busbw = algbw * %s (%s's bus factor); eff_%% = "
     .. "bound_us / kernel_us * 100", formula, r.op.collective)
-  if r.baseline then text = text .. "; ratio = hccl_kern / kernel_us * 100" end
+  if r.baseline then
+    text = text .. string.format("; ratio = %s_kern / kernel_us * 100", r.config.baseline)
+  end
   return text .. string.format("\n# servers = ceil(PEs / %d per server); domains = ceil(PEs / "
     .. "%d): PEs of different domains are joined by RDMA (%g GB/s, %g us), within one by "
     .. "HCCS%s\n", p.pes_per_server, bound.domain_pes(p), p.rdma_GBps, p.rdma_alpha_ns / 1e3,
@@ -179,8 +181,8 @@ function sweep.table(results)
   local head = string.format("#%5s %7s %7s %12s | %10s %10s %8s %9s %9s %7s |", "PEs", "servers",
     "domains", "payload_B", "kernel_us", "bound_us", "eff_%", "algbw", "busbw", "#wrong")
   if base then
-    head = head .. string.format(" %10s %8s %9s %9s %7s | %8s", "hccl_kern", "eff_%", "algbw",
-      "busbw", "#wrong", "ratio")
+    head = head .. string.format(" %10s %8s %9s %9s %7s | %8s",
+      results[1].config.baseline .. "_kern", "eff_%", "algbw", "busbw", "#wrong", "ratio")
   end
   out[#out + 1] = head .. "\n"
   for _, row in ipairs(rows) do

@@ -14,9 +14,11 @@ H.DTYPES = { "int8", "int16", "int32", "int64", "uint8", "fp16", "bf16", "fp32" 
 H.PES = { 2, 3, 8, 16 }
 H.REDUCES = { "sum", "max", "min" }
 
--- one measured run of op name and its baseline (warm-up 1, iters 1 unless opts say)
+-- one measured run of op name and its baseline (warm-up 1, iters 1 unless opts say;
+-- the HCCL-style baseline unless opts.baseline names another)
 function H.run(name, opts)
   opts.warmup, opts.iters = opts.warmup or 1, opts.iters or 1
+  opts.baseline = opts.baseline or "hccl"
   return runner.run(name, opts)
 end
 
