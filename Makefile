@@ -9,6 +9,9 @@
 #   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/)
 #   make fidelity-readme   the same, written into README.md's fidelity block
+#   make validation   build, then bench/validation.lua: the shipping MoE kernels against
+#                   their published figures (minutes)
+#   make validation-readme   the same, written into README.md's validation block
 #   make usage-readme   README.md's usage block rewritten with the generated --help
 #   make outputs-readme   README.md's `$ lua run_op.lua ...` blocks rewritten with their output
 #   make op-outputs OUT=DIR   every op's run_op output (plain, --tool all) into DIR
@@ -85,7 +88,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module deps run test lint ctest spec test-asan bench bench-peers fidelity \
-        fidelity-readme usage-readme outputs-readme op-outputs install install-check luarocks-check exports-check \
+        fidelity-readme validation validation-readme usage-readme outputs-readme op-outputs install install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
@@ -195,6 +198,14 @@ fidelity: all
 # The same, and rewrite README.md's fidelity block with it.
 fidelity-readme: all
 	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme README.md
+
+# Operator-level validation (never calibration): the shipping MoE kernels' ports
+# against DeepEP-Ascend's published figures; -readme writes README.md's block.
+validation: all
+	$(RUN_ENV) $(LUA) bench/validation.lua
+
+validation-readme: all
+	$(RUN_ENV) $(LUA) bench/validation.lua --readme README.md
 
 # README's usage block is `lua run_op.lua --help` (cli_spec checks it): after changing
 # an option in lua/shmemlab/cli.lua's OPTIONS, rewrite the block with this.

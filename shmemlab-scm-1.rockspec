@@ -58,6 +58,7 @@ build = {
     ["shmemlab.check"] = "lua/shmemlab/check.lua",
     ["shmemlab.cli"] = "lua/shmemlab/cli.lua",
     ["shmemlab.fidelity"] = "lua/shmemlab/fidelity.lua",
+    ["shmemlab.validation"] = "lua/shmemlab/validation.lua",
     ["shmemlab.frames"] = "lua/shmemlab/frames.lua",
     ["shmemlab.hccl"] = "lua/shmemlab/hccl.lua",
     ["shmemlab"] = "lua/shmemlab/init.lua",
