@@ -94,7 +94,8 @@ end
 
 -- ingress (or egress: the same, links being symmetric) bandwidth of PE p at rates (nominal
 -- or effective): one SIO (shared by the PE's siblings), a mesh link per HCCS peer or one
--- switch port, one NIC; and the count of peers per class
+-- switch port, one NIC; the count of peers per class; and the part that reaches beyond the
+-- PE's card (all of it but the SIO)
 local function port_GBps(t, p, rates)
   local count = { sio = 0, hccs = 0, rdma = 0 }
   for q = 0, t.n - 1 do
@@ -102,8 +103,8 @@ local function port_GBps(t, p, rates)
     if c ~= "local" then count[c] = count[c] + 1 end
   end
   local hccs = t.switch and math.min(1, count.hccs) or count.hccs
-  return math.min(1, count.sio) * rates.sio + hccs * rates.hccs
-    + math.min(1, count.rdma) * rates.rdma, count
+  local off_card = hccs * rates.hccs + math.min(1, count.rdma) * rates.rdma
+  return math.min(1, count.sio) * rates.sio + off_card, count, off_card
 end
 
 -- the slowest and the fastest remote alpha among the classes of a job
@@ -156,7 +157,32 @@ local function direct(t, traffic)
   return best, used
 end
 
--- relay family: the cut bounds of need = {inb(p), outb(p), total, cut_in(s), cut_out(s)}
+-- the groups a relay design must feed from outside: cards (more than one die per card and
+-- more than one card: whatever enters a card crosses its dies' HCCS ports or links and
+-- NICs, the SIO carrying only bytes already on the card) and domains (more than one:
+-- whatever enters a supernode or server crosses its NICs); each level {size =, name =,
+-- GBps = function(first, size)}: the groups are the PEs first .. first + size - 1
+local function levels(t)
+  local list = {}
+  if t.dpc > 1 and t.n > t.dpc then
+    local what = (t.switch and "HCCS switch ports" or "HCCS links")
+      .. (t.n > t.sn and " and RDMA NICs" or "")
+    list[#list + 1] = { size = t.dpc, name = what .. " %s card %d", GBps = function(first, size)
+      local bw = 0
+      for p = first, first + size - 1 do bw = bw + select(3, port_GBps(t, p, t.GBps)) end
+      return bw
+    end }
+  end
+  if t.n > t.sn then
+    list[#list + 1] = { size = t.sn, name = "RDMA NICs %s supernode %d",
+      GBps = function(_, size) return size * t.GBps.rdma end }
+  end
+  return list
+end
+
+-- relay family: the cut bounds of need = {inb(p), outb(p), total, cut_in(first, size, gs),
+-- cut_out(first, size, gs)} (the bytes that must enter or leave the group of PEs first ..
+-- first + size - 1 of a level whose groups hold gs PEs)
 local function relay(t, need)
   local best = { us = 0, what = "no remote bytes" }
   local function try(bytes, GBps, what)
@@ -173,13 +199,14 @@ local function relay(t, need)
     try(need.outb and need.outb(p) or 0, bw, string.format("all egress of PE%d", p))
   end
   try(need.total or 0, sum, "all ingress of all PEs")
-  local groups = (t.n + t.sn - 1) // t.sn
-  for g = 0, groups > 1 and groups - 1 or -1 do
-    local size = math.min(t.sn, t.n - g * t.sn)
-    try(need.cut_in and need.cut_in(g, size) or 0, size * t.GBps.rdma,
-      string.format("RDMA NICs into supernode %d", g))
-    try(need.cut_out and need.cut_out(g, size) or 0, size * t.GBps.rdma,
-      string.format("RDMA NICs out of supernode %d", g))
+  for _, lv in ipairs(levels(t)) do
+    for first = 0, t.n - 1, lv.size do
+      local size, g = math.min(lv.size, t.n - first), first // lv.size
+      local bw = lv.GBps(first, size)
+      try(need.cut_in and need.cut_in(first, size, lv.size) or 0, bw, lv.name:format("into", g))
+      try(need.cut_out and need.cut_out(first, size, lv.size) or 0, bw,
+        lv.name:format("out of", g))
+    end
   end
   return best, used
 end
@@ -233,8 +260,8 @@ local function check_args(a, fields, fname)
   end
 end
 
--- the supernode group g of size sz holds PE p?
-local function in_group(t, g, p) return p // t.sn == g end
+-- the group of PEs first .. first + size - 1 holds PE p?
+local function in_group(first, size, p) return p >= first and p < first + size end
 
 ------------------------------------------------------------------------------
 -- one function per op: bound.<op>(profile, args) -> {us=, formula=, family=, ...}
@@ -246,8 +273,8 @@ function M.allgather(p, a)
   return solve(t, "allgather", function() return s end, {
     inb = function() return (n - 1) * s end, outb = function() return s end,
     total = n * (n - 1) * s,
-    cut_in = function(_, size) return (n - size) * s end,
-    cut_out = function(_, size) return size * s end,
+    cut_in = function(_, size) return (n - size) * s end,     -- each outside shard once
+    cut_out = function(_, size) return size * s end,          -- each shard of the group once
   }, function() return (n + 1) * s end)        -- read my shard once, write n shards
 end
 
@@ -258,8 +285,8 @@ function M.reduce_scatter(p, a)
   return solve(t, "reduce_scatter", function() return s end, {
     inb = function() return s end, outb = function() return (n - 1) * s end,
     total = n * (n - 1) * s,
-    cut_in = function(_, size) return size * s end,
-    cut_out = function(_, size) return (n - size) * s end,
+    cut_in = function(_, size) return size * s end,           -- a partial slice per member
+    cut_out = function(_, size) return (n - size) * s end,    -- one per outside PE
   }, function() return (n + 1) * s end)        -- read n slices, write one
 end
 
@@ -295,8 +322,8 @@ function M.broadcast(p, a)
     inb = function(q) return q ~= r and N or 0 end,
     outb = function(q) return q == r and N or 0 end,
     total = (n - 1) * N,
-    cut_in = function(g) return in_group(t, g, r) and 0 or N end,
-    cut_out = function(g) return in_group(t, g, r) and N or 0 end,
+    cut_in = function(first, size) return in_group(first, size, r) and 0 or N end,
+    cut_out = function(first, size) return in_group(first, size, r) and N or 0 end,
   }, function(q) return q == r and N or N end)  -- the root reads N, every other PE writes N
 end
 
@@ -310,29 +337,45 @@ function M.p2p(p, a)
 end
 
 -- the distinct (token, destination PE) pairs of a routing: pairs[p][d] = count; remote[p] =
--- tokens of p with a destination other than p; into[g] = tokens from outside supernode g
--- with a destination in it; outof[g] = tokens of g with a destination outside it
-local function token_pairs(R, t)
-  local pairs_, remote, into, outof = {}, {}, {}, {}
-  for g = 0, (R.n_pes - 1) // t.sn do into[g], outof[g] = 0, 0 end
+-- tokens of p with a destination other than p
+local function token_pairs(R)
+  local pairs_, remote = {}, {}
   for p = 0, R.n_pes - 1 do
-    local row, far, home = {}, 0, p // t.sn
+    local row, far = {}, 0
     for d = 0, R.n_pes - 1 do row[d] = 0 end
     for tok = 0, R.tokens - 1 do
-      local seen, groups, any, away = {}, {}, false, false
+      local seen, any = {}, false
       for k = 1, R.topk do
         local d = R.dest[p][tok * R.topk + k]
-        local g = d // t.sn
         if not seen[d] then seen[d] = true; row[d] = row[d] + 1 end
-        if g ~= home and not groups[g] then groups[g] = true; into[g] = into[g] + 1 end
-        any, away = any or d ~= p, away or g ~= home
+        any = any or d ~= p
       end
       if any then far = far + 1 end
-      if away then outof[home] = outof[home] + 1 end
     end
     pairs_[p], remote[p] = row, far
   end
-  return pairs_, remote, into, outof
+  return pairs_, remote
+end
+
+-- the tokens that cross the groups of gs PEs (cards or domains): into[g] = tokens from
+-- outside group g with a destination in it (one row each, whatever the count of its
+-- destinations there: forwarded inside); outof[g] = tokens of g with a destination outside
+local function token_cuts(R, gs)
+  local into, outof = {}, {}
+  for g = 0, (R.n_pes - 1) // gs do into[g], outof[g] = 0, 0 end
+  for p = 0, R.n_pes - 1 do
+    local home = p // gs
+    for tok = 0, R.tokens - 1 do
+      local groups, away = {}, false
+      for k = 1, R.topk do
+        local g = R.dest[p][tok * R.topk + k] // gs
+        if g ~= home and not groups[g] then groups[g] = true; into[g] = into[g] + 1 end
+        away = away or g ~= home
+      end
+      if away then outof[home] = outof[home] + 1 end
+    end
+  end
+  return into, outof
 end
 
 -- MoE traffic: bytes rows of routes R (moe.routes), row = hidden * dtype bytes; back = combine
@@ -343,7 +386,12 @@ local function moe_bound(p, name, a, back)
     error(string.format("bad argument #2 to '%s' (routes of %d PEs expected)", name, a.n_pes), 3)
   end
   local t, row = topology(p, a.n_pes), a.row_bytes
-  local pr, remote, into, outof = token_pairs(R, t)
+  local pr, remote = token_pairs(R)
+  local cuts = {}                               -- token_cuts by group size, once each
+  local function cut(gs)
+    cuts[gs] = cuts[gs] or { token_cuts(R, gs) }
+    return cuts[gs][1], cuts[gs][2]
+  end
   local function tr(x, y) return (back and pr[y][x] or pr[x][y]) * row end
   local sent = {}
   for q = 0, a.n_pes - 1 do
@@ -359,8 +407,14 @@ local function moe_bound(p, name, a, back)
     inb = function(q) return back and remote[q] * row or sent[q].inb end,
     outb = function(q) return back and sent[q].out or remote[q] * row end,
     total = total,
-    cut_in = function(g) return (back and outof[g] or into[g]) * row end,
-    cut_out = function(g) return (back and into[g] or outof[g]) * row end,
+    cut_in = function(first, _, gs)
+      local into, outof = cut(gs)
+      return (back and outof or into)[first // gs] * row
+    end,
+    cut_out = function(first, _, gs)
+      local into, outof = cut(gs)
+      return (back and into or outof)[first // gs] * row
+    end,
   }, function(q) return (R.tokens + R.recv[q]) * row end)   -- my tokens' rows, the routed rows
 end
 
