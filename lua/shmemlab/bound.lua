@@ -160,29 +160,31 @@ end
 -- the groups a relay design must feed from outside: cards (more than one die per card and
 -- more than one card: whatever enters a card crosses its dies' HCCS ports or links and
 -- NICs, the SIO carrying only bytes already on the card) and domains (more than one:
--- whatever enters a supernode or server crosses its NICs); each level {size =, name =,
--- GBps = function(first, size)}: the groups are the PEs first .. first + size - 1
+-- whatever enters a supernode or server crosses its NICs); each level {size =, what =,
+-- unit =, GBps = function(first, size)}: the groups are the PEs first .. first + size - 1
 local function levels(t)
   local list = {}
   if t.dpc > 1 and t.n > t.dpc then
-    local what = (t.switch and "HCCS switch ports" or "HCCS links")
-      .. (t.n > t.sn and " and RDMA NICs" or "")
-    list[#list + 1] = { size = t.dpc, name = what .. " %s card %d", GBps = function(first, size)
-      local bw = 0
-      for p = first, first + size - 1 do bw = bw + select(3, port_GBps(t, p, t.GBps)) end
-      return bw
-    end }
+    list[#list + 1] = { size = t.dpc, unit = "card",
+      what = (t.switch and "HCCS switch ports" or "HCCS links")
+        .. (t.n > t.sn and " and RDMA NICs" or ""),
+      GBps = function(first, size)
+        local bw = 0
+        for p = first, first + size - 1 do bw = bw + select(3, port_GBps(t, p, t.GBps)) end
+        return bw
+      end }
   end
   if t.n > t.sn then
-    list[#list + 1] = { size = t.sn, name = "RDMA NICs %s supernode %d",
+    list[#list + 1] = { size = t.sn, unit = "supernode", what = "RDMA NICs",
       GBps = function(_, size) return size * t.GBps.rdma end }
   end
   return list
 end
 
 -- relay family: the cut bounds of need = {inb(p), outb(p), total, cut_in(first, size, gs),
--- cut_out(first, size, gs)} (the bytes that must enter or leave the group of PEs first ..
--- first + size - 1 of a level whose groups hold gs PEs)
+-- cut_out(first, size, gs), across(groups)} (the bytes that must enter or leave the group
+-- of PEs first .. first + size - 1 of a level whose groups hold gs PEs; the bytes that must
+-- cross between the groups of a level in all, over all their ports)
 local function relay(t, need)
   local best = { us = 0, what = "no remote bytes" }
   local function try(bytes, GBps, what)
@@ -200,13 +202,17 @@ local function relay(t, need)
   end
   try(need.total or 0, sum, "all ingress of all PEs")
   for _, lv in ipairs(levels(t)) do
+    local all = 0
     for first = 0, t.n - 1, lv.size do
       local size, g = math.min(lv.size, t.n - first), first // lv.size
       local bw = lv.GBps(first, size)
-      try(need.cut_in and need.cut_in(first, size, lv.size) or 0, bw, lv.name:format("into", g))
-      try(need.cut_out and need.cut_out(first, size, lv.size) or 0, bw,
-        lv.name:format("out of", g))
+      local name = string.format("%s %%s %s %d", lv.what, lv.unit, g)
+      all = all + bw
+      try(need.cut_in and need.cut_in(first, size, lv.size) or 0, bw, name:format("into"))
+      try(need.cut_out and need.cut_out(first, size, lv.size) or 0, bw, name:format("out of"))
     end
+    try(need.across and need.across((t.n + lv.size - 1) // lv.size) or 0, all,
+      string.format("%s of all %ss", lv.what, lv.unit))
   end
   return best, used
 end
@@ -290,7 +296,9 @@ function M.reduce_scatter(p, a)
   }, function() return (n + 1) * s end)        -- read n slices, write one
 end
 
--- allreduce: args {n_pes=, bytes=}: 2(n-1) transmissions per element at least (relay), or
+-- allreduce: args {n_pes=, bytes=}: 2(n-1) transmissions per element at least (relay: one-way
+-- gossip among n PEs needs 2n - 2 messages, and a sum carries no more than a gossip message),
+-- 2(g-1) between g groups (cards, domains: the same among groups, inside a group free), or
 -- every PE reads every other's vector (direct)
 function M.allreduce(p, a)
   check_args(a, { "n_pes", "bytes" }, "allreduce")
@@ -299,6 +307,7 @@ function M.allreduce(p, a)
     inb = function() return N end, outb = function() return N end,
     total = 2 * (n - 1) * N,
     cut_in = function() return N end, cut_out = function() return N end,
+    across = function(groups) return 2 * (groups - 1) * N end,
   }, function() return 2 * N end)
 end
 
