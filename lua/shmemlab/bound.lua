@@ -20,9 +20,29 @@
 --     plus one alpha of the slowest class the matrix uses;
 --   relay (two or more dependent steps: bytes forwarded, combined or split over paths):
 --     max of the cut bounds no routing escapes -- bytes a PE must receive (send) over its
---     whole ingress (egress), all bytes that must be transmitted over all ingress, bytes
---     that must enter (leave) a supernode over its NICs -- plus two alphas (the slowest
---     class, then the fastest remote one).
+--     whole ingress (egress), all bytes that must be transmitted over all ingress, and for
+--     each level of groups, cards (dies_per_card > 1, more than one card in the job) and
+--     domains (more than one supernode or server), the bytes that must enter (leave) a group
+--     over the ports that reach outside it -- plus two alphas (the slowest class, then the
+--     fastest remote one).
+--     A card's outside ports are its dies' HCCS switch ports (or mesh links) and, when the
+--     job spans domains, their NICs: SIO carries only bytes already on the card, so what a
+--     card needs from outside crosses its ports once at least, whichever die takes it in.
+--     A domain's are its PEs' NICs. For a group of m of the n PEs (s a shard or slice, N
+--     the data, r the root; MoE: one row per token and group it must reach):
+--       allgather       in (n - m) s (each outside shard once), out m s
+--       reduce_scatter  in m s (a partial slice per member), out (n - m) s
+--       alltoall        in and out m (n - m) s
+--       allreduce       in and out N; and 2 (g - 1) N crossings among the g groups of a
+--                       level in all, over all their ports (one-way gossip among g nodes
+--                       needs 2g - 2 messages; a group's inside is free)
+--       broadcast       in N when r is outside, out N when r is inside
+--       dispatch        in: tokens from outside with a destination inside, x row bytes;
+--                       out: tokens of the group with a destination outside (combine: the
+--                       reverse)
+--     On A3 (two dies a card, one 196 GB/s switch port a die) a 16-die allgather of 16 MiB
+--     shards is bound by 14 shards over the card's two ports: 717.43 us, where one die's
+--     SIO + port would give 649.5 and its own port alone (the direct design) 1434.
 -- Both families also pay the PE's HBM traffic (bytes it must read and write) over hbm_GBps.
 -- Compute (reductions) and the MTE setup are not charged: the bound stays below any design.
 
