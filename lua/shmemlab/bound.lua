@@ -195,7 +195,8 @@ local function levels(t)
       end }
   end
   if t.n > t.sn then
-    list[#list + 1] = { size = t.sn, unit = "supernode", what = "RDMA NICs",
+    list[#list + 1] = { size = t.sn, unit = t.sn == t.pps and "server" or "supernode",
+      what = "RDMA NICs",
       GBps = function(_, size) return size * t.GBps.rdma end }
   end
   return list
