@@ -20,9 +20,29 @@
 --     plus one alpha of the slowest class the matrix uses;
 --   relay (two or more dependent steps: bytes forwarded, combined or split over paths):
 --     max of the cut bounds no routing escapes -- bytes a PE must receive (send) over its
---     whole ingress (egress), all bytes that must be transmitted over all ingress, bytes
---     that must enter (leave) a supernode over its NICs -- plus two alphas (the slowest
---     class, then the fastest remote one).
+--     whole ingress (egress), all bytes that must be transmitted over all ingress, and for
+--     each level of groups, cards (dies_per_card > 1, more than one card in the job) and
+--     domains (more than one supernode or server), the bytes that must enter (leave) a group
+--     over the ports that reach outside it -- plus two alphas (the slowest class, then the
+--     fastest remote one).
+--     A card's outside ports are its dies' HCCS switch ports (or mesh links) and, when the
+--     job spans domains, their NICs: SIO carries only bytes already on the card, so what a
+--     card needs from outside crosses its ports once at least, whichever die takes it in.
+--     A domain's are its PEs' NICs. For a group of m of the n PEs (s a shard or slice, N
+--     the data, r the root; MoE: one row per token and group it must reach):
+--       allgather       in (n - m) s (each outside shard once), out m s
+--       reduce_scatter  in m s (a partial slice per member), out (n - m) s
+--       alltoall        in and out m (n - m) s
+--       allreduce       in and out N; and 2 (g - 1) N crossings among the g groups of a
+--                       level in all, over all their ports (one-way gossip among g nodes
+--                       needs 2g - 2 messages; a group's inside is free)
+--       broadcast       in N when r is outside, out N when r is inside
+--       dispatch        in: tokens from outside with a destination inside, x row bytes;
+--                       out: tokens of the group with a destination outside (combine: the
+--                       reverse)
+--     On A3 (two dies a card, one 196 GB/s switch port a die) a 16-die allgather of 16 MiB
+--     shards is bound by 14 shards over the card's two ports: 717.43 us, where one die's
+--     SIO + port would give 649.5 and its own port alone (the direct design) 1434.
 -- Both families also pay the PE's HBM traffic (bytes it must read and write) over hbm_GBps.
 -- Compute (reductions) and the MTE setup are not charged: the bound stays below any design.
 
@@ -94,7 +114,8 @@ end
 
 -- ingress (or egress: the same, links being symmetric) bandwidth of PE p at rates (nominal
 -- or effective): one SIO (shared by the PE's siblings), a mesh link per HCCS peer or one
--- switch port, one NIC; and the count of peers per class
+-- switch port, one NIC; the count of peers per class; and the part that reaches beyond the
+-- PE's card (all of it but the SIO)
 local function port_GBps(t, p, rates)
   local count = { sio = 0, hccs = 0, rdma = 0 }
   for q = 0, t.n - 1 do
@@ -102,8 +123,8 @@ local function port_GBps(t, p, rates)
     if c ~= "local" then count[c] = count[c] + 1 end
   end
   local hccs = t.switch and math.min(1, count.hccs) or count.hccs
-  return math.min(1, count.sio) * rates.sio + hccs * rates.hccs
-    + math.min(1, count.rdma) * rates.rdma, count
+  local off_card = hccs * rates.hccs + math.min(1, count.rdma) * rates.rdma
+  return math.min(1, count.sio) * rates.sio + off_card, count, off_card
 end
 
 -- the slowest and the fastest remote alpha among the classes of a job
@@ -156,7 +177,35 @@ local function direct(t, traffic)
   return best, used
 end
 
--- relay family: the cut bounds of need = {inb(p), outb(p), total, cut_in(s), cut_out(s)}
+-- the groups a relay design must feed from outside: cards (more than one die per card and
+-- more than one card: whatever enters a card crosses its dies' HCCS ports or links and
+-- NICs, the SIO carrying only bytes already on the card) and domains (more than one:
+-- whatever enters a supernode or server crosses its NICs); each level {size =, what =,
+-- unit =, GBps = function(first, size)}: the groups are the PEs first .. first + size - 1
+local function levels(t)
+  local list = {}
+  if t.dpc > 1 and t.n > t.dpc then
+    list[#list + 1] = { size = t.dpc, unit = "card",
+      what = (t.switch and "HCCS switch ports" or "HCCS links")
+        .. (t.n > t.sn and " and RDMA NICs" or ""),
+      GBps = function(first, size)
+        local bw = 0
+        for p = first, first + size - 1 do bw = bw + select(3, port_GBps(t, p, t.GBps)) end
+        return bw
+      end }
+  end
+  if t.n > t.sn then
+    list[#list + 1] = { size = t.sn, unit = t.sn == t.pps and "server" or "supernode",
+      what = "RDMA NICs",
+      GBps = function(_, size) return size * t.GBps.rdma end }
+  end
+  return list
+end
+
+-- relay family: the cut bounds of need = {inb(p), outb(p), total, cut_in(first, size, gs),
+-- cut_out(first, size, gs), across(groups)} (the bytes that must enter or leave the group
+-- of PEs first .. first + size - 1 of a level whose groups hold gs PEs; the bytes that must
+-- cross between the groups of a level in all, over all their ports)
 local function relay(t, need)
   local best = { us = 0, what = "no remote bytes" }
   local function try(bytes, GBps, what)
@@ -173,13 +222,18 @@ local function relay(t, need)
     try(need.outb and need.outb(p) or 0, bw, string.format("all egress of PE%d", p))
   end
   try(need.total or 0, sum, "all ingress of all PEs")
-  local groups = (t.n + t.sn - 1) // t.sn
-  for g = 0, groups > 1 and groups - 1 or -1 do
-    local size = math.min(t.sn, t.n - g * t.sn)
-    try(need.cut_in and need.cut_in(g, size) or 0, size * t.GBps.rdma,
-      string.format("RDMA NICs into supernode %d", g))
-    try(need.cut_out and need.cut_out(g, size) or 0, size * t.GBps.rdma,
-      string.format("RDMA NICs out of supernode %d", g))
+  for _, lv in ipairs(levels(t)) do
+    local all = 0
+    for first = 0, t.n - 1, lv.size do
+      local size, g = math.min(lv.size, t.n - first), first // lv.size
+      local bw = lv.GBps(first, size)
+      local name = string.format("%s %%s %s %d", lv.what, lv.unit, g)
+      all = all + bw
+      try(need.cut_in and need.cut_in(first, size, lv.size) or 0, bw, name:format("into"))
+      try(need.cut_out and need.cut_out(first, size, lv.size) or 0, bw, name:format("out of"))
+    end
+    try(need.across and need.across((t.n + lv.size - 1) // lv.size) or 0, all,
+      string.format("%s of all %ss", lv.what, lv.unit))
   end
   return best, used
 end
@@ -233,8 +287,8 @@ local function check_args(a, fields, fname)
   end
 end
 
--- the supernode group g of size sz holds PE p?
-local function in_group(t, g, p) return p // t.sn == g end
+-- the group of PEs first .. first + size - 1 holds PE p?
+local function in_group(first, size, p) return p >= first and p < first + size end
 
 ------------------------------------------------------------------------------
 -- one function per op: bound.<op>(profile, args) -> {us=, formula=, family=, ...}
@@ -246,8 +300,8 @@ function M.allgather(p, a)
   return solve(t, "allgather", function() return s end, {
     inb = function() return (n - 1) * s end, outb = function() return s end,
     total = n * (n - 1) * s,
-    cut_in = function(_, size) return (n - size) * s end,
-    cut_out = function(_, size) return size * s end,
+    cut_in = function(_, size) return (n - size) * s end,     -- each outside shard once
+    cut_out = function(_, size) return size * s end,          -- each shard of the group once
   }, function() return (n + 1) * s end)        -- read my shard once, write n shards
 end
 
@@ -258,12 +312,14 @@ function M.reduce_scatter(p, a)
   return solve(t, "reduce_scatter", function() return s end, {
     inb = function() return s end, outb = function() return (n - 1) * s end,
     total = n * (n - 1) * s,
-    cut_in = function(_, size) return size * s end,
-    cut_out = function(_, size) return (n - size) * s end,
+    cut_in = function(_, size) return size * s end,           -- a partial slice per member
+    cut_out = function(_, size) return (n - size) * s end,    -- one per outside PE
   }, function() return (n + 1) * s end)        -- read n slices, write one
 end
 
--- allreduce: args {n_pes=, bytes=}: 2(n-1) transmissions per element at least (relay), or
+-- allreduce: args {n_pes=, bytes=}: 2(n-1) transmissions per element at least (relay: one-way
+-- gossip among n PEs needs 2n - 2 messages, and a sum carries no more than a gossip message),
+-- 2(g-1) between g groups (cards, domains: the same among groups, inside a group free), or
 -- every PE reads every other's vector (direct)
 function M.allreduce(p, a)
   check_args(a, { "n_pes", "bytes" }, "allreduce")
@@ -272,6 +328,7 @@ function M.allreduce(p, a)
     inb = function() return N end, outb = function() return N end,
     total = 2 * (n - 1) * N,
     cut_in = function() return N end, cut_out = function() return N end,
+    across = function(groups) return 2 * (groups - 1) * N end,
   }, function() return 2 * N end)
 end
 
@@ -295,8 +352,8 @@ function M.broadcast(p, a)
     inb = function(q) return q ~= r and N or 0 end,
     outb = function(q) return q == r and N or 0 end,
     total = (n - 1) * N,
-    cut_in = function(g) return in_group(t, g, r) and 0 or N end,
-    cut_out = function(g) return in_group(t, g, r) and N or 0 end,
+    cut_in = function(first, size) return in_group(first, size, r) and 0 or N end,
+    cut_out = function(first, size) return in_group(first, size, r) and N or 0 end,
   }, function(q) return q == r and N or N end)  -- the root reads N, every other PE writes N
 end
 
@@ -310,29 +367,45 @@ function M.p2p(p, a)
 end
 
 -- the distinct (token, destination PE) pairs of a routing: pairs[p][d] = count; remote[p] =
--- tokens of p with a destination other than p; into[g] = tokens from outside supernode g
--- with a destination in it; outof[g] = tokens of g with a destination outside it
-local function token_pairs(R, t)
-  local pairs_, remote, into, outof = {}, {}, {}, {}
-  for g = 0, (R.n_pes - 1) // t.sn do into[g], outof[g] = 0, 0 end
+-- tokens of p with a destination other than p
+local function token_pairs(R)
+  local pairs_, remote = {}, {}
   for p = 0, R.n_pes - 1 do
-    local row, far, home = {}, 0, p // t.sn
+    local row, far = {}, 0
     for d = 0, R.n_pes - 1 do row[d] = 0 end
     for tok = 0, R.tokens - 1 do
-      local seen, groups, any, away = {}, {}, false, false
+      local seen, any = {}, false
       for k = 1, R.topk do
         local d = R.dest[p][tok * R.topk + k]
-        local g = d // t.sn
         if not seen[d] then seen[d] = true; row[d] = row[d] + 1 end
-        if g ~= home and not groups[g] then groups[g] = true; into[g] = into[g] + 1 end
-        any, away = any or d ~= p, away or g ~= home
+        any = any or d ~= p
       end
       if any then far = far + 1 end
-      if away then outof[home] = outof[home] + 1 end
     end
     pairs_[p], remote[p] = row, far
   end
-  return pairs_, remote, into, outof
+  return pairs_, remote
+end
+
+-- the tokens that cross the groups of gs PEs (cards or domains): into[g] = tokens from
+-- outside group g with a destination in it (one row each, whatever the count of its
+-- destinations there: forwarded inside); outof[g] = tokens of g with a destination outside
+local function token_cuts(R, gs)
+  local into, outof = {}, {}
+  for g = 0, (R.n_pes - 1) // gs do into[g], outof[g] = 0, 0 end
+  for p = 0, R.n_pes - 1 do
+    local home = p // gs
+    for tok = 0, R.tokens - 1 do
+      local groups, away = {}, false
+      for k = 1, R.topk do
+        local g = R.dest[p][tok * R.topk + k] // gs
+        if g ~= home and not groups[g] then groups[g] = true; into[g] = into[g] + 1 end
+        away = away or g ~= home
+      end
+      if away then outof[home] = outof[home] + 1 end
+    end
+  end
+  return into, outof
 end
 
 -- MoE traffic: bytes rows of routes R (moe.routes), row = hidden * dtype bytes; back = combine
@@ -343,7 +416,12 @@ local function moe_bound(p, name, a, back)
     error(string.format("bad argument #2 to '%s' (routes of %d PEs expected)", name, a.n_pes), 3)
   end
   local t, row = topology(p, a.n_pes), a.row_bytes
-  local pr, remote, into, outof = token_pairs(R, t)
+  local pr, remote = token_pairs(R)
+  local cuts = {}                               -- token_cuts by group size, once each
+  local function cut(gs)
+    cuts[gs] = cuts[gs] or { token_cuts(R, gs) }
+    return cuts[gs][1], cuts[gs][2]
+  end
   local function tr(x, y) return (back and pr[y][x] or pr[x][y]) * row end
   local sent = {}
   for q = 0, a.n_pes - 1 do
@@ -359,8 +437,14 @@ local function moe_bound(p, name, a, back)
     inb = function(q) return back and remote[q] * row or sent[q].inb end,
     outb = function(q) return back and sent[q].out or remote[q] * row end,
     total = total,
-    cut_in = function(g) return (back and outof[g] or into[g]) * row end,
-    cut_out = function(g) return (back and into[g] or outof[g]) * row end,
+    cut_in = function(first, _, gs)
+      local into, outof = cut(gs)
+      return (back and outof or into)[first // gs] * row
+    end,
+    cut_out = function(first, _, gs)
+      local into, outof = cut(gs)
+      return (back and into or outof)[first // gs] * row
+    end,
   }, function(q) return (R.tokens + R.recv[q]) * row end)   -- my tokens' rows, the routed rows
 end
 
