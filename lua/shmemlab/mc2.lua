@@ -1,0 +1,230 @@
+-- shmemlab.mc2: the plumbing of the CANN ops-transformer mc2 MoE kernels
+-- ported as baselines (ops/mc2/dispatch.lua, ops/mc2/combine.lua): their
+-- receive layout, window geometry, the per-row counting the sender does, the
+-- status flags and the host-side references; the op files keep to a page of
+-- orchestration each.
+--
+-- Layout (MoeDistributeDispatchV2 and MoeDistributeDispatchA2 alike). On PE d
+-- the received rows (expand_x) are ordered by local expert le, then source PE
+-- p, then p's (token, k) index ascending. ep_recv_counts[le * n + p] is the
+-- running total of rows up to and including (le, p); expert_token_nums[le] the
+-- rows of local expert le (int64); expand_idx three int32 per row: source PE,
+-- token, k. The routing is shmemlab.moe's (expert e lives on PE e // per_pe).
+--
+-- Window geometry (A3, v2): a row on the wire is the token (align32(H) bytes
+-- of the wire dtype), a 32-byte block whose first 4 bytes hold the fp32 scale,
+-- and the 12-byte triple (PE, token, k); its slot in the window is that
+-- rounded up to 512 bytes. The window holds one region of local_tokens slots per
+-- (source PE, local expert); the status window one 32-byte block (flag, count)
+-- per (local expert, source PE). Both alternate between two halves from one
+-- launch to the next (the kernel's dataState).
+local lab = require("shmemlab")
+local moe = require("shmemlab.moe")
+local op = require("shmemlab.op")
+
+local mc2 = {}
+
+mc2.STATE = 8                       -- int32 per status block: 32 bytes (STATE_OFFSET)
+mc2.WIN_ALIGN = 512                 -- window slots start 512-byte aligned (WIN_ADDR_ALIGN)
+mc2.IDX = 3                         -- expand_idx: (PE, token, k) (EXPAND_IDX_INFO)
+mc2.FLAG = 1                        -- a status block's flag value once written
+
+local function align(x, a) return (x + a - 1) // a * a end
+mc2.align = align
+
+-- is the machine an A2 (Ascend910B: MoeDistributeDispatchA2 / CombineA2)?
+function mc2.is_a2(c)
+  return c.profile.name == "Ascend910B"
+end
+
+-- SplitToCore: count items over blocks, the first count % blocks one more
+function mc2.split(count, blocks, b)
+  local n, rem = count // blocks, count % blocks
+  local first = n * b
+  if b < rem then return first + b, n + 1 end
+  return first + rem, n
+end
+
+-- the mc2 layout of a routing: per PE d, rows = {{p =, i =}, ...} in expand order,
+-- counts[le * n + p] (rows of (le, p)), recv_counts (running totals), token_nums;
+-- per source p and row i, before[p][i] = p's earlier rows with the same expert
+function mc2.layout(R)
+  local n, per, TK = R.n_pes, R.per_pe, R.tokens * R.topk
+  local L = { rows = {}, counts = {}, recv_counts = {}, token_nums = {}, before = {} }
+  local by = {}                                        -- by[d][le][p] = {i, ...}
+  for d = 0, n - 1 do
+    by[d] = {}
+    for le = 0, per - 1 do
+      by[d][le] = {}
+      for p = 0, n - 1 do by[d][le][p] = {} end
+    end
+  end
+  for p = 0, n - 1 do
+    local seen = {}
+    L.before[p] = {}
+    for i = 1, TK do
+      local e = R.expert[p][i]
+      L.before[p][i] = seen[e] or 0
+      seen[e] = (seen[e] or 0) + 1
+      local list = by[e // per][e % per][p]
+      list[#list + 1] = i
+    end
+  end
+  for d = 0, n - 1 do
+    local rows, counts, run, nums = {}, {}, {}, {}
+    for le = 0, per - 1 do
+      nums[le] = 0
+      for p = 0, n - 1 do
+        for _, i in ipairs(by[d][le][p]) do rows[#rows + 1] = { p = p, i = i } end
+        counts[le * n + p] = #by[d][le][p]
+        run[le * n + p] = #rows
+        nums[le] = nums[le] + #by[d][le][p]
+      end
+    end
+    L.rows[d], L.counts[d], L.recv_counts[d], L.token_nums[d] = rows, counts, run, nums
+  end
+  return L
+end
+
+-- the row geometry of a wire format w (moe.wire): elements per row in UB
+-- (tok + scale block + triple block), elements moved per row (tok + 32 + 12
+-- bytes), the slot stride in the window, the scale's and triple's element offsets
+function mc2.geometry(w, hidden)
+  local es = lab.core.dtype_size(w.dtype)
+  local tok = align(hidden * es, 32)
+  local moved = tok + 32 + 4 * mc2.IDX
+  return { esize = es, ub = (tok + 64) // es, moved = moved // es,
+           slot = align(moved, mc2.WIN_ALIGN) // es, scale_at = tok // es,
+           idx_at = (tok + 32) // es }
+end
+
+-- the int32 triple of a UB row at element offset at
+function mc2.triple(row, at)
+  return row:sub(at, 4 * mc2.IDX // lab.core.dtype_size(row.dtype)):reinterpret("int32")
+end
+
+------------------------------------------------------------------------------
+-- kernel plumbing
+
+-- CalTokenSendExpertCnt over n expert ids: Duplicate, Sub, Abs, Mins, ReduceSum
+-- on the V pipe, then V_S and one GetValue. The lab has no Sub, Mins or
+-- ReduceSum: they are timed as Add, Min and ReduceMax over the same elements
+-- (same dtype size, same repeats). The count itself is the host's (layout).
+function mc2.count_cost(k, u, n)
+  if n <= 0 then return end
+  k:duplicate(u.ca:sub(0, n), 0, n)
+  k:pipe_barrier("V")
+  k:add(u.cb:sub(0, n), u.ca:sub(0, n), u.ca:sub(0, n), n)
+  k:pipe_barrier("V")
+  k:abs(u.ca:sub(0, n), u.cb:sub(0, n), n)
+  k:pipe_barrier("V")
+  k:min(u.cb:sub(0, n), u.ca:sub(0, n), u.ca:sub(0, n), n)
+  k:pipe_barrier("V")
+  k:reduce_max(u.cr, u.cb:sub(0, n), n)
+  k:set_flag("V_S", 0); k:wait_flag("V_S", 0)
+  k:get_value(u.cr, 0)
+end
+
+-- the count UBs: ca, cb (fp32, n elements), cr (8 fp32, backed: GetValue reads it)
+function mc2.count_ub(k, n)
+  local m = align(math.max(n, 8), 64)
+  return { ca = k:ub("fp32", m), cb = k:ub("fp32", m), cr = k:ub("fp32", 8, "backed") }
+end
+
+-- a status block in UB: flag, count, zeros (set with SetValue)
+function mc2.status_ub(k, count)
+  local ub = k:ub("int32", mc2.STATE, "backed")
+  k:set_value(ub, 0, mc2.FLAG)
+  k:set_value(ub, 1, count)
+  for i = 2, mc2.STATE - 1 do k:set_value(ub, i, 0) end
+  return ub
+end
+
+------------------------------------------------------------------------------
+-- setup
+
+-- the state of an mc2 dispatch: routes, wire, layout, geometry, the input, the
+-- window and status window (two halves each), the workspace and the outputs
+function mc2.dispatch_state(m, c)
+  local s = moe.state(c)
+  local R, H, n = s.routes, s.hidden, c.pes
+  local per, cap = R.per_pe, R.max_recv
+  s.wire = moe.wire(c, s)
+  s.layout, s.geo = mc2.layout(R), mc2.geometry(s.wire, H)
+  s.route_table = moe.route_buffer(m, R)
+  s.input = op.fill_input(m:alloc(c.dtype, R.tokens * H, "input"), c.dtype)
+  s.win_half = n * per * R.tokens * s.geo.slot
+  s.win = m:malloc(s.wire.dtype, 2 * s.win_half, "mc2_window")
+  s.state_half = per * n * mc2.STATE
+  s.state = m:malloc("int32", 2 * s.state_half, "mc2_status", "backed"):fill("zero")
+  s.work = m:alloc("int32", c.cores * mc2.STATE, "mc2_workspace")
+  s.x = m:alloc(s.wire.dtype, cap * H, "expand_x"):fill("zero")
+  s.scales = m:alloc("fp32", cap, "dynamic_scales"):fill("zero")
+  s.idx = m:alloc("int32", cap * mc2.IDX, "expand_idx"):fill("zero")
+  s.counts = m:alloc("int32", n * per, "ep_recv_counts"):fill("zero")
+  s.nums = m:malloc("int64", per, "expert_token_nums"):fill("zero")
+  s.expect = mc2.expect_dispatch(m, s)
+  return s
+end
+
+------------------------------------------------------------------------------
+-- host-side references
+
+-- fill an int32 GM buffer per PE from Lua lists list(pe) (0-based values)
+function mc2.fill_int(buf, n_pes, list)
+  for p = 0, n_pes - 1 do
+    local l = list(p)
+    if #l > 0 then buf:on(p):sub(0, #l):fill(l) end
+  end
+end
+
+-- the expected dispatch outputs: expand_x (cap rows of H in the wire dtype),
+-- scales (cap fp32, quantising), idx (cap * 3 int32), counts and token_nums
+function mc2.expect_dispatch(m, s)
+  local R, L, w, H, cap = s.routes, s.layout, s.wire, s.hidden, s.routes.max_recv
+  local n, K = R.n_pes, R.topk
+  local e = { x = m:host(w.dtype, n * cap * H, "expect_x"):fill("zero"),
+              scales = m:host("fp32", n * cap, "expect_scales"):fill("zero"),
+              idx = m:host("int32", n * cap * mc2.IDX, "expect_idx"):fill("zero"),
+              counts = m:host("int32", n * n * R.per_pe, "expect_counts"):fill("zero"),
+              nums = m:host("int64", n * R.per_pe, "expect_nums"):fill("zero") }
+  local tmp = w.quant and m:host("int8", w.row, "quant_row")
+  for d = 0, n - 1 do
+    local idx, cnt, nums = {}, {}, {}
+    for r, row in ipairs(L.rows[d]) do
+      local t, kk = (row.i - 1) // K, (row.i - 1) % K
+      idx[#idx + 1], idx[#idx + 2], idx[#idx + 3] = row.p, t, kk
+      if not m:timing_only() then
+        local x = s.input:on(row.p):sub(t * H, H)
+        local dst = e.x:sub((d * cap + r - 1) * H, H)
+        if w.quant then
+          tmp:sub(0, H):quant_int8(x, e.scales:sub(d * cap + r - 1, 1))
+          dst:copy(tmp:sub(0, H))
+        else dst:copy(x) end
+      end
+    end
+    for j = 0, n * R.per_pe - 1 do cnt[j + 1] = L.recv_counts[d][j] end
+    for le = 0, R.per_pe - 1 do nums[le + 1] = L.token_nums[d][le] end
+    if #idx > 0 then e.idx:sub(d * cap * mc2.IDX, #idx):fill(idx) end
+    e.counts:sub(d * n * R.per_pe, #cnt):fill(cnt)
+    e.nums:sub(d * R.per_pe, #nums):fill(nums)
+  end
+  return e
+end
+
+-- check of an mc2 dispatch: expand_x, (scales), expand_idx, ep_recv_counts and
+-- expert_token_nums on every PE against the references, the first that differs
+function mc2.check_dispatch(_, c, s)
+  local R, e, cap = s.routes, s.expect, s.routes.max_recv
+  local n, per = c.pes, R.per_pe
+  local parts = { { s.x, e.x, cap * s.hidden }, { s.idx, e.idx, cap * mc2.IDX },
+                  { s.counts, e.counts, n * per }, { s.nums, e.nums, per } }
+  if s.wire.quant then table.insert(parts, 2, { s.scales, e.scales, cap }) end
+  for _, part in ipairs(parts) do
+    local wrong, i, pe, x, y = moe.compare(part[1], part[2], part[3], n)
+    if wrong > 0 then return wrong, i, pe, x, y end
+  end
+  return 0
+end
+
+return mc2
