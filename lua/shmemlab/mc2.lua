@@ -167,6 +167,45 @@ function mc2.dispatch_state(m, c)
   return s
 end
 
+-- the state of an mc2 combine: the expert outputs in the mc2 layout (expand_x)
+-- with their expand_idx, the expert scales (weight(k): moe.expert_outputs'
+-- references hold), the window and status window (two halves each), the output
+function mc2.combine_state(m, c)
+  local s = moe.state(c)
+  local R, H, T, K = s.routes, s.hidden, s.routes.tokens, s.routes.topk
+  local cap = R.max_recv
+  s.layout = mc2.layout(R)
+  s.geo = { slot = align(H * s.esize, mc2.WIN_ALIGN) // s.esize }
+  local out
+  out, s.expect = moe.expert_outputs(m, R, c.dtype, cap, c.seed)
+  s.x = m:alloc(c.dtype, cap * H, "expand_x"):fill("zero")
+  s.idx = m:alloc("int32", cap * mc2.IDX, "expand_idx", "backed"):fill("zero")
+  mc2.fill_int(s.idx, c.pes, function(d)
+    local l = {}
+    for _, row in ipairs(s.layout.rows[d]) do
+      l[#l + 1], l[#l + 2], l[#l + 3] = row.p, (row.i - 1) // K, (row.i - 1) % K
+    end
+    return l
+  end)
+  for d = 0, c.pes - 1 do
+    if m:timing_only() then break end
+    for r, row in ipairs(s.layout.rows[d]) do
+      s.x:on(d):sub((r - 1) * H, H):copy(out:on(d):sub(R.slot[row.p][row.i] * H, H))
+    end
+  end
+  local w = {}
+  for i = 1, T * K do w[i] = moe.weight((i - 1) % K) end
+  s.scales = m:alloc("fp32", T * K, "expert_scales", "backed")
+  for p = 0, c.pes - 1 do s.scales:on(p):fill(w) end
+  s.win_half = T * K * s.geo.slot
+  s.win = m:malloc(c.dtype, 2 * s.win_half, "mc2_window")
+  s.state_half = T * K * mc2.STATE
+  s.state = m:malloc("int32", 2 * s.state_half, "mc2_status", "backed"):fill("zero")
+  s.dfx = m:alloc("int32", c.cores, "mc2_dfx")
+  s.output = m:alloc(c.dtype, T * H, "output"):fill("zero")
+  return s
+end
+
 ------------------------------------------------------------------------------
 -- host-side references
 
