@@ -153,17 +153,19 @@ function mc2.dispatch_state(m, c)
   s.layout, s.geo = mc2.layout(R), mc2.geometry(s.wire, H)
   s.route_table = moe.route_buffer(m, R)
   s.input = op.fill_input(m:alloc(c.dtype, R.tokens * H, "input"), c.dtype)
-  s.win_half = n * per * R.tokens * s.geo.slot
-  s.win = m:malloc(s.wire.dtype, 2 * s.win_half, "mc2_window")
-  s.state_half = per * n * mc2.STATE
-  s.state = m:malloc("int32", 2 * s.state_half, "mc2_status", "backed"):fill("zero")
   s.work = m:alloc("int32", c.cores * mc2.STATE, "mc2_workspace")
   s.x = m:alloc(s.wire.dtype, cap * H, "expand_x"):fill("zero")
   s.scales = m:alloc("fp32", cap, "dynamic_scales"):fill("zero")
   s.idx = m:alloc("int32", cap * mc2.IDX, "expand_idx"):fill("zero")
   s.counts = m:alloc("int32", n * per, "ep_recv_counts"):fill("zero")
   s.nums = m:malloc("int64", per, "expert_token_nums"):fill("zero")
+  s.idx_per = cap * mc2.IDX
   s.expect = mc2.expect_dispatch(m, s)
+  s.state_half = per * n * mc2.STATE
+  if mc2.is_a2(c) then return mc2.a2_state(m, c, s) end
+  s.win_half = n * per * R.tokens * s.geo.slot
+  s.win = m:malloc(s.wire.dtype, 2 * s.win_half, "mc2_window")
+  s.state = m:malloc("int32", 2 * s.state_half, "mc2_status", "backed"):fill("zero")
   return s
 end
 
@@ -203,6 +205,47 @@ function mc2.combine_state(m, c)
   s.state = m:malloc("int32", 2 * s.state_half, "mc2_status", "backed"):fill("zero")
   s.dfx = m:alloc("int32", c.cores, "mc2_dfx")
   s.output = m:alloc(c.dtype, T * H, "output"):fill("zero")
+  return s
+end
+
+-- A2 (MoeDistributeDispatchA2) window constants: a source PE's region holds a
+-- status block (STATUS_ENTRY_COUNT int32: the row count of each local expert,
+-- the flag at FLAG_OFFSET), the rows from DATA_OFFSET, and a data flag SKIP_OFFSET
+-- bytes after the last row; FLAG_VALUE = 0xFFFFFFFF
+mc2.A2 = { DATA = 512, SKIP = 512, ENTRIES = 32, FLAG_AT = 24, FLAG = -1, MAX_PER = 24 }
+
+-- the A2 state on top of dispatch_state: row bytes on the wire (hCommuSize), a
+-- region per source PE in window in / window out (two halves each, backed: the
+-- status and flags travel in them), the batch-write items
+function mc2.a2_state(m, c, s)
+  local R, A = s.routes, mc2.A2
+  if R.per_pe > A.MAX_PER then
+    error(string.format("mc2 dispatch: MoeDistributeDispatchA2 takes at most %d experts per "
+      .. "PE (moeExpertNum / epWorldSize), got %d", A.MAX_PER, R.per_pe), 0)
+  end
+  local es = lab.core.dtype_size(s.wire.dtype)
+  if (s.hidden * es) % 32 ~= 0 then
+    error(string.format("mc2 dispatch: MoeDistributeDispatchA2 copies whole 32-byte blocks: "
+      .. "hidden %d x %d bytes is not a multiple of 32", s.hidden, es), 0)
+  end
+  local most = 0
+  for p = 0, c.pes - 1 do
+    for d = 0, c.pes - 1 do most = math.max(most, R.send[p][d]) end
+  end
+  s.row_bytes = s.hidden * es + (s.wire.quant and 32 or 0)
+  s.region = align(A.DATA + most * s.row_bytes + A.SKIP + 32, 32)
+  s.win_half = c.pes * s.region
+  s.win_in = m:malloc("int8", 2 * s.win_half, "mc2_window_in", "backed"):fill("zero")
+  s.win_out = m:malloc("int8", 2 * s.win_half, "mc2_window_out", "backed"):fill("zero")
+  s.items = m:alloc("int32", c.pes * 8, "mc2_batch_write")
+  s.idx_per = R.tokens * R.topk                     -- expand_idx: the row's count in its expert
+  s.idx = m:alloc("int32", s.idx_per, "expand_idx"):fill("zero")
+  s.expect.idx = m:host("int32", c.pes * s.idx_per, "expect_idx"):fill("zero")
+  for p = 0, c.pes - 1 do
+    local l = {}
+    for i = 1, s.idx_per do l[i] = s.layout.before[p][i] end
+    s.expect.idx:sub(p * s.idx_per, s.idx_per):fill(l)
+  end
   return s
 end
 
@@ -256,7 +299,7 @@ end
 function mc2.check_dispatch(_, c, s)
   local R, e, cap = s.routes, s.expect, s.routes.max_recv
   local n, per = c.pes, R.per_pe
-  local parts = { { s.x, e.x, cap * s.hidden }, { s.idx, e.idx, cap * mc2.IDX },
+  local parts = { { s.x, e.x, cap * s.hidden }, { s.idx, e.idx, s.idx_per },
                   { s.counts, e.counts, n * per }, { s.nums, e.nums, per } }
   if s.wire.quant then table.insert(parts, 2, { s.scales, e.scales, cap }) end
   for _, part in ipairs(parts) do

@@ -186,8 +186,284 @@ local function token_nums(k, a)
   k:prof_end(F.FINALIZE)
 end
 
-local function a2_kernel()
-  error("mc2 dispatch: the A2 kernel is not ported yet", 0)
+------------------------------------------------------------------------------
+-- A2: MoeDistributeDispatchA2
+
+local A2 = mc2.A2
+
+-- a view of count elements of dtype at byte off of an int8 window
+local function at(buf, off, count, dtype)
+  return buf:sub(off, count * lab.core.dtype_size(dtype)):reinterpret(dtype)
+end
+
+-- the byte offset of PE r's region in this launch's half
+local function region(a, r) return a.half_win + r * a.region end
+
+-- IndexSort (every core): each row's count within its expert, the per-expert
+-- counts and their running sum, by scalar loops; the last core writes
+-- expand_idx, its own status into its window in, and per PE the status block
+-- and the data flag into that PE's region of its window out
+local function a2_index_sort(k, a, u)
+  local R, n, per, TK = a.routes, k.n_pes, a.routes.per_pe, a.routes.tokens * a.routes.topk
+  k:prof_start(F.LOCAL_COMPUTE)
+  for idx = 0, TK - 1 do
+    local e = k:get_value(u.ids, idx)
+    local slot = (e // per) * A2.ENTRIES + e % per
+    local c = k:get_value(u.st, slot)
+    k:set_value(u.cnt, idx, c)
+    k:set_value(u.st, slot, c + 1)
+  end
+  local run = 0                                                -- expertCumsumTensor_
+  for e = 0, R.experts - 1 do
+    k:set_value(u.cum, e, run)
+    run = run + k:get_value(u.st, (e // per) * A2.ENTRIES + e % per)
+  end
+  k:set_value(u.cum, R.experts, run)
+  k:prof_end(F.LOCAL_COMPUTE)
+  if k.block ~= k.block_num - 1 then return end
+  k:prof_start(F.SIGNAL_WAIT)
+  k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+  k:data_copy_pad(a.idx, u.cnt:sub(0, TK), TK)
+  local me = k.pe * A2.ENTRIES
+  k:data_copy(at(a.win_in, region(a, k.pe), A2.ENTRIES, "int32"), u.st:sub(me, A2.ENTRIES),
+              A2.ENTRIES)
+  for d = 0, n - 1 do
+    local base = region(a, d)
+    k:data_copy(at(a.win_out, base, A2.ENTRIES, "int32"), u.st:sub(d * A2.ENTRIES, A2.ENTRIES),
+                A2.ENTRIES)
+    local rows = a.routes.send[k.pe][d]
+    k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+    k:data_copy_pad(at(a.win_out, base + A2.DATA + rows * a.row_bytes + A2.SKIP, 1, "int32"),
+                    u.flag, 1)
+  end
+  k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)
+  k:prof_end(F.SIGNAL_WAIT)
+end
+
+-- ReorderTokens: the core's share of (token, k), each row (quantised) into its
+-- destination's region of the window out at (expert offset + count), ping-pong
+local function a2_reorder(k, a, u)
+  local R, H, K, per = a.routes, a.hidden, a.routes.topk, a.routes.per_pe
+  local first, cnt = mc2.split(R.tokens * K, k.block_num, k.block)
+  local wd, rw = a.wire.dtype, a.row_bytes // lab.core.dtype_size(a.wire.dtype)
+  for idx = first, first + cnt - 1 do
+    local b = idx % 2
+    k:prof_start(F.LOCAL_COMPUTE)
+    local e = k:get_value(u.ids, idx)
+    local d = e // per
+    local off = k:get_value(u.cum, e) - k:get_value(u.cum, d * per) + k:get_value(u.cnt, idx)
+    k:prof_end(F.LOCAL_COMPUTE)
+    k:prof_start(F.COPY_IN)
+    if idx - first >= 2 then k:wait_flag(a.wire.quant and "V_MTE2" or "MTE3_MTE2", b) end
+    k:data_copy(a.wire.quant and u.x[b] or u.o[b]:sub(0, H), a.input:sub((idx // K) * H, H), H)
+    k:prof_end(F.COPY_IN)
+    k:prof_start(F.LOCAL_COMPUTE)
+    if a.wire.quant then                                       -- QuantProcess
+      k:set_flag("MTE2_V", b); k:wait_flag("MTE2_V", b)
+      local scale = moe.quantise(k, u.o[b]:sub(0, H), u.x[b], u, H)
+      k:set_flag("V_MTE2", b)
+      k:set_value(u.o[b]:sub(H, 4):reinterpret("fp32"), 0, scale)
+      k:set_flag("V_MTE3", b); k:wait_flag("V_MTE3", b)
+      k:set_flag("S_MTE3", b); k:wait_flag("S_MTE3", b)
+    else
+      k:set_flag("MTE2_MTE3", b); k:wait_flag("MTE2_MTE3", b)
+    end
+    k:prof_end(F.LOCAL_COMPUTE)
+    k:prof_start(F.COPY_IN)
+    k:data_copy(at(a.win_out, region(a, d) + A2.DATA + off * a.row_bytes, rw, wd), u.o[b], rw)
+    if not a.wire.quant then k:set_flag("MTE3_MTE2", b) end
+    k:prof_end(F.COPY_IN)
+  end
+  for idx = math.max(first, first + cnt - 2), first + cnt - 1 do
+    k:wait_flag(a.wire.quant and "V_MTE2" or "MTE3_MTE2", idx % 2)
+  end
+end
+-- SendToMoeExpert: the batch-write items (cores split the PEs), SyncAll; core 0
+-- posts one RDMA write per other PE (HCCL BatchWrite: status + rows + data flag
+-- of that PE's region of the window out into this PE's region of its window in);
+-- the last core copies its own region row by row and sets its data flag
+local function a2_send(k, a, u)
+  local R, n = a.routes, k.n_pes
+  local first, cnt = mc2.split(n, k.block_num, k.block)
+  k:prof_start(F.REMOTE_PUT_GET)
+  for d = first, first + cnt - 1 do                            -- ConstructBatchWriteInfo
+    for j = 0, 4 do k:set_value(u.item, (d - first) * 8 + j, d) end
+  end
+  if cnt > 0 then
+    k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+    k:data_copy(a.items:sub(first * 8, cnt * 8), u.item:sub(0, cnt * 8), cnt * 8)
+  end
+  k:pipe_barrier("ALL")
+  k:sync_all()
+  local mine = region(a, k.pe)
+  if k.block == 0 then
+    for d = 0, n - 1 do
+      local bytes = A2.DATA + R.send[k.pe][d] * a.row_bytes + 4 + A2.SKIP
+      if d ~= k.pe then
+        k:roce_put_nbi(a.win_in:sub(mine, bytes), a.win_out:sub(region(a, d), bytes), u.wqe,
+                       bytes, d)
+      end
+    end
+  end
+  if k.block == k.block_num - 1 then                           -- the PE's own rows
+    local rows, b = R.send[k.pe][k.pe], 0
+    for r = 0, rows - 1 do
+      b = r % 2
+      if r >= 2 then k:wait_flag("MTE3_MTE2", b) end
+      local off = mine + A2.DATA + r * a.row_bytes
+      k:data_copy(u.raw[b], a.win_out:sub(off, a.row_bytes), a.row_bytes)
+      k:set_flag("MTE2_MTE3", b); k:wait_flag("MTE2_MTE3", b)
+      k:data_copy(a.win_in:sub(off, a.row_bytes), u.raw[b], a.row_bytes)
+      k:set_flag("MTE3_MTE2", b)
+    end
+    for r = math.max(0, rows - 2), rows - 1 do k:wait_flag("MTE3_MTE2", r % 2) end
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    k:p(at(a.win_in, mine + A2.DATA + rows * a.row_bytes + A2.SKIP, 1, "int32"), A2.FLAG, k.pe)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- WaitDispatch: the cores split the source PEs; per PE poll its status flag,
+-- read its counts, poll the data flag behind its rows and clear it; SyncAll
+local function a2_wait(k, a, u)
+  local per = a.routes.per_pe
+  local first, cnt = mc2.split(k.n_pes, k.block_num, k.block)
+  k:prof_start(F.SIGNAL_WAIT)
+  for r = first, first + cnt - 1 do
+    local base = region(a, r)
+    k:wait_signal_value(at(a.win_in, base + 4 * A2.FLAG_AT, 8, "int32"), u.poll, 8, CMP_EQ,
+                        A2.FLAG)
+    k:data_copy(u.st:sub(r * A2.ENTRIES, A2.ENTRIES), at(a.win_in, base, A2.ENTRIES, "int32"),
+                A2.ENTRIES)
+    k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
+    local rows = 0
+    for le = 0, per - 1 do rows = rows + k:get_value(u.st, r * A2.ENTRIES + le) end
+    local flag = at(a.win_in, base + A2.DATA + rows * a.row_bytes + A2.SKIP, 8, "int32")
+    k:wait_signal_value(flag, u.poll, 8, CMP_EQ, A2.FLAG)
+    k:p(flag:sub(0, 1), 0, k.pe)
+  end
+  k:sync_all()
+  k:prof_end(F.SIGNAL_WAIT)
+end
+
+-- GetStatusCumSum (every core): every status block read (one copy per block:
+-- the lab has no strided DataCopyPad), the running sums on V (Add per PE,
+-- GatherMask timed as Muls, Adds per expert); the last core writes
+-- expert_token_nums and ep_recv_counts
+local function a2_cumsum(k, a, u)
+  local R, L, n, per = a.routes, a.layout, k.n_pes, a.routes.per_pe
+  for r = 0, n - 1 do
+    k:data_copy(u.rst:sub(r * A2.ENTRIES, A2.ENTRIES),
+                at(a.win_in, region(a, r), A2.ENTRIES, "int32"), A2.ENTRIES)
+  end
+  k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
+  for r = 1, n - 1 do k:add(u.vs:sub(0, per), u.vs:sub(0, per), u.vs:sub(0, per), per) end
+  for _ = 0, per - 1 do
+    k:muls(u.vs:sub(0, n), u.vs:sub(0, n), 1, n)
+    k:add(u.vs:sub(0, n), u.vs:sub(0, n), u.vs:sub(0, n), n)
+    k:set_flag("V_S", 0); k:wait_flag("V_S", 0)
+  end
+  if k.block ~= k.block_num - 1 then return end
+  for le = 0, per - 1 do k:set_value(u.nums, le, L.token_nums[k.pe][le]) end
+  for j = 0, n * per - 1 do k:set_value(u.counts, j, L.recv_counts[k.pe][j]) end
+  k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+  k:data_copy_pad(a.nums, u.nums:sub(0, per), per)
+  k:data_copy_pad(a.counts, u.counts:sub(0, n * per), n * per)
+end
+
+-- LocalWindowCopy: the cores split the source PEs; per (PE, local expert) the
+-- rows window in -> UB -> expand_x at their running offset, the scales gathered
+-- in UB and written once per (PE, expert)
+local function a2_copy_out(k, a, u)
+  local L, H, n, per = a.layout, a.hidden, k.n_pes, a.routes.per_pe
+  k:prof_start(F.FINALIZE)
+  a2_cumsum(k, a, u)
+  local first, cnt = mc2.split(n, k.block_num, k.block)
+  for r = first, first + cnt - 1 do
+    local data = region(a, r) + A2.DATA
+    for le = 0, per - 1 do
+      local c = k:get_value(u.rst, r * A2.ENTRIES + le)
+      local off = L.recv_counts[k.pe][le * n + r] - c
+      for j = 0, c - 1 do
+        local b = j % 2
+        if j >= 2 then k:wait_flag("MTE3_MTE2", b) end
+        k:data_copy(u.raw[b], a.win_in:sub(data + j * a.row_bytes, a.row_bytes), a.row_bytes)
+        k:set_flag("MTE2_MTE3", b)
+        if a.wire.quant then
+          k:pipe_barrier("ALL")
+          k:set_value(u.dyn, j, k:get_value(u.raw[b]:sub(H, 4):reinterpret("fp32"), 0))
+          k:pipe_barrier("ALL")
+        end
+        k:wait_flag("MTE2_MTE3", b)
+        k:data_copy(a.x:sub((off + j) * H, H), at(u.raw[b], 0, H, a.wire.dtype), H)
+        k:set_flag("MTE3_MTE2", b)
+      end
+      for j = math.max(0, c - 2), c - 1 do k:wait_flag("MTE3_MTE2", j % 2) end
+      data = data + c * a.row_bytes
+      k:pipe_barrier("ALL")
+      if a.wire.quant and c > 0 then k:data_copy_pad(a.scales:sub(off, c), u.dyn:sub(0, c), c) end
+    end
+  end
+  k:prof_end(F.FINALIZE)
+end
+
+-- after a SyncAll core 0 clears every status block of this half
+local function a2_clear(k, a, u)
+  k:prof_start(F.SIGNAL_WAIT)
+  k:sync_all()
+  if k.block == 0 then
+    k:duplicate(u.zero, 0, A2.ENTRIES)
+    k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
+    for r = 0, k.n_pes - 1 do
+      k:data_copy(at(a.win_in, region(a, r), A2.ENTRIES, "int32"), u.zero, A2.ENTRIES)
+    end
+  end
+  k:prof_end(F.SIGNAL_WAIT)
+end
+
+-- the UB of an A2 core (scalar tables backed: the kernel reads them back)
+local function a2_ub(k, a)
+  local R, n, H, TK = a.routes, k.n_pes, a.hidden, a.routes.tokens * a.routes.topk
+  local wd, rw = a.wire.dtype, a.row_bytes // lab.core.dtype_size(a.wire.dtype)
+  local al = mc2.align
+  local u = { ids = k:ub("int32", al(TK, 8), "backed"), cnt = k:ub("int32", al(TK, 8), "backed"),
+              st = k:ub("int32", n * A2.ENTRIES, "backed"), rst = k:ub("int32", n * A2.ENTRIES, "backed"),
+              cum = k:ub("int32", al(R.experts + 1, 8), "backed"), flag = k:ub("int32", 8, "backed"),
+              poll = k:ub("int32", 8, "backed"), zero = k:ub("int32", A2.ENTRIES),
+              item = k:ub("int32", al(n, 8) * 8), wqe = k:ub("int32", 16),
+              vs = k:ub("int32", al(math.max(n, R.per_pe), 64)),
+              nums = k:ub("int64", al(R.per_pe, 4), "backed"),
+              counts = k:ub("int32", al(n * R.per_pe, 8), "backed"),
+              dyn = k:ub("fp32", al(R.tokens, 8), "backed"), x = {}, o = {}, raw = {} }
+  for b = 0, 1 do
+    u.x[b] = k:ub(a.dtype, al(H, 16))
+    u.o[b] = k:ub(wd, rw)
+    u.raw[b] = k:ub("int8", a.row_bytes)
+  end
+  if a.wire.quant then
+    local Fs = moe.stride(H, 4)
+    u.f, u.t, u.r = k:ub("fp32", Fs), k:ub("fp32", Fs), k:ub("fp32", 8, "backed")
+  end
+  return u
+end
+
+local function a2_kernel(k, a)
+  local u = a2_ub(k, a)
+  local TK, n = a.routes.tokens * a.routes.topk, k.n_pes
+  k:prof_start(F.COPY_IN)
+  k:data_copy_pad(u.ids:sub(0, TK), a.route_table, TK)
+  k:duplicate(u.st, 0, n * A2.ENTRIES)
+  k:duplicate(u.flag, A2.FLAG, 8)
+  k:set_flag("V_S", 0); k:wait_flag("V_S", 0)
+  for d = 0, n - 1 do k:set_value(u.st, d * A2.ENTRIES + A2.FLAG_AT, A2.FLAG) end
+  k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
+  k:prof_end(F.COPY_IN)
+  a2_index_sort(k, a, u)
+  a2_reorder(k, a, u)
+  a2_send(k, a, u)
+  a2_wait(k, a, u)
+  a2_copy_out(k, a, u)
+  a2_clear(k, a, u)
 end
 
 local function v2_kernel(k, a)
