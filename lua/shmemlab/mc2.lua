@@ -199,12 +199,49 @@ function mc2.combine_state(m, c)
   for i = 1, T * K do w[i] = moe.weight((i - 1) % K) end
   s.scales = m:alloc("fp32", T * K, "expert_scales", "backed")
   for p = 0, c.pes - 1 do s.scales:on(p):fill(w) end
+  s.output = m:alloc(c.dtype, T * H, "output"):fill("zero")
+  if mc2.is_a2(c) then return mc2.a2_combine_state(m, c, s) end
   s.win_half = T * K * s.geo.slot
   s.win = m:malloc(c.dtype, 2 * s.win_half, "mc2_window")
   s.state_half = T * K * mc2.STATE
   s.state = m:malloc("int32", 2 * s.state_half, "mc2_status", "backed"):fill("zero")
   s.dfx = m:alloc("int32", c.cores, "mc2_dfx")
-  s.output = m:alloc(c.dtype, T * H, "output"):fill("zero")
+  return s
+end
+
+-- the A2 combine state (MoeDistributeCombineA2) on top of combine_state: the
+-- inputs dispatch A2 leaves (expand_idx: each row's count in its expert on the
+-- source PE; ep_send_counts: the running totals on the expert PE), the expert
+-- ids, a region per expert PE in window in / out (two halves, backed: the flag
+-- after the rows travels in them), the workspace of the per-expert counts
+function mc2.a2_combine_state(m, c, s)
+  local R, L, n = s.routes, s.layout, c.pes
+  local TK, E = R.tokens * R.topk, R.experts
+  s.a2_idx = m:alloc("int32", TK, "expand_idx_a2", "backed")
+  mc2.fill_int(s.a2_idx, n, function(p)
+    local l = {}
+    for i = 1, TK do l[i] = L.before[p][i] end
+    return l
+  end)
+  s.send_counts = m:alloc("int32", align(E, 8), "ep_send_counts", "backed"):fill("zero")
+  mc2.fill_int(s.send_counts, n, function(d)
+    local l = {}
+    for j = 0, n * R.per_pe - 1 do l[j + 1] = L.recv_counts[d][j] end
+    return l
+  end)
+  s.route_table = moe.route_buffer(m, R)
+  local most = 0
+  for p = 0, n - 1 do
+    for d = 0, n - 1 do most = math.max(most, R.send[p][d]) end
+  end
+  s.row_bytes = s.hidden * s.esize
+  s.region = align(most * s.row_bytes + mc2.A2C.SKIP + 64, 32)
+  s.win_half = n * s.region
+  s.win_in = m:malloc("int8", 2 * s.win_half, "mc2_window_in", "backed"):fill("zero")
+  s.win_out = m:malloc("int8", 2 * s.win_half, "mc2_window_out", "backed"):fill("zero")
+  s.items = m:alloc("int32", n * 8, "mc2_batch_write")
+  s.recv_count = m:alloc("int32", align(E, 8), "mc2_expert_recv_count", "backed")
+  s.win_offset = m:alloc("int32", align(E, 8), "mc2_expert_window_offset", "backed")
   return s
 end
 
@@ -213,6 +250,8 @@ end
 -- the flag at FLAG_OFFSET), the rows from DATA_OFFSET, and a data flag SKIP_OFFSET
 -- bytes after the last row; FLAG_VALUE = 0xFFFFFFFF
 mc2.A2 = { DATA = 512, SKIP = 512, ENTRIES = 32, FLAG_AT = 24, FLAG = -1, MAX_PER = 24 }
+-- A2 combine (MoeDistributeCombineA2): the flag SKIP_OFFSET bytes after a region's rows
+mc2.A2C = { SKIP = 32, FLAG = -1 }
 
 -- the A2 state on top of dispatch_state: row bytes on the wire (hCommuSize), a
 -- region per source PE in window in / window out (two halves each, backed: the
