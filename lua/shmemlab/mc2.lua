@@ -107,7 +107,7 @@ end
 -- kernel plumbing
 
 -- CalTokenSendExpertCnt over n expert ids: Duplicate, Sub, Abs, Mins, ReduceSum
--- on the V pipe, then V_S and one GetValue. The lab has no Sub, Mins or
+-- on the V pipe, then V_S, one GetValue, S_V. The lab has no Sub, Mins or
 -- ReduceSum: they are timed as Add, Min and ReduceMax over the same elements
 -- (same dtype size, same repeats). The count itself is the host's (layout).
 function mc2.count_cost(k, u, n)
@@ -123,6 +123,7 @@ function mc2.count_cost(k, u, n)
   k:reduce_max(u.cr, u.cb:sub(0, n), n)
   k:set_flag("V_S", 0); k:wait_flag("V_S", 0)
   k:get_value(u.cr, 0)
+  k:set_flag("S_V", 0); k:wait_flag("S_V", 0)
 end
 
 -- the count UBs: ca, cb (fp32, n elements), cr (8 fp32, backed: GetValue reads it)
@@ -138,6 +139,15 @@ function mc2.status_ub(k, count)
   k:set_value(ub, 1, count)
   for i = 2, mc2.STATE - 1 do k:set_value(ub, i, 0) end
   return ub
+end
+
+-- one HCCL BatchWrite item (32 bytes) in UB at item j: three u64 (source,
+-- destination, length) and two u32 (data type, rank), five scalar stores
+function mc2.batch_item(k, ub, j, value)
+  local w = ub:sub(j * 8, 6):reinterpret("int64")
+  for i = 0, 2 do k:set_value(w, i, value) end
+  k:set_value(ub, j * 8 + 6, value)
+  k:set_value(ub, j * 8 + 7, value)
 end
 
 ------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ local function send_back(k, a)
                   cnt * mc2.IDX)
   local st = k:ub("int32", mc2.STATE, "backed")
   k:duplicate(st, mc2.FLAG, mc2.STATE)
+  k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
   k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
   k:prof_end(F.COPY_IN)
   local rows = { [0] = k:ub(a.dtype, a.stride), [1] = k:ub(a.dtype, a.stride) }
@@ -78,6 +79,7 @@ local function combine_tokens(k, a)
               out = k:ub(a.dtype, a.stride) }
   k:prof_start(F.COPY_IN)
   k:duplicate(u.zero, 0, K * mc2.STATE)
+  k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
   k:data_copy_pad(u.sc:sub(0, T * K), a.scales, T * K)
   k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
   k:prof_end(F.COPY_IN)
@@ -152,7 +154,7 @@ local function a2_send(k, a, u)
     for r = math.max(0, row - 2), row - 1 do k:wait_flag("MTE3_MTE2", r % 2) end
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     k:p(at(a.win_out, out + row * a.row_bytes + C.SKIP, 1, "int32"), C.FLAG, k.pe)
-    for i = 0, 4 do k:set_value(u.item, (d - first) * 8 + i, row) end
+    mc2.batch_item(k, u.item, d - first, row)
     rows[d] = row
   end
   if cnt > 0 then
@@ -160,6 +162,7 @@ local function a2_send(k, a, u)
     k:data_copy(a.items:sub(first * 8, cnt * 8), u.item:sub(0, cnt * 8), cnt * 8)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
   end
+  k:fence()                                  -- the flags' dcci: S's stores out before the DMA reads
   k:prof_end(F.COPY_IN)
   k:prof_start(F.REMOTE_PUT_GET)
   k:sync_all()
@@ -193,7 +196,7 @@ end
 -- the ids, atomic add into the workspace), per-PE window offsets of each expert
 -- (prefix sums, the cores split the PEs), read back by every core
 local function a2_preload(k, a, u)
-  local R, per, E, TK = a.routes, a.routes.per_pe, a.routes.experts, a.routes.tokens * a.routes.topk
+  local per, E, TK = a.routes.per_pe, a.routes.experts, a.routes.tokens * a.routes.topk
   local Ea = mc2.align(E, 8)
   k:prof_start(F.LOCAL_COMPUTE)
   k:data_copy(u.ids:sub(0, mc2.align(TK, 8)), a.route_table:sub(0, TK), TK)
@@ -310,7 +313,7 @@ end
 return require("shmemlab.op").define {
   name = "mc2_combine",
   collective = "combine",
-  title = "CANN mc2 MoeDistributeCombineV2 (ported)",
+  title = "CANN mc2 MoeDistributeCombine (ported)",
   dtypes = { "bf16", "fp16" },
   unused = {},
 

@@ -49,6 +49,8 @@ local function v2_ub(k, a)
     local Fs = moe.stride(a.hidden, 4)
     u.f, u.t, u.r = k:ub("fp32", Fs), k:ub("fp32", Fs), k:ub("fp32", 8, "backed")
   end
+  for b = 0, 1 do k:duplicate(u.o[b], 0, #u.o[b]) end       -- the rows' pads go out as zeros
+  k:pipe_barrier("ALL")
   return u
 end
 
@@ -140,9 +142,11 @@ local function copy_out(k, a, u, first, cnt, ubs)
   if cnt == 0 then return end
   local R, L, g, H, n = a.routes, a.layout, a.geo, a.hidden, k.n_pes
   k:prof_start(F.FINALIZE)
-  local sums = k:ub("int32", mc2.align(k.block_num * mc2.STATE, 8))  -- GetCumSum
-  k:data_copy(sums, a.work:sub(0, k.block_num * mc2.STATE), k.block_num * mc2.STATE)
-  k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
+  if k.block > 0 then                                          -- GetCumSum: the cores before
+    local sums = k:ub("int32", k.block * mc2.STATE)
+    k:data_copy(sums, a.work:sub(0, k.block * mc2.STATE), k.block * mc2.STATE)
+    k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
+  end
   local begin = first > 0 and L.recv_counts[k.pe][first - 1] or 0
   local out, row = k:ub("int32", mc2.align(cnt, 8), "backed"), 0
   for j = first, first + cnt - 1 do
@@ -287,7 +291,7 @@ local function a2_send(k, a, u)
   local first, cnt = mc2.split(n, k.block_num, k.block)
   k:prof_start(F.REMOTE_PUT_GET)
   for d = first, first + cnt - 1 do                            -- ConstructBatchWriteInfo
-    for j = 0, 4 do k:set_value(u.item, (d - first) * 8 + j, d) end
+    mc2.batch_item(k, u.item, d - first, d)
   end
   if cnt > 0 then
     k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
@@ -306,9 +310,9 @@ local function a2_send(k, a, u)
     end
   end
   if k.block == k.block_num - 1 then                           -- the PE's own rows
-    local rows, b = R.send[k.pe][k.pe], 0
+    local rows = R.send[k.pe][k.pe]
     for r = 0, rows - 1 do
-      b = r % 2
+      local b = r % 2
       if r >= 2 then k:wait_flag("MTE3_MTE2", b) end
       local off = mine + A2.DATA + r * a.row_bytes
       k:data_copy(u.raw[b], a.win_out:sub(off, a.row_bytes), a.row_bytes)
@@ -351,13 +355,14 @@ end
 -- GatherMask timed as Muls, Adds per expert); the last core writes
 -- expert_token_nums and ep_recv_counts
 local function a2_cumsum(k, a, u)
-  local R, L, n, per = a.routes, a.layout, k.n_pes, a.routes.per_pe
+  local L, n, per = a.layout, k.n_pes, a.routes.per_pe
   for r = 0, n - 1 do
     k:data_copy(u.rst:sub(r * A2.ENTRIES, A2.ENTRIES),
                 at(a.win_in, region(a, r), A2.ENTRIES, "int32"), A2.ENTRIES)
   end
   k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
-  for r = 1, n - 1 do k:add(u.vs:sub(0, per), u.vs:sub(0, per), u.vs:sub(0, per), per) end
+  k:duplicate(u.vs, 0, #u.vs)                   -- the UB -> UB gather of the counts, timed on V
+  for _ = 1, n - 1 do k:add(u.vs:sub(0, per), u.vs:sub(0, per), u.vs:sub(0, per), per) end
   for _ = 0, per - 1 do
     k:muls(u.vs:sub(0, n), u.vs:sub(0, n), 1, n)
     k:add(u.vs:sub(0, n), u.vs:sub(0, n), u.vs:sub(0, n), n)
@@ -439,7 +444,9 @@ local function a2_ub(k, a)
     u.x[b] = k:ub(a.dtype, al(H, 16))
     u.o[b] = k:ub(wd, rw)
     u.raw[b] = k:ub("int8", a.row_bytes)
+    k:duplicate(u.o[b], 0, rw)                                 -- the scale pads go out as zeros
   end
+  k:pipe_barrier("ALL")
   if a.wire.quant then
     local Fs = moe.stride(H, 4)
     u.f, u.t, u.r = k:ub("fp32", Fs), k:ub("fp32", Fs), k:ub("fp32", 8, "backed")
