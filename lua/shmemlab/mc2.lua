@@ -126,6 +126,35 @@ function mc2.count_cost(k, u, n)
   k:set_flag("S_V", 0); k:wait_flag("S_V", 0)
 end
 
+local function f32(x) return (string.unpack("<f", string.pack("<f", x))) end
+
+-- QuantProcess of the v2 and A2 kernels (dynamic quant, no smooth scales): x
+-- (hidden elements) -> INT8 q; u.f, u.t fp32 rows, u.r 8 backed fp32. Cast to
+-- fp32, Abs, the row max (the kernels' Max tree + WholeReduceMax, timed as one
+-- ReduceMax), V_S, GetValue, inv = 127 / max (fp32), S_V, Muls; then the
+-- kernels' three casts: fp32 -> int32 (CAST_RINT), int32 -> fp16, fp16 -> int8
+-- (CAST_TRUNC), PipeBarrier(V) between dependent ops. Returns the scale 1 / inv.
+function mc2.quantise(k, q, x, u, hidden)
+  local f, t = u.f:sub(0, hidden), u.t:sub(0, hidden)
+  k:cast(f, x, hidden)
+  k:pipe_barrier("V")
+  k:abs(t, f, hidden)
+  k:pipe_barrier("V")
+  k:reduce_max(u.r, t, hidden)
+  k:set_flag("V_S", 0); k:wait_flag("V_S", 0)
+  local inv = f32(127 / k:get_value(u.r, 0))
+  k:set_flag("S_V", 0); k:wait_flag("S_V", 0)
+  k:muls(f, f, inv, hidden)
+  k:pipe_barrier("V")
+  local i32, h16 = u.t:reinterpret("int32"):sub(0, hidden), u.f:reinterpret("fp16"):sub(0, hidden)
+  k:cast(i32, f, hidden, "rint")
+  k:pipe_barrier("V")
+  k:cast(h16, i32, hidden)
+  k:pipe_barrier("V")
+  k:cast(q, h16, hidden, "trunc")
+  return f32(1 / inv)
+end
+
 -- the count UBs: ca, cb (fp32, n elements), cr (8 fp32, backed: GetValue reads it)
 function mc2.count_ub(k, n)
   local m = align(math.max(n, 8), 64)

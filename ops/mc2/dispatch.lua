@@ -72,7 +72,7 @@ local function send_rows(k, a, u)
     k:prof_end(F.COPY_IN)
     k:prof_start(F.LOCAL_COMPUTE)
     if a.wire.quant then                                       -- QuantProcess
-      local scale = moe.quantise(k, u.o[b]:sub(0, H), u.x[b], u, H)
+      local scale = mc2.quantise(k, u.o[b]:sub(0, H), u.x[b], u, H)
       k:set_value(u.o[b]:sub(g.scale_at, 4):reinterpret("fp32"), 0, scale)
       k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
     end
@@ -111,34 +111,35 @@ local function set_status(k, a, u)
   k:prof_end(F.SIGNAL_WAIT)
 end
 
--- 3. WaitDispatch: poll the core's status blocks, clear them, post the row total
+-- 3. WaitDispatch: poll the core's status blocks (into one UB), clear their
+-- flags (the masked Duplicate, timed as one SetValue per block: the lab has no
+-- masked Duplicate) and write the blocks back, post the row total; SyncAll
 local function wait_status(k, a)
   local first, cnt = mc2.split(a.routes.per_pe * k.n_pes, k.block_num, k.block)
-  local ubs, total = {}, 0
+  local S = mc2.STATE
+  local st, total = k:ub("int32", math.max(cnt, 1) * S, "backed"), 0
   k:prof_start(F.SIGNAL_WAIT)
-  for j = first, first + cnt - 1 do
-    ubs[j] = k:ub("int32", mc2.STATE, "backed")
-    k:wait_signal_value(a.state:sub(a.half_state + j * mc2.STATE, mc2.STATE), ubs[j],
-                        mc2.STATE, CMP_EQ, mc2.FLAG)
-    total = total + k:get_value(ubs[j], 1)
+  for j = 0, cnt - 1 do
+    k:wait_signal_value(a.state:sub(a.half_state + (first + j) * S, S), st:sub(j * S, S), S,
+                        CMP_EQ, mc2.FLAG)
+    total = total + k:get_value(st, j * S + 1)
   end
   if cnt > 0 then                                              -- WaitDispatchClearStatus
-    local z = k:ub("int32", cnt * mc2.STATE)
-    k:duplicate(z, 0, cnt * mc2.STATE)
+    for j = 0, cnt - 1 do k:set_value(st, j * S, 0) end
+    k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+    k:data_copy(a.state:sub(a.half_state + first * S, cnt * S), st:sub(0, cnt * S), cnt * S)
+    local w = k:ub("int32", S, "backed")                       -- SyncCntOnCore
+    k:duplicate(w, total, S)
     k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
-    k:data_copy(a.state:sub(a.half_state + first * mc2.STATE, cnt * mc2.STATE), z, cnt * mc2.STATE)
-    local w = k:ub("int32", mc2.STATE, "backed")               -- SyncCntOnCore
-    k:duplicate(w, total, mc2.STATE)
-    k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
-    k:data_copy(a.work:sub(k.block * mc2.STATE, mc2.STATE), w, mc2.STATE)
+    k:data_copy(a.work:sub(k.block * S, S), w, S)
   end
   k:sync_all()
   k:prof_end(F.SIGNAL_WAIT)
-  return first, cnt, ubs
+  return first, cnt, st
 end
 
 -- 4. LocalWindowCopy: the core's blocks' rows window -> UB -> the outputs
-local function copy_out(k, a, u, first, cnt, ubs)
+local function copy_out(k, a, u, first, cnt, st)
   if cnt == 0 then return end
   local R, L, g, H, n = a.routes, a.layout, a.geo, a.hidden, k.n_pes
   k:prof_start(F.FINALIZE)
@@ -150,7 +151,7 @@ local function copy_out(k, a, u, first, cnt, ubs)
   local begin = first > 0 and L.recv_counts[k.pe][first - 1] or 0
   local out, row = k:ub("int32", mc2.align(cnt, 8), "backed"), 0
   for j = first, first + cnt - 1 do
-    local c = k:get_value(ubs[j], 1)
+    local c = k:get_value(st, (j - first) * mc2.STATE + 1)
     local p, le = j % n, j // n
     local base = a.half_win + (p * R.per_pe + le) * R.tokens * g.slot
     for r = 0, c - 1 do
@@ -264,7 +265,7 @@ local function a2_reorder(k, a, u)
     k:prof_start(F.LOCAL_COMPUTE)
     if a.wire.quant then                                       -- QuantProcess
       k:set_flag("MTE2_V", b); k:wait_flag("MTE2_V", b)
-      local scale = moe.quantise(k, u.o[b]:sub(0, H), u.x[b], u, H)
+      local scale = mc2.quantise(k, u.o[b]:sub(0, H), u.x[b], u, H)
       k:set_flag("V_MTE2", b)
       k:set_value(u.o[b]:sub(H, 4):reinterpret("fp32"), 0, scale)
       k:set_flag("V_MTE3", b); k:wait_flag("V_MTE3", b)
@@ -482,8 +483,8 @@ local function v2_kernel(k, a)
   k:prof_end(F.COPY_IN)
   send_rows(k, a, u)
   set_status(k, a, u)
-  local first, cnt, ubs = wait_status(k, a)
-  copy_out(k, a, u, first, cnt, ubs)
+  local first, cnt, st = wait_status(k, a)
+  copy_out(k, a, u, first, cnt, st)
   token_nums(k, a)
 end
 
