@@ -54,6 +54,18 @@ describe("mc2 baselines", function()
     end
   end
 
+  it("are clean under --tool all (memcheck, racecheck, synccheck, initcheck)", function()
+    for _, soc in ipairs(SOCS) do
+      for _, case in ipairs({ { DISPATCH, "int8" }, { DISPATCH, "bf16" }, { COMBINE } }) do
+        local r = run(case[1], { soc = soc, pes = 4, dispatch_dtype = case[2], check = "all" })
+        local what = soc .. " " .. case[1] .. " " .. tostring(case[2])
+        exact(r, what)
+        assert.is_not_nil(r.shmem.sanitizer, what .. ": not a checked run")
+        assert.are.equal(0, r.shmem.sanitizer.errors, what .. ": " .. r.shmem.sanitizer.text)
+      end
+    end
+  end)
+
   it("stay exact over launches (the window halves alternate)", function()
     for _, soc in ipairs(SOCS) do
       exact(run(DISPATCH, { soc = soc, pes = 3, dispatch_dtype = "int8", warmup = 2, iters = 3 }),
