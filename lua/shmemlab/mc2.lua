@@ -155,6 +155,28 @@ function mc2.quantise(k, q, x, u, hidden)
   return f32(1 / inv)
 end
 
+-- InitWinState of the v2 kernels (every core, every launch): the core's
+-- 32-byte data-state block (buf, 8 int32 per core) read, the half flipped, the
+-- rank, sizes and op count set on the S pipe, written back
+function mc2.init_win_state(k, buf)
+  local ub, at = k:ub("int32", 8, "backed"), buf:sub(k.block * 8, 8)
+  k:data_copy(ub, at, 8)
+  k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
+  k:set_value(ub, 0, k:get_value(ub, 0) == 0 and 1 or 0)
+  for i = 1, 5 do k:set_value(ub, i, k.pe) end
+  k:set_value(ub, 6, k:get_value(ub, 6) + 1)
+  k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+  k:data_copy(at, ub, 8)
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  return ub
+end
+
+-- the DFX word of the core's data-state block (its second int32) from ub[0]
+function mc2.dfx(k, buf, ub)
+  k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
+  k:data_copy_pad(buf:sub(k.block * 8 + 1, 1), ub:sub(0, 1), 1)
+end
+
 -- the count UBs: ca, cb (fp32, n elements), cr (8 fp32, backed: GetValue reads it)
 function mc2.count_ub(k, n)
   local m = align(math.max(n, 8), 64)
@@ -193,6 +215,7 @@ function mc2.dispatch_state(m, c)
   s.route_table = moe.route_buffer(m, R)
   s.input = op.fill_input(m:alloc(c.dtype, R.tokens * H, "input"), c.dtype)
   s.work = m:alloc("int32", c.cores * mc2.STATE, "mc2_workspace")
+  s.data_state = m:alloc("int32", c.cores * 8, "mc2_data_state"):fill("zero")
   s.x = m:alloc(s.wire.dtype, cap * H, "expand_x"):fill("zero")
   s.scales = m:alloc("fp32", cap, "dynamic_scales"):fill("zero")
   s.idx = m:alloc("int32", cap * mc2.IDX, "expand_idx"):fill("zero")
@@ -244,7 +267,7 @@ function mc2.combine_state(m, c)
   s.win = m:malloc(c.dtype, 2 * s.win_half, "mc2_window")
   s.state_half = T * K * mc2.STATE
   s.state = m:malloc("int32", 2 * s.state_half, "mc2_status", "backed"):fill("zero")
-  s.dfx = m:alloc("int32", c.cores, "mc2_dfx")
+  s.data_state = m:alloc("int32", c.cores * 8, "mc2_data_state"):fill("zero")
   return s
 end
 

@@ -63,7 +63,8 @@ local function wait_token(k, a, u, t)
   end
   k:set_flag("S_MTE3", 0); k:wait_flag("S_MTE3", 0)
   k:data_copy(a.state:sub(base, K * mc2.STATE), u.zero, K * mc2.STATE)
-  k:data_copy_pad(a.dfx:sub(k.block, 1), u.wait:sub(0, 1), 1)    -- the DFX position word
+  k:set_value(u.dfx, 0, t)
+  mc2.dfx(k, a.data_state, u.dfx)                              -- the DFX position word
   k:prof_end(F.SIGNAL_WAIT)
 end
 
@@ -74,6 +75,7 @@ local function combine_tokens(k, a)
   if n == 0 then return end
   local Fs = moe.stride(H, 4)
   local u = { wait = k:ub("int32", mc2.STATE, "backed"), zero = k:ub("int32", K * mc2.STATE),
+              dfx = k:ub("int32", 8, "backed"),
               sc = k:ub("fp32", mc2.align(T * K, 8), "backed"), row = k:ub(a.dtype, a.stride),
               f = k:ub("fp32", Fs), mul = k:ub("fp32", Fs), sum = k:ub("fp32", Fs),
               out = k:ub(a.dtype, a.stride) }
@@ -306,6 +308,7 @@ local function a2_kernel(k, a)
 end
 
 local function kernel(k, a)
+  mc2.init_win_state(k, a.data_state)
   send_back(k, a)
   combine_tokens(k, a)
 end

@@ -140,9 +140,11 @@ end
 
 -- 4. LocalWindowCopy: the core's blocks' rows window -> UB -> the outputs
 local function copy_out(k, a, u, first, cnt, st)
-  if cnt == 0 then return end
-  local R, L, g, H, n = a.routes, a.layout, a.geo, a.hidden, k.n_pes
   k:prof_start(F.FINALIZE)
+  k:set_value(u.dfx, 0, 1)                                     -- FLAG_AFTER_WAIT
+  mc2.dfx(k, a.data_state, u.dfx)
+  if cnt == 0 then k:prof_end(F.FINALIZE) return end
+  local R, L, g, H, n = a.routes, a.layout, a.geo, a.hidden, k.n_pes
   if k.block > 0 then                                          -- GetCumSum: the cores before
     local sums = k:ub("int32", k.block * mc2.STATE)
     k:data_copy(sums, a.work:sub(0, k.block * mc2.STATE), k.block * mc2.STATE)
@@ -476,6 +478,7 @@ end
 
 local function v2_kernel(k, a)
   local u = v2_ub(k, a)
+  u.dfx = mc2.init_win_state(k, a.data_state)
   local TK = a.routes.tokens * a.routes.topk
   k:prof_start(F.COPY_IN)
   k:data_copy_pad(u.ids:sub(0, TK), a.route_table, TK)
