@@ -177,6 +177,20 @@ function mc2.dfx(k, buf, ub)
   k:data_copy_pad(buf:sub(k.block * 8 + 1, 1), ub:sub(0, 1), 1)
 end
 
+-- rows rows of count elements src(r) -> UB -> dst(r), through the two UB
+-- tensors ubs[0], ubs[1] in turn (ping-pong on MTE3_MTE2 events 0 and 1)
+function mc2.copy_rows(k, dst, src, ubs, rows, count)
+  for r = 0, rows - 1 do
+    local b = r % 2
+    if r >= 2 then k:wait_flag("MTE3_MTE2", b) end
+    k:data_copy(ubs[b], src(r), count)
+    k:set_flag("MTE2_MTE3", b); k:wait_flag("MTE2_MTE3", b)
+    k:data_copy(dst(r), ubs[b], count)
+    k:set_flag("MTE3_MTE2", b)
+  end
+  for r = math.max(0, rows - 2), rows - 1 do k:wait_flag("MTE3_MTE2", r % 2) end
+end
+
 -- the count UBs: ca, cb (fp32, n elements), cr (8 fp32, backed: GetValue reads it)
 function mc2.count_ub(k, n)
   local m = align(math.max(n, 8), 64)

@@ -179,15 +179,8 @@ local function a2_send(k, a, u)
     end
   end
   if rows[k.pe] then                                           -- my own region
-    for r = 0, rows[k.pe] - 1 do
-      local b = r % 2
-      if r >= 2 then k:wait_flag("MTE3_MTE2", b) end
-      k:data_copy(u.row[b], at(a.win_out, mine + r * a.row_bytes, H, a.dtype), H)
-      k:set_flag("MTE2_MTE3", b); k:wait_flag("MTE2_MTE3", b)
-      k:data_copy(at(a.win_in, mine + r * a.row_bytes, H, a.dtype), u.row[b], H)
-      k:set_flag("MTE3_MTE2", b)
-    end
-    for r = math.max(0, rows[k.pe] - 2), rows[k.pe] - 1 do k:wait_flag("MTE3_MTE2", r % 2) end
+    local function row(buf) return function(r) return at(buf, mine + r * a.row_bytes, H, a.dtype) end end
+    mc2.copy_rows(k, row(a.win_in), row(a.win_out), u.row, rows[k.pe], H)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     k:p(at(a.win_in, mine + rows[k.pe] * a.row_bytes + C.SKIP, 1, "int32"), C.FLAG, k.pe)
   end

@@ -313,17 +313,9 @@ local function a2_send(k, a, u)
     end
   end
   if k.block == k.block_num - 1 then                           -- the PE's own rows
-    local rows = R.send[k.pe][k.pe]
-    for r = 0, rows - 1 do
-      local b = r % 2
-      if r >= 2 then k:wait_flag("MTE3_MTE2", b) end
-      local off = mine + A2.DATA + r * a.row_bytes
-      k:data_copy(u.raw[b], a.win_out:sub(off, a.row_bytes), a.row_bytes)
-      k:set_flag("MTE2_MTE3", b); k:wait_flag("MTE2_MTE3", b)
-      k:data_copy(a.win_in:sub(off, a.row_bytes), u.raw[b], a.row_bytes)
-      k:set_flag("MTE3_MTE2", b)
-    end
-    for r = math.max(0, rows - 2), rows - 1 do k:wait_flag("MTE3_MTE2", r % 2) end
+    local rows, RB = R.send[k.pe][k.pe], a.row_bytes
+    local function row(buf) return function(r) return buf:sub(mine + A2.DATA + r * RB, RB) end end
+    mc2.copy_rows(k, row(a.win_in), row(a.win_out), u.raw, rows, RB)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     k:p(at(a.win_in, mine + A2.DATA + rows * a.row_bytes + A2.SKIP, 1, "int32"), A2.FLAG, k.pe)
   end
