@@ -524,20 +524,23 @@ local function putback_pieces(R, d, blocks, path_of)
   end
   local pieces = {}
   for b = 0, blocks - 1 do pieces[b] = {} end
+  local off_d = R.recv_off[d]
   for kind, list in pairs(of) do
     local total = 0
     for _, p in ipairs(list) do total = total + R.send[p][d] end
-    local pos, b = 0, 0
+    local pos, b, hi = 0, -1, 0
+    local out                                         -- block b's list of this kind
     for j = 0, #list - 1 do
       local p = list[(d + j) % #list + 1]
-      local off, left = 0, R.send[p][d]
+      local off, left, slot, send = 0, R.send[p][d], off_d[p], R.send_off[p][d]
       while left > 0 do
-        while pos >= total * (b + 1) // blocks do b = b + 1 end
-        local take = math.min(left, total * (b + 1) // blocks - pos)
-        local list_b = pieces[b][kind] or {}
-        pieces[b][kind] = list_b
-        list_b[#list_b + 1] = { pe = p, count = take, slot = R.recv_off[d][p] + off,
-                                send = R.send_off[p][d] + off }
+        while pos >= hi do                            -- the next block with rows
+          b = b + 1
+          hi, out = total * (b + 1) // blocks, {}
+          pieces[b][kind] = out
+        end
+        local take = math.min(left, hi - pos)
+        out[#out + 1] = { pe = p, first = 0, count = take, slot = slot + off, send = send + off }
         pos, off, left = pos + take, off + take, left - take
       end
     end
@@ -547,6 +550,7 @@ end
 
 -- cut a block's segments (in order) into chunks of at most chunk_rows rows:
 -- {{count =, segs = {{pe =, first = row in the chunk, count =, slot =, send =}, ...}}, ...}
+-- (a segment that fits whole is kept, with its first set)
 local function putback_chunks(segs, chunk_rows)
   local chunks, ch = {}, nil
   for _, g in ipairs(segs) do
@@ -557,8 +561,12 @@ local function putback_chunks(segs, chunk_rows)
         chunks[#chunks + 1] = ch
       end
       local take = math.min(g.count - off, chunk_rows - ch.count)
-      ch.segs[#ch.segs + 1] = { pe = g.pe, first = ch.count, count = take,
-                                slot = g.slot + off, send = g.send + off }
+      local seg = g                                   -- whole: the piece's own table
+      if take < g.count then
+        seg = { pe = g.pe, first = 0, count = take, slot = g.slot + off, send = g.send + off }
+      end
+      seg.first = ch.count
+      ch.segs[#ch.segs + 1] = seg
       ch.count, off = ch.count + take, off + take
     end
   end
@@ -577,7 +585,8 @@ function moe.putback_plan(R, blocks, chunk_rows, path_of)
     for b = 0, blocks - 1 do
       local kinds = {}
       for _, kind in ipairs(moe.PUTBACK_PATHS) do
-        if pieces[b][kind] then kinds[#kinds + 1] = pieces[b][kind] end
+        local list = pieces[b][kind]
+        if list and #list > 0 then kinds[#kinds + 1] = list end
       end
       local segs = {}
       for j = 0, #kinds - 1 do
