@@ -3,7 +3,9 @@
 -- PE's symmetric receive buffer by source PE, then token, then k (the layout of
 -- shmemlab.moe). SHMEM style: a block loads a tile of its tokens into UB once,
 -- packs the rows by destination PE in UB, puts each destination's run with one
--- UB -> remote GM copy, then quiet and one signal_op(ADD, rows) per destination;
+-- UB -> remote GM copy (the destinations staggered: each PE, and each block of
+-- it, starts at a different one, moe.stagger), then quiet and one
+-- signal_op(ADD, rows) per destination;
 -- a receiving PE's blocks wait until every source's row count has arrived
 -- (signal_wait_until GE, counts cumulative over launches).
 -- dispatch_dtype "int8" sends every row as INT8 with a per-token fp32 scale
@@ -64,7 +66,7 @@ return op.define {
     local R, cap = s.routes, s.routes.max_recv
     s.wire = moe.wire(c, s)                                    -- the rows' dtype on the wire
     s.tile_tokens = moe.dispatch_tile_tokens(s, R.topk)        -- tile row + topk packed rows
-    s.plan = moe.plan(R, c.block_dim, s.tile_tokens)
+    s.plan = moe.plan(R, c.block_dim, s.tile_tokens, nil, nil, true)   -- staggered destinations
     s.route_table = moe.route_buffer(m, R)
     s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)
     s.recv = m:malloc(s.wire.dtype, cap * s.wire.row, "recv"):fill("zero")

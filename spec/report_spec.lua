@@ -270,6 +270,74 @@ describe("report.frame_report", function()
   end)
 end)
 
+describe("report.frame_compare", function()
+  -- the op: frames 0, 1, 2, 4 and custom 7 used, 3 unused; the baseline: 0, 1, 3 used,
+  -- 2 and 4 unused, no frame 7
+  local function sides()
+    local F = frames.custom(frames, { PACK = 7 })
+    local op = report.frame_report({ cycle2us = 50, e2e_us = 100, launches = 1, frames = F,
+      reasons = { [3] = "no compute" }, rows = {
+        { pe = 0, block = 0, frame = 0, cycles = 1001, count = 1 },   -- 20.02 us
+        { pe = 0, block = 0, frame = 1, cycles = 3000, count = 1 },
+        { pe = 0, block = 0, frame = 2, cycles = 500, count = 1 },
+        { pe = 0, block = 0, frame = 4, cycles = 250, count = 1 },
+        { pe = 0, block = 0, frame = 7, cycles = 100, count = 1 } } })
+    local base = report.frame_report({ cycle2us = 50, e2e_us = 80, launches = 2,
+      reasons = { [2] = "no wait", [4] = "no tail" }, rows = {
+        { pe = 0, block = 0, frame = 0, cycles = 2000, count = 2 },
+        { pe = 1, block = 3, frame = 1, cycles = 7001, count = 2 },   -- 70.01 us a launch
+        { pe = 0, block = 0, frame = 3, cycles = 1500, count = 2 } } })
+    return { name = "shmemlab x", rows = op, e2e_us = 100 },
+           { name = "HCCL X", rows = base, e2e_us = 80.0004 }
+  end
+
+  it("puts the printed max_core_us and share of each frame beside each other, with the "
+     .. "difference", function()
+    local rows = report.frame_compare(sides())
+    local ids = {}
+    for i, r in ipairs(rows) do ids[i] = r.id end
+    assert.are.same({ 0, 1, 2, 3, 4, 7, "e2e" }, ids)
+    assert.are.same({ id = 0, name = "copy_in/copy_out", op_us = 20.02, op_share = 20.02,
+                      base_us = 20, base_share = 25, diff_us = 0.02 }, rows[1])
+    assert.are.equal(70.01, rows[2].base_us)
+    assert.are.equal(87.513, rows[2].base_share)          -- 70.01 / 80 * 100, printed
+    assert.are.equal(-10.01, rows[2].diff_us)              -- 60 - 70.01
+    assert.is_nil(rows[3].base_us)                         -- unused in the baseline: 0
+    assert.are.equal(10, rows[3].diff_us)
+    assert.is_nil(rows[4].op_us)
+    assert.are.equal(-15, rows[4].diff_us)
+    assert.are.equal("pack", rows[6].name)                 -- the op's custom frame
+    assert.are.equal(2, rows[6].diff_us)
+    assert.are.same({ id = "e2e", name = "per launch", op_us = 100, op_share = 100, base_us = 80,
+                      base_share = 100, diff_us = 20 }, rows[7])   -- 80.0004 prints 80.000
+  end)
+
+  it("formats a text table whose numbers are the reports' printed ones", function()
+    local _, text = report.frame_compare(sides())
+    local lines = {}
+    for l in text:gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+    assert.are.equal(9, #lines)
+    assert.are.equal("FrameID Frame                   op_max_core_us  op_share_%  "
+      .. "base_max_core_us  base_share_%  diff_us", lines[1])
+    assert.are.equal("1       remote_put_get          60.000          60.000      "
+      .. "70.010            87.513        -10.010", lines[3])
+    assert.are.equal("3       local_compute           -               -           "
+      .. "15.000            18.750        -15.000", lines[5])
+    assert.are.equal("e2e     per launch              100.000         100.000     "
+      .. "80.000            100.000       20.000", lines[8])
+    assert.truthy(lines[9]:find("op = shmemlab x, base = HCCL X:", 1, true), lines[9])
+  end)
+
+  it("checks its input", function()
+    local op, base = sides()
+    assert.has_error(function() report.frame_compare(op, nil) end,
+      "bad argument #2 to 'frame_compare' (table {name =, rows =, e2e_us =} expected)")
+    op.e2e_us = 0
+    assert.has_error(function() report.frame_compare(op, base) end,
+      "bad argument #1 to 'frame_compare' (e2e_us must be a number > 0)")
+  end)
+end)
+
 describe("json", function()
   it("writes arrays, objects with sorted keys and nested values", function()
     assert.are.equal('{"a":[1,2,{"x":true,"y":null}],"b":"s","c":{}}',

@@ -437,7 +437,9 @@ end
 -- {first = token, n = tokens, rows = {{i = token - first, k =}, ...} in pack order,
 --  at = {[i * topk + k + 1] = pack row}, groups = {{pe =, first = pack row, count =,
 --  send = send position, slot = receive slot on pe}, ...}}
-function moe.tiles(R, pe, block, blocks, tile_tokens, lo, hi)
+-- The groups come in PE order, or with stagger in the order moe.stagger gives
+-- (destinations from pe + block * n_pes / blocks on, cyclically)
+function moe.tiles(R, pe, block, blocks, tile_tokens, lo, hi, stagger)
   lo, hi = lo or 0, hi or math.maxinteger
   local K, tiles = R.topk, {}
   local first, n = moe.share(R.tokens, block, blocks)
@@ -458,7 +460,7 @@ function moe.tiles(R, pe, block, blocks, tile_tokens, lo, hi)
     end
     if tmax >= 0 then
       local tile = { first = tmin, n = tmax - tmin + 1, rows = {}, at = {}, groups = {} }
-      table.sort(ds)                                  -- destinations in PE order
+      if stagger then moe.stagger(ds, pe, block, blocks, R.n_pes) else table.sort(ds) end
       for _, d in ipairs(ds) do
         local list = by[d]
         local g = { pe = d, first = #tile.rows, count = #list, send = R.pos[pe][list[1]],
@@ -477,70 +479,123 @@ function moe.tiles(R, pe, block, blocks, tile_tokens, lo, hi)
   return tiles
 end
 
--- the tiles of every (PE, block): plan[pe][block]
-function moe.plan(R, blocks, tile_tokens, lo, hi)
+-- the tiles of every (PE, block): plan[pe][block] (stagger: see moe.tiles)
+function moe.plan(R, blocks, tile_tokens, lo, hi, stagger)
   local plan = {}
   for p = 0, R.n_pes - 1 do
     plan[p] = {}
-    for b = 0, blocks - 1 do plan[p][b] = moe.tiles(R, p, b, blocks, tile_tokens, lo, hi) end
+    for b = 0, blocks - 1 do
+      plan[p][b] = moe.tiles(R, p, b, blocks, tile_tokens, lo, hi, stagger)
+    end
   end
   return plan
 end
 
--- a block's share of PE d's received slots in chunks of at most chunk_rows, each
--- split into its source PEs' segments: {slot =, count =, segs = {{pe =, first = row
--- in the chunk, count =, send = position in the source's send order}, ...}}
-function moe.slot_chunks(R, d, block, blocks, chunk_rows)
-  local chunks = {}
-  local first, n = moe.share(R.recv[d], block, blocks)
-  for u = first, first + n - 1, chunk_rows do
-    local v = math.min(u + chunk_rows, first + n)
-    local ch = { slot = u, count = v - u, segs = {} }
-    local off = R.recv_off[d]
-    local lo, hi = 0, R.n_pes             -- the first source whose rows end past u
-    while lo < hi do
-      local mid = (lo + hi) // 2
-      if off[mid] + R.send[mid][d] > u then hi = mid else lo = mid + 1 end
-    end
-    for p = lo, R.n_pes - 1 do            -- sources' slots are consecutive, in PE order
-      if off[p] >= v then break end
-      local cnt, a = moe.overlap(off[p], R.send[p][d], u, v)
-      if cnt > 0 then
-        ch.segs[#ch.segs + 1] = { pe = p, first = a - u, count = cnt,
-                                  send = R.send_off[p][d] + (a - off[p]) }
-      end
-    end
-    chunks[#chunks + 1] = ch
-  end
-  return chunks
+-- sort the destination PEs ds in place in the staggered order of block `block`
+-- of PE pe: by (d - start) mod n from start = pe + block * n // blocks. In PE
+-- order every block of every PE would put to PE 0 first, then PE 1, ...: the
+-- destinations would take the puts one at a time while the others idle; so
+-- each PE starts elsewhere, and each of its blocks elsewhere again
+function moe.stagger(ds, pe, block, blocks, n)
+  local start = pe + block * n // blocks
+  table.sort(ds, function(x, y) return (x - start) % n < (y - start) % n end)
+  return ds
 end
 
--- the slot chunks of every (PE, block): chunks[pe][block]
-function moe.chunk_plan(R, blocks, chunk_rows)
-  local chunks = {}
+-- combine's put-back: the path kinds (m:path names) in the order a block puts
+-- its shares, slowest first; block b starts at its b-th kind (cyclically), so
+-- that at any moment some blocks drive each kind of link
+moe.PUTBACK_PATHS = { "rdma", "hccs", "sio", "local" }
+
+-- the rows of expert PE d to put back, split evenly over blocks kind by kind:
+-- for each path kind (path_of(d, p) of source p) the sources of that kind, from
+-- the (d mod count)-th on (each PE starts elsewhere), their rows end to end,
+-- block b taking rows [total * b // blocks, total * (b + 1) // blocks).
+-- -> pieces[b] = {[kind] = {{pe =, count =, slot = receive slot, send = position
+-- in pe's send order}, ...}}
+local function putback_pieces(R, d, blocks, path_of)
+  local of = {}
   for p = 0, R.n_pes - 1 do
-    chunks[p] = {}
-    for b = 0, blocks - 1 do chunks[p][b] = moe.slot_chunks(R, p, b, blocks, chunk_rows) end
+    if R.send[p][d] > 0 then
+      local kind = path_of(d, p)
+      of[kind] = of[kind] or {}
+      of[kind][#of[kind] + 1] = p
+    end
+  end
+  local pieces = {}
+  for b = 0, blocks - 1 do pieces[b] = {} end
+  local off_d = R.recv_off[d]
+  for kind, list in pairs(of) do
+    local total = 0
+    for _, p in ipairs(list) do total = total + R.send[p][d] end
+    local pos, b, hi = 0, -1, 0
+    local out                                         -- block b's list of this kind
+    for j = 0, #list - 1 do
+      local p = list[(d + j) % #list + 1]
+      local off, left, slot, send = 0, R.send[p][d], off_d[p], R.send_off[p][d]
+      while left > 0 do
+        while pos >= hi do                            -- the next block with rows
+          b = b + 1
+          hi, out = total * (b + 1) // blocks, {}
+          pieces[b][kind] = out
+        end
+        local take = math.min(left, hi - pos)
+        out[#out + 1] = { pe = p, first = 0, count = take, slot = slot + off, send = send + off }
+        pos, off, left = pos + take, off + take, left - take
+      end
+    end
+  end
+  return pieces
+end
+
+-- cut a block's segments (in order) into chunks of at most chunk_rows rows:
+-- {{count =, segs = {{pe =, first = row in the chunk, count =, slot =, send =}, ...}}, ...}
+-- (a segment that fits whole is kept, with its first set)
+local function putback_chunks(segs, chunk_rows)
+  local chunks, ch = {}, nil
+  for _, g in ipairs(segs) do
+    local off = 0
+    while off < g.count do
+      if ch == nil or ch.count == chunk_rows then
+        ch = { count = 0, segs = {} }
+        chunks[#chunks + 1] = ch
+      end
+      local take = math.min(g.count - off, chunk_rows - ch.count)
+      local seg = g                                   -- whole: the piece's own table
+      if take < g.count then
+        seg = { pe = g.pe, first = 0, count = take, slot = g.slot + off, send = g.send + off }
+      end
+      seg.first = ch.count
+      ch.segs[#ch.segs + 1] = seg
+      ch.count, off = ch.count + take, off + take
+    end
   end
   return chunks
 end
 
--- the PEs each (PE, block)'s tiles have rows on, ascending: needs[pe][block]
-function moe.needs(plan)
-  local needs = {}
-  for p, blocks in pairs(plan) do
-    needs[p] = {}
-    for b, tiles in pairs(blocks) do
-      local on, list = {}, {}
-      for _, t in ipairs(tiles) do
-        for _, g in ipairs(t.groups) do on[g.pe] = true end
+-- combine's put-back plan of every (PE, block): plan[d][b] = the chunks block b
+-- of expert PE d loads and puts back (putback_chunks' form), each block's rows
+-- balanced kind by kind (putback_pieces), its kinds in moe.PUTBACK_PATHS order
+-- from its b-th present kind on; path_of(d, p) names the path (m:path)
+function moe.putback_plan(R, blocks, chunk_rows, path_of)
+  local plan = {}
+  for d = 0, R.n_pes - 1 do
+    plan[d] = {}
+    local pieces = putback_pieces(R, d, blocks, path_of)
+    for b = 0, blocks - 1 do
+      local kinds = {}
+      for _, kind in ipairs(moe.PUTBACK_PATHS) do
+        local list = pieces[b][kind]
+        if list and #list > 0 then kinds[#kinds + 1] = list end
       end
-      for d in pairs(on) do list[#list + 1] = d end
-      table.sort(list)
-      needs[p][b] = list
+      local segs = {}
+      for j = 0, #kinds - 1 do
+        for _, g in ipairs(kinds[(b + j) % #kinds + 1]) do segs[#segs + 1] = g end
+      end
+      plan[d][b] = putback_chunks(segs, chunk_rows)
     end
   end
-  return needs
+  return plan
 end
 
 -- the send windows of a launch sequence: {{lo =, hi =}, ...} over total rows
@@ -748,11 +803,20 @@ function moe.put_groups(k, dst, at, ub, groups, sent, hidden, stride)
 end
 
 -- quiet (every put has landed), then signal each PE rows were sent to with
--- their count (SIGNAL_ADD on my signal there)
-function moe.signal_counts(k, sig, sent)
+-- their count (SIGNAL_ADD on my signal there, or on signal `at` of it)
+function moe.signal_counts(k, sig, sent, at)
   k:quiet()
+  local s = moe.sig(sig, at or k.pe)
   for pe = 0, k.n_pes - 1 do
-    if sent[pe] > 0 then k:signal_op(moe.sig(sig, k.pe), sent[pe], lab.SIGNAL_ADD, pe) end
+    if sent[pe] > 0 then k:signal_op(s, sent[pe], lab.SIGNAL_ADD, pe) end
+  end
+end
+
+-- the reverse of put_groups: one GM -> UB load per group g: g.count rows of
+-- src from row g[at] into ub from row g.first
+function moe.load_groups(k, ub, src, at, groups, hidden, stride)
+  for _, g in ipairs(groups) do
+    moe.load_rows(k, ub:sub(g.first * stride), src:sub(g[at] * hidden), g.count, hidden, stride)
   end
 end
 

@@ -1,6 +1,6 @@
 -- shmemlab.report -- the printed forms of a measurement (doc/metrics.md; CANN SHMEM performance guide 6.3):
 -- the fixed result record, [PERF] lines per PE, JSON, the formula explanation and the
--- per-frame table built from cycle-profiling rows.
+-- per-frame table built from cycle-profiling rows, and two such tables side by side.
 --
 -- Numbers are printed with metrics.fmt (decimal rounding, half away from zero): times,
 -- bandwidths and percentages with 3 decimals, the record's ratio with 1 ("115.3%").
@@ -384,6 +384,62 @@ function M.frame_report(fr)
   T[#T + 1] = string.format("cycle2us=%s launches=%d e2e_us=%s per launch; max_core_us = max over "
     .. "(pe, block) of cycles / cycle2us / launches; share = max_core_us / e2e_us * 100",
     int_or_3(c2u), launches, fmt3(fr.e2e_us))
+  return rows, table.concat(T, "\n") .. "\n"
+end
+
+-- a frame report's number as printed (3 decimals), nil for an unused frame
+local function shown(x) return x and tonumber(fmt3(x)) end
+
+local function check_side(side, n)
+  if type(side) ~= "table" or type(side.rows) ~= "table" or type(side.name) ~= "string" then
+    error(string.format("bad argument #%d to 'frame_compare' (table {name =, rows =, e2e_us =} "
+      .. "expected)", n), 3)
+  end
+  if type(side.e2e_us) ~= "number" or side.e2e_us ~= side.e2e_us or side.e2e_us <= 0 then
+    error(string.format("bad argument #%d to 'frame_compare' (e2e_us must be a number > 0)", n), 3)
+  end
+end
+
+-- report.frame_compare(op, base) -> rows, text: two frame reports side by side.
+-- op, base = {name =, rows = report.frame_report's rows, e2e_us = per launch, as its
+-- footer prints it}. One row per frame id of either report (ascending):
+--   {id=, name=, op_us=, op_share=, base_us=, base_share=, diff_us=}
+-- op_us, op_share, base_us, base_share: the max_core_us and share_% printed in the
+-- reports (nil for an unused frame); diff_us = op_us - base_us, an unused frame
+-- counting 0. A last row (id "e2e") puts the e2e_us per launch beside each other
+-- (share 100). Every number is computed from printed ones, so it can be redone by hand.
+function M.frame_compare(op, base)
+  check_side(op, 1)
+  check_side(base, 2)
+  local by, ids = {}, {}
+  for side, set in pairs({ op = op.rows, base = base.rows }) do
+    for _, r in ipairs(set) do
+      local row = by[r.id]
+      if not row then
+        row = { id = r.id, name = r.name }
+        by[r.id], ids[#ids + 1] = row, r.id
+      end
+      if r.used then row[side .. "_us"], row[side .. "_share"] = shown(r.max_core_us), shown(r.share_pct) end
+    end
+  end
+  table.sort(ids)
+  local rows = {}
+  for _, id in ipairs(ids) do rows[#rows + 1] = by[id] end
+  rows[#rows + 1] = { id = "e2e", name = "per launch", op_us = shown(op.e2e_us), op_share = 100,
+                      base_us = shown(base.e2e_us), base_share = 100 }
+  for _, r in ipairs(rows) do r.diff_us = shown((r.op_us or 0) - (r.base_us or 0)) end
+  local line = "%-8s%-24s%-16s%-12s%-18s%-14s%s"
+  local function cell(v) return v and fmt3(v) or "-" end
+  local T = { string.format(line, "FrameID", "Frame", "op_max_core_us", "op_share_%",
+                            "base_max_core_us", "base_share_%", "diff_us") }
+  for _, r in ipairs(rows) do
+    T[#T + 1] = string.format(line, r.id, r.name, cell(r.op_us), cell(r.op_share), cell(r.base_us),
+                              cell(r.base_share), fmt3(r.diff_us))
+  end
+  T[#T + 1] = string.format("op = %s, base = %s: max_core_us and share_%% as the two frame "
+    .. "reports print them ('-' = unused), e2e = their e2e_us per launch; diff_us = "
+    .. "op_max_core_us - base_max_core_us (an unused frame counts 0; below 0 = the op spends "
+    .. "less)", op.name, base.name)
   return rows, table.concat(T, "\n") .. "\n"
 end
 

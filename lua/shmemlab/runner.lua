@@ -551,6 +551,16 @@ function runner.frames(res, op, c)
     error(string.format("operator %s: %s (add it to the op's `unused` with the reason)",
                         op.name, tostring(rows):gsub("^.-: ", "")), 0)
   end
+  return { rows = rows, text = text, e2e_us = e2e }
+end
+
+-- the op's frame report beside its baseline's (report.frame_compare), when both were made
+local function frame_compare(op, frames, base)
+  if not (base and base.frame_report) or frames.error or base.frame_report.error then return nil end
+  local rows, text = report.frame_compare(
+    { name = "shmemlab " .. op.name, rows = frames.rows, e2e_us = frames.e2e_us },
+    { name = base.op.title or base.op.name, rows = base.frame_report.rows,
+      e2e_us = base.frame_report.e2e_us })
   return { rows = rows, text = text }
 end
 
@@ -604,12 +614,13 @@ function runner.run(spec, opts, release)
   local mt = evaluate(op, c, res, bound, base)
   local frames = frames_of(res, op, c)
   if base then base.frame_report = frames_of(base, base.op, c) end
+  local compare = frame_compare(op, frames, base)
   local record = report.make_record({ op_name = op.name, dtype = c.dtype,
     shape = c.shape and string.format("M=%d, N=%d", c.shape[1], c.shape[2] or 1)
             or string.format("count=%d", c.count) },
     mt.summary)
   return { op = op, config = c, shmem = res, baseline = base, metrics = mt, bound = bound,
-           record = record, frames = frames }
+           record = record, frames = frames, frame_compare = compare }
 end
 
 -- a short number
@@ -681,6 +692,9 @@ function runner.text(r)
   if r.baseline and r.baseline.frame_report then
     out[#out + 1] = "\nframes of " .. (r.baseline.op.title or r.baseline.op.name) .. ":\n"
       .. r.baseline.frame_report.text
+  end
+  if r.frame_compare then
+    out[#out + 1] = "\nframes, op against baseline:\n" .. r.frame_compare.text
   end
   local v = r.metrics.summary.verdict
   out[#out + 1] = string.format("\nverdict: %s (%s)\n", v.text, v.detail or v.rule)
