@@ -183,11 +183,25 @@ describe("run_op.lua's PE counts (defect 7)", function()
   for _, name in ipairs({ "allgather", "allreduce", "alltoall", "broadcast", "reduce_scatter",
                           "dispatch", "combine" }) do
     it("runs " .. name .. " and its baseline on 1 PE", function()
-      local status, out, err = run({ name, "--pes", "1", "--count", "256", "-w", "0", "-n", "1" })
+      local status, out, err = run({ name, "--pes", "1", "--count", "256", "-w", "0", "-n", "1",
+                                     "--baseline", "hccl" })
       assert.equal(0, status, err)
       assert.matches("0 wrong elements", out, 1, true)
       assert.matches(runner.ONE_PE_REASON, out, 1, true)
     end)
+  end
+
+  for _, name in ipairs({ "dispatch", "combine" }) do
+    for _, family in ipairs({ "deepep", "mc2" }) do
+      it("runs " .. name .. " against the shipping " .. family .. " kernel on 1 PE", function()
+        local status, out, err = run({ name, "--pes", "1", "--count", "256", "-w", "0", "-n", "1",
+                                       "--baseline", family })
+        assert.equal(0, status, err)
+        assert.matches("baseline " .. family, out, 1, true)
+        local _, wrong = out:gsub("check [^\n]*: 0 wrong elements", "")
+        assert.equal(2, wrong, out)
+      end)
+    end
   end
 
   it("runs p2p on 1 PE from and to PE 0, and says why not to PE 1", function()

@@ -187,6 +187,13 @@ local function a2_send(k, a, u)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
+-- the first n 4-byte values of GM src into UB ub: DataCopy of whole 32-byte
+-- blocks, DataCopyPad when n is not a multiple of 8 (as the kernel's copy params)
+local function load_ints(k, ub, src, n)
+  if n % 8 == 0 then k:data_copy(ub:sub(0, n), src:sub(0, n), n)
+  else k:data_copy_pad(ub:sub(0, mc2.align(n, 8)), src:sub(0, n), n) end
+end
+
 -- Preload: this PE's rows per expert (scalar counts over the core's share of
 -- the ids, atomic add into the workspace), per-PE window offsets of each expert
 -- (prefix sums, the cores split the PEs), read back by every core
@@ -194,7 +201,7 @@ local function a2_preload(k, a, u)
   local per, E, TK = a.routes.per_pe, a.routes.experts, a.routes.tokens * a.routes.topk
   local Ea = mc2.align(E, 8)
   k:prof_start(F.LOCAL_COMPUTE)
-  k:data_copy(u.ids:sub(0, mc2.align(TK, 8)), a.route_table:sub(0, TK), TK)
+  load_ints(k, u.ids, a.route_table, TK)
   k:duplicate(u.cnt, 0, Ea)
   k:duplicate(u.off, 0, Ea)
   k:set_flag("V_MTE3", 0); k:wait_flag("V_MTE3", 0)
@@ -227,8 +234,8 @@ local function a2_preload(k, a, u)
   end
   k:sync_all()
   k:data_copy_pad(u.off:sub(0, E), a.win_offset, E)
-  k:data_copy(u.idx:sub(0, mc2.align(TK, 8)), a.a2_idx:sub(0, TK), TK)
-  k:data_copy(u.sc:sub(0, mc2.align(TK, 8)), a.scales:sub(0, TK), TK)
+  load_ints(k, u.idx, a.a2_idx, TK)
+  load_ints(k, u.sc, a.scales, TK)
   k:set_flag("MTE2_S", 0); k:wait_flag("MTE2_S", 0)
   k:prof_end(F.LOCAL_COMPUTE)
 end
