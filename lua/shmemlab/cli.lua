@@ -718,8 +718,8 @@ local function list(out)
       for _, f in ipairs(runner.BASELINES) do
         if runner.load_baseline(op, f) then has[#has + 1] = f end
       end
-      local has_base = #has > 0 and table.concat(has, ",") .. " baseline" or "no baseline"
-      out:write(string.format("%-16s %-15s %-14s %s\n", name, op.collective, has_base,
+      local has_base = #has > 0 and "baseline " .. table.concat(has, ",") or "no baseline"
+      out:write(string.format("%-16s %-15s %-25s %s\n", name, op.collective, has_base,
                               table.concat(op.dtypes, " ")))
     else
       out:write(string.format("%-16s (cannot load: %s)\n", name, tostring(op)))
