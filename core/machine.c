@@ -21,7 +21,8 @@ static const char *latency_check(const sl_params *p) {
     LAT_NS(local_alpha_ns), LAT_NS(hccs_alpha_ns), LAT_NS(sio_alpha_ns),
     LAT_NS(rdma_alpha_ns), LAT_NS(signal_ns), LAT_NS(poll_ns), LAT_NS(pipe_barrier_ns),
     LAT_NS(barrier_base_ns), LAT_NS(sync_all_ns), LAT_NS(sdma_setup_ns),
-    LAT_NS(rdma_setup_ns), LAT_NS(udma_setup_ns),
+    LAT_NS(rdma_setup_ns), LAT_NS(udma_setup_ns), LAT_NS(sdma_task_ns),
+    LAT_NS(rdma_task_ns), LAT_NS(udma_task_ns),
 #undef LAT_NS
     { "launch_us", offsetof(sl_params, launch_us), 1e6 },
     { "host_setup_us", offsetof(sl_params, host_setup_us), 1e6 },
@@ -63,6 +64,7 @@ const char *sl_params_check(const sl_params *p) {
   if (p->sym_heap_bytes < 16) return "sym_heap_bytes";
   if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
   if (p->queue_depth < 1 || p->queue_depth > 255) return "queue_depth";
+  if (p->dma_queue_depth < 1 || p->dma_queue_depth > 255) return "dma_queue_depth";
   if (p->check < 0 || p->check > 15) return "check";
   if (p->instruction_budget < 0) return "instruction_budget";
   if (p->spin_limit < 0) return "spin_limit";
@@ -98,6 +100,9 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ps.dma_setup[SL_ENG_SDMA] = sli_ps(p->sdma_setup_ns);
   m->ps.dma_setup[SL_ENG_RDMA] = sli_ps(p->rdma_setup_ns);
   m->ps.dma_setup[SL_ENG_UDMA] = sli_ps(p->udma_setup_ns);
+  m->ps.dma_task[SL_ENG_SDMA] = sli_ps(p->sdma_task_ns);
+  m->ps.dma_task[SL_ENG_RDMA] = sli_ps(p->rdma_task_ns);
+  m->ps.dma_task[SL_ENG_UDMA] = sli_ps(p->udma_task_ns);
   ncore = n * (size_t)p->cores;
   m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
@@ -239,7 +244,13 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->t = m->t0;
     for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = b->done[e] = m->t0;
     b->inflight = b->fence = b->end = m->t0;
-    for (e = 0; e < SL_NENG; e++) b->dma_pending[e] = 0, b->dma_done[e] = m->t0;
+    for (e = 0; e < SL_NENG; e++) {
+      sl_dmaq *q = &b->dq[e];
+      b->dma_pending[e] = 0, b->dma_done[e] = m->t0;
+      q->head = q->tail = -1, q->kick = -1;
+      q->nwait = q->nadm = q->cur = q->streaming = 0;
+      q->free_at = m->t0;
+    }
     b->wnext = -1;
     b->scratch = -1;
     b->spin = 0;

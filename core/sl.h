@@ -104,6 +104,9 @@ typedef struct sl_params {
   double sdma_GBps, sdma_setup_ns;  /* a PE's SDMA engines (0: none); a transfer's fixed cost */
   double rdma_setup_ns;     /* RoCE: WQE, doorbell and NIC work of a transfer */
   double udma_GBps, udma_setup_ns;  /* Ascend950's UDMA (0 GB/s: the SoC has none) */
+  double sdma_task_ns, rdma_task_ns, udma_task_ns;  /* a descriptor's engine time after
+                                                     ** its stream, which no queue hides */
+  int dma_queue_depth;      /* descriptors an engine queue holds at once (set up or streaming) */
   double signal_ns;         /* S pipe cost of a signal write */
   double poll_ns;           /* wake-up delay of a satisfied wait */
   double pipe_barrier_ns;
