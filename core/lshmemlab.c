@@ -348,6 +348,7 @@ static const pfield pfields[] = {
   PF("mte2_bytes_per_cycle", mte2_bytes_per_cycle, 'd'),
   PF("mte3_bytes_per_cycle", mte3_bytes_per_cycle, 'd'),
   PF("mte_setup_ns", mte_setup_ns, 'd'), PF("issue_ns", issue_ns, 'd'),
+  PF("l2_bytes", l2_bytes, 'l'), PF("l2_read_bytes_per_cycle", l2_read_bytes_per_cycle, 'd'),
   PF("scalar_ns", scalar_ns, 'd'),
   PF("vec_bytes_per_cycle", vec_bytes_per_cycle, 'd'),
   PF("vec_setup_ns", vec_setup_ns, 'd'), PF("hbm_GBps", hbm_GBps, 'd'),

@@ -51,6 +51,8 @@ const char *sl_params_check(const sl_params *p) {
   if (!(p->cycle2us > 0)) return "cycle2us";
   if (!(p->mte2_bytes_per_cycle > 0)) return "mte2_bytes_per_cycle";
   if (!(p->mte3_bytes_per_cycle > 0)) return "mte3_bytes_per_cycle";
+  if (p->l2_bytes < 0) return "l2_bytes";
+  if (!(p->l2_read_bytes_per_cycle > 0)) return "l2_read_bytes_per_cycle";
   if (!(p->vec_bytes_per_cycle > 0)) return "vec_bytes_per_cycle";
   if (!(p->hbm_GBps > 0)) return "hbm_GBps";
   if (!(p->hccs_GBps > 0)) return "hccs_GBps";
@@ -121,12 +123,14 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   sli_pools_reset(m);
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
+  (void)sli_l2_new(m);                  /* NULL when it fails: checked below */
   if (p->check & SL_CHECK_INIT) m->ubinit = calloc(ncore, sizeof(*m->ubinit));
   if (p->timing_only) m->ubmap = calloc(ncore, sizeof(*m->ubmap));
   m->site = -1;
   if (!m->ub || !m->ubcap || !m->allres || ((p->check & SL_CHECK_INIT) && !m->ubinit) ||
       (p->timing_only && !m->ubmap) ||
-      !m->sync_count || !m->sync_tmax || sli_team_world(m) != SL_OK) {
+      !m->sync_count || !m->sync_tmax || (p->l2_bytes > 0 && !m->l2) ||
+      sli_team_world(m) != SL_OK) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
     return NULL;
@@ -157,7 +161,7 @@ void sl_machine_free(sl_machine *m) {
   free(m->allres);
   free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
   free(m->ops_mem); free(m->toks); free(m->marks_mem); free(m->kq); free(m->lzb);
-  free(m->sync_count); free(m->sync_tmax);
+  free(m->sync_count); free(m->sync_tmax); free(m->l2);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);
   free(m);
@@ -233,6 +237,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   sli_team_reset(m);
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
+  sli_l2_reset(m);
   m->gen++;
   if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);

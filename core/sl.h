@@ -92,6 +92,8 @@ typedef struct sl_params {
   double cycle2us;          /* system counter ticks per microsecond */
   double mte2_bytes_per_cycle, mte3_bytes_per_cycle;
   double mte_setup_ns;      /* fixed cost of one MTE transfer */
+  int64_t l2_bytes;         /* a PE's L2 (0: none) */
+  double l2_read_bytes_per_cycle;  /* MTE2 from L2 (mte2_bytes_per_cycle: from HBM) */
   double issue_ns;          /* S pipe cost to issue an instruction */
   double scalar_ns;         /* get_value / set_value */
   double vec_bytes_per_cycle, vec_setup_ns;

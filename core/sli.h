@@ -192,6 +192,20 @@ typedef struct sl_dmaq {
   sl_time kick;             /* an EV_DMAQ is due then (-1 none) */
 } sl_dmaq;
 
+/* a PE's L2 (l2.c): address ranges of its GM, least recent first out */
+#define SL_L2_RANGES 128
+typedef struct sl_l2r {
+  int32_t buf;
+  int64_t off, n;
+  uint64_t stamp;           /* larger: more recent */
+} sl_l2r;
+typedef struct sl_l2 {
+  sl_l2r r[SL_L2_RANGES];
+  int32_t n;
+  int64_t bytes;            /* held, at most l2_bytes */
+  uint64_t clock;
+} sl_l2;
+
 #define SL_FSTACK 16
 
 /* a block's state, hot first: an event or a primitive of a machine of
@@ -331,6 +345,7 @@ struct sl_machine {
   sl_ubmap *ubmap;          /* timing-only: backed UB ranges per (pe, core); NULL otherwise */
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
+  sl_l2 *l2;                /* per PE (NULL: no L2 in the profile) */
   sl_res *dma;              /* per PE: its SDMA engines, its UDMA engines */
   int nhccs;
   sl_res *allres;           /* every resource, for clean-up */
@@ -415,6 +430,11 @@ int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz)
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
 void sli_ev_release(sl_machine *m, int32_t id);
+
+/* l2.c */
+int sli_l2_new(sl_machine *m);
+void sli_l2_reset(sl_machine *m);
+int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind);
@@ -489,7 +509,7 @@ sl_time sli_alpha(const sl_machine *m, int path);
 /* flow.c: max-min fair sharing of resources by transfers */
 void sli_res_init(sl_machine *m);
 void sli_res_clear(sl_machine *m, int release);
-int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
+int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path, int64_t hit,
                    int64_t bytes, sl_time now);
 /* a DMA engine's transfer from src_pe to dst_pe (through relay, -1: none)
 ** starts streaming now; at its end ev lands (and sig) lat later */

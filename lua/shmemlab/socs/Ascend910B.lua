@@ -20,8 +20,13 @@ return {
   local_alpha_ns = 300,           -- assumed: no public GM access latency
   sym_heap_bytes = 1024 * 1024 * 1024,   -- assumed: lab default, not a hardware figure
   -- copy engines and pipes
-  mte2_bytes_per_cycle = 32,      -- ini: ddr_read_rate=32 B/cycle/core (GM from HBM;
-                                  -- l2_read_rate=110 from L2 is not modeled)
+  mte2_bytes_per_cycle = 32,      -- ini: ddr_read_rate=32 B/cycle/core (GM from HBM)
+  l2_read_bytes_per_cycle = 110,  -- ini: l2_read_rate=110 B/cycle/core (GM from L2): an
+                                  -- MTE2 read of the PE's own GM bytes the L2 holds
+  l2_bytes = 192 * 1024 * 1024,   -- ini: l2_size=201326592 per die; the lab's L2 is an
+                                  -- LRU over address ranges with this budget: MTE writes
+                                  -- into a PE's GM and its own MTE2 reads of it make
+                                  -- bytes recent (core/l2.c; empty at each launch)
   mte3_bytes_per_cycle = 64,      -- ini: ub_to_ddr_rate=64 B/cycle/core (ub_to_l2_rate=64)
   mte_setup_ns = 200,             -- assumed: no public per-instruction MTE cost; the
                                   -- fidelity table's per-descriptor cost checks it with
