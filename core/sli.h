@@ -135,6 +135,7 @@ typedef struct sl_flow {
   int32_t blk, pipe;
   int32_t gm_pe;            /* an MTE transfer's GM side (-1: a DMA engine's) */
   sl_time lat;              /* DMA: from the last byte streamed to its landing */
+  double hitshare;          /* MTE2: the share of its bytes read from the L2 (its cap) */
 } sl_flow;
 
 /* how close to max-min fair the solver keeps every flow: at its cap, or on a
