@@ -40,6 +40,7 @@ build = {
         "core/dtype.c",
         "core/engine.c",
         "core/flow.c",
+        "core/l2.c",
         "core/lshmemlab.c",
         "core/machine.c",
         "core/mem.c",

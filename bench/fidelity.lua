@@ -13,30 +13,31 @@ local END = "<!-- fidelity:end -->"
 
 -- the fit t(N) = t0 + N * c of each family, published and modeled, as text lines
 local function fit_lines(rows)
-  local out = { string.format("%-22s %9s %8s %9s %8s %6s %9s %6s  %s", "fit t = t0 + N c",
+  local out = { string.format("%-30s %9s %8s %9s %8s %6s %9s %6s  %s", "fit t = t0 + N c",
     "pub GB/s", "us/desc", "mod GB/s", "us/desc", "link", "pub/link", "eff", "use") }
   local families, order = {}, {}
   for _, r in ipairs(rows) do
     local c = r.case
-    local key = c.soc .. " " .. c.path .. " " .. c.op
+    local key = table.concat({ c.soc, c.path, c.op, c.source }, " ")
     if not families[key] then families[key] = {}; order[#order + 1] = key end
-    table.insert(families[key], { desc_bytes = c.desc_bytes, gib_s = r.modeled, role = c.role })
+    table.insert(families[key], { desc_bytes = c.desc_bytes, bps = F.bps(c, r.modeled),
+                                  role = c.role })
   end
   for _, key in ipairs(order) do
-    local soc, path, op = key:match("^(%S+) (%S+) (%S+)$")
+    local soc, path, op, source = key:match("^(%S+) (%S+) (%S+) (%S+)$")
     local p = lab.soc(soc)
-    local bw, cost = F.fit(F.published(soc, op, path))
+    local bw, cost = F.fit(F.published(soc, op, path, source))
     local mbw, mcost = F.fit(families[key])
     local link = path == "RDMA" and p.rdma_GBps or p.hccs_GBps
     local eff = "-"
     if path == "HCCS" then
       eff = string.format("%.3f", op == "get" and p.hccs_read_eff or p.hccs_write_eff)
     end
-    out[#out + 1] = string.format("%-22s %9.2f %8.3f %9.2f %8.3f %6.1f %9.3f %6s  %s",
+    out[#out + 1] = string.format("%-30s %9.2f %8.3f %9.2f %8.3f %6.1f %9.3f %6s  %s",
       key, bw, cost, mbw, mcost, link, bw / link, eff, families[key][1].role)
   end
   out[#out + 1] = "(pub/link: the published asymptote over the profile's link; eff: the "
-    .. "profile's hccs_*_eff, calibrated to it)"
+    .. "profile's hccs_*_eff, calibrated on the families whose use says fits)"
   return out
 end
 
@@ -65,9 +66,9 @@ local function write_readme(path, block)
 end
 
 local rows = F.run_all()
-print(string.format("shmemlab fidelity: %d cases, %d MiB per case as 1-8 MiB descriptors, "
-  .. "%d AIV blocks x %d transfers, tolerance %d%%", #F.cases, F.total_bytes // (1024 * 1024),
-  F.blocks, F.parts, F.tolerance_pct))
+print(string.format("shmemlab fidelity: %d cases, %d MiB per case as 16 KiB-8 MiB descriptors "
+  .. "on one engine queue (a fence every %d), tolerance %d%%", #F.cases,
+  F.total_bytes // (1024 * 1024), F.chunk, F.tolerance_pct))
 print()
 print(F.markdown(rows))
 print()

@@ -4,8 +4,17 @@
 ** block issues from S. None of them runs on the core's MTE pipes: a
 ** transfer is a GM -> GM flow of its own (flow.c) through both HBMs, the
 ** links of its path (RDMA: the two NICs) and the issuing PE's engine; its
-** bytes land when it has streamed plus the engine's setup and the path's
-** latency; only that engine's quiet (or the end of the kernel) waits for it.
+** bytes land the path's latency after its last byte; only that engine's
+** quiet (or the end of the kernel) waits for it.
+**
+** A block's descriptors to an engine form one queue (sl_dmaq), as CANN
+** SHMEM gives each AIV block one SDMA SQ and STARS runs an SQ in order: a
+** descriptor is set up (the engine's setup) once it is one of the
+** dma_queue_depth the engine holds, streams when the one before it has
+** streamed and spent the engine's task time, and leaves the engine when its
+** own task time is over. With a depth of 2 the next descriptor's setup runs
+** under the current stream, so N queued transfers cost one setup and N
+** streams and task times, not N setups.
 */
 #include <string.h>
 
@@ -97,13 +106,13 @@ static int check_views(sl_machine *m, const sl_block *b, int get, const sl_loc *
   return SL_OK;
 }
 
-/* the latency from a transfer's last byte to its landing: the engine's
-** setup and each hop's alpha (RDMA: the NIC path, whatever the PEs) */
+/* the latency from a transfer's last byte to its landing: each hop's alpha
+** (RDMA: the NIC path, whatever the PEs); the engine's setup comes before
+** the stream (the queue) */
 static sl_time latency(sl_machine *m, int eng, int src_pe, int dst_pe, int relay) {
-  sl_time lat = m->ps.dma_setup[eng];
-  if (eng == SL_ENG_RDMA) return lat + m->ps.alpha[SL_PATH_RDMA];
-  if (relay < 0) return lat + m->ps.alpha[sl_path(m, src_pe, dst_pe)];
-  return lat + m->ps.alpha[sl_path(m, src_pe, relay)] + m->ps.alpha[sl_path(m, relay, dst_pe)];
+  if (eng == SL_ENG_RDMA) return m->ps.alpha[SL_PATH_RDMA];
+  if (relay < 0) return m->ps.alpha[sl_path(m, src_pe, dst_pe)];
+  return m->ps.alpha[sl_path(m, src_pe, relay)] + m->ps.alpha[sl_path(m, relay, dst_pe)];
 }
 
 /* the bytes of a transfer on each kind of path it crosses */
@@ -186,25 +195,96 @@ int sl_dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
   return issue(m, blk, eng, get, &rdst, &rsrc, bytes, relay, sig ? &rsig : NULL, value);
 }
 
-/* EV_DMA at t: the engine takes the transfer and starts streaming it */
-void sli_dma_start(sl_machine *m, const sl_event *e, sl_time t) {
-  int32_t ev = (int32_t)e->val, sig = e->op;
-  sl_time lat = (sl_time)e->s;
-  if (sli_flow_start_dma(m, e->blk, e->vop, e->snap, e->src.pe, e->dst.pe, e->pipe, e->n,
-                         t, ev, sig, lat) != SL_OK) {
+/* schedule an EV_DMAQ for the block's queue on eng at t (once per time) */
+static void queue_kick(sl_machine *m, int blk, int eng, sl_time t) {
+  sl_dmaq *q = &m->blocks[blk].dq[eng];
+  if (q->kick == t) return;
+  q->kick = t;
+  if (sli_schedule_as(m, t, blk * SL_NENG + eng, EV_DMAQ) != SL_OK) m->oom = 1;
+}
+
+/* the head descriptor of the queue streams from now: it leaves the list */
+static void queue_stream(sl_machine *m, int blk, int eng, sl_time now) {
+  sl_dmaq *q = &m->blocks[blk].dq[eng];
+  int32_t id = q->head;
+  sl_event e = m->evs[id];               /* a copy: starting a flow may grow m->evs */
+  q->head = e.next_free;
+  if (q->head < 0) q->tail = -1;
+  q->nwait--, q->nadm--;
+  q->cur = q->streaming = 1;
+  sli_ev_release(m, id);
+  if (sli_flow_start_dma(m, blk, eng, e.snap, e.src.pe, e.dst.pe, e.pipe, e.n, now,
+                         (int32_t)e.val, e.op, (sl_time)e.s) != SL_OK) {
     m->oom = 1;                          /* no memory: it ends at once */
-    sli_dma_done(m, e->blk, e->vop, ev, sig, lat, t);
+    sli_dma_done(m, blk, eng, (int32_t)e.val, e.op, (sl_time)e.s, now);
   }
 }
 
-/* the transfer's last byte streamed at t: it lands lat later, then its signal */
+/* run the block's queue on eng as far as it goes at now: the engine frees
+** when a descriptor's task time is over, admits (sets up) descriptors up to
+** its depth, streams the head once it is set up and the engine is free */
+static void queue_pump(sl_machine *m, int blk, int eng, sl_time now) {
+  sl_dmaq *q = &m->blocks[blk].dq[eng];
+  for (;;) {
+    int32_t id = q->head, i;
+    sl_time go;
+    if (q->cur && !q->streaming && now >= q->free_at) q->cur = 0;
+    for (i = 0; i < q->nadm; i++) id = m->evs[id].next_free;
+    while (q->nadm < q->nwait && q->nadm + q->cur < m->p.dma_queue_depth) {
+      m->evs[id].whole = now + m->ps.dma_setup[eng];   /* set up by then */
+      id = m->evs[id].next_free;
+      q->nadm++;
+    }
+    if (q->cur || q->nadm == 0) break;
+    go = m->evs[q->head].whole > q->free_at ? m->evs[q->head].whole : q->free_at;
+    if (go > now) { queue_kick(m, blk, eng, go); return; }
+    queue_stream(m, blk, eng, now);
+  }
+  if (q->cur && !q->streaming && q->free_at > now) queue_kick(m, blk, eng, q->free_at);
+}
+
+/* EV_DMA at t: the descriptor reaches the end of the block's queue on its
+** engine (a record of its own, linked there) */
+void sli_dma_start(sl_machine *m, const sl_event *e, sl_time t) {
+  sl_dmaq *q = &m->blocks[e->blk].dq[e->vop];
+  int32_t id;
+  sl_event *ne = sli_newev(m, &id);
+  if (ne == NULL) {                      /* no memory: it lands at once */
+    m->oom = 1;
+    sli_dma_done(m, e->blk, e->vop, (int32_t)e->val, e->op, (sl_time)e->s, t);
+    return;
+  }
+  *ne = *e;
+  ne->next_free = -1;
+  if (q->tail < 0) q->head = id;
+  else m->evs[q->tail].next_free = id;
+  q->tail = id;
+  q->nwait++;
+  queue_pump(m, e->blk, e->vop, t);
+}
+
+/* EV_DMAQ at t: the block's queue on eng may go on */
+void sli_dma_due(sl_machine *m, int blk, int eng, sl_time t) {
+  sl_dmaq *q = &m->blocks[blk].dq[eng];
+  if (q->kick == t) q->kick = -1;
+  queue_pump(m, blk, eng, t);
+}
+
+/* the transfer's last byte streamed at t: it lands lat later, then its
+** signal; the engine spends its task time on it, then takes the next */
 void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_time lat,
                   sl_time t) {
   sl_block *b = &m->blocks[blk];
+  sl_dmaq *q = &b->dq[eng];
   sl_time land = t + lat;
   if (land > b->dma_done[eng]) b->dma_done[eng] = land;
   if (sli_schedule_as(m, land, ev, EV_COPY) != SL_OK) m->oom = 1;
   if (sig >= 0 && sli_schedule_as(m, land, sig, EV_SIGNAL) != SL_OK) m->oom = 1;
+  if (q->streaming) {
+    q->streaming = 0;
+    q->free_at = t + m->ps.dma_task[eng];
+  }
+  queue_pump(m, blk, eng, t);
 }
 
 /* a transfer of the engine landed: a quiet waiting for it may go on */

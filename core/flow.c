@@ -315,6 +315,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->rate = 0;
   fl->mark = fl->frozen = fl->nres = 0;
   fl->lat = 0;
+  fl->hitshare = 0;
   fl->rem = (double)bytes;
   fl->cap = cap;
   fl->t = now;
@@ -406,10 +407,11 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
 ** and none is re-rated: a pipe's chunks back to back cost no settle. The end
 ** heap orders it as a new flow. 1 when it did */
 static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes,
-                      sl_time now) {
+                      double hitshare, sl_time now) {
   int32_t f = m->ended;
   sl_flow *fl = &m->flows[f];
-  if (fl->blk != blk || fl->pipe != pipe || fl->gm_pe != gm_pe) return 0;
+  if (fl->blk != blk || fl->pipe != pipe || fl->gm_pe != gm_pe || fl->hitshare != hitshare)
+    return 0;
   m->ended = -1;
   m->fstats.starts++;
   m->fstats.continued++;
@@ -424,20 +426,25 @@ static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes
 }
 
 /* a transfer of bytes on block blk's MTE pipe to or from GM of gm_pe starts
-** streaming now; returns SL_OK or SL_ENOMEM */
-int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
+** streaming now, hit of them (an MTE2 read) from the L2: those at the L2
+** read rate and off HBM, the rest at the pipe's rate; SL_OK or SL_ENOMEM */
+int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path, int64_t hit,
                    int64_t bytes, sl_time now) {
   const sl_params *p = &m->p;
   const sl_block *b = &m->blocks[blk];
-  int get = pipe == SL_PIPE_MTE2, ok;
+  int get = pipe == SL_PIPE_MTE2, ok = 1;
+  double per_cycle = get ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle;
+  double share = (double)hit / (double)bytes;
   int32_t f;
-  if (m->ended >= 0 && flow_again(m, blk, pipe, gm_pe, bytes, now)) return SL_OK;
-  f = flow_open(m, blk, pipe, -1, bytes, bpps((get ? p->mte2_bytes_per_cycle
-                                                   : p->mte3_bytes_per_cycle) *
-                                                  p->core_ghz), now);
+  if (hit > 0)                          /* cycles: hit at the L2 rate, the rest at HBM's */
+    per_cycle = (double)bytes / ((double)hit / p->l2_read_bytes_per_cycle +
+                                 (double)(bytes - hit) / p->mte2_bytes_per_cycle);
+  if (m->ended >= 0 && flow_again(m, blk, pipe, gm_pe, bytes, share, now)) return SL_OK;
+  f = flow_open(m, blk, pipe, -1, bytes, bpps(per_cycle * p->core_ghz), now);
   if (f < 0) return SL_ENOMEM;
   m->flows[f].gm_pe = gm_pe;
-  ok = res_join(m, f, &m->hbm[gm_pe], 1.0);
+  m->flows[f].hitshare = share;
+  if (hit < bytes) ok = res_join(m, f, &m->hbm[gm_pe], (double)(bytes - hit) / (double)bytes);
   if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
     ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
              : join_path(m, f, path, b->pe, gm_pe, 1.0 / p->hccs_write_eff);

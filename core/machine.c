@@ -21,7 +21,8 @@ static const char *latency_check(const sl_params *p) {
     LAT_NS(local_alpha_ns), LAT_NS(hccs_alpha_ns), LAT_NS(sio_alpha_ns),
     LAT_NS(rdma_alpha_ns), LAT_NS(signal_ns), LAT_NS(poll_ns), LAT_NS(pipe_barrier_ns),
     LAT_NS(barrier_base_ns), LAT_NS(sync_all_ns), LAT_NS(sdma_setup_ns),
-    LAT_NS(rdma_setup_ns), LAT_NS(udma_setup_ns),
+    LAT_NS(rdma_setup_ns), LAT_NS(udma_setup_ns), LAT_NS(sdma_task_ns),
+    LAT_NS(rdma_task_ns), LAT_NS(udma_task_ns),
 #undef LAT_NS
     { "launch_us", offsetof(sl_params, launch_us), 1e6 },
     { "host_setup_us", offsetof(sl_params, host_setup_us), 1e6 },
@@ -50,6 +51,8 @@ const char *sl_params_check(const sl_params *p) {
   if (!(p->cycle2us > 0)) return "cycle2us";
   if (!(p->mte2_bytes_per_cycle > 0)) return "mte2_bytes_per_cycle";
   if (!(p->mte3_bytes_per_cycle > 0)) return "mte3_bytes_per_cycle";
+  if (p->l2_bytes < 0) return "l2_bytes";
+  if (!(p->l2_read_bytes_per_cycle > 0)) return "l2_read_bytes_per_cycle";
   if (!(p->vec_bytes_per_cycle > 0)) return "vec_bytes_per_cycle";
   if (!(p->hbm_GBps > 0)) return "hbm_GBps";
   if (!(p->hccs_GBps > 0)) return "hccs_GBps";
@@ -63,6 +66,7 @@ const char *sl_params_check(const sl_params *p) {
   if (p->sym_heap_bytes < 16) return "sym_heap_bytes";
   if (p->prof_pe < -1 || p->prof_pe >= p->n_pes) return "prof_pe";
   if (p->queue_depth < 1 || p->queue_depth > 255) return "queue_depth";
+  if (p->dma_queue_depth < 1 || p->dma_queue_depth > 255) return "dma_queue_depth";
   if (p->check < 0 || p->check > 15) return "check";
   if (p->instruction_budget < 0) return "instruction_budget";
   if (p->spin_limit < 0) return "spin_limit";
@@ -98,6 +102,9 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ps.dma_setup[SL_ENG_SDMA] = sli_ps(p->sdma_setup_ns);
   m->ps.dma_setup[SL_ENG_RDMA] = sli_ps(p->rdma_setup_ns);
   m->ps.dma_setup[SL_ENG_UDMA] = sli_ps(p->udma_setup_ns);
+  m->ps.dma_task[SL_ENG_SDMA] = sli_ps(p->sdma_task_ns);
+  m->ps.dma_task[SL_ENG_RDMA] = sli_ps(p->rdma_task_ns);
+  m->ps.dma_task[SL_ENG_UDMA] = sli_ps(p->udma_task_ns);
   ncore = n * (size_t)p->cores;
   m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
@@ -116,12 +123,14 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   sli_pools_reset(m);
   m->sync_count = calloc(n, sizeof(*m->sync_count));
   m->sync_tmax = calloc(n, sizeof(*m->sync_tmax));
+  (void)sli_l2_new(m);                  /* NULL when it fails: checked below */
   if (p->check & SL_CHECK_INIT) m->ubinit = calloc(ncore, sizeof(*m->ubinit));
   if (p->timing_only) m->ubmap = calloc(ncore, sizeof(*m->ubmap));
   m->site = -1;
   if (!m->ub || !m->ubcap || !m->allres || ((p->check & SL_CHECK_INIT) && !m->ubinit) ||
       (p->timing_only && !m->ubmap) ||
-      !m->sync_count || !m->sync_tmax || sli_team_world(m) != SL_OK) {
+      !m->sync_count || !m->sync_tmax || (p->l2_bytes > 0 && !m->l2) ||
+      sli_team_world(m) != SL_OK) {
     sl_machine_free(m);
     *status = SL_ENOMEM;
     return NULL;
@@ -152,7 +161,7 @@ void sl_machine_free(sl_machine *m) {
   free(m->allres);
   free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
   free(m->ops_mem); free(m->toks); free(m->marks_mem); free(m->kq); free(m->lzb);
-  free(m->sync_count); free(m->sync_tmax);
+  free(m->sync_count); free(m->sync_tmax); free(m->l2);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);
   free(m);
@@ -228,6 +237,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   sli_team_reset(m);
   memset(m->sync_count, 0, (size_t)m->p.n_pes * sizeof(*m->sync_count));
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
+  sli_l2_reset(m);
   m->gen++;
   if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
@@ -239,7 +249,13 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     b->t = m->t0;
     for (e = 0; e < SL_NPIPES; e++) b->pipe[e] = b->done[e] = m->t0;
     b->inflight = b->fence = b->end = m->t0;
-    for (e = 0; e < SL_NENG; e++) b->dma_pending[e] = 0, b->dma_done[e] = m->t0;
+    for (e = 0; e < SL_NENG; e++) {
+      sl_dmaq *q = &b->dq[e];
+      b->dma_pending[e] = 0, b->dma_done[e] = m->t0;
+      q->head = q->tail = -1, q->kick = -1;
+      q->nwait = q->nadm = q->cur = q->streaming = 0;
+      q->free_at = m->t0;
+    }
     b->wnext = -1;
     b->scratch = -1;
     b->spin = 0;

@@ -131,9 +131,10 @@ static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
 /* start the transfer at the head of the pipe at now */
 static void xfer_start(sl_machine *m, int blk, int pipe, sl_ins *o, sl_time now) {
   sl_block *b = &m->blocks[blk];
+  int64_t hit = m->l2 != NULL ? sli_l2_xfer(m, blk, pipe, o) : 0;
   b->xstart[QI(pipe)] = now;
   b->busy[QI(pipe)] = 1;
-  if (sli_flow_start(m, blk, pipe, o->gm_pe, o->path, o->bytes, now) != SL_OK) {
+  if (sli_flow_start(m, blk, pipe, o->gm_pe, o->path, hit, o->bytes, now) != SL_OK) {
     m->oom = 1;                         /* no memory: it ends at once */
     sli_xfer_done(m, blk, pipe, now);
   }

@@ -105,6 +105,9 @@ static void ev_release(sl_machine *m, int32_t id) {
   m->free_ev = id;
 }
 
+/* give back an event record that no key names (a DMA queue's) */
+void sli_ev_release(sl_machine *m, int32_t id) { ev_release(m, id); }
+
 /* room at the end of a full in-order queue, by compacting or growing */
 static int fifo_room(sl_key **q, int32_t *head, int32_t *n, int32_t *cap) {
   if (*head > 0 && *n <= *cap / 2) {    /* compact when it halves the queue */
@@ -122,7 +125,8 @@ static int fifo_room(sl_key **q, int32_t *head, int32_t *n, int32_t *cap) {
 
 /* room lost: a key that names an event record gives the record back */
 static int push_failed(sl_machine *m, const sl_key *k) {
-  if (k->kind != EV_WAKE && k->kind != EV_PIPE && k->ev >= 0) ev_release(m, k->ev);
+  if (k->kind != EV_WAKE && k->kind != EV_PIPE && k->kind != EV_DMAQ && k->ev >= 0)
+    ev_release(m, k->ev);
   return SL_ENOMEM;
 }
 
@@ -332,6 +336,7 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
 static inline void apply_key(sl_machine *m, const sl_key *k) {
   if (k->kind == EV_FLOW) sli_flow_due(m, k->t);
   else if (k->kind == EV_PIPE) sli_pipe_due(m, k->ev / 4, k->ev % 4, k->t);
+  else if (k->kind == EV_DMAQ) sli_dma_due(m, k->ev / SL_NENG, k->ev % SL_NENG, k->t);
   else {
     sli_apply(m, &m->evs[k->ev], k->t);
     ev_release(m, k->ev);

@@ -92,6 +92,8 @@ typedef struct sl_params {
   double cycle2us;          /* system counter ticks per microsecond */
   double mte2_bytes_per_cycle, mte3_bytes_per_cycle;
   double mte_setup_ns;      /* fixed cost of one MTE transfer */
+  int64_t l2_bytes;         /* a PE's L2 (0: none) */
+  double l2_read_bytes_per_cycle;  /* MTE2 from L2 (mte2_bytes_per_cycle: from HBM) */
   double issue_ns;          /* S pipe cost to issue an instruction */
   double scalar_ns;         /* get_value / set_value */
   double vec_bytes_per_cycle, vec_setup_ns;
@@ -104,6 +106,9 @@ typedef struct sl_params {
   double sdma_GBps, sdma_setup_ns;  /* a PE's SDMA engines (0: none); a transfer's fixed cost */
   double rdma_setup_ns;     /* RoCE: WQE, doorbell and NIC work of a transfer */
   double udma_GBps, udma_setup_ns;  /* Ascend950's UDMA (0 GB/s: the SoC has none) */
+  double sdma_task_ns, rdma_task_ns, udma_task_ns;  /* a descriptor's engine time after
+                                                     ** its stream, which no queue hides */
+  int dma_queue_depth;      /* descriptors an engine queue holds at once (set up or streaming) */
   double signal_ns;         /* S pipe cost of a signal write */
   double poll_ns;           /* wake-up delay of a satisfied wait */
   double pipe_barrier_ns;

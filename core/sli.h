@@ -14,7 +14,7 @@
 /* kinds of event: a block resumes; a copy, vector op or signal lands; a
 ** pipe takes its next instruction; the earliest flow completes */
 /* EV_WAKE, EV_PIPE and EV_FLOW are keys alone (sim.c): no event record */
-enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA };
+enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA, EV_DMAQ };
 
 /* block states: B_FLAG waits for a flag from a pipe, B_DRAIN for pipes to
 ** drain (then does its act), B_QUEUE for a slot in a full pipe queue,
@@ -135,6 +135,7 @@ typedef struct sl_flow {
   int32_t blk, pipe;
   int32_t gm_pe;            /* an MTE transfer's GM side (-1: a DMA engine's) */
   sl_time lat;              /* DMA: from the last byte streamed to its landing */
+  double hitshare;          /* MTE2: the share of its bytes read from the L2 (its cap) */
 } sl_flow;
 
 /* how close to max-min fair the solver keeps every flow: at its cap, or on a
@@ -170,12 +171,41 @@ typedef struct sl_rset {
 
 /* a pending event: its time, its sequence (the tie break), its kind and
 ** what it names: the block (EV_WAKE), block * 4 + pipe (EV_PIPE), nothing
-** (EV_FLOW), or the event record (the other kinds) */
+** (EV_FLOW), block * SL_NENG + engine (EV_DMAQ), or the event record (the
+** other kinds) */
 typedef struct sl_key {
   sl_time t;
   uint64_t seq;
   int32_t ev, kind;
 } sl_key;
+
+/* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
+** descriptors stream one after another in order; up to dma_queue_depth of
+** them are in the engine at once, so the next one's setup runs under the
+** current one's stream; after each stream the engine spends the engine's
+** task time on that descriptor before it streams the next */
+typedef struct sl_dmaq {
+  int32_t head, tail;       /* descriptors not streaming yet, in order (EV_DMA
+                            ** records linked by next_free; whole = set up at) */
+  int32_t nwait, nadm;      /* how many; how many of the first are set up (admitted) */
+  int32_t cur, streaming;   /* a descriptor holds the engine (streams, or its task) */
+  sl_time free_at;          /* the engine takes the next stream then */
+  sl_time kick;             /* an EV_DMAQ is due then (-1 none) */
+} sl_dmaq;
+
+/* a PE's L2 (l2.c): address ranges of its GM, least recent first out */
+#define SL_L2_RANGES 128
+typedef struct sl_l2r {
+  int32_t buf;
+  int64_t off, n;
+  uint64_t stamp;           /* larger: more recent */
+} sl_l2r;
+typedef struct sl_l2 {
+  sl_l2r r[SL_L2_RANGES];
+  int32_t n;
+  int64_t bytes;            /* held, at most l2_bytes */
+  uint64_t clock;
+} sl_l2;
 
 #define SL_FSTACK 16
 
@@ -239,6 +269,7 @@ typedef struct sl_block {
   int32_t lzpos;            /* its place in the machine's lzb (nlz > 0) */
   int32_t dma_pending[SL_NENG];   /* DMA transfers issued and not landed */
   int32_t scratch_id;       /* the event id the staged calls chain with */
+  sl_dmaq dq[SL_NENG];      /* its queue on each DMA engine */
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
   int64_t scratch_bytes;    /* its size (set_mte_config may name another) */
@@ -293,7 +324,7 @@ typedef struct sl_ps {
   sl_time issue, scalar, signal, poll, pipe_barrier, barrier_base, sync_all,
           vec_setup, mte_setup;
   sl_time alpha[SL_NPATHS];
-  sl_time dma_setup[SL_NENG];
+  sl_time dma_setup[SL_NENG], dma_task[SL_NENG];
 } sl_ps;
 
 struct sl_machine {
@@ -315,6 +346,7 @@ struct sl_machine {
   sl_ubmap *ubmap;          /* timing-only: backed UB ranges per (pe, core); NULL otherwise */
   /* shared resources */
   sl_res *hbm, *hccs, *sio, *nic;
+  sl_l2 *l2;                /* per PE (NULL: no L2 in the profile) */
   sl_res *dma;              /* per PE: its SDMA engines, its UDMA engines */
   int nhccs;
   sl_res *allres;           /* every resource, for clean-up */
@@ -398,6 +430,12 @@ int sli_domain(const sl_params *p);
 int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz);
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
+void sli_ev_release(sl_machine *m, int32_t id);
+
+/* l2.c */
+int sli_l2_new(sl_machine *m);
+void sli_l2_reset(sl_machine *m);
+int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind);
@@ -472,7 +510,7 @@ sl_time sli_alpha(const sl_machine *m, int path);
 /* flow.c: max-min fair sharing of resources by transfers */
 void sli_res_init(sl_machine *m);
 void sli_res_clear(sl_machine *m, int release);
-int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path,
+int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path, int64_t hit,
                    int64_t bytes, sl_time now);
 /* a DMA engine's transfer from src_pe to dst_pe (through relay, -1: none)
 ** starts streaming now; at its end ev lands (and sig) lat later */
@@ -507,6 +545,7 @@ void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_t
                   sl_time t);
 void sli_dma_landed(sl_machine *m, int blk, int eng, sl_time t);
 void sli_dma_start(sl_machine *m, const sl_event *e, sl_time t);
+void sli_dma_due(sl_machine *m, int blk, int eng, sl_time t);
 /* mte.c: the landing event of a copy of bytes from src to dst on pipe */
 int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst, const sl_loc *src,
                    int64_t bytes, int op, int64_t whole, int32_t *id);

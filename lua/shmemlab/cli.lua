@@ -191,6 +191,7 @@ end
 -- units of the profile figures --help lists: by name, else by the name's ending
 local UNITS = { aiv_cores = "cores", pes_per_server = "PEs", dies_per_card = "dies",
   supernode_dies = "dies (0: the server)", queue_depth = "instructions", cycle2us = "MHz",
+  dma_queue_depth = "descriptors",
   instruction_budget = "instructions (0: none)", spin_limit = "primitives (0: none)",
   primitive_limit = "primitives (0: none)" }
 local ENDINGS = { { "_bytes_per_cycle$", "B/cycle" }, { "_GBps$", "GB/s" }, { "_bytes$", "B" },

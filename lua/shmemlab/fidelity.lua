@@ -3,112 +3,137 @@
 -- prints the table, spec/fidelity_spec.lua fails when a case drifts outside
 -- `tolerance_pct`, and the README's fidelity table is that bench's output.
 --
--- Every case is HIXL's benchmark (hicann/hixl benchmarks/benchmark.cpp): one
--- client moves 128 MiB to or from one peer as `desc_bytes` descriptors, all
--- handed to one TransferSync, which queues them on one stream (HcclBatchGet /
--- HcclBatchPut), so descriptor i+1 starts when descriptor i is done; the
--- figure is bytes over host wall time, in GiB/s. The lab runs the same bytes
--- in the same descriptors in the same order: each descriptor is split over
--- `blocks` AIV blocks of the client PE (32-byte granules), each block's slice
--- moved as `parts` transfers through as many UB buffers with mte_get_nbi
--- (READ) or mte_put_nbi (WRITE), then quiet + sync_all before the next; the
--- figure is 128 MiB over the launch's e2e_us. One
--- descriptor-sized buffer is reused (the lab's timing does not depend on the
--- address; HIXL uses 128 MiB of distinct addresses).
+-- Every case is HIXL's benchmark: one client moves 128 MiB to (WRITE, put)
+-- or from (READ, get) one peer as descriptors of `desc_bytes`, all handed to
+-- one TransferSync; the figure is bytes over host wall time. Two builds of
+-- it are cases: hicann/hixl benchmarks/comm_benchmark (hixl_cs: 16 KiB to
+-- 2 MiB blocks, decimal GB/s, client_runner.cc divides by 1e9) and the older
+-- benchmarks/benchmark.cpp (1-8 MiB, GiB/s). On device memory the hixl_cs
+-- client (src/hixl/cs/hixl_cs_client.cc) launches one AICPU kernel per 128
+-- descriptors (kMaxKernelBatchSize) on one stream; the kernel
+-- (src/ops/hixl_kernel/hixl_batch_transfer.cc) posts its descriptors in
+-- order on one HCCL thread (HcommBatchTransferOnThread), fences the channel
+-- and reads the peer's flag. Those copies are DMA-engine tasks of one
+-- queue, not AIV MTE: HIXL's own A3 kernel makes each descriptor exactly one
+-- SDMA SQE (src/hixl/fabric_mem/fabric_mem_aicpu_types.h), CANN SHMEM drives
+-- SDMA on A2/A3. So the lab runs the same descriptors in the same order from
+-- one block on one engine queue: sdma_put_nbi / sdma_get_nbi over HCCS
+-- (roce_* between servers), then per 128 descriptors the engine's quiet, an
+-- 8-word get of a flag and the quiet again; the figure is total_bytes over
+-- the launch's e2e_us. One descriptor-sized buffer is reused (the lab's
+-- engine timing does not depend on the address; HIXL uses 128 MiB of
+-- distinct addresses). The AICPU kernel launch between two chunks is not
+-- modeled (no public figure; 64 of them at 16 KiB blocks).
 local lab = require("shmemlab")
 
 local M = {}
 
 M.tolerance_pct = 10
 M.total_bytes = 128 * 1024 * 1024
-M.blocks = 48            -- every AIV core of the client PE (die)
-M.parts = 4              -- transfers per block per descriptor (UB ping-pong)
-M.unit = "GiB/s"
+M.chunk = 128            -- descriptors per AICPU kernel (hixl_cs kMaxKernelBatchSize)
 
-local MiB = 1024 * 1024
-local sizes = { 1, 2, 4, 8 }
+local KiB, MiB = 1024, 1024 * 1024
+local UNIT = { ["GiB/s"] = 2 ^ 30, ["GB/s"] = 1e9 }   -- bytes per second of one unit
 
--- the measured pairs: machine, peer of PE 0, path, source, HIXL table
+-- the measured pairs: machine, peer of PE 0, path
 local setups = {
-  A2 = { soc = "Ascend910B", pes = 2, peer = 1, path = "HCCS", source = "hixl_a2",
-         where = "one server (单机)" },
+  A2 = { soc = "Ascend910B", pes = 2, peer = 1, path = "HCCS", where = "one server (单机)" },
   -- dies 0 and 1 share a card (SIO), so the pair is dies 0 and 2 (two cards)
-  A3 = { soc = "Ascend910_93", pes = 4, peer = 2, path = "HCCS", source = "hixl_a3",
-         where = "one server (单机)" },
+  A3 = { soc = "Ascend910_93", pes = 4, peer = 2, path = "HCCS", where = "one server (单机)" },
   ["A2 2-server"] = { soc = "Ascend910B", pes = 16, peer = 8, path = "RDMA",
-                      source = "hixl_a2", where = "two servers (双机)" },
+                      where = "two servers (双机)" },
 }
 
--- published GiB/s at 1, 2, 4 and 8 MiB descriptors: HCCS D2D and RDMA D2D columns
+-- published figures by family: label, op, source, unit, role, { {bytes, figure}, ... }
+local HIXL_CS = { 16, 32, 64, 128, 256, 512, 1024, 2048 }   -- KiB blocks
+local function sweep(figures)
+  local out = {}
+  for i, k in ipairs(HIXL_CS) do out[i] = { k * KiB, figures[i] } end
+  return out
+end
+local function mib(figures)
+  local out = {}
+  for i, n in ipairs({ 1, 2, 4, 8 }) do out[i] = { n * MiB, figures[i] } end
+  return out
+end
 local published = {
-  { "A2", "get", { 25.245, 25.521, 25.631, 25.741 } },
-  { "A2", "put", { 19.058, 19.234, 19.287, 19.371 } },
-  { "A3", "get", { 124.131, 137.363, 144.342, 148.104 } },
-  { "A3", "put", { 106.293, 115.101, 120.192, 123.518 } },
-  { "A2 2-server", "get", { 22.454, 22.482, 22.492, 22.490 } },
-  { "A2 2-server", "put", { 22.571, 22.600, 22.608, 22.604 } },
+  -- HCCS (hixl_cs) table of the A2 section: D2rD is WRITE, rD2D is READ
+  { "A2", "get", "hixl_cs", "GB/s", "fits hccs_read_eff, sdma_task_ns",
+    sweep{ 10.265, 15.453, 19.748, 22.810, 24.752, 25.752, 26.281, 26.814 } },
+  { "A2", "put", "hixl_cs", "GB/s", "fits hccs_write_eff, sdma_task_ns",
+    sweep{ 8.903, 12.778, 15.780, 17.787, 19.018, 19.680, 20.031, 20.284 } },
+  { "A2", "get", "hixl_a2", "GiB/s", "check (older build)",
+    mib{ 25.245, 25.521, 25.631, 25.741 } },
+  { "A2", "put", "hixl_a2", "GiB/s", "check (older build)",
+    mib{ 19.058, 19.234, 19.287, 19.371 } },
+  { "A3", "get", "hixl_a3", "GiB/s", "fits hccs_read_eff",
+    mib{ 124.131, 137.363, 144.342, 148.104 } },
+  { "A3", "put", "hixl_a3", "GiB/s", "fits hccs_write_eff",
+    mib{ 106.293, 115.101, 120.192, 123.518 } },
+  { "A2 2-server", "get", "hixl_a2", "GiB/s", "untuned check",
+    mib{ 22.454, 22.482, 22.492, 22.490 } },
+  { "A2 2-server", "put", "hixl_a2", "GiB/s", "untuned check",
+    mib{ 22.571, 22.600, 22.608, 22.604 } },
 }
 
--- what a family's figures are used for (the bench prints it beside the fit)
-local function role(path, op)
-  if path == "RDMA" then return "untuned check" end
-  return "fits hccs_" .. (op == "get" and "read" or "write") .. "_eff"
+-- "16 KiB", "1 MiB"
+local function size_text(bytes)
+  if bytes >= MiB then return string.format("%d MiB", bytes // MiB) end
+  return string.format("%d KiB", bytes // KiB)
 end
 
 M.cases = {}
 for _, f in ipairs(published) do
-  local label, op, figures = f[1], f[2], f[3]
+  local label, op, source, unit, role, points = table.unpack(f)
   local t = setups[label]
-  for i, mib in ipairs(sizes) do
+  for _, pt in ipairs(points) do
+    local name = string.format("%s %s %s %s", label:gsub(" 2%-server", ""), t.path, op,
+                               size_text(pt[1]))
+    if source == "hixl_cs" then name = name .. " (hixl_cs)" end
     M.cases[#M.cases + 1] = {
-      name = string.format("%s %s %s %d MiB", label:gsub(" 2%-server", ""), t.path, op, mib),
-      soc = t.soc, pes = t.pes, peer = t.peer, op = op, path = t.path,
-      desc_bytes = mib * MiB, published = figures[i], source = t.source,
-      table = string.format("%s %s, %s D2D", t.where, op == "get" and "READ" or "WRITE", t.path),
-      role = role(t.path, op),
+      name = name, soc = t.soc, pes = t.pes, peer = t.peer, op = op, path = t.path,
+      desc_bytes = pt[1], published = pt[2], unit = unit, source = source,
+      table = string.format("%s %s, %s %s", t.where, op == "get" and "READ" or "WRITE",
+                            t.path, source == "hixl_cs" and "(hixl_cs)" or "D2D"),
+      role = role,
     }
   end
 end
 
--- offset and length (elements) of block b's slice of n int32, in 8-element granules
-local function slice(n, b, nb)
-  local granules = n // 8
-  local base, rem = granules // nb, granules % nb
-  local first = b * base + math.min(b, rem)
-  local count = base + ((b < rem) and 1 or 0)
-  return first * 8, count * 8
-end
+-- the engine calls of a path: a transfer of n int32 and the quiet
+local ENGINE = {
+  HCCS = {
+    get = function(k, loc, sym, ub, n, pe) k:sdma_get_nbi(loc, sym, ub, n, pe, 0) end,
+    put = function(k, loc, sym, ub, n, pe) k:sdma_put_nbi(sym, loc, ub, n, pe, 0) end,
+    quiet = function(k, ub) k:sdma_quiet(ub, 0) end,
+  },
+  RDMA = {
+    get = function(k, loc, sym, ub, n, pe) k:roce_get_nbi(loc, sym, ub, n, pe, 0) end,
+    put = function(k, loc, sym, ub, n, pe) k:roce_put_nbi(sym, loc, ub, n, pe) end,
+    quiet = function(k, ub, pe) k:roce_quiet(pe, ub, 0) end,
+  },
+}
 
--- the client PE moves a.ndesc descriptors in order, each split over its
--- blocks; a block moves its slice as M.parts transfers through distinct UB
--- buffers, so the MTE3 half of one overlaps the MTE2 half of the next
--- (ping-pong, as an AIV kernel streams GM to GM; HIXL's DMA has no UB stage)
-local function stream_kernel(k, a)
-  if k.pe ~= 0 then return end
-  local off, n = slice(a.desc_elems, k.block, k.block_num)
-  local parts = {}
-  for i = 0, a.parts - 1 do
-    local o, c = slice(n, i, a.parts)
-    if c > 0 then
-      parts[#parts + 1] = { n = c, ub = k:ub("int32", c),
-                            here = a.loc:sub(off + o, c), there = a.sym:sub(off + o, c) }
-    end
-  end
-  for _ = 1, a.ndesc do
-    for _, t in ipairs(parts) do
-      if a.op == "get" then
-        k:mte_get_nbi(t.here, t.there, t.ub, t.n * 4, t.n, a.peer, 0)
-      else
-        k:mte_put_nbi(t.there, t.here, t.ub, t.n * 4, t.n, a.peer, 0)
-      end
-    end
-    k:quiet()
-    k:sync_all()
+-- block 0 of the client PE posts a.ndesc descriptors in order on its engine
+-- queue; after each chunk of M.chunk (the AICPU kernel's batch) the fence
+-- (the engine's quiet) and the peer's flag read
+local function hixl_kernel(k, a)
+  if k.pe ~= 0 or k.block ~= 0 then return end
+  local e, ub = ENGINE[a.path], k:ub("int32", 16)
+  local done = 0
+  while done < a.ndesc do
+    local n = math.min(a.chunk, a.ndesc - done)
+    for _ = 1, n do e[a.op](k, a.loc, a.sym, ub, a.elems, a.peer) end
+    e.quiet(k, ub, a.peer)
+    e.get(k, a.lflag, a.flag, ub, 8, a.peer)
+    e.quiet(k, ub, a.peer)
+    done = done + n
   end
 end
 
--- modeled figure of one case (GiB/s) and the launch result; opts.overrides
--- (profile figures) and opts.total_bytes may change the machine or the bytes
+-- modeled figure of one case (in its unit) and the launch result;
+-- opts.overrides (profile figures) and opts.total_bytes may change the
+-- machine or the bytes
 function M.model(c, opts)
   opts = opts or {}
   local total = opts.total_bytes or M.total_bytes
@@ -117,13 +142,15 @@ function M.model(c, opts)
   local m = lab.machine(mopts)
   local elems = c.desc_bytes // 4
   local a = {
-    op = c.op, peer = c.peer, desc_elems = elems, ndesc = total // c.desc_bytes,
-    parts = opts.parts or M.parts,
+    op = c.op, path = c.path, peer = c.peer, elems = elems, ndesc = total // c.desc_bytes,
+    chunk = opts.chunk or M.chunk,
     loc = m:alloc("int32", elems, "local"):fill("iota"),
     sym = m:malloc("int32", elems, "remote"),
+    lflag = m:alloc("int32", 8, "flag copy"),
+    flag = m:malloc("int32", 8, "flag"),
   }
-  local r = m:launch(stream_kernel, opts.blocks or M.blocks, a)
-  return total / (r.e2e_us * 1e-6) / 2 ^ 30, r
+  local r = m:launch(hixl_kernel, 1, a)
+  return total / (r.e2e_us * 1e-6) / UNIT[c.unit or "GiB/s"], r
 end
 
 -- signed error of a modeled figure against the case's published one, in %
@@ -136,15 +163,15 @@ function M.source_text(c)
   return lab.soc(c.soc).sources[c.source]
 end
 
--- least-squares fit t(N) = t0 + N * c over points {desc_bytes =, gib_s =} of
--- total_bytes each: the asymptotic bandwidth (GB/s, decimal) and c (us per
--- descriptor); the profiles' HCCS efficiencies are the published asymptote
--- over the link
+-- least-squares fit t(N) = t0 + N * c over points {desc_bytes =, bps =}
+-- (bytes per second) of total_bytes each: the asymptotic bandwidth (GB/s,
+-- decimal) and c (us per descriptor); the profiles' HCCS efficiencies are a
+-- calibrating family's asymptote over the link
 function M.fit(points)
   local sx, sy, sxx, sxy, n = 0, 0, 0, 0, 0
   for _, pt in ipairs(points) do
     local x = M.total_bytes / pt.desc_bytes
-    local y = M.total_bytes / (pt.gib_s * 2 ^ 30)
+    local y = M.total_bytes / pt.bps
     sx, sy, sxx, sxy, n = sx + x, sy + y, sxx + x * x, sxy + x * y, n + 1
   end
   local slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
@@ -152,12 +179,17 @@ function M.fit(points)
   return M.total_bytes / t0 / 1e9, slope * 1e6
 end
 
--- the published points of one family (SoC, op, path) for M.fit
-function M.published(soc, op, path)
+-- bytes per second of a figure of case c
+function M.bps(c, figure)
+  return figure * UNIT[c.unit]
+end
+
+-- the published points of one family (SoC, op, path, source) for M.fit
+function M.published(soc, op, path, source)
   local points = {}
   for _, c in ipairs(M.cases) do
-    if c.soc == soc and c.op == op and c.path == path then
-      points[#points + 1] = { desc_bytes = c.desc_bytes, gib_s = c.published }
+    if c.soc == soc and c.op == op and c.path == path and c.source == source then
+      points[#points + 1] = { desc_bytes = c.desc_bytes, bps = M.bps(c, c.published) }
     end
   end
   return points
@@ -176,13 +208,13 @@ end
 -- the README table (Markdown) of run_all's rows
 function M.markdown(rows)
   local out = {
-    "| case | published (" .. M.unit .. ") | source | modeled (" .. M.unit .. ") | error |",
-    "| --- | ---: | --- | ---: | ---: |",
+    "| case | published | modeled | unit | error | source | role |",
+    "| --- | ---: | ---: | --- | ---: | --- | --- |",
   }
   for _, r in ipairs(rows) do
     local c = r.case
-    out[#out + 1] = string.format("| %s | %.3f | %s, %s | %.3f | %+.1f%% |",
-      c.name, c.published, c.source, c.table, r.modeled, r.err)
+    out[#out + 1] = string.format("| %s | %.3f | %.3f | %s | %+.1f%% | %s, %s | %s |",
+      c.name, c.published, r.modeled, c.unit, r.err, c.source, c.table, c.role)
   end
   return table.concat(out, "\n")
 end

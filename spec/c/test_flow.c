@@ -72,6 +72,7 @@ static sl_params params(void) {
   p.pipe_barrier_ns = 20; p.queue_depth = 4; p.barrier_base_ns = 1000;
   p.sync_all_ns = 500; p.launch_us = 4; p.host_GBps = 24; p.host_setup_us = 10;
   p.sym_heap_bytes = 16 << 20; p.prof_pe = 1; p.time_limit_us = 0;
+  p.l2_bytes = 0; p.l2_read_bytes_per_cycle = 110; p.dma_queue_depth = 2;   /* no L2 here */
   return p;
 }
 

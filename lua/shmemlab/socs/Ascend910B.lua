@@ -20,8 +20,13 @@ return {
   local_alpha_ns = 300,           -- assumed: no public GM access latency
   sym_heap_bytes = 1024 * 1024 * 1024,   -- assumed: lab default, not a hardware figure
   -- copy engines and pipes
-  mte2_bytes_per_cycle = 32,      -- ini: ddr_read_rate=32 B/cycle/core (GM from HBM;
-                                  -- l2_read_rate=110 from L2 is not modeled)
+  mte2_bytes_per_cycle = 32,      -- ini: ddr_read_rate=32 B/cycle/core (GM from HBM)
+  l2_read_bytes_per_cycle = 110,  -- ini: l2_read_rate=110 B/cycle/core (GM from L2): an
+                                  -- MTE2 read of the PE's own GM bytes the L2 holds
+  l2_bytes = 192 * 1024 * 1024,   -- ini: l2_size=201326592 per die; the lab's L2 is an
+                                  -- LRU over address ranges with this budget: MTE writes
+                                  -- into a PE's GM and its own MTE2 reads of it make
+                                  -- bytes recent (core/l2.c; empty at each launch)
   mte3_bytes_per_cycle = 64,      -- ini: ub_to_ddr_rate=64 B/cycle/core (ub_to_l2_rate=64)
   mte_setup_ns = 200,             -- assumed: no public per-instruction MTE cost; the
                                   -- fidelity table's per-descriptor cost checks it with
@@ -43,10 +48,11 @@ return {
   hccs_GBps = 28,                 -- shmem_hw: 28 GB/s per link one way, 7 links;
                                   -- msmodeling 196 GB/s mesh; hixl_a2 reads reach 27.7
   hccs_alpha_ns = 500,            -- msmodeling: A2 full mesh latency 0.5 us
-  hccs_read_eff = 0.989,          -- hixl_a2: READ HCCS D2D 1-8 MiB, fitted t = t0 + N c:
-                                  -- 27.70 GB/s asymptote / 28 GB/s
-  hccs_write_eff = 0.744,         -- hixl_a2: WRITE HCCS D2D 1-8 MiB, same fit:
-                                  -- 20.83 GB/s / 28 GB/s
+  hccs_read_eff = 0.979,          -- hixl_cs: READ (rD2D) HCCS (hixl_cs) 16K-2M blocks,
+                                  -- fitted t = t0 + N c: 27.41 GB/s asymptote / 28 GB/s
+                                  -- (hixl_a2's older 1-8 MiB figures give 27.70)
+  hccs_write_eff = 0.737,         -- hixl_cs: WRITE (D2rD), same fit: 20.65 GB/s / 28 GB/s
+                                  -- (hixl_a2: 20.83)
   sio_GBps = 224,                 -- unused on A2 (one die per card)
   sio_alpha_ns = 200,             -- unused on A2
   rdma_GBps = 25,                 -- msmodeling: A2 CLOS 25 GB/s (200 GbE) per card;
@@ -56,14 +62,22 @@ return {
   sdma_GBps = 1200,               -- assumed: no public per-engine SDMA rate; at the HBM
                                   -- rate, so the links bind (shmem_readme: A2/A3 kernels
                                   -- drive SDMA)
-  sdma_setup_ns = 400,            -- hixl_a2, if its host-stream HCCS copies run on SDMA
-                                  -- (not stated there): t = t0 + N c over 1-8 MiB gives t0
-                                  -- 0.85 us (read), 0.95 us (write) a descriptor, less the
-                                  -- 0.5 us HCCS alpha
+  sdma_setup_ns = 400,            -- assumed: no public split of a descriptor's cost; the
+                                  -- part the queue hides under the previous stream (HIXL's
+                                  -- sweeps cannot see it: 16 KiB streams for 0.6 us)
   rdma_setup_ns = 100,            -- assumed: no public AIV-posted WQE cost (hixl_a2's
                                   -- RDMA columns leave under 0.1 us a descriptor, queued)
   udma_GBps = 0,                  -- shmem_readme: UDMA is Ascend950's; 0 = no UDMA here
   udma_setup_ns = 0,              -- unused without UDMA
+  sdma_task_ns = 1000,            -- hixl_cs: HCCS (hixl_cs) block-size sweep, 16K-2M, fitted
+                                  -- t = t0 + N c: c = 0.98 us (READ), 1.03 us (WRITE) a
+                                  -- block, all of it serial (one thread, in order)
+  rdma_task_ns = 190,             -- hixl_cs: ROCE (hixl_cs) one-server sweep, same fit:
+                                  -- c = 0.19 us a block (READ and WRITE)
+  udma_task_ns = 0,               -- unused without UDMA
+  dma_queue_depth = 2,            -- assumed: no public figure; 2 puts the next
+                                  -- descriptor's setup under the current stream (the
+                                  -- HIXL sweeps cannot tell 2 from more)
   -- synchronisation
   signal_ns = 20,                 -- assumed: no public figure; S cost of a signal write
   poll_ns = 100,                  -- assumed: no public figure; a GM flag poll (dcci + load)
@@ -91,6 +105,11 @@ return {
     ini = "CANN platform ini, hicann/runtime src/platform/platform_config/cann/"
       .. "Ascend910B2.ini (also B1, B3, B4) @ c3f8438d: [SoCInfo], [AICoreSpec], "
       .. "[AICoreMemoryRates] in bytes per cycle per core",
+    hixl_cs = "HIXL comm benchmark, hicann/hixl benchmarks/performance.md @ 9ed283b2: "
+      .. "A2 section, one server, HCCS (hixl_cs) and ROCE (hixl_cs) tables, D2rD = WRITE, "
+      .. "rD2D = READ, 128 MiB as 16K-2M blocks in one TransferSync; decimal GB/s "
+      .. "(comm_benchmark/common/client_runner.cc divides by 1e9); the client posts the "
+      .. "blocks in order on one thread, 128 per AICPU kernel (src/hixl/cs)",
     hixl_a2 = "HIXL benchmark, hicann/hixl benchmarks/A2_benchmark_performance.md "
       .. "@ 0b06e94b (Dec 2025): one pair, 128 MiB as 1-8 MiB descriptors in one "
       .. "TransferSync (HcclBatchGet/Put on one stream); 'GB/s' there is GiB/s "

@@ -1,0 +1,117 @@
+/*
+** l2.c -- the L2 cache of each PE (die), as the CANN platform ini gives it:
+** l2_size bytes in front of HBM, read by the AIV cores at l2_read_rate
+** bytes per cycle where HBM gives ddr_read_rate.
+**
+** The model: an LRU over address ranges per PE with a byte budget of
+** l2_bytes. An MTE transfer that writes a PE's GM (a local or a remote
+** write: it lands through that PE's L2) and an MTE2 read of the block's own
+** PE's GM make their bytes the most recent; bytes past the budget leave,
+** least recent first. An MTE2 read of its own PE's GM streams the bytes
+** that were in the L2 at l2_read_bytes_per_cycle, the rest at
+** mte2_bytes_per_cycle (the HBM rate), and takes HBM bandwidth only for the
+** rest. Ranges, not lines: at most SL_L2_RANGES per PE (the least recent
+** range leaves whole when a new one finds no room); an access that
+** continues a range of the same buffer extends it, so a block streaming
+** through a buffer costs one range. The L2
+** starts empty at each launch (the launches of a benchmark time the same).
+** Remote reads, DMA engines and UB are not cached here.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sli.h"
+
+/* the state of every PE's L2, NULL when the profile has none (l2_bytes 0) */
+int sli_l2_new(sl_machine *m) {
+  if (m->p.l2_bytes <= 0) return SL_OK;
+  m->l2 = calloc((size_t)m->p.n_pes, sizeof(*m->l2));
+  return m->l2 != NULL ? SL_OK : SL_ENOMEM;
+}
+
+/* forget every PE's L2 (a launch begins) */
+void sli_l2_reset(sl_machine *m) {
+  int i;
+  if (m->l2 == NULL) return;
+  for (i = 0; i < m->p.n_pes; i++) m->l2[i].n = 0, m->l2[i].bytes = 0, m->l2[i].clock = 0;
+}
+
+/* drop range i of c */
+static void drop(sl_l2 *c, int i) {
+  c->bytes -= c->r[i].n;
+  c->r[i] = c->r[--c->n];
+}
+
+/* the least recent range of c */
+static int oldest(const sl_l2 *c) {
+  int i, o = 0;
+  for (i = 1; i < c->n; i++)
+    if (c->r[i].stamp < c->r[o].stamp) o = i;
+  return o;
+}
+
+/* [lo, hi) of buf leaves c; the bytes of it that were there */
+static int64_t cut(sl_l2 *c, int32_t buf, int64_t lo, int64_t hi) {
+  int64_t hit = 0;
+  int i = 0;
+  while (i < c->n) {
+    sl_l2r *r = &c->r[i];
+    int64_t rlo = r->off, rhi = r->off + r->n;
+    if (r->buf != buf || rhi <= lo || rlo >= hi) { i++; continue; }
+    hit += (rhi < hi ? rhi : hi) - (rlo > lo ? rlo : lo);
+    if (rlo >= lo && rhi <= hi) { drop(c, i); continue; }
+    if (rlo < lo && rhi > hi && c->n < SL_L2_RANGES) {   /* its tail stays too */
+      sl_l2r *t = &c->r[c->n++];
+      *t = *r;
+      t->off = hi;
+      t->n = rhi - hi;
+    } else if (rlo < lo && rhi > hi) c->bytes -= rhi - hi;   /* no room: the tail leaves */
+    if (rlo < lo) { c->bytes -= (rhi < hi ? rhi : hi) - lo; r->n = lo - rlo; }
+    else { c->bytes -= hi - rlo; r->off = hi; r->n = rhi - hi; }
+    i++;
+  }
+  return hit;
+}
+
+/* bytes [off, off + n) of buf on PE pe become the L2's most recent;
+** returns how many of them were there */
+static int64_t touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n) {
+  sl_l2 *c = &m->l2[pe];
+  int64_t budget = m->p.l2_bytes, hit = cut(c, buf, off, off + n);
+  int i;
+  if (n > budget) { off += n - budget; n = budget; }   /* only the last bytes stay */
+  for (i = 0; i < c->n; i++)            /* it continues a range */
+    if (c->r[i].buf == buf && c->r[i].off + c->r[i].n == off) break;
+  if (i < c->n) c->r[i].n += n;
+  else {
+    if (c->n == SL_L2_RANGES) drop(c, oldest(c));
+    i = c->n++;
+    c->r[i].buf = buf;
+    c->r[i].off = off;
+    c->r[i].n = n;
+  }
+  c->r[i].stamp = ++c->clock;
+  c->bytes += n;
+  while (c->bytes > budget) {           /* least recent first */
+    int o = oldest(c);
+    int64_t over = c->bytes - budget;
+    if (c->r[o].n <= over) { drop(c, o); continue; }
+    c->r[o].off += over;
+    c->r[o].n -= over;
+    c->bytes -= over;
+  }
+  return hit;
+}
+
+/* an MTE transfer o of block blk's pipe starts: its GM bytes pass the L2;
+** returns the bytes of an MTE2 read of the block's own PE that hit */
+int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o) {
+  const sl_event *e = &m->evs[o->ev];
+  if (pipe == SL_PIPE_MTE2) {
+    if (o->path != SL_PATH_LOCAL || e->src.buf < 0 || e->src.pe != m->blocks[blk].pe) return 0;
+    return touch(m, e->src.pe, e->src.buf, e->src.off, o->bytes);
+  }
+  if (e->dst.buf >= 0 && e->dst.pe >= 0 && e->dst.pe < m->p.n_pes)
+    touch(m, e->dst.pe, e->dst.buf, e->dst.off, o->bytes);
+  return 0;
+}
