@@ -133,10 +133,10 @@ describe("mc2 baselines", function()
       got[#got + 1] = soc .. " combine bf16 " .. times(run(COMBINE, o))
     end
     assert.are.same({
-      "Ascend910_93 dispatch int8 18.247861 17.514638",
-      "Ascend910_93 combine bf16 11.552393 10.071790",
-      "Ascend910B dispatch int8 46.198208 44.573412",
-      "Ascend910B combine bf16 43.897032 43.627032",
+      "Ascend910_93 dispatch int8 18.211330 17.473793",
+      "Ascend910_93 combine bf16 11.524794 10.044191",
+      "Ascend910B dispatch int8 46.158098 44.540620",
+      "Ascend910B combine bf16 43.772714 43.502714",
     }, got)
   end)
 end)
