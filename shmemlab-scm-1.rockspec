@@ -71,6 +71,7 @@ build = {
     ["shmemlab.op"] = "lua/shmemlab/op.lua",
     ["shmemlab.plot"] = "lua/shmemlab/plot.lua",
     ["shmemlab.prof"] = "lua/shmemlab/prof.lua",
+    ["shmemlab.relay"] = "lua/shmemlab/relay.lua",
     ["shmemlab.report"] = "lua/shmemlab/report.lua",
     ["shmemlab.runner"] = "lua/shmemlab/runner.lua",
     ["shmemlab.socs.Ascend910B"] = "lua/shmemlab/socs/Ascend910B.lua",

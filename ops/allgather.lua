@@ -1,15 +1,28 @@
 -- allgather: every PE ends with the inputs of all PEs, PE p's at p * count.
--- Pull: each PE reads every PE's shard from that PE's symmetric input
--- (remote reads stream faster than remote writes over HCCS on A2 and A3:
--- hccs_read_eff above hccs_write_eff). The (source PE, slice) pairs are spread
--- over the blocks, sources rotated by the PE so that no PE's links serve every
--- reader at once; each get is double-buffered (two UB halves). A PE first
--- announces with a SIGNAL_SET that its input is readable; a block waits for
--- its source's announcement before it reads. Nothing is written remotely: the
--- output is plain GM. An input beyond the symmetric budget goes in rounds
--- through a symmetric staging window (copied in, announced, read, barrier).
+-- Pull (remote reads stream faster than remote writes over HCCS on A2 and A3:
+-- hccs_read_eff above hccs_write_eff); nothing is written remotely. A PE first
+-- announces with a SIGNAL_SET that its shard is readable; a block waits for its
+-- source's announcement before it reads. The design follows the topology:
+--   one step (every SoC with one die per card, A2): each PE reads every PE's shard
+--   from that PE's symmetric input. The (source PE, slice) pairs are spread over the
+--   blocks, sources rotated by the PE so that no PE's links serve every reader at
+--   once; each get is double-buffered (two UB halves). An input beyond the symmetric
+--   budget goes in rounds through a symmetric staging window (copied in, announced,
+--   read, barrier).
+--   card relay (two dies per card, A3: at least three whole cards, and at least 1.25
+--   MiB of outside shards per port, shmemlab.relay.applies): each outside shard
+--   enters the card once. Die d's first half of blocks pulls, over d's own
+--   switch port, the shards of the outside dies of its parity (d % 2), in pieces, and
+--   tells the card-mate that each piece has landed; the mate's second half pulls those
+--   pieces over SIO from d's (symmetric) output, with a share of the mate's and of its
+--   own shard. So each port carries half the card's outside shards and the SIO
+--   forward runs under the port traffic. The output is symmetric; the input too when
+--   both fit the budget, else each PE first copies its input into its own output slot
+--   and publishes it there. Fewer cards, less data or an output beyond the budget:
+--   one step.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
+local relay = require("shmemlab.relay")
 local F = lab.frames
 
 local function kernel(k, a)
@@ -39,6 +52,92 @@ local function kernel(k, a)
   end
 end
 
+-- card relay: where PE q publishes elements [off, off + n) of its shard
+local function source(a, q, off, n)
+  if a.input_sym then return a.input:sub(off, n) end
+  return a.output:sub(q * a.count + off, n)
+end
+
+-- card relay, port half: block k.block's pieces of the outside shards of my parity
+-- over my port, each announced to the mate (fwd[block] there) once it has landed;
+-- one frame, its waits inside (a frame drains the pipes of the profiled PE: the
+-- pieces' gets would no longer run back to back)
+local function port_side(k, a, ub, half)
+  local src = relay.outside(k, k.pe % 2)
+  local list = relay.pieces(a, #src, k.block, half)
+  k:prof_start(F.REMOTE_PUT_GET)
+  for i, piece in ipairs(list) do
+    relay.parts(a.count, src, piece, function(q, off, len)
+      k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
+      op.get_pipelined(k, a.output:sub(q * a.count + off, len), source(a, q, off, len), ub, len, q)
+    end)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
+    k:signal_op(a.fwd:sub(k.block, 1), (a.epoch - 1) * #list + i, lab.SIGNAL_SET, k.pe ~ 1)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- card relay, SIO half: a share of my own shard (unless it is in place already) and
+-- of the mate's, then the pieces of the mate's port block of the same rank, each as
+-- soon as the mate has announced it
+local function sio_side(k, a, ub, half)
+  local mate, b = k.pe ~ 1, k.block - half
+  local per = op.split(a.count, half, a.esize)
+  local first = b * per
+  local n = math.max(0, math.min(per, a.count - first))
+  if n > 0 and a.input_sym then
+    k:prof_start(F.COPY_IN)
+    op.get_pipelined(k, a.output:sub(k.pe * a.count + first, n), a.input:sub(first, n), ub, n, k.pe)
+    k:prof_end(F.COPY_IN)
+  end
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(a.ready:sub(mate, 1), lab.CMP_GE, a.epoch)
+  k:prof_end(F.SIGNAL_WAIT)
+  k:prof_start(F.REMOTE_PUT_GET)
+  if n > 0 then
+    op.get_pipelined(k, a.output:sub(mate * a.count + first, n), source(a, mate, first, n), ub, n, mate)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+  local src = relay.outside(k, mate % 2)
+  local list = relay.pieces(a, #src, b, half)
+  for i, piece in ipairs(list) do
+    k:prof_start(F.SIGNAL_WAIT)
+    k:signal_wait_until(a.fwd:sub(b, 1), lab.CMP_GE, (a.epoch - 1) * #list + i)
+    k:prof_end(F.SIGNAL_WAIT)
+    k:prof_start(F.REMOTE_PUT_GET)
+    relay.parts(a.count, src, piece, function(q, off, len)
+      local at = q * a.count + off
+      op.get_pipelined(k, a.output:sub(at, len), a.output:sub(at, len), ub, len, mate)
+    end)
+    k:prof_end(F.REMOTE_PUT_GET)
+  end
+end
+
+-- card relay: publish my shard (copied into my output slot first when the input is
+-- not symmetric), then half the blocks on the port, half on SIO
+local function kernel_card(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local own = a.output:sub(k.pe * a.count, a.count)
+  op.publish(k, { staged = not a.input_sym, stage = own, chunk = a.count, count = a.count,
+                  esize = a.esize, ready = a.ready }, a.input, 1, 0, a.count, a.epoch, ub)
+  local half = k.block_num // 2
+  if k.block < half then port_side(k, a, ub, half) else sio_side(k, a, ub, half) end
+end
+
+-- card relay: a symmetric output, the input symmetric too when both fit the budget
+local function setup_card(m, c, s)
+  s.relay, s.chunk, s.rounds = true, c.count, 1
+  s.input_sym = (c.pes + 1) * c.count * s.esize <= c.sym_bytes
+  op.fit_ub(c, s)
+  s.input = op.fill_input(s.input_sym and m:malloc(c.dtype, c.count, "input")
+                          or m:alloc(c.dtype, c.count, "input"), c.dtype)
+  s.output = m:malloc(c.dtype, c.count * c.pes, "output")
+  s.ready = m:malloc("int32", c.pes, "ready", "backed")          -- [p]: PE p's shard is readable
+  s.fwd = m:malloc("int32", c.block_dim, "fwd", "backed")         -- [b]: pieces of the mate's block b
+  s.expect = op.allgather_expect(m, c, s.input)
+  return s
+end
+
 return op.define {
   name = "allgather",
   collective = "allgather",
@@ -52,6 +151,12 @@ return op.define {
   },
 
   describe = function(c, s)
+    if s.relay then
+      return { algorithm = "card relay: " .. (s.input_sym and "" or "copy into the own output slot, ")
+                 .. "signal ready, get half the outside shards over the die's port, the other "
+                 .. "half from the card-mate over SIO (pull)",
+               chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    end
     return { algorithm = s.staged and "stage, signal ready, get slices of every PE's staging (pull)"
                          or "signal ready, get slices of every PE's symmetric input (pull)",
              chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
@@ -61,6 +166,7 @@ return op.define {
 
   setup = function(m, c)
     local s = op.state(c, { epoch = 0 })
+    if relay.applies(c, c.pes * c.count, s.esize) then return setup_card(m, c, s) end
     s.slices = math.max(1, c.block_dim // c.pes)
     op.fit_ub(c, s)
     local fits = c.count * s.esize <= c.sym_bytes
@@ -74,7 +180,7 @@ return op.define {
 
   run = function(m, c, s)
     s.epoch = s.epoch + 1
-    return op.launch(m, c, s, "allgather", kernel)
+    return op.launch(m, c, s, "allgather", s.relay and kernel_card or kernel)
   end,
 
   check = op.check_output,

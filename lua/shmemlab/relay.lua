@@ -1,0 +1,88 @@
+-- shmemlab.relay: the plumbing of the card-relay designs (ops/allgather.lua,
+-- ops/reduce_scatter.lua) on a SoC with two dies per card (A3: each die has its own
+-- HCCS switch port, the two dies of a card are joined by SIO, and SIO carries only
+-- bytes already on the card; see shmemlab.bound's card cut).
+--
+-- A card relay splits the other cards' dies by parity: die d works with the outside
+-- dies of its own parity (d % 2) over its port, its card-mate (d ~ 1) with the
+-- others, and the two forward to each other over SIO what the other needs. So each
+-- outside shard crosses the card's ports once, the two ports share the work, and the
+-- SIO forward runs piece by piece under the port traffic. The pieces shrink toward
+-- the end so that what is left to forward once the port traffic is done is small.
+local op = require("shmemlab.op")
+
+local relay = {}
+
+-- the smallest piece, and the largest as a part of a block's range
+local MIN_PIECE_BYTES = 32 * 1024
+local PIECES = 4
+
+-- the least a die's port must carry (its half of the outside shards) for the relay to
+-- pay for its second step (a piece lands, is announced, then crosses SIO): the
+-- crossover of the two allgather designs measured in the lab on A3, 6 to 32 dies
+-- (README, "The lower bound and the physical peak"); below it the one-step design is
+-- as fast or faster
+relay.MIN_PORT_BYTES = 1280 * 1024
+-- the fewest cards: on two, SIO carries the mate's shard and the forwarded one (two
+-- shards at 224 GB/s against one at 164 on the port) and the relay is slower
+relay.MIN_CARDS = 3
+
+-- relay.applies(c, sym_elems, esize) -> true when the run configuration c takes the
+-- card relay: two dies per card, whole cards and at least MIN_CARDS, an even number of
+-- blocks (half over the port, half over SIO), a die's half of the outside shards of
+-- c.count elements of esize bytes at least MIN_PORT_BYTES, and the sym_elems
+-- elements the relay keeps symmetric within the op's symmetric budget
+function relay.applies(c, sym_elems, esize)
+  local cards = c.pes // 2
+  return c.profile.dies_per_card == 2 and c.pes % 2 == 0 and cards >= relay.MIN_CARDS
+    and c.block_dim >= 2 and c.block_dim % 2 == 0
+    and (cards - 1) * c.count * esize >= relay.MIN_PORT_BYTES
+    and sym_elems * esize <= c.sym_bytes
+end
+
+-- the outside dies of parity par, rotated by k's card so that the cards start apart
+function relay.outside(k, par)
+  local list, cards, mine = {}, k.n_pes // 2, k.pe // 2
+  for i = 1, cards - 1 do list[#list + 1] = ((mine + i) % cards) * 2 + par end
+  return list
+end
+
+-- the pieces of block b of half over nsrc shards of a.count elements (a.esize bytes)
+-- laid end to end (shard i at (i - 1) * count): {first, n} each, at most 1/PIECES
+-- of the block's range; from the end backwards each piece is 4/3 of the one after
+-- it, the last MIN_PIECE_BYTES: the mate forwards a piece over SIO (224 GB/s against
+-- the port's 164 on A3: 0.73 of the time it took to land) while the next one, 0.75
+-- of it, lands
+function relay.pieces(a, nsrc, b, half)
+  local total, esize = nsrc * a.count, a.esize
+  local per = op.split(total, half, esize)
+  local first, last = b * per, math.min(total, (b + 1) * per)
+  local big, size = op.split(per, PIECES, esize), op.fit(MIN_PIECE_BYTES, esize)
+  local sizes, left = {}, last - first
+  while left > 0 do
+    local n = math.min(left, size, big)
+    sizes[#sizes + 1], left = n, left - n
+    size = op.fit(size * 4 // 3 * esize, esize)
+  end
+  local list = {}
+  for i = #sizes, 1, -1 do
+    list[#list + 1] = { first, sizes[i] }
+    first = first + sizes[i]
+  end
+  return list
+end
+
+-- call f(q, offset, n, at) for the parts of piece {first, n} in each shard of count
+-- elements, shard i + 1 belonging to PE src[i + 1] (at: the part's first element in
+-- the shards laid end to end)
+function relay.parts(count, src, piece, f)
+  local first, n = piece[1], piece[2]
+  while n > 0 do
+    local i, off = first // count, first % count
+    local len = math.min(n, count - off)
+    f(src[i + 1], off, len, first)
+    first, n = first + len, n - len
+  end
+end
+
+return relay
