@@ -51,19 +51,7 @@ local function readme_block(rows)
     table.concat(src, "\n"), END }, "\n")
 end
 
--- replace the marked block of a README file
-local function write_readme(path, block)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
-  f:close()
-  local a = text:find(BEGIN, 1, true)
-  local _, b = text:find(END, 1, true)
-  assert(a and b and b > a, path .. ": fidelity markers not found")
-  f = assert(io.open(path, "wb"))
-  f:write(text:sub(1, a - 1), block, text:sub(b + 1))
-  f:close()
-  print("rewrote the fidelity block of " .. path)
-end
+local write_readme = require("scripts.readme_block")
 
 local rows = F.run_all()
 print(string.format("shmemlab fidelity: %d cases, %d MiB per case as 16 KiB-8 MiB descriptors "
@@ -76,4 +64,6 @@ print(table.concat(fit_lines(rows), "\n"))
 print()
 print("sources of the calibrated profiles (lab.soc(name).sources), each once:")
 for _, l in ipairs(F.source_lines()) do print("  " .. l) end
-if arg[1] == "--readme" then write_readme(assert(arg[2], "--readme FILE"), readme_block(rows)) end
+if arg[1] == "--readme" then
+  write_readme(assert(arg[2], "--readme FILE"), BEGIN, END, readme_block(rows), "fidelity")
+end

@@ -10,19 +10,7 @@ local V = require("shmemlab.validation")
 local BEGIN = "<!-- validation:begin (make validation-readme writes this block) -->"
 local END = "<!-- validation:end -->"
 
--- replace the marked block of a README file
-local function write_readme(path, block)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("a")
-  f:close()
-  local a = text:find(BEGIN, 1, true)
-  local _, b = text:find(END, 1, true)
-  assert(a and b and b > a, path .. ": validation markers not found")
-  f = assert(io.open(path, "wb"))
-  f:write(text:sub(1, a - 1), block, text:sub(b + 1))
-  f:close()
-  print("rewrote the validation block of " .. path)
-end
+local write_readme = require("scripts.readme_block")
 
 local t0 = os.clock()
 local rows = V.run_all(function(r)
@@ -34,7 +22,8 @@ print(string.format("shmemlab validation: %d cases, source: %s", #V.cases, V.SOU
 print()
 print(table_text)
 if arg[1] == "--readme" then
-  write_readme(assert(arg[2], "--readme FILE"), table.concat({ BEGIN, table_text, "",
+  write_readme(assert(arg[2], "--readme FILE"), BEGIN, END, table.concat({ BEGIN, table_text, "",
     "Source: " .. V.SOURCE .. ". Inputs fingerprint " .. V.fingerprint() .. " (`make "
-    .. "validation-readme`; spec/validation_spec.lua fails when the inputs change).", END }, "\n"))
+    .. "validation-readme`; spec/validation_spec.lua fails when the inputs change).", END }, "\n"),
+    "validation")
 end
