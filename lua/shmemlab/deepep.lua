@@ -1,0 +1,449 @@
+-- shmemlab.deepep: the plumbing of the DeepEP-Ascend normal-mode ports
+-- (ops/deepep/): the kernels of sgl-project/sgl-kernel-npu csrc/deepep written
+-- on CANN SHMEM (shmem_notify_dispatch.h, shmem_moe_dispatch_normal.h,
+-- shmem_moe_combine_normal.h), so that each op file reads as a page of
+-- orchestration. What the three kernels share:
+--
+-- * a meta region on every rank (their gva_gm): a STATE and a FLAG area of one
+--   32-byte slot per rank, and an ADDR area where block 0 publishes the
+--   addresses of the rank's buffers (PutShareAddr) and every block reads every
+--   rank's (GetShareAddr: one 32/64-byte remote read per rank, in series). The
+--   lab's buffers are symmetric, so k:ptr gives the address; the reads are
+--   made for their cost.
+-- * the rank split (SplitCoreCal): block b serves ranks [first, first + per)
+--   of the n ranks, the first n % blocks blocks one more.
+-- * the flag barrier (SetSyncFlag / WaitSyncFlag): SyncAll, then each block
+--   writes 1.0f into its ranks' slots for this rank (one 32-byte DataCopy per
+--   rank), polls its own slots of those ranks until they all hold 1.0f
+--   (the sum of their first floats reaches per), clears them, SyncAll.
+--
+-- The layout DeepEP's receive buffers use (per-expert windows): on rank d the
+-- rows of d's experts land by local expert, then source rank, then the row's
+-- index among its source's rows to that expert (send_token_idx, (token, k)
+-- order). put_offset[e * n + src] is where source src's rows to expert e start
+-- on e's rank (the prefix the notify kernel computes); row (p, i) lands in slot
+-- put_offset[e * n + p] + send_token_idx[p][i].
+local lab = require("shmemlab")
+local moe = require("shmemlab.moe")
+
+local deepep = {}
+
+deepep.SLOT = 8               -- int32 of one status slot (STATE_OFFSET: 32 bytes)
+deepep.ADDR = 16              -- int32 of the ADDR area: up to 8 uint64 addresses (64 bytes)
+deepep.ONE = 0x3F800000       -- the bits of 1.0f, the flag value
+
+-- the source the ports follow (the SHMEM variant of DeepEP-Ascend's normal mode)
+deepep.SOURCE = "sgl-project/sgl-kernel-npu csrc/deepep/ops/op_kernel/shmem_*_normal.h, "
+  .. "shmem_notify_dispatch.h (pull request 328 @ 4054137)"
+
+------------------------------------------------------------------------------
+-- host side: sizes, layout, buffers
+
+-- SplitCoreCal: block b's share of total items over blocks: per, first
+function deepep.split(total, blocks, b)
+  local per, rem = total // blocks, total % blocks
+  if b < rem then return per + 1, per * b + b end
+  return per, per * b + rem
+end
+
+-- the layout of a routing R as DeepEP computes it: count[p][e] (rows of p to
+-- expert e), idx[p][i] (send_token_idx), put_offset[e * n + src] (0-based
+-- Lua array, index e * n + src + 1) and a routing table RD that is R with
+-- the slots of DeepEP's receive layout (for moe's references)
+function deepep.layout(R)
+  local n, E, per, TK = R.n_pes, R.experts, R.per_pe, R.tokens * R.topk
+  local count, idx, slot = {}, {}, {}
+  for p = 0, n - 1 do
+    local c, ix = {}, {}
+    for e = 0, E - 1 do c[e] = 0 end
+    for i = 1, TK do
+      local e = R.expert[p][i]
+      ix[i] = c[e]
+      c[e] = c[e] + 1
+    end
+    count[p], idx[p] = c, ix
+  end
+  local put = {}
+  for d = 0, n - 1 do
+    local at = 0
+    for e = d * per, (d + 1) * per - 1 do
+      for src = 0, n - 1 do
+        put[e * n + src + 1] = at
+        at = at + count[src][e]
+      end
+    end
+  end
+  for p = 0, n - 1 do
+    local sl = {}
+    for i = 1, TK do sl[i] = put[R.expert[p][i] * n + p + 1] + idx[p][i] end
+    slot[p] = sl
+  end
+  local RD = setmetatable({ slot = slot }, { __index = R })
+  return { count = count, idx = idx, put_offset = put, routes = RD }
+end
+
+-- the row pitch of a receive buffer in elements (hUBAlignSize: the row padded
+-- to 32 bytes); the combine reads rows at hidden x esize bytes, so the pair
+-- agrees only when a row is whole 32-byte blocks
+function deepep.check_hidden(s, what)
+  if (s.hidden * s.esize) % 32 ~= 0 then
+    error(string.format("deepep: hidden %d x %d bytes is not a multiple of 32: the shipping "
+      .. "%s writes rows at a 32-byte aligned pitch and its combine reads them at hidden x "
+      .. "size, which agree only for whole 32-byte rows", s.hidden, s.esize, what), 0)
+  end
+end
+
+-- refuse a UB plan that does not fit: the shipping kernel's buffers of one block
+function deepep.check_ub(c, what, bytes, detail)
+  if bytes > c.ub_bytes then
+    error(string.format("deepep: the shipping %s kernel needs %d UB bytes per block at %d "
+      .. "PEs (%s), the UB budget is %d bytes", what, bytes, c.pes, detail, c.ub_bytes), 0)
+  end
+end
+
+-- the state both ops start from: moe's, with every AIV core as a block (the
+-- tiling's blockDim = aivNum), the layout and the meta region
+function deepep.state(m, c)
+  local s = moe.state(c)
+  deepep.check_hidden(s, "dispatch")
+  s.blocks, s.n, s.E = c.cores, c.pes, s.routes.experts
+  s.layout = deepep.layout(s.routes)
+  s.meta = m:malloc("int32", 2 * c.pes * deepep.SLOT + deepep.ADDR, "deepep_meta", "backed")
+  s.meta:fill("zero")
+  return s
+end
+
+-- an int32 GM buffer filled per PE from fn(p) -> Lua array (symmetric if sym)
+function deepep.table_buffer(m, n_pes, len, name, sym, fn)
+  local buf = sym and m:malloc("int32", len, name, "backed") or m:alloc("int32", len, name, "backed")
+  for p = 0, n_pes - 1 do buf:on(p):fill(fn(p)) end
+  return buf
+end
+
+-- a Lua array of e = 0..E-1 (or i = 1..) values from a 0-based table
+local function array0(t, n)
+  local a = {}
+  for i = 0, n - 1 do a[i + 1] = t[i] end
+  return a
+end
+deepep.array0 = array0
+
+-- combine's per-token inputs on every PE: topk_idx (the routes), topk weights
+-- (fp32, moe.weight(k)) and send_token_idx; put_offset (the notify's output)
+function deepep.combine_tables(m, s)
+  local R, L, TK = s.routes, s.layout, s.routes.tokens * s.routes.topk
+  s.expert_ids = moe.route_buffer(m, R)
+  s.send_token_idx = deepep.table_buffer(m, s.n, TK, "send_token_idx", false,
+                                         function(p) return L.idx[p] end)
+  s.put_offset = deepep.table_buffer(m, s.n, s.n * s.E, "put_offset", false,
+                                     function() return L.put_offset end)
+  local w = {}
+  for i = 1, TK do w[i] = moe.weight((i - 1) % R.topk) end
+  s.weights = m:alloc("fp32", TK, "topk_weights", "backed")
+  for p = 0, s.n - 1 do s.weights:on(p):fill(w) end
+end
+
+------------------------------------------------------------------------------
+-- kernel side: the meta region and the flag barrier
+
+local function area(a, kind)
+  local n = a.n
+  if kind == "STATE" then return 0 end
+  if kind == "FLAG" then return n * deepep.SLOT end
+  return 2 * n * deepep.SLOT
+end
+
+-- sync S after pipe src (SyncFunc<HardEvent::SRC_S>-style set + wait)
+local function sync(k, event)
+  k:set_flag(event, 0); k:wait_flag(event, 0)
+end
+deepep.sync = sync
+
+-- the block's meta UB and rank share: {status, wait, addr, per, first}
+function deepep.meta_ub(k, a)
+  local per, first = deepep.split(a.n, k.block_num, k.block)
+  local u = { per = per, first = first }
+  if per > 0 then
+    u.status = k:ub("int32", (per + 7) // 8 * 8 * deepep.SLOT)
+    u.wait = k:ub("int32", math.max(per * deepep.SLOT, 64), "backed")
+  end
+  u.addr = k:ub("int32", deepep.ADDR, "backed")
+  return u
+end
+
+-- ResetMetaState: clear this rank's STATE slots of the block's ranks
+function deepep.reset_meta_state(k, a, u)
+  if u.per == 0 then return end
+  sync(k, "S_V")
+  k:duplicate(u.wait, 0, u.per * deepep.SLOT)
+  sync(k, "V_MTE3")
+  k:data_copy(a.meta:sub(u.first * deepep.SLOT, u.per * deepep.SLOT), u.wait,
+              u.per * deepep.SLOT)
+  sync(k, "MTE3_S")
+end
+
+-- PutShareAddr: block 0 writes the rank's `count` buffer addresses (SetValue
+-- each, S_MTE3, MTE2_MTE3) into its own ADDR area (DataCopyPad of 8 bytes each)
+function deepep.put_share_addr(k, a, u, count)
+  if k.block ~= 0 then return end
+  for i = 0, count - 1 do k:set_value(u.addr, i, k.pe) end
+  sync(k, "S_MTE3"); sync(k, "MTE2_MTE3")
+  k:data_copy_pad(a.meta:sub(area(a, "ADDR"), 2 * count), u.addr, 2 * count)
+end
+
+-- GetShareAddr: every rank's addresses, one remote read of the ADDR area
+-- (count addresses, 32-byte aligned) per rank in series (MTE3_MTE2, DataCopyPad,
+-- MTE2_S, GetValue each)
+function deepep.get_share_addr(k, a, u, count)
+  local len = (2 * count + 7) // 8 * 8
+  for i = 0, a.n - 1 do
+    sync(k, "MTE3_MTE2")
+    k:data_copy_pad(u.addr:sub(0, len), k:ptr(a.meta, i):sub(area(a, "ADDR"), len), len)
+    sync(k, "MTE2_S")
+    for j = 0, count - 1 do k:get_value(u.addr, 2 * j) end
+  end
+end
+
+-- SetSyncFlag(kind): 1.0f into slot (this rank) of the block's ranks' kind area
+-- (the masked Duplicate sets a slot's first float, the one the waiter sums: a
+-- full Duplicate of 1.0f costs the same and sets it too), after SyncAll
+function deepep.set_sync_flag(k, a, u, kind)
+  if u.per == 0 then k:sync_all(); return end
+  local S = deepep.SLOT
+  k:duplicate(u.status, 0, u.per * S)
+  k:pipe_barrier("V")
+  k:duplicate(u.status, deepep.ONE, #u.status)
+  k:pipe_barrier("ALL")
+  k:sync_all()
+  local at = area(a, kind) + k.pe * S
+  for i = u.first, u.first + u.per - 1 do
+    k:data_copy(k:ptr(a.meta, i):sub(at, S), u.status:sub((i - u.first) * S, S), S)
+  end
+  sync(k, "MTE3_S")
+end
+
+-- WaitSyncFlag(kind): poll this rank's kind slots of the block's ranks until
+-- each holds 1.0f (the source polls them together until their sum is per: the
+-- same moment), clear them, SyncAll
+function deepep.wait_sync_flag(k, a, u, kind)
+  if u.per == 0 then k:sync_all(); return end
+  local S, base = deepep.SLOT, area(a, kind)
+  sync(k, "S_V")
+  for i = u.first, u.first + u.per - 1 do
+    k:wait_signal_value(a.meta:sub(base + i * S, S), u.wait:sub(0, S), S, lab.CMP_EQ, deepep.ONE)
+  end
+  sync(k, "MTE3_S"); sync(k, "S_V")
+  k:duplicate(u.wait, 0, u.per * S)
+  sync(k, "V_MTE3")
+  k:data_copy(a.meta:sub(base + u.first * S, u.per * S), u.wait, u.per * S)
+  sync(k, "MTE3_S")
+  k:sync_all()
+end
+
+-- the two halves of the kernels' prologue and epilogue, in frames: the
+-- meta state reset and the address exchange (finalize: metadata), the flag
+-- barrier (signal_or_barrier_wait)
+function deepep.prologue(k, a, u, addrs)
+  local F = lab.frames
+  k:prof_start(F.FINALIZE)
+  deepep.reset_meta_state(k, a, u)
+  deepep.put_share_addr(k, a, u, addrs)
+  k:prof_end(F.FINALIZE)
+  deepep.barrier(k, a, u, "FLAG")               -- every rank's addresses are published
+  k:prof_start(F.FINALIZE)
+  deepep.get_share_addr(k, a, u, addrs)
+  k:prof_end(F.FINALIZE)
+end
+
+-- SetSyncFlag + WaitSyncFlag on kind, in a signal_or_barrier_wait frame
+function deepep.barrier(k, a, u, kind)
+  local F = lab.frames
+  k:prof_start(F.SIGNAL_WAIT)
+  deepep.set_sync_flag(k, a, u, kind)
+  deepep.wait_sync_flag(k, a, u, kind)
+  k:prof_end(F.SIGNAL_WAIT)
+end
+
+-- CpGM2GMPingPong (COPYONLY): count elements GM -> GM through two UB halves of
+-- ub, MTE3_MTE2 event ids 0 and 1 alternating (the first chunk on id 1)
+function deepep.cp_gm2gm(k, dst, src, count, ub)
+  local chunk = #ub // 2
+  k:pipe_barrier("ALL"); k:pipe_barrier("ALL")                -- SetAtomic(COPYONLY)
+  k:set_flag("MTE3_MTE2", 0); k:set_flag("MTE3_MTE2", 1)
+  local i, done = 0, 0
+  while done < count do
+    local n, id = math.min(chunk, count - done), (i % 2 == 1) and 0 or 1
+    local half = ub:sub(id == 0 and 0 or chunk, n)
+    k:wait_flag("MTE3_MTE2", id)
+    k:data_copy_pad(half, src:sub(done, n), n)
+    k:set_flag("MTE2_MTE3", id); k:wait_flag("MTE2_MTE3", id)
+    k:data_copy_pad(dst:sub(done, n), half, n)
+    k:set_flag("MTE3_MTE2", id)
+    done, i = done + n, i + 1
+  end
+  k:wait_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 1)
+  sync(k, "MTE3_S")
+  k:pipe_barrier("ALL")                                        -- UnsetAtomic
+end
+
+------------------------------------------------------------------------------
+-- the notify kernel's steps (ShmemNotifyDispatch)
+
+-- AllGatherSendData: the block's ranks' num_tokens_per_expert (E int32, read
+-- from each rank) into this rank's recv_data[rank * E], one ping-pong copy each
+function deepep.all_gather_send_data(k, a, u, ub)
+  for r = u.first, u.first + u.per - 1 do
+    deepep.cp_gm2gm(k, a.recv_data:sub(r * a.E, a.E), k:ptr(a.tokens_per_expert, r), a.E, ub)
+    k:pipe_barrier("ALL")
+  end
+end
+
+-- ReorderRecvDataOutput: the counts of rank's experts from every source, in
+-- (local expert, source) order, into out (the prefix sum when cumsum): two
+-- scalar accesses per (expert, source) pair
+local function reorder(k, a, tbl, rank, out, cumsum)
+  local n, E, per = a.n, a.E, a.E // a.n
+  sync(k, "V_S"); sync(k, "MTE2_S")
+  local prefix = 0
+  for e = rank * per, rank * per + per - 1 do
+    for src = 0, n - 1 do
+      local v = k:get_value(tbl, src * E + e)
+      k:set_value(out, (e - rank * per) * n + src, cumsum and prefix or v)
+      prefix = prefix + v
+    end
+  end
+  k:pipe_barrier("ALL")
+  k:set_flag("S_MTE2", 0); k:wait_flag("S_MTE2", 0)
+  return prefix
+end
+
+-- BuildTotalRecvCount: the first min(n, blocks / 2) blocks split the ranks; for
+-- each, the prefix of its window (put_offset[rank * E ..]) into GM. Each rank
+-- gets its own UB row (the source reuses one and relies on its scalar loop
+-- outlasting the copy out; here a copy reads its source when it lands)
+function deepep.build_total_recv_count(k, a, tbl, out)
+  local use = math.min(a.n, k.block_num // 2)
+  if k.block >= use then return end
+  local per, first = deepep.split(a.n, use, k.block)
+  for j = 0, per - 1 do
+    local rank, row = first + j, out:sub(j * a.E, a.E)
+    reorder(k, a, tbl, rank, row, true)
+    sync(k, "MTE2_MTE3")
+    k:data_copy_pad(a.put_offset:sub(rank * a.E, a.E), row, a.E)
+  end
+end
+
+-- the rows per source rank of recv_data (host side, for BuildMaxBs's loop)
+local function sum_counts(k, a, w, tbl, src)
+  k:data_copy(w.cnt, tbl:sub(src * a.E, a.E), a.E)           -- UB -> UB (V)
+  k:pipe_barrier("ALL")
+  k:set_flag("MTE2_V", 0); k:wait_flag("MTE2_V", 0)
+  k:cast(w.f, w.cnt, a.E)
+  k:pipe_barrier("V")
+  k:reduce_max(w.r, w.f, a.E)                                -- ReduceSum's pass over the row
+  sync(k, "V_S")
+  k:get_value(w.r, 0)
+  k:pipe_barrier("V")
+end
+
+-- a scalar GM store of value (GlobalTensor SetValue + DataCacheCleanAndInvalid)
+local function gm_store(k, dst, w, value)
+  k:set_value(w.one, 0, value)
+  sync(k, "S_MTE3")
+  k:data_copy_pad(dst, w.one, 1)
+end
+
+-- BuildBalanceMatrix's scalar passes over the n x 2n matrix (ranges of tokens
+-- each rank combines for each other one); the combine reads it only with
+-- ENABLE_REBALANCE, off by default
+local function balance_matrix(k, a, w, bs, total)
+  local n, avg = a.n, total // a.n
+  k:duplicate(w.matrix, -1, 2 * n * n)
+  k:pipe_barrier("V")
+  sync(k, "V_S")
+  for i = 0, n - 1 do
+    if bs[i] > 0 then
+      k:set_value(w.matrix, i * 2 * n + 2 * i, 0)
+      k:set_value(w.matrix, i * 2 * n + 2 * i + 1, math.min(bs[i], math.ceil(avg)) - 1)
+    end
+  end
+  if avg > 128 then                                          -- REBALANCE_MIN_TOKEN_NUM
+    for tar = 0, n - 1 do
+      if bs[tar] > 0 then
+        for src = 0, n - 1 do
+          if k:get_value(w.matrix, src * 2 * n + 2 * tar) ~= -1 then
+            k:get_value(w.matrix, src * 2 * n + 2 * tar + 1)
+          end
+        end
+      end
+    end
+  end
+  k:pipe_barrier("ALL")
+  sync(k, "S_MTE3")
+  k:data_copy_pad(a.balance, w.matrix, 2 * n * n)
+end
+
+-- BuildMaxBs (block blocks / 2): every source's token count (a pass over its
+-- row), the max into GM, then the balance matrix
+function deepep.build_max_bs(k, a, tbl, w)
+  local bs, total, mx = {}, 0, 0
+  for src = 0, a.n - 1 do
+    sum_counts(k, a, w, tbl, src)
+    local rows = 0
+    for e = 0, a.E - 1 do rows = rows + a.layout.count[src][e] end
+    bs[src] = rows // a.routes.topk
+    total, mx = total + bs[src], math.max(mx, bs[src])
+  end
+  k:pipe_barrier("V")
+  gm_store(k, a.max_bs, w, mx)
+  balance_matrix(k, a, w, bs, total)
+end
+
+-- BuildTotalRecvTokens (block blocks / 2 + 1): the rows this rank receives
+function deepep.build_total_recv_tokens(k, a, tbl, w)
+  local total = reorder(k, a, tbl, k.pe, w.cnt, false)
+  sync(k, "MTE2_V")
+  k:cast(w.f, w.cnt, a.E)
+  k:pipe_barrier("V")
+  k:reduce_max(w.r, w.f, a.E)                                -- ReduceSum's pass
+  sync(k, "V_S")
+  k:get_value(w.r, 0)
+  k:pipe_barrier("ALL")
+  gm_store(k, a.total_recv, w, total)
+end
+
+-- BuildRecvTokenPerExp (block blocks / 2 + 2): rows per local expert (int64)
+function deepep.build_recv_token_per_exp(k, a, tbl, w)
+  local per, n = a.E // a.n, a.n
+  reorder(k, a, tbl, k.pe, w.cnt, false)
+  sync(k, "MTE2_S")
+  for e = 0, per - 1 do
+    local sum = 0
+    for src = 0, n - 1 do sum = sum + k:get_value(w.cnt, e * n + src) end
+    k:set_value(w.per_exp, 2 * e, sum)
+  end
+  k:pipe_barrier("ALL")
+  k:set_flag("S_MTE2", 0); k:wait_flag("S_MTE2", 0)
+  sync(k, "MTE2_MTE3")
+  k:data_copy_pad(a.recv_per_expert, w.per_exp, 2 * per)
+end
+
+-- the UB of the notify's build steps on block b: {cnt, f, r, one, matrix, per_exp}
+function deepep.notify_ub(k, a)
+  local half, E = k.block_num // 2, a.E
+  if k.block < half or k.block > half + 2 then return nil end
+  local w = { cnt = k:ub("int32", E, "backed"), f = k:ub("fp32", E), r = k:ub("fp32", 8),
+              one = k:ub("int32", 8, "backed") }
+  if k.block == half then w.matrix = k:ub("int32", 2 * a.n * a.n, "backed") end
+  if k.block == half + 2 then w.per_exp = k:ub("int32", 2 * (E // a.n), "backed") end
+  return w
+end
+
+------------------------------------------------------------------------------
+-- describe
+
+function deepep.describe(s, algorithm, chunk_elems)
+  return moe.describe(s, algorithm .. " (" .. deepep.SOURCE .. ")", chunk_elems, s.blocks)
+end
+
+return deepep

@@ -1,0 +1,149 @@
+-- DeepEP-Ascend normal-mode dispatch, the shipping kernels written on CANN
+-- SHMEM (sgl-project/sgl-kernel-npu, shmem_notify_dispatch.h and
+-- shmem_moe_dispatch_normal.h), ported by structure: two kernels per dispatch,
+-- as Buffer::intranode_dispatch launches them (the host reads the notify's
+-- totals between them to size the receive buffer).
+--
+-- Setup holds what get_dispatch_layout (dispatch_layout.h, timed apart from
+-- dispatch by DeepEP's tests) leaves in GM: num_tokens_per_expert and
+-- send_token_idx (each (token, k) row's index among this rank's rows to its
+-- expert).
+--
+-- 1. notify (every AIV core): reset the meta state, publish the address of
+--    num_tokens_per_expert, flag barrier, read every rank's address; each
+--    block reads its ranks' counts (E int32 each) into recv_data; flag
+--    barrier; every block loads recv_data (n x E); the first min(n, 24)
+--    blocks turn it into put_offset, each rank's per-expert windows (scalar
+--    prefix over (local expert, source)); blocks 24-26 the max batch and the
+--    balance matrix, the rows this rank receives, the rows per local expert.
+-- 2. dispatch (every AIV core): reset, publish the receive buffer's address,
+--    flag barrier, read every rank's; the block's share of the tokens x topk
+--    rows, one row at a time through a double-buffered UB queue: GetValue of
+--    its expert, send_token_idx and put_offset, DataCopyPad of the token row
+--    GM -> UB, DataCopyPad UB -> the expert rank's receive window at slot
+--    put_offset[e * n + me] + send_token_idx; then a flag barrier (every
+--    rank's rows have landed).
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local moe = require("shmemlab.moe")
+local deepep = require("shmemlab.deepep")
+local F = lab.frames
+
+local function notify_kernel(k, a)
+  local u, n, E = deepep.meta_ub(k, a), a.n, a.E
+  local pp = k:ub("int32", 2 * E)                              -- the ping-pong halves
+  deepep.prologue(k, a, u, 1)                                  -- tokens_per_expert's address
+  k:prof_start(F.REMOTE_PUT_GET)
+  deepep.all_gather_send_data(k, a, u, pp)                     -- every rank's counts
+  k:prof_end(F.REMOTE_PUT_GET)
+  deepep.barrier(k, a, u, "STATE")                             -- recv_data is complete
+  k:prof_start(F.COPY_IN)
+  local tbl = k:ub("int32", n * E, "backed")                   -- ReloadRecvData
+  k:data_copy_pad(tbl, a.recv_data, n * E)
+  k:pipe_barrier("ALL")
+  k:prof_end(F.COPY_IN)
+  k:prof_start(F.LOCAL_COMPUTE)
+  local use = math.min(n, k.block_num // 2)
+  if k.block < use then
+    local per = deepep.split(n, use, k.block)
+    deepep.build_total_recv_count(k, a, tbl, k:ub("int32", per * E, "backed"))
+  end
+  local w, half = deepep.notify_ub(k, a), k.block_num // 2
+  if k.block == half then deepep.build_max_bs(k, a, tbl, w)
+  elseif k.block == half + 1 then deepep.build_total_recv_tokens(k, a, tbl, w)
+  elseif k.block == half + 2 then deepep.build_recv_token_per_exp(k, a, tbl, w) end
+  k:sync_all()
+  k:prof_end(F.LOCAL_COMPUTE)
+end
+
+-- InputToDstOutput: the block's share of the rows, one at a time
+local function input_to_dst_output(k, a)
+  local n, E, H, K, S = a.n, a.E, a.hidden, a.routes.topk, a.stride
+  local cnt, first = deepep.split(a.routes.tokens * K, k.block_num, k.block)
+  if cnt == 0 then return end
+  local put = k:ub("int32", n * E, "backed")
+  k:data_copy_pad(put, a.put_offset, n * E)
+  deepep.sync(k, "MTE2_S")
+  local ids, idx = k:ub("int32", cnt, "backed"), k:ub("int32", cnt, "backed")
+  k:data_copy_pad(ids, a.expert_ids:sub(first, cnt), cnt)
+  k:data_copy_pad(idx, a.send_token_idx:sub(first, cnt), cnt)
+  deepep.sync(k, "MTE2_S")
+  local q, per, j = k:ub(a.dtype, 2 * S), E // n, 0            -- xQueue, BUFFER_NUM 2
+  for i = 0, cnt - 1 do
+    local e = k:get_value(ids, i)
+    if e >= 0 and e < E then
+      local slot = k:get_value(put, e * n + k.pe) + k:get_value(idx, i)
+      local h = j % 2
+      local row = q:sub(h * S, H)
+      if j >= 2 then k:wait_flag("MTE3_MTE2", h) end          -- AllocTensor: that half is free
+      k:data_copy_pad(row, a.input:sub((first + i) // K * H, H), H)
+      k:set_flag("MTE2_MTE3", h); k:wait_flag("MTE2_MTE3", h) -- EnQue, DeQue
+      k:data_copy_pad(k:ptr(a.recv, e // per):sub(slot * S, H), row, H)
+      k:set_flag("MTE3_MTE2", h)                               -- FreeTensor
+      j = j + 1
+    end
+  end
+  for h = 0, math.min(j, 2) - 1 do k:wait_flag("MTE3_MTE2", (j - 1 - h) % 2) end
+end
+
+local function dispatch_kernel(k, a)
+  local u = deepep.meta_ub(k, a)
+  deepep.prologue(k, a, u, 2)                                  -- expandXOut, dynamicScalesOut
+  k:prof_start(F.REMOTE_PUT_GET)
+  input_to_dst_output(k, a)
+  k:prof_end(F.REMOTE_PUT_GET)
+  deepep.barrier(k, a, u, "STATE")                             -- every rank's rows landed
+end
+
+return op.define {
+  name = "deepep_dispatch",
+  collective = "dispatch",
+  title = "DeepEP-Ascend normal dispatch (notify + dispatch kernels on CANN SHMEM)",
+  dtypes = { "bf16", "fp16" },
+  unused = {},
+
+  describe = function(_, s)
+    return deepep.describe(s, "notify kernel (count all-gather, per-expert window prefix), "
+      .. "then the data kernel: one row per (token, k) into its expert's window; flag "
+      .. "barriers, every AIV core", s.hidden)
+  end,
+
+  payload = moe.dispatch_payload,
+  deepep = moe.deepep_dispatch,
+
+  setup = function(m, c)
+    if c.dispatch_dtype and c.dispatch_dtype ~= c.dtype then
+      error("deepep_dispatch: dispatch_dtype " .. tostring(c.dispatch_dtype)
+            .. " is not ported (the port sends rows in the input dtype)", 0)
+    end
+    local s = deepep.state(m, c)
+    local R, L, n, E = s.routes, s.layout, s.n, s.E
+    deepep.check_ub(c, "dispatch", 4 * n * E + 2 * s.stride * s.esize + 2 * 4 * R.tokens * R.topk
+                    // s.blocks + 8 + 256, "n x experts int32 offsets, two rows, its rows' tables")
+    deepep.check_ub(c, "notify", 4 * n * E + 2 * 4 * n * n + 8 * E + 1024,
+                    "n x experts int32 counts, the n x 2n balance matrix")
+    s.wire = moe.wire(c, s)
+    s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)
+    s.expert_ids = moe.route_buffer(m, R)
+    s.send_token_idx = deepep.table_buffer(m, n, R.tokens * R.topk, "send_token_idx", false,
+                                           function(p) return L.idx[p] end)
+    s.tokens_per_expert = deepep.table_buffer(m, n, E, "num_tokens_per_expert", true,
+                                              function(p) return deepep.array0(L.count[p], E) end)
+    s.recv_data = m:alloc("int32", n * E, "recv_data", "backed"):fill("zero")
+    s.put_offset = m:alloc("int32", n * E, "put_offset", "backed"):fill("zero")
+    s.total_recv = m:alloc("int32", 8, "total_recv_tokens", "backed")
+    s.max_bs = m:alloc("int32", 8, "max_bs", "backed")
+    s.recv_per_expert = m:alloc("int32", 2 * (E // n), "recv_tokens_per_expert", "backed")
+    s.balance = m:alloc("int32", 2 * n * n, "balance_matrix", "backed")
+    s.recv = m:malloc(c.dtype, R.max_recv * s.stride, "expand_x"):fill("zero")
+    s.expect = moe.expect_dispatch(m, L.routes, s.input, R.max_recv, s.wire)
+    return s
+  end,
+
+  run = function(m, _, s)                                      -- two launches, in order
+    return { m:launch({ name = "shmem_notify_dispatch", kernel = notify_kernel }, s.blocks, s),
+             m:launch({ name = "shmem_moe_dispatch_normal", kernel = dispatch_kernel }, s.blocks, s) }
+  end,
+
+  check = moe.check_dispatch,
+}
