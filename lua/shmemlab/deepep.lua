@@ -164,7 +164,7 @@ function deepep.meta_ub(k, a)
   local per, first = deepep.split(a.n, k.block_num, k.block)
   local u = { per = per, first = first }
   if per > 0 then
-    u.status = k:ub("int32", (per + 7) // 8 * 8 * deepep.SLOT)
+    u.status = k:ub("int32", (per + 7) // 8 * 8 * deepep.SLOT, "backed")
     u.wait = k:ub("int32", math.max(per * deepep.SLOT, 64), "backed")
   end
   u.addr = k:ub("int32", deepep.ADDR, "backed")
@@ -432,7 +432,7 @@ end
 function deepep.notify_ub(k, a)
   local half, E = k.block_num // 2, a.E
   if k.block < half or k.block > half + 2 then return nil end
-  local w = { cnt = k:ub("int32", E, "backed"), f = k:ub("fp32", E), r = k:ub("fp32", 8),
+  local w = { cnt = k:ub("int32", E, "backed"), f = k:ub("fp32", E), r = k:ub("fp32", 8, "backed"),
               one = k:ub("int32", 8, "backed") }
   if k.block == half then w.matrix = k:ub("int32", 2 * a.n * a.n, "backed") end
   if k.block == half + 2 then w.per_exp = k:ub("int32", 2 * (E // a.n), "backed") end
