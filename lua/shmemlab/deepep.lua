@@ -120,14 +120,6 @@ function deepep.table_buffer(m, n_pes, len, name, sym, fn)
   return buf
 end
 
--- a Lua array of e = 0..E-1 (or i = 1..) values from a 0-based table
-local function array0(t, n)
-  local a = {}
-  for i = 0, n - 1 do a[i + 1] = t[i] end
-  return a
-end
-deepep.array0 = array0
-
 -- combine's per-token inputs on every PE: topk_idx (the routes), topk weights
 -- (fp32, moe.weight(k)) and send_token_idx; put_offset (the notify's output)
 function deepep.combine_tables(m, s)
@@ -284,6 +276,96 @@ function deepep.cp_gm2gm(k, dst, src, count, ub)
   k:wait_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 1)
   sync(k, "MTE3_S")
   k:pipe_barrier("ALL")                                        -- UnsetAtomic
+end
+
+------------------------------------------------------------------------------
+-- the layout kernel (DispatchLayout, dispatch_layout.h: get_dispatch_layout)
+
+-- first pass over the block's tokens: counts per expert and per rank, and the
+-- token-in-rank marks, by scalar GetValue / SetValue (a seen-rank row cleared
+-- per token on V)
+local function layout_count(k, a, u, tt)
+  local n, E, K = a.n, a.E, a.routes.topk
+  local per = E // n
+  for i = 0, tt - 1 do
+    sync(k, "S_V")
+    k:duplicate(u.seen, 0, n)
+    sync(k, "V_S")
+    for j = 0, K - 1 do
+      local e = k:get_value(u.topk, i * K + j)
+      if e >= 0 and e < E then
+        k:set_value(u.per_expert, e, k:get_value(u.per_expert, e) + 1)
+        local r = e // per
+        if k:get_value(u.seen, r) == 0 then
+          local c = k:get_value(u.per_rank, r)
+          k:set_value(u.in_rank, i * n + r, 1)
+          k:set_value(u.seen, r, 1)
+          k:set_value(u.per_rank, r, c + 1)
+        end
+      end
+    end
+  end
+end
+
+-- DispatchLayout: block b of min(tokens, blocks) counts its tokens' rows; it
+-- adds its per-expert counts (atomic add) into the prefix rows of every later
+-- block and into the rank's totals; SyncAll; then numbers its rows per expert
+-- from its prefix row (send_token_idx)
+function deepep.layout_kernel(k, a)
+  local n, E, K, T = a.n, a.E, a.routes.topk, a.routes.tokens
+  local blocks = math.min(T, k.block_num)
+  if k.block >= blocks then k:sync_all(); return end
+  local tt, t0 = deepep.split(T, blocks, k.block)
+  local u = { topk = k:ub("int64", tt * K, "backed"), per_rank = k:ub("int32", n, "backed"),
+              per_expert = k:ub("int32", E, "backed"), in_rank = k:ub("int32", tt * n, "backed"),
+              seen = k:ub("int32", n, "backed"), idx = k:ub("int32", tt * K, "backed") }
+  k:data_copy_pad(u.topk, a.topk_idx:sub(t0 * K, tt * K), tt * K)
+  sync(k, "MTE2_S")
+  k:duplicate(u.per_rank, 0, n); k:duplicate(u.per_expert, 0, E); k:duplicate(u.in_rank, 0, tt * n)
+  sync(k, "V_S")
+  layout_count(k, a, u, tt)
+  k:data_copy_pad(a.in_rank:sub(t0 * n, tt * n), u.in_rank, tt * n)
+  k:set_atomic("add", "int32")
+  for b = k.block + 1, blocks - 1 do
+    k:data_copy_pad(a.notify_send:sub(b * E, E), u.per_expert, E)
+  end
+  k:data_copy_pad(a.tokens_per_rank, u.per_rank, n)
+  k:data_copy_pad(a.tokens_per_expert, u.per_expert, E)
+  k:set_atomic_none()
+  k:pipe_barrier("MTE3")
+  k:sync_all()
+  sync(k, "MTE3_MTE2")
+  k:data_copy_pad(u.per_expert, a.notify_send:sub(k.block * E, E), E)
+  sync(k, "MTE2_S")
+  for i = 0, tt * K - 1 do
+    local e = k:get_value(u.topk, i)
+    if e >= 0 and e < E then
+      local v = k:get_value(u.per_expert, e)
+      k:set_value(u.idx, i, v)
+      k:set_value(u.per_expert, e, v + 1)
+    end
+  end
+  sync(k, "S_MTE3")
+  k:data_copy_pad(a.send_token_idx:sub(t0 * K, tt * K), u.idx, tt * K)
+end
+
+-- get_dispatch_layout once (at setup: DeepEP's tests time it apart from
+-- dispatch): its GM outputs zeroed (at::zeros), one launch; s.layout_us is
+-- its slowest PE's kernel time. The tables it fills: tokens_per_expert
+-- (symmetric: the notify reads it on every rank), send_token_idx
+function deepep.run_layout(m, s)
+  local R, n, E = s.routes, s.n, s.E
+  s.topk_idx = m:alloc("int64", R.tokens * R.topk, "topk_idx", "backed")
+  for p = 0, n - 1 do s.topk_idx:on(p):fill(R.expert[p]) end
+  s.tokens_per_expert = m:malloc("int32", E, "num_tokens_per_expert", "backed"):fill("zero")
+  s.tokens_per_rank = m:alloc("int32", n, "num_tokens_per_rank", "backed"):fill("zero")
+  s.in_rank = m:alloc("int32", R.tokens * n, "is_token_in_rank", "backed"):fill("zero")
+  s.notify_send = m:alloc("int32", s.blocks * E, "notify_send_data", "backed"):fill("zero")
+  s.send_token_idx = m:alloc("int32", R.tokens * R.topk, "send_token_idx", "backed"):fill("zero")
+  local r = m:launch({ name = "dispatch_layout", kernel = deepep.layout_kernel }, s.blocks, s)
+  local mx = 0
+  for _, us in ipairs(r.kernel_us) do mx = math.max(mx, us) end
+  s.layout_us = mx
 end
 
 ------------------------------------------------------------------------------

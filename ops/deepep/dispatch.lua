@@ -4,10 +4,10 @@
 -- as Buffer::intranode_dispatch launches them (the host reads the notify's
 -- totals between them to size the receive buffer).
 --
--- Setup holds what get_dispatch_layout (dispatch_layout.h, timed apart from
--- dispatch by DeepEP's tests) leaves in GM: num_tokens_per_expert and
--- send_token_idx (each (token, k) row's index among this rank's rows to its
--- expert).
+-- Setup runs get_dispatch_layout once (dispatch_layout.h, its own launch;
+-- DeepEP's tests time it apart from dispatch, and so does this op: describe
+-- prints its time): it leaves num_tokens_per_expert and send_token_idx (each
+-- (token, k) row's index among this rank's rows to its expert) in GM.
 --
 -- 1. notify (every AIV core): reset the meta state, publish the address of
 --    num_tokens_per_expert, flag barrier, read every rank's address; each
@@ -103,9 +103,10 @@ return op.define {
   unused = {},
 
   describe = function(_, s)
-    return deepep.describe(s, "notify kernel (count all-gather, per-expert window prefix), "
-      .. "then the data kernel: one row per (token, k) into its expert's window; flag "
-      .. "barriers, every AIV core", s.hidden)
+    return deepep.describe(s, string.format("notify kernel (count all-gather, per-expert "
+      .. "window prefix), then the data kernel: one row per (token, k) into its expert's "
+      .. "window; flag barriers, every AIV core; get_dispatch_layout at setup %.3f us, not "
+      .. "timed here", s.layout_us), s.hidden)
   end,
 
   payload = moe.dispatch_payload,
@@ -125,10 +126,7 @@ return op.define {
     s.wire = moe.wire(c, s)
     s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)
     s.expert_ids = moe.route_buffer(m, R)
-    s.send_token_idx = deepep.table_buffer(m, n, R.tokens * R.topk, "send_token_idx", false,
-                                           function(p) return L.idx[p] end)
-    s.tokens_per_expert = deepep.table_buffer(m, n, E, "num_tokens_per_expert", true,
-                                              function(p) return deepep.array0(L.count[p], E) end)
+    deepep.run_layout(m, s)                                    -- get_dispatch_layout, once
     s.recv_data = m:alloc("int32", n * E, "recv_data", "backed"):fill("zero")
     s.put_offset = m:alloc("int32", n * E, "put_offset", "backed"):fill("zero")
     s.total_recv = m:alloc("int32", 8, "total_recv_tokens", "backed")
