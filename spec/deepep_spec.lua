@@ -89,6 +89,28 @@ describe("DeepEP-Ascend normal dispatch and combine (ops/deepep/)", function()
     end)
   end
 
+  for _, pes in ipairs({ 2, 8, 16 }) do
+    it("INT8 dispatch (DynamicQuant) is exact, rows and scales, on " .. pes .. " PEs", function()
+      local r = run(DISPATCH, { pes = pes, local_tokens = 13, hidden = 48, topk = 3,
+                                experts = 2 * pes, dtype = "bf16", dispatch_dtype = "int8",
+                                routing = pes == 8 and "zipf" or "uniform" })
+      assert_exact(r, "int8 " .. pes)
+      assert.are.equal("int8", r.shmem.state.recv.dtype)
+      assert.are.equal(64, r.shmem.state.wire.row)           -- hUBAlignSize: 48 -> 64 bytes
+    end)
+  end
+
+  it("INT8 dispatch: a corrupted scale is caught", function()
+    local r = run(DISPATCH, { pes = 3, local_tokens = 5, hidden = 32, topk = 2,
+                              dispatch_dtype = "int8" })
+    local res = r.shmem
+    local s = res.state
+    local v = s.scales:on(2):read(3)
+    s.scales:on(2):sub(3, 1):fill({ v * 2 })
+    local wrong, at, pe = res.op.check(res.machine, r.config, s)
+    assert.are.same({ 1, 3, 2 }, { wrong, at, pe })
+  end)
+
   it("exact virtual times of one small case (Ascend910_93, 4 PEs)", function()
     local function small()
       return { soc = "Ascend910_93", pes = 4, local_tokens = 16, hidden = 256, topk = 2,

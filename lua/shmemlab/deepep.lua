@@ -135,6 +135,38 @@ function deepep.combine_tables(m, s)
   for p = 0, s.n - 1 do s.weights:on(p):fill(w) end
 end
 
+-- the dispatch's rows on the wire: the input dtype, or "int8" (quant_mode
+-- int8, the kernel's DynamicQuant): {dtype, row = pitch of a receive row in
+-- elements, stride, bytes = bytes a row sends (int8: hidden values + its fp32
+-- scale, which goes to dynamic_scales apart), quant}
+function deepep.wire(c, s)
+  local want = c.dispatch_dtype or c.dtype
+  if want == c.dtype then return moe.wire(c, s) end
+  if want ~= "int8" then
+    error(string.format("deepep: dispatch dtype must be int8 or the input dtype %s, got '%s'",
+                        c.dtype, tostring(want)), 0)
+  end
+  local P = (s.hidden + 31) // 32 * 32                        -- hUBAlignSize
+  return { dtype = "int8", row = P, stride = P, bytes = s.hidden + 4, quant = true }
+end
+
+-- the INT8 dispatch's references: rows (pitch P, hidden int8 values, pads
+-- zero) and scales (one fp32 per slot), quantised on the host (view:quant_int8)
+function deepep.expect_int8(m, RD, input, cap, P)
+  local H, K = RD.hidden, RD.topk
+  local e = m:host("int8", RD.n_pes * cap * P, "expect"):fill("zero")
+  local sc = m:host("fp32", RD.n_pes * cap, "expect_scales"):fill("zero")
+  if m:timing_only() then return e, sc end
+  for p = 0, RD.n_pes - 1 do
+    local src = input:on(p)
+    for i = 1, RD.tokens * K do
+      local at = RD.dest[p][i] * cap + RD.slot[p][i]
+      e:sub(at * P, H):quant_int8(src:sub((i - 1) // K * H, H), sc:sub(at, 1))
+    end
+  end
+  return e, sc
+end
+
 ------------------------------------------------------------------------------
 -- kernel side: the meta region and the flag barrier
 
@@ -230,6 +262,39 @@ function deepep.wait_sync_flag(k, a, u, kind)
   k:data_copy(a.meta:sub(base + u.first * S, u.per * S), u.wait, u.per * S)
   sync(k, "MTE3_S")
   k:sync_all()
+end
+
+-- x rounded to fp32 (the scalar unit's float arithmetic)
+local function f32(x)
+  return (string.unpack("<f", string.pack("<f", x)))
+end
+
+-- QuantProcess (DynamicQuant) of token row x into int8 row o: Cast to fp32
+-- (then xInQueue's FreeTensor, event id h), Abs, the max (ReduceMaxInplace),
+-- dynamicScale = 127 / (max + 1e-12) on S, Muls; Cast to int32 (CAST_RINT), to
+-- half, to int8 (CAST_TRUNC); 1 / dynamicScale into the row's scale float at
+-- byte P. Returns that float's view
+function deepep.quant_process(k, u, x, o, H, P, h)
+  k:cast(u.f, x, H)
+  k:set_flag("V_MTE2", h)
+  k:pipe_barrier("V")
+  k:abs(u.t, u.f, H)
+  k:pipe_barrier("V")
+  k:reduce_max(u.r, u.t, H)
+  sync(k, "V_S")
+  local scale = f32(127 / f32(k:get_value(u.r, 0) + 1e-12))
+  sync(k, "S_V")
+  k:muls(u.f, u.f, scale, H)
+  k:pipe_barrier("V")
+  local i32, half = u.t:reinterpret("int32"):sub(0, H), u.f:reinterpret("fp16"):sub(0, H)
+  k:cast(i32, u.f, H, "rint")
+  k:pipe_barrier("V"); k:pipe_barrier("V")                     -- SetDeqScale between
+  k:cast(half, i32, H)
+  k:pipe_barrier("V")
+  k:cast(o:sub(0, H), half, H, "trunc")
+  local s = o:sub(P, 4):reinterpret("fp32")
+  k:set_value(s, 0, f32(1 / scale))
+  return s
 end
 
 -- the two halves of the kernels' prologue and epilogue, in frames: the

@@ -56,11 +56,48 @@ local function notify_kernel(k, a)
   k:prof_end(F.LOCAL_COMPUTE)
 end
 
+-- one row through xQueue (TQueBind VECIN -> VECOUT, two buffers): the token
+-- row GM -> UB, UB -> the expert's window
+local function send_row(k, a, u, j, src, dst)
+  local h, H = j % 2, a.hidden
+  local row = u.q:sub(h * a.stride, H)
+  if j >= 2 then k:wait_flag("MTE3_MTE2", h) end              -- AllocTensor: that half is free
+  k:data_copy_pad(row, src, H)
+  k:set_flag("MTE2_MTE3", h); k:wait_flag("MTE2_MTE3", h)     -- EnQue, DeQue
+  k:data_copy_pad(dst, row, H)
+  k:set_flag("MTE3_MTE2", h)                                   -- FreeTensor
+end
+
+-- one row quantised (DynamicQuant): xInQueue (MTE2 -> V), QuantProcess, xOutQueue
+-- (V -> MTE3); the int8 row to the window, its fp32 scale to dynamic_scales
+local function send_row_int8(k, a, u, j, src, dst, scale_dst)
+  local h, H, P = j % 2, a.hidden, a.wire.row
+  local x, o = u.x:sub(h * a.stride, H), u.o:sub(h * (P + 32), P + 32)
+  if j >= 2 then k:wait_flag("V_MTE2", h) end                 -- xInQueue AllocTensor
+  k:data_copy_pad(x, src, H)
+  k:set_flag("MTE2_V", h); k:wait_flag("MTE2_V", h)
+  if j >= 2 then k:wait_flag("MTE3_V", h) end                 -- xOutQueue AllocTensor
+  local scale = deepep.quant_process(k, u, x, o, H, P, h)    -- frees x after its Cast
+  k:set_flag("V_MTE3", h); k:wait_flag("V_MTE3", h)           -- EnQue, DeQue
+  k:data_copy_pad(dst, o:sub(0, H), H)
+  k:data_copy_pad(scale_dst, scale, 1)
+  k:set_flag("MTE3_V", h)                                      -- xOutQueue FreeTensor
+end
+
+-- the UB of InputToDstOutput beside its tables: the queue(s) and quant work rows
+local function row_ub(k, a)
+  if not a.wire.quant then return { q = k:ub(a.dtype, 2 * a.stride) } end
+  local F32 = moe.stride(a.hidden, 4)
+  return { x = k:ub(a.dtype, 2 * a.stride), o = k:ub("int8", 2 * (a.wire.row + 32), "backed"),
+           f = k:ub("fp32", F32), t = k:ub("fp32", F32), r = k:ub("fp32", 8, "backed") }
+end
+
 -- InputToDstOutput: the block's share of the rows, one at a time
 local function input_to_dst_output(k, a)
-  local n, E, H, K, S = a.n, a.E, a.hidden, a.routes.topk, a.stride
+  local n, E, H, K = a.n, a.E, a.hidden, a.routes.topk
   local cnt, first = deepep.split(a.routes.tokens * K, k.block_num, k.block)
   if cnt == 0 then return end
+  local u = row_ub(k, a)
   local put = k:ub("int32", n * E, "backed")
   k:data_copy_pad(put, a.put_offset, n * E)
   deepep.sync(k, "MTE2_S")
@@ -68,22 +105,25 @@ local function input_to_dst_output(k, a)
   k:data_copy_pad(ids, a.expert_ids:sub(first, cnt), cnt)
   k:data_copy_pad(idx, a.send_token_idx:sub(first, cnt), cnt)
   deepep.sync(k, "MTE2_S")
-  local q, per, j = k:ub(a.dtype, 2 * S), E // n, 0            -- xQueue, BUFFER_NUM 2
+  local per, j, W = E // n, 0, a.wire.row
   for i = 0, cnt - 1 do
     local e = k:get_value(ids, i)
     if e >= 0 and e < E then
       local slot = k:get_value(put, e * n + k.pe) + k:get_value(idx, i)
-      local h = j % 2
-      local row = q:sub(h * S, H)
-      if j >= 2 then k:wait_flag("MTE3_MTE2", h) end          -- AllocTensor: that half is free
-      k:data_copy_pad(row, a.input:sub((first + i) // K * H, H), H)
-      k:set_flag("MTE2_MTE3", h); k:wait_flag("MTE2_MTE3", h) -- EnQue, DeQue
-      k:data_copy_pad(k:ptr(a.recv, e // per):sub(slot * S, H), row, H)
-      k:set_flag("MTE3_MTE2", h)                               -- FreeTensor
+      local src, d = a.input:sub((first + i) // K * H, H), e // per
+      if a.wire.quant then
+        send_row_int8(k, a, u, j, src, k:ptr(a.recv, d):sub(slot * W, H),
+                      k:ptr(a.scales, d):sub(slot, 1))
+      else
+        send_row(k, a, u, j, src, k:ptr(a.recv, d):sub(slot * W, H))
+      end
       j = j + 1
     end
   end
-  for h = 0, math.min(j, 2) - 1 do k:wait_flag("MTE3_MTE2", (j - 1 - h) % 2) end
+  local free = a.wire.quant and { "V_MTE2", "MTE3_V" } or { "MTE3_MTE2" }
+  for _, ev in ipairs(free) do
+    for h = 0, math.min(j, 2) - 1 do k:wait_flag(ev, (j - 1 - h) % 2) end
+  end
 end
 
 local function dispatch_kernel(k, a)
@@ -113,17 +153,16 @@ return op.define {
   deepep = moe.deepep_dispatch,
 
   setup = function(m, c)
-    if c.dispatch_dtype and c.dispatch_dtype ~= c.dtype then
-      error("deepep_dispatch: dispatch_dtype " .. tostring(c.dispatch_dtype)
-            .. " is not ported (the port sends rows in the input dtype)", 0)
-    end
     local s = deepep.state(m, c)
     local R, L, n, E = s.routes, s.layout, s.n, s.E
-    deepep.check_ub(c, "dispatch", 4 * n * E + 2 * s.stride * s.esize + 2 * 4 * R.tokens * R.topk
-                    // s.blocks + 8 + 256, "n x experts int32 offsets, two rows, its rows' tables")
+    s.wire = deepep.wire(c, s)
+    local rows = s.wire.quant and 2 * s.stride * s.esize + 2 * (s.wire.row + 32)
+                                  + 2 * 4 * moe.stride(s.hidden, 4) + 32
+                              or 2 * s.stride * s.esize
+    deepep.check_ub(c, "dispatch", 4 * n * E + rows + 2 * 4 * R.tokens * R.topk // s.blocks + 8
+                    + 256, "n x experts int32 offsets, two rows (and quant rows), its tables")
     deepep.check_ub(c, "notify", 4 * n * E + 2 * 4 * n * n + 8 * E + 1024,
                     "n x experts int32 counts, the n x 2n balance matrix")
-    s.wire = moe.wire(c, s)
     s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)
     s.expert_ids = moe.route_buffer(m, R)
     deepep.run_layout(m, s)                                    -- get_dispatch_layout, once
@@ -133,8 +172,13 @@ return op.define {
     s.max_bs = m:alloc("int32", 8, "max_bs", "backed")
     s.recv_per_expert = m:alloc("int32", 2 * (E // n), "recv_tokens_per_expert", "backed")
     s.balance = m:alloc("int32", 2 * n * n, "balance_matrix", "backed")
-    s.recv = m:malloc(c.dtype, R.max_recv * s.stride, "expand_x"):fill("zero")
-    s.expect = moe.expect_dispatch(m, L.routes, s.input, R.max_recv, s.wire)
+    s.recv = m:malloc(s.wire.dtype, R.max_recv * s.wire.row, "expand_x"):fill("zero")
+    if s.wire.quant then
+      s.scales = m:malloc("fp32", R.max_recv, "dynamic_scales"):fill("zero")
+      s.expect, s.expect_scales = deepep.expect_int8(m, L.routes, s.input, R.max_recv, s.wire.row)
+    else
+      s.expect = moe.expect_dispatch(m, L.routes, s.input, R.max_recv, s.wire)
+    end
     return s
   end,
 
@@ -143,5 +187,9 @@ return op.define {
              m:launch({ name = "shmem_moe_dispatch_normal", kernel = dispatch_kernel }, s.blocks, s) }
   end,
 
-  check = moe.check_dispatch,
+  check = function(m, c, s)                                    -- rows, then INT8 scales
+    local wrong, at, pe, want, got = moe.check_dispatch(m, c, s)
+    if wrong > 0 or not s.wire.quant then return wrong, at, pe, want, got end
+    return moe.compare(s.scales, s.expect_scales, s.routes.max_recv, c.pes)
+  end,
 }
