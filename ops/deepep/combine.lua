@@ -95,6 +95,7 @@ end
 
 return op.define {
   name = "deepep_combine",
+  baseline = "combine",                 -- run as a primary op: beside ops/hccl/combine.lua
   collective = "combine",
   title = "DeepEP-Ascend normal combine (on CANN SHMEM)",
   dtypes = { "bf16", "fp16" },

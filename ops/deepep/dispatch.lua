@@ -137,6 +137,7 @@ end
 
 return op.define {
   name = "deepep_dispatch",
+  baseline = "dispatch",                -- run as a primary op: beside ops/hccl/dispatch.lua
   collective = "dispatch",
   title = "DeepEP-Ascend normal dispatch (notify + dispatch kernels on CANN SHMEM)",
   dtypes = { "bf16", "fp16" },
