@@ -1,8 +1,10 @@
 -- shmemlab.deepep: the plumbing of the DeepEP-Ascend normal-mode ports
 -- (ops/deepep/): the kernels of sgl-project/sgl-kernel-npu csrc/deepep written
 -- on CANN SHMEM (shmem_notify_dispatch.h, shmem_moe_dispatch_normal.h,
--- shmem_moe_combine_normal.h), so that each op file reads as a page of
--- orchestration. What the three kernels share:
+-- shmem_moe_combine_normal.h) and the layout kernel they use
+-- (dispatch_layout.h), so that each op file reads as a page of orchestration:
+-- the host-side layout and references, the layout kernel, the notify
+-- kernel's steps, the INT8 QuantProcess, and what the three kernels share:
 --
 -- * a meta region on every rank (their gva_gm): a STATE and a FLAG area of one
 --   32-byte slot per rank, and an ADDR area where block 0 publishes the
@@ -480,7 +482,9 @@ function deepep.build_total_recv_count(k, a, tbl, out)
   end
 end
 
--- the rows per source rank of recv_data (host side, for BuildMaxBs's loop)
+-- one step of BuildMaxBs's loop: source src's row of recv_data copied (V),
+-- Cast to fp32 and summed (timed as one vector pass: the lab has no
+-- ReduceSum), the sum read on S; the token count itself comes from the layout
 local function sum_counts(k, a, w, tbl, src)
   k:data_copy(w.cnt, tbl:sub(src * a.E, a.E), a.E)           -- UB -> UB (V)
   k:pipe_barrier("ALL")
