@@ -95,11 +95,14 @@ function deepep.check_hidden(s, what)
   end
 end
 
--- refuse a UB plan that does not fit: the shipping kernel's buffers of one block
+-- refuse a UB plan that does not fit: the shipping kernel's buffers of one
+-- block against the core's UB (the profile's ub_bytes: the kernels size their
+-- own buffers, not by --ub-bytes)
 function deepep.check_ub(c, what, bytes, detail)
-  if bytes > c.ub_bytes then
+  local ub = c.profile.ub_bytes
+  if bytes > ub then
     error(string.format("deepep: the shipping %s kernel needs %d UB bytes per block at %d "
-      .. "PEs (%s), the UB budget is %d bytes", what, bytes, c.pes, detail, c.ub_bytes), 0)
+      .. "PEs (%s), the UB of a core is %d bytes", what, bytes, c.pes, detail, ub), 0)
   end
 end
 
