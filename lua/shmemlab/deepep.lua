@@ -84,17 +84,6 @@ function deepep.layout(R)
   return { count = count, idx = idx, put_offset = put, routes = RD }
 end
 
--- the row pitch of a receive buffer in elements (hUBAlignSize: the row padded
--- to 32 bytes); the combine reads rows at hidden x esize bytes, so the pair
--- agrees only when a row is whole 32-byte blocks
-function deepep.check_hidden(s, what)
-  if (s.hidden * s.esize) % 32 ~= 0 then
-    error(string.format("deepep: hidden %d x %d bytes is not a multiple of 32: the shipping "
-      .. "%s writes rows at a 32-byte aligned pitch and its combine reads them at hidden x "
-      .. "size, which agree only for whole 32-byte rows", s.hidden, s.esize, what), 0)
-  end
-end
-
 -- refuse a UB plan that does not fit: the shipping kernel's buffers of one
 -- block against the core's UB (the profile's ub_bytes: the kernels size their
 -- own buffers, not by --ub-bytes)
@@ -110,7 +99,6 @@ end
 -- tiling's blockDim = aivNum), the layout and the meta region
 function deepep.state(m, c)
   local s = moe.state(c)
-  deepep.check_hidden(s, "dispatch")
   s.blocks, s.n, s.E = c.cores, c.pes, s.routes.experts
   s.layout = deepep.layout(s.routes)
   s.meta = m:malloc("int32", 2 * c.pes * deepep.SLOT + deepep.ADDR, "deepep_meta", "backed")
@@ -142,11 +130,16 @@ end
 
 -- the dispatch's rows on the wire: the input dtype, or "int8" (quant_mode
 -- int8, the kernel's DynamicQuant): {dtype, row = pitch of a receive row in
--- elements, stride, bytes = bytes a row sends (int8: hidden values + its fp32
--- scale, which goes to dynamic_scales apart), quant}
+-- elements (hUBAlignSize: hidden padded to 32 bytes), stride, bytes = bytes a
+-- row sends (int8: hidden values + its fp32 scale, which goes to dynamic_scales
+-- apart), quant}. (The shipping combine reads rows at hidden x size bytes, so
+-- the pair agrees only for whole 32-byte rows; each op here stands alone.)
 function deepep.wire(c, s)
   local want = c.dispatch_dtype or c.dtype
-  if want == c.dtype then return moe.wire(c, s) end
+  if want == c.dtype then
+    return { dtype = c.dtype, row = s.stride, stride = s.stride, bytes = s.hidden * s.esize,
+             quant = false }
+  end
   if want ~= "int8" then
     error(string.format("deepep: dispatch dtype must be int8 or the input dtype %s, got '%s'",
                         c.dtype, tostring(want)), 0)
@@ -155,18 +148,20 @@ function deepep.wire(c, s)
   return { dtype = "int8", row = P, stride = P, bytes = s.hidden + 4, quant = true }
 end
 
--- the INT8 dispatch's references: rows (pitch P, hidden int8 values, pads
--- zero) and scales (one fp32 per slot), quantised on the host (view:quant_int8)
-function deepep.expect_int8(m, RD, input, cap, P)
-  local H, K = RD.hidden, RD.topk
-  local e = m:host("int8", RD.n_pes * cap * P, "expect"):fill("zero")
-  local sc = m:host("fp32", RD.n_pes * cap, "expect_scales"):fill("zero")
+-- the dispatch's references: every row (pitch P elements, hidden values, pads
+-- zero) in its slot; INT8 rows quantised on the host (view:quant_int8), their
+-- scales (one fp32 per slot) in a second buffer. Returns rows, scales (or nil)
+function deepep.expect_rows(m, RD, input, cap, wire)
+  local H, K, P = RD.hidden, RD.topk, wire.row
+  local e = m:host(wire.dtype, RD.n_pes * cap * P, "expect"):fill("zero")
+  local sc = wire.quant and m:host("fp32", RD.n_pes * cap, "expect_scales"):fill("zero") or nil
   if m:timing_only() then return e, sc end
   for p = 0, RD.n_pes - 1 do
     local src = input:on(p)
     for i = 1, RD.tokens * K do
-      local at = RD.dest[p][i] * cap + RD.slot[p][i]
-      e:sub(at * P, H):quant_int8(src:sub((i - 1) // K * H, H), sc:sub(at, 1))
+      local at, x = RD.dest[p][i] * cap + RD.slot[p][i], src:sub((i - 1) // K * H, H)
+      if sc then e:sub(at * P, H):quant_int8(x, sc:sub(at, 1))
+      else e:sub(at * P, H):copy(x) end
     end
   end
   return e, sc

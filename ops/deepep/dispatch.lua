@@ -174,12 +174,8 @@ return op.define {
     s.recv_per_expert = m:alloc("int32", 2 * (E // n), "recv_tokens_per_expert", "backed")
     s.balance = m:alloc("int32", 2 * n * n, "balance_matrix", "backed")
     s.recv = m:malloc(s.wire.dtype, R.max_recv * s.wire.row, "expand_x"):fill("zero")
-    if s.wire.quant then
-      s.scales = m:malloc("fp32", R.max_recv, "dynamic_scales"):fill("zero")
-      s.expect, s.expect_scales = deepep.expect_int8(m, L.routes, s.input, R.max_recv, s.wire.row)
-    else
-      s.expect = moe.expect_dispatch(m, L.routes, s.input, R.max_recv, s.wire)
-    end
+    if s.wire.quant then s.scales = m:malloc("fp32", R.max_recv, "dynamic_scales"):fill("zero") end
+    s.expect, s.expect_scales = deepep.expect_rows(m, L.routes, s.input, R.max_recv, s.wire)
     return s
   end,
 
