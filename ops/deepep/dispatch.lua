@@ -12,17 +12,21 @@
 -- 1. notify (every AIV core): reset the meta state, publish the address of
 --    num_tokens_per_expert, flag barrier, read every rank's address; each
 --    block reads its ranks' counts (E int32 each) into recv_data; flag
---    barrier; every block loads recv_data (n x E); the first min(n, 24)
+--    barrier; every block loads recv_data (n x E); the first min(n, blocks / 2)
 --    blocks turn it into put_offset, each rank's per-expert windows (scalar
---    prefix over (local expert, source)); blocks 24-26 the max batch and the
---    balance matrix, the rows this rank receives, the rows per local expert.
+--    prefix over (local expert, source)); blocks blocks / 2 .. + 2 (24-26 of
+--    48) the max batch and the balance matrix, the rows this rank receives,
+--    the rows per local expert.
 -- 2. dispatch (every AIV core): reset, publish the receive buffer's address,
 --    flag barrier, read every rank's; the block's share of the tokens x topk
 --    rows, one row at a time through a double-buffered UB queue: GetValue of
 --    its expert, send_token_idx and put_offset, DataCopyPad of the token row
 --    GM -> UB, DataCopyPad UB -> the expert rank's receive window at slot
 --    put_offset[e * n + me] + send_token_idx; then a flag barrier (every
---    rank's rows have landed).
+--    rank's rows have landed). dispatch_dtype "int8" (quant_mode int8, the
+--    kernel's DynamicQuant): each row is quantised in UB between an input and
+--    an output queue, the int8 row goes to the window (pitch align32(hidden)
+--    bytes) and its fp32 scale to dynamic_scales[slot].
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local moe = require("shmemlab.moe")
