@@ -997,9 +997,10 @@ end
 -- outputs. The outputs are small random integers B pre-multiplied by 1 / weight(k)
 -- of their row (doubled in place with copy "add"), so weight(k) * output = B
 -- exactly and the expected token = sum over k of B, built with copy "add".
-function moe.expert_outputs(m, R, dtype, cap, seed)
+-- buf (optional): the buffer to hold them (e.g. symmetric), cap * hidden elements
+function moe.expert_outputs(m, R, dtype, cap, seed, buf)
   local H, K, T = R.hidden, R.topk, R.tokens
-  local out = op.fill_reduce_input(m:alloc(dtype, cap * H, "expert_out"), seed)
+  local out = op.fill_reduce_input(buf or m:alloc(dtype, cap * H, "expert_out"), seed)
   local e = m:host(dtype, R.n_pes * T * H, "expect"):fill("zero")
   if m:timing_only() then return out, e end   -- no bytes: every row copy would be a no-op
   for p = 0, R.n_pes - 1 do
