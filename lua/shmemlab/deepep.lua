@@ -206,18 +206,19 @@ function deepep.reset_meta_state(k, a, u)
   sync(k, "MTE3_S")
 end
 
--- PutShareAddr: block 0 writes the rank's `count` buffer addresses (SetValue
--- each, S_MTE3, MTE2_MTE3) into its own ADDR area (DataCopyPad of 8 bytes each)
+-- PutShareAddr: block 0 writes the rank's `count` buffer addresses (a 64-bit
+-- SetValue each: its two 32-bit words here; S_MTE3, MTE2_MTE3) into its own ADDR
+-- area (DataCopyPad of 8 bytes each)
 function deepep.put_share_addr(k, a, u, count)
   if k.block ~= 0 then return end
-  for i = 0, count - 1 do k:set_value(u.addr, i, k.pe) end
+  for i = 0, count - 1 do k:set_value(u.addr, 2 * i, k.pe); k:set_value(u.addr, 2 * i + 1, 0) end
   sync(k, "S_MTE3"); sync(k, "MTE2_MTE3")
   k:data_copy_pad(a.meta:sub(area(a, "ADDR"), 2 * count), u.addr, 2 * count)
 end
 
 -- GetShareAddr: every rank's addresses, one remote read of the ADDR area
 -- (count addresses, 32-byte aligned) per rank in series (MTE3_MTE2, DataCopyPad,
--- MTE2_S, GetValue each)
+-- MTE2_S, GetValue each, S_MTE2 before the next rank's read reuses the buffer)
 function deepep.get_share_addr(k, a, u, count)
   local len = (2 * count + 7) // 8 * 8
   for i = 0, a.n - 1 do
@@ -225,6 +226,7 @@ function deepep.get_share_addr(k, a, u, count)
     k:data_copy_pad(u.addr:sub(0, len), k:ptr(a.meta, i):sub(area(a, "ADDR"), len), len)
     sync(k, "MTE2_S")
     for j = 0, count - 1 do k:get_value(u.addr, 2 * j) end
+    sync(k, "S_MTE2")
   end
 end
 
@@ -389,6 +391,7 @@ function deepep.layout_kernel(k, a)
   k:duplicate(u.per_rank, 0, n); k:duplicate(u.per_expert, 0, E); k:duplicate(u.in_rank, 0, tt * n)
   sync(k, "V_S")
   layout_count(k, a, u, tt)
+  sync(k, "S_MTE3")                  -- the counts written by S, before MTE3 reads them
   k:data_copy_pad(a.in_rank:sub(t0 * n, tt * n), u.in_rank, tt * n)
   k:set_atomic("add", "int32")
   for b = k.block + 1, blocks - 1 do
@@ -569,7 +572,8 @@ function deepep.build_recv_token_per_exp(k, a, tbl, w)
   for e = 0, per - 1 do
     local sum = 0
     for src = 0, n - 1 do sum = sum + k:get_value(w.cnt, e * n + src) end
-    k:set_value(w.per_exp, 2 * e, sum)
+    k:set_value(w.per_exp, 2 * e, sum)           -- an int64: its low word, then
+    k:set_value(w.per_exp, 2 * e + 1, 0)         -- its high word
   end
   k:pipe_barrier("ALL")
   k:set_flag("S_MTE2", 0); k:wait_flag("S_MTE2", 0)

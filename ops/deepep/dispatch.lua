@@ -83,6 +83,7 @@ local function send_row_int8(k, a, u, j, src, dst, scale_dst)
   if j >= 2 then k:wait_flag("MTE3_V", h) end                 -- xOutQueue AllocTensor
   local scale = deepep.quant_process(k, u, x, o, H, P, h)    -- frees x after its Cast
   k:set_flag("V_MTE3", h); k:wait_flag("V_MTE3", h)           -- EnQue, DeQue
+  k:set_flag("S_MTE3", h); k:wait_flag("S_MTE3", h)           -- the scale's SetValue
   k:data_copy_pad(dst, o:sub(0, H), H)
   k:data_copy_pad(scale_dst, scale, 1)
   k:set_flag("MTE3_V", h)                                      -- xOutQueue FreeTensor
