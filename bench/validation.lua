@@ -15,7 +15,7 @@ local write_readme = require("scripts.readme_block")
 local t0 = os.clock()
 local rows = V.run_all(function(r)
   io.stderr:write(string.format("  %-28s %s (%.0f s CPU so far)\n", r.case.name,
-    r.modeled and string.format("%.1f %s", r.modeled, r.case.unit) or "no op yet", os.clock() - t0))
+    r.modeled and string.format("%.1f %s", r.modeled, r.case.unit) or r.refused, os.clock() - t0))
 end)
 local table_text = V.markdown(rows)
 print(string.format("shmemlab validation: %d cases, source: %s", #V.cases, V.SOURCE))

@@ -41,6 +41,16 @@ describe("MoE modes", function()
     end)
   end
 
+  it("runs the MoE ops against the mode's shipping kernel by default", function()
+    local r = runner.run("dispatch", { pes = 2, local_tokens = 8, hidden = 64, warmup = 0,
+                                       iters = 1 })
+    assert.equal("mc2_dispatch", r.baseline.op.name)
+    r = runner.run("combine", { pes = 2, local_tokens = 8, hidden = 64, warmup = 0, iters = 1,
+                                moe_mode = "normal" })
+    assert.equal("deepep_combine", r.baseline.op.name)
+    assert.equal(0, r.baseline.check.wrong)
+  end)
+
   it("leaves the other ops on HCCL's baseline and refuses a mode there", function()
     assert.equal("hccl", config("allgather", {}).baseline)
     assert.is_nil(config("allgather", {}).moe_mode)
@@ -66,8 +76,9 @@ describe("MoE modes", function()
     assert.matches("/hccl/my_dispatch.lua$", path)
     for _, family in ipairs({ "deepep", "mc2" }) do
       local p, found = runner.baseline_path(mine, family)
-      if found then assert.matches("/" .. family .. "/dispatch.lua$", p)
-      else assert.matches("/" .. family .. "/my_dispatch.lua$", p) end
+      assert.is_true(found, family)
+      assert.matches("/" .. family .. "/dispatch.lua$", p)
+      assert.equal(family, runner.load_baseline(mine, family).path:match("/(%w+)/dispatch%.lua$"))
     end
     assert.equal("x/y.lua", runner.baseline_path({ name = "a", baseline = "x/y.lua" }, "mc2"))
   end)
