@@ -329,6 +329,15 @@ mc2.A2 = { DATA = 512, SKIP = 512, ENTRIES = 32, FLAG_AT = 24, FLAG = -1, MAX_PE
 -- A2 combine (MoeDistributeCombineA2): the flag SKIP_OFFSET bytes after a region's rows
 mc2.A2C = { SKIP = 32, FLAG = -1 }
 
+-- mc2.at(buf, off, count, dtype): a view of count elements of dtype at byte off of an
+-- int8 window
+function mc2.at(buf, off, count, dtype)
+  return buf:sub(off, count * lab.core.dtype_size(dtype)):reinterpret(dtype)
+end
+
+-- mc2.region(a, r): the byte offset of PE r's region in this launch's half of the window
+function mc2.region(a, r) return a.half_win + r * a.region end
+
 -- the A2 state on top of dispatch_state: row bytes on the wire (hCommuSize), a
 -- region per source PE in window in / window out (two halves each, backed: the
 -- status and flags travel in them), the batch-write items

@@ -124,11 +124,8 @@ end
 
 local C = mc2.A2C
 
-local function at(buf, off, count, dtype)
-  return buf:sub(off, count * lab.core.dtype_size(dtype)):reinterpret(dtype)
-end
-
-local function region(a, r) return a.half_win + r * a.region end
+local at = mc2.at
+local region = mc2.region
 
 -- AlltoAllDispatch: stage each destination PE's rows and flag, then send
 local function a2_send(k, a, u)

@@ -198,13 +198,8 @@ end
 
 local A2 = mc2.A2
 
--- a view of count elements of dtype at byte off of an int8 window
-local function at(buf, off, count, dtype)
-  return buf:sub(off, count * lab.core.dtype_size(dtype)):reinterpret(dtype)
-end
-
--- the byte offset of PE r's region in this launch's half
-local function region(a, r) return a.half_win + r * a.region end
+local at = mc2.at
+local region = mc2.region
 
 -- IndexSort (every core): each row's count within its expert, the per-expert
 -- counts and their running sum, by scalar loops; the last core writes
