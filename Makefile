@@ -16,6 +16,7 @@
 #   make outputs-readme   README.md's `$ lua run_op.lua ...` blocks rewritten with their output
 #   make op-outputs OUT=DIR   every op's run_op output (plain, --tool all) into DIR
 #   make install    DESTDIR=... PREFIX=/usr/local: modules, operators, the `shmemlab` command
+#   make uninstall  DESTDIR=... PREFIX=...: removes exactly what `make install` put there
 #   make install-check   install under a temporary prefix, run `shmemlab` from another folder
 #   make luarocks-check  the same with `luarocks --lua-version 5.4 make` into a temporary tree
 #   make exports-check   core.so exports only luaopen_shmemlab_core
@@ -88,7 +89,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module deps run test lint ctest spec test-asan bench bench-peers fidelity \
-        fidelity-readme validation validation-readme usage-readme outputs-readme op-outputs install install-check luarocks-check exports-check \
+        fidelity-readme validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
@@ -246,6 +247,21 @@ install: all
 	done
 	install -m 755 bin/shmemlab '$(DESTDIR)$(BINDIR)/shmemlab'
 	install -m 644 LICENSE README.md '$(DESTDIR)$(DOCDIR)/'
+
+# What install put there, and nothing else: its files, then its own folders (shmemlab/
+# under lib/lua/5.4 and share/lua/5.4, share/doc/shmemlab) where they are left empty.
+# Folders shared with other packages (bin, lib/lua/5.4, ...) stay.
+uninstall:
+	rm -f '$(DESTDIR)$(LUA_LIBDIR)/shmemlab/core.so' '$(DESTDIR)$(BINDIR)/shmemlab' \
+	  '$(DESTDIR)$(DOCDIR)/LICENSE' '$(DESTDIR)$(DOCDIR)/README.md'
+	@set -e; for f in $$(cd lua && find shmemlab -type f -name '*.lua' | sort) \
+	  $$(find ops -type f -name '*.lua' | sed 's|^|shmemlab/|' | sort); do \
+	  rm -f '$(DESTDIR)$(LUA_DATDIR)'/"$$f"; \
+	done
+	@set -e; for d in '$(DESTDIR)$(LUA_DATDIR)/shmemlab' '$(DESTDIR)$(LUA_LIBDIR)/shmemlab' \
+	  '$(DESTDIR)$(DOCDIR)'; do \
+	  if [ -d "$$d" ]; then find "$$d" -depth -type d -empty -delete; fi; \
+	done
 
 # Installs under a fresh temporary prefix and runs the installed command from
 # another folder with no Lua paths set: --help, --list and a small allgather

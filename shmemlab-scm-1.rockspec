@@ -23,7 +23,8 @@ in ops/, msprof-style timing, cycle-profiling frames and mssanitizer-style check
 
 dependencies = {
   "lua >= 5.4, < 5.5",
-  "luafilesystem",
+  "argparse",        -- shmemlab.cli (Debian: lua-argparse)
+  "luafilesystem",   -- lfs (Debian: lua-filesystem)
 }
 
 test_dependencies = {

@@ -76,3 +76,98 @@ describe("the licence", function()
                    io.open("README.md"):read("a"), 1, true)
   end)
 end)
+
+-- Issue 26, defect 5: what a clean LuaRocks tree holds is the rockspec's dependencies and
+-- nothing from the system's Lua paths. The installed command runs from such a tree, also
+-- through a symlink in another folder; `make uninstall` removes exactly what install put.
+describe("an install without the system's Lua paths", function()
+  local sh = require("spec.helpers.cli").sh
+  -- each rock the installed code needs: the module it requires and the file the rock puts
+  -- in a tree (copied from the system's, i.e. Debian's lua-argparse and lua-filesystem)
+  local ROCKS = {
+    argparse = { module = "argparse", file = "share/lua/5.4/argparse.lua",
+                 from = package.searchpath("argparse", package.path) },
+    luafilesystem = { module = "lfs", file = "lib/lua/5.4/lfs.so",
+                      from = package.searchpath("lfs", package.cpath) },
+  }
+  local function rockspec_deps()
+    local env = {}
+    assert(loadfile("shmemlab-scm-1.rockspec", "t", env))()
+    local names = {}
+    for _, d in ipairs(env.dependencies) do
+      local name = d:match("^([%w_-]+)")
+      if name ~= "lua" then names[#names + 1] = name end
+    end
+    return names
+  end
+  local function files(dir)        -- every path under dir, sorted, one a line
+    local p = assert(io.popen("cd '" .. dir .. "' && find . | LC_ALL=C sort"))
+    local t = p:read("a")
+    p:close()
+    return t
+  end
+
+  it("lists every module the installed code requires outside shmemlab as a dependency", function()
+    local listed, by_module = {}, {}
+    for _, name in ipairs(rockspec_deps()) do listed[name] = true end
+    for rock, r in pairs(ROCKS) do by_module[r.module] = rock end
+    local p = assert(io.popen("grep -rhoE 'require[ (]*\"[^\"]+\"' lua ops bin/shmemlab"))
+    local seen = 0
+    for mod in p:read("a"):gmatch('"([^"]+)"') do
+      if not mod:match("^shmemlab") then
+        local rock = by_module[mod]
+        assert(rock, "no rock known for module " .. mod)
+        assert(listed[rock], "the rockspec does not list " .. rock .. " (module " .. mod .. ")")
+        seen = seen + 1
+      end
+    end
+    p:close()
+    assert.is_true(seen > 0)
+  end)
+
+  it("runs from a tree holding only its dependencies, through a symlink elsewhere", function()
+    local tmp = require("spec.helpers.cli").tmpdir()
+    local tree = tmp .. "/tree"
+    local out = sh("make --no-print-directory install PREFIX='" .. tree .. "' >/dev/null")
+    assert.equal("exit=0\n", out)
+    for _, name in ipairs(rockspec_deps()) do
+      local r = assert(ROCKS[name], "the spec does not know rock " .. name)
+      assert.equal("exit=0\n", sh(string.format("install -D -m 644 '%s' '%s/%s'", r.from, tree, r.file)))
+    end
+    assert.equal("exit=0\n", sh("mkdir '" .. tmp .. "/elsewhere' && ln -s '" .. tree
+                                .. "/bin/shmemlab' '" .. tmp .. "/elsewhere/shmemlab'"))
+    -- ;; would add the system's default paths: the tree's own paths only
+    local env = string.format("env -u LUA_PATH -u LUA_CPATH -u SHMEMLAB_OPS "
+                              .. "LUA_PATH_5_4='%s/share/lua/5.4/?.lua' "
+                              .. "LUA_CPATH_5_4='%s/lib/lua/5.4/?.so'", tree, tree)
+    for _, cmd in ipairs({ tree .. "/bin/shmemlab", tmp .. "/elsewhere/shmemlab" }) do
+      out = sh(string.format("cd '%s' && %s '%s' allgather --pes 2 --count 256 -w 0 -n 1", tmp, env, cmd))
+      assert.matches("(" .. tree .. "/share/lua/5.4/shmemlab/ops/allgather.lua)", out, 1, true)
+      assert.matches("exit=0\n$", out)
+    end
+    os.execute("rm -rf '" .. tmp .. "'")
+  end)
+
+  it("make uninstall removes exactly what make install put there (DESTDIR and PREFIX)", function()
+    local tmp = require("spec.helpers.cli").tmpdir()
+    local stage = tmp .. "/stage"
+    -- someone else's files in the same prefix stay
+    assert.equal("exit=0\n", sh("mkdir -p '" .. stage .. "/usr/bin' '" .. stage .. "/usr/share/lua/5.4' && "
+                                .. "touch '" .. stage .. "/usr/bin/other' '" .. stage
+                                .. "/usr/share/lua/5.4/other.lua'"))
+    local before = files(stage)
+    local make = "make --no-print-directory PREFIX=/usr DESTDIR='" .. stage .. "' "
+    assert.equal("exit=0\n", sh(make .. "install >/dev/null"))
+    assert.is_not.equal(before, files(stage))
+    assert.truthy(io.open(stage .. "/usr/bin/shmemlab"))
+    assert.equal("exit=0\n", sh(make .. "uninstall >/dev/null"))
+    local after = files(stage)
+    os.execute("rm -rf '" .. tmp .. "'")
+    -- directories install created for everyone (bin, lib/lua/5.4, share/doc) may stay
+    after = after:gsub("[^\n]*\n", function(l)
+      return (l == "./usr/lib\n" or l == "./usr/lib/lua\n" or l == "./usr/lib/lua/5.4\n"
+              or l == "./usr/share/doc\n") and "" or l
+    end)
+    assert.equal(before, after)
+  end)
+end)
