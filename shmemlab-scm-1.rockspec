@@ -67,6 +67,7 @@ build = {
     ["shmemlab.mc2"] = "lua/shmemlab/mc2.lua",
     ["shmemlab"] = "lua/shmemlab/init.lua",
     ["shmemlab.json"] = "lua/shmemlab/json.lua",
+    ["shmemlab.lua54"] = "lua/shmemlab/lua54.lua",
     ["shmemlab.metrics"] = "lua/shmemlab/metrics.lua",
     ["shmemlab.moe"] = "lua/shmemlab/moe.lua",
     ["shmemlab.msprof"] = "lua/shmemlab/msprof.lua",

@@ -6,6 +6,7 @@
 local root = (debug.getinfo(1, "S").source:match("^@(.*)/examples/[^/]*$") or ".")
 package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
 package.cpath = root .. "/build/?.so;" .. package.cpath
+require("shmemlab.lua54").ensure()       -- started by another Lua: re-run under lua5.4
 local lab = require("shmemlab")
 
 local FLAG = 8                          -- one 32-byte flag slot = 8 int32

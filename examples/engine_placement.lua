@@ -7,10 +7,11 @@
 local root = (debug.getinfo(1, "S").source:match("^@(.*)/examples/[^/]*$") or ".")
 package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
 package.cpath = root .. "/build/?.so;" .. package.cpath
+require("shmemlab.lua54").ensure()       -- started by another Lua: re-run under lua5.4
 local lab = require("shmemlab")
 
 local MIB = tonumber(arg[1]) or 4
-local N = MIB * 1024 * 1024 // 4            -- int32 elements
+local N = math.floor(MIB * 1024 * 1024 / 4)   -- int32 elements (no `//`: Lua 5.1 reads this file)
 local UB = 16 * 1024                        -- int32 of one MTE staging buffer (64 KiB)
 
 -- how each placement moves x into PE dst's y from PE 0 (n elements at off)
@@ -40,7 +41,7 @@ local function run(soc, pes, how, blocks, dst)
   local y = m:malloc("int32", N, "y")
   local r = m:launch(function(k)
     if k.pe ~= 0 then return end
-    local share = N // k.block_num
+    local share = math.floor(N / k.block_num)
     local n = k.block == k.block_num - 1 and N - share * k.block or share
     MOVES[how](k, y, x, k:ub("int32", UB), dst, share * k.block, n)
   end, blocks)

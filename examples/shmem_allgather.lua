@@ -6,10 +6,11 @@
 -- typed get_nbi into UB and pull the ready chunks ping-pong). The C++ names,
 -- statements and their order are kept; a comment quotes a line that changes
 -- form (C++ pointers and UB addresses become views and UB tensors).
---                      Run: lua examples/shmem_allgather.lua [pes ...]
+--                      Run: lua examples/shmem_allgather.lua [--tool MODE] [pes ...]
 local root = (debug.getinfo(1, "S").source:match("^@(.*)/examples/[^/]*$") or ".")
 package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
 package.cpath = root .. "/build/?.so;" .. package.cpath
+require("shmemlab.lua54").ensure()       -- started by another Lua: re-run under lua5.4
 local lab = require("shmemlab")
 
 local SYNC_FLAG_INTERVAL = 16                   -- constexpr int64_t SYNC_FLAG_INTERVAL = 16
@@ -19,6 +20,10 @@ local MAGIC_MULTIPLIER = 1024                   -- main.cpp
 local DATA_SIZE_THRESHOLD = 2097152             -- main.cpp: 2 MiB
 local BLOCK_NUM_SMALL_DATA, BLOCK_NUM_LARGE_DATA = 8, 16
 local INT32_MAX = 0x7fffffff
+
+-- C++'s integer division on the non-negative int64s below (an integer in Lua 5.4); written
+-- without `//` and `>>` so that Lua 5.1 can read this file and re-run it under lua5.4
+local function idiv(a, b) return math.floor(a / b) end
 
 -- the symmetric gva buffer as the kernel sees it: int32 flags, then T data
 local function gva_views(a)
@@ -35,9 +40,9 @@ local function all_gather_origin(k, a, u, input, output, len, magic)
   local gva_sync_gm, gva_data_gm = gva_views(a)
   -- __ubuf__ int32_t* flags_ub1[16], flags_ub2[16]: 16 int32 apart in UB
   local flags_ub1, flags_ub2 = u.flags_ub1, u.flags_ub2
-  local core_group_num = aivNum // 2            -- 0-7 put, 8-15 get
-  local core_per_rank = core_group_num // pe_size
-  local len_per_core = len // core_group_num
+  local core_group_num = idiv(aivNum, 2)            -- 0-7 put, 8-15 get
+  local core_per_rank = idiv(core_group_num, pe_size)
+  local len_per_core = idiv(len, core_group_num)
   local group_per_num = len_per_core
   if aivIndex == core_group_num - 1 then        -- Remain Handle
     group_per_num = len - group_per_num * aivIndex
@@ -45,7 +50,7 @@ local function all_gather_origin(k, a, u, input, output, len, magic)
   if aivIndex < core_group_num then             -- GM to SymmPtr
     local tmp_buff = u.tmp_buff                 -- (__ubuf__ T*)(1024 + 32)
     local copy_ub_size = UB_DMA_MAX_SIZE
-    local copy_ub_num = copy_ub_size // esz
+    local copy_ub_num = idiv(copy_ub_size, esz)
     local copy_total_size = group_per_num * esz
     local times = 0                             -- int64_t times = 0;
     local flag                                  -- int64_t flag = 0; (set before use)
@@ -66,7 +71,7 @@ local function all_gather_origin(k, a, u, input, output, len, magic)
     if copy_total_size <= 0 then return end
     local at = aivIndex * len_per_core + times * copy_ub_num
     k:mte_put_nbi(gva_data_gm:sub(at), input:sub(at), tmp_buff, copy_ub_size,
-                  copy_total_size // esz, my_rank, 0)
+                  idiv(copy_total_size, esz), my_rank, 0)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     times = times + 1
     flag = times + magic
@@ -79,9 +84,9 @@ local function all_gather_origin(k, a, u, input, output, len, magic)
     k:set_value(flags_ub2, i * 16, 0)           -- *flags_ub2[i] = 0
   end
   local ping_buff, pong_buff = u.ping_buff, u.pong_buff   -- UB 1 K + 32, 96 K + 32
-  local copy_ub_size = UB_DMA_MAX_SIZE // 2
-  local copy_ub_num = copy_ub_size // esz
-  local x = (aivIndex - core_group_num) // core_per_rank
+  local copy_ub_size = idiv(UB_DMA_MAX_SIZE, 2)
+  local copy_ub_num = idiv(copy_ub_size, esz)
+  local x = idiv(aivIndex - core_group_num, core_per_rank)
   local pingpongId = 0
   k:set_flag("MTE3_MTE2", 0)
   k:set_flag("MTE3_MTE2", 1)
@@ -102,14 +107,14 @@ local function all_gather_origin(k, a, u, input, output, len, magic)
           k:pipe_barrier("ALL")
           local f2 = k:get_value(flags_ub2, group_idx * 16)
           local ready_num = f2 - magic
-          if (f2 >> 10) == (magic >> 10) and ready_num > 0 and f1 < ready_num then
+          if idiv(f2, 1024) == idiv(magic, 1024) and ready_num > 0 and f1 < ready_num then
             local group_recv_offset = x * a.elements + group_idx * len_per_core
             local group_send_offset = group_idx * len_per_core
-            local send_offset = f1 * UB_DMA_MAX_SIZE // esz
-            local recv_offset = f1 * UB_DMA_MAX_SIZE // esz
-            local num_total = (ready_num - f1) * UB_DMA_MAX_SIZE // esz
+            local send_offset = idiv(f1 * UB_DMA_MAX_SIZE, esz)
+            local recv_offset = idiv(f1 * UB_DMA_MAX_SIZE, esz)
+            local num_total = idiv((ready_num - f1) * UB_DMA_MAX_SIZE, esz)
             if ready_num * UB_DMA_MAX_SIZE > all_data_size then
-              num_total = (all_data_size - f1 * UB_DMA_MAX_SIZE) // esz
+              num_total = idiv(all_data_size - f1 * UB_DMA_MAX_SIZE, esz)
             end
             k:pipe_barrier("ALL")
             while num_total > 0 do
@@ -145,13 +150,13 @@ end
 
 -- template <typename T> all_gather_big_data(fftsAddr, input, output, gva, elements, magic)
 local function all_gather_big_data(k, a)
-  local max_gva_num = GVA_BUFF_MAX_SIZE // a.esz
-  local times = (a.elements + max_gva_num - 1) // max_gva_num
+  local max_gva_num = idiv(GVA_BUFF_MAX_SIZE, a.esz)
+  local times = idiv(a.elements + max_gva_num - 1, max_gva_num)
   local total_num = a.elements
   local u = {}                                  -- this block's UB (its C++ addresses)
   u.flags_ub1, u.flags_ub2 = k:ub("int32", 16 * 16), k:ub("int32", 16 * 16)   -- 32, 544
-  u.tmp_buff = k:ub(a.dtype, UB_DMA_MAX_SIZE // a.esz)                 -- 1 K + 32
-  local half = UB_DMA_MAX_SIZE // 2 // a.esz
+  u.tmp_buff = k:ub(a.dtype, idiv(UB_DMA_MAX_SIZE, a.esz))                 -- 1 K + 32
+  local half = idiv(idiv(UB_DMA_MAX_SIZE, 2), a.esz)
   u.ping_buff, u.pong_buff = u.tmp_buff:sub(0, half), u.tmp_buff:sub(half, half)  -- 1 K + 32, 96 K + 32
   for i = 0, times - 1 do
     k:pipe_barrier("ALL")                       -- *ctrl_ub = 0; PipeBarrier<PIPE_ALL>()
@@ -170,26 +175,26 @@ local function all_gather_small_data(k, a)
   local flag_offset = aivIndex * SYNC_FLAG_INTERVAL
   local my_rank, pe_size = k:my_pe(), k.n_pes
   local gva_sync_gm, gva_data_gm = gva_views(a)
-  local tmp_buff = k:ub(a.dtype, UB_DMA_MAX_SIZE // a.esz)   -- (__ubuf__ T*)(64)
+  local tmp_buff = k:ub(a.dtype, idiv(UB_DMA_MAX_SIZE, a.esz))   -- (__ubuf__ T*)(64)
   local ub_size = UB_DMA_MAX_SIZE
   local elements = a.elements
   -- [AllGather Step 1] local input gm -> symmetric mem.
-  local num_per_core = elements // aivNum
+  local num_per_core = idiv(elements, aivNum)
   local input_offset = aivIndex * num_per_core
   local gva_offset = aivIndex * num_per_core
   if aivIndex == aivNum - 1 then num_per_core = elements - num_per_core * aivIndex end
   k:mte_put_nbi(gva_data_gm:sub(gva_offset), a.input:sub(input_offset), tmp_buff, ub_size,
                 num_per_core, my_rank, 0)
-  local core_per_rank = aivNum // pe_size
+  local core_per_rank = idiv(aivNum, pe_size)
   local core_rank_idx = aivIndex % core_per_rank
-  local x = aivIndex // core_per_rank
+  local x = idiv(aivIndex, core_per_rank)
   -- Sync Ensure Corresponding Tasks Done.
   k:quiet()                                     -- aclshmem_quiet()
   k:ascendc_sync_all()                          -- AscendC::SyncAll()
   k:signal_op(gva_sync_gm:sub(flag_offset, 1), a.magic, lab.SIGNAL_SET, my_rank)
   k:signal_wait_until(k:ptr(gva_sync_gm, x):sub(flag_offset, 1), lab.CMP_EQ, a.magic)
   -- [AllGather Step 2] symmetric mem -> local output.
-  num_per_core = elements // core_per_rank
+  num_per_core = idiv(elements, core_per_rank)
   local output_offset = x * elements + core_rank_idx * num_per_core
   gva_offset = core_rank_idx * num_per_core
   if core_rank_idx == core_per_rank - 1 then
@@ -213,7 +218,7 @@ local function run_case(m, dtype, trans_size, perf_times, magic)
   local block_num = trans_size * esz < DATA_SIZE_THRESHOLD and BLOCK_NUM_SMALL_DATA
                     or BLOCK_NUM_LARGE_DATA
   local flags = block_num * SYNC_FLAG_INTERVAL             -- int32 flags, then the data
-  local gva = m:malloc("int32", flags + math.max(trans_size * esz, 4) // 4 + 1, "gva")
+  local gva = m:malloc("int32", flags + idiv(math.max(trans_size * esz, 4), 4) + 1, "gva")
   local a = { dtype = dtype, esz = esz, elements = trans_size,
               input = m:alloc(dtype, trans_size, "input"):fill("iota_pe"),
               output = m:alloc(dtype, trans_size * n_pes, "output"),
@@ -232,12 +237,27 @@ local function run_case(m, dtype, trans_size, perf_times, magic)
 end
 
 -- the small and the big case on each PE count given (default 2 and 8), in a
--- checked run with --check MODE (memcheck, racecheck, initcheck, ...)
+-- checked run with --tool MODE (memcheck, racecheck, initcheck, ..., as run_op.lua's)
+local USAGE = "usage: lua examples/shmem_allgather.lua [--tool MODE] [pes ...]"
+local function usage_error(msg)
+  io.stderr:write("shmem_allgather.lua: ", msg, " (", USAGE, ")\n")
+  os.exit(2)
+end
 local bad, magic, check, pe_list = 0, 1, nil, {}
 local i = 1
 while i <= #arg do
-  if arg[i] == "--check" then check, i = arg[i + 1], i + 2
-  else pe_list[#pe_list + 1], i = assert(math.tointeger(tonumber(arg[i])), "PE counts expected"), i + 1 end
+  if arg[i] == "--tool" then
+    if not (arg[i + 1] or ""):find("%a") then usage_error("option --tool needs a MODE") end
+    local err
+    check, err = require("shmemlab.cli").kinds.tool(arg[i + 1], "--tool")
+    if not check then usage_error(err) end
+    i = i + 2
+  elseif arg[i]:sub(1, 1) == "-" then usage_error("unknown option '" .. arg[i] .. "'")
+  else
+    local n = math.tointeger(tonumber(arg[i]))
+    if not n or n < 1 then usage_error("PE counts expected, got '" .. arg[i] .. "'") end
+    pe_list[#pe_list + 1], i = n, i + 1
+  end
 end
 for _, pes in ipairs(#pe_list > 0 and pe_list or { 2, 8 }) do
   for _, trans_size in ipairs({ 16 * 1024, 512 * 1024 }) do       -- 64 KiB, 2 MiB of int32

@@ -40,7 +40,7 @@ describe("examples", function()
 
   it("shmem_allgather.lua checked: the small path is clean; the big path shows the example's own "
      .. "hazards", function()
-    local out = sh("lua5.4 examples/shmem_allgather.lua --check all 2 8")
+    local out = sh("lua5.4 examples/shmem_allgather.lua --tool all 2 8")
     local function case(pes, n) return out:match("shmem allgather " .. pes .. " PEs x " .. n
                                                  .. " int32 [^\n]*\n(.-)\nshmem allgather")
                                        or out:match("shmem allgather " .. pes .. " PEs x " .. n
@@ -59,6 +59,47 @@ describe("examples", function()
       assert.equal(pes == 2, big:find("GM buffer 'output'", 1, true) ~= nil)
     end
     assert.matches("exit=1", out, 1, true)
+  end)
+
+  -- issue 26, defect 3: `lua` can be 5.1 (Debian with both installed)
+  local lua51 = sh("command -v lua5.1"):match("^(/%S+)\n")
+  local RUNNABLE = { "allgather_basic", "engine_placement", "shmem_allgather" }
+
+  it("the runnable examples re-run themselves under lua5.4 when started by Lua 5.1", function()
+    assert(lua51, "lua5.1 is needed for this spec")
+    for _, name in ipairs(RUNNABLE) do
+      assert.equal("exit=0\n", sh("luac5.1 -p examples/" .. name .. ".lua"))
+      assert.matches('\nrequire("shmemlab.lua54").ensure()', io.open("examples/" .. name .. ".lua"):read("a"),
+                     1, true)
+    end
+    local out = sh(lua51 .. " examples/allgather_basic.lua")
+    assert.matches("allgather 8 PEs x 8192 int32: kernel [%d.]+ us %(max over PEs%), e2e [%d.]+ us, "
+                   .. "output correct\nexit=0\n$", out)
+    assert.equal("run_op.lua: unknown option '--bogus' (lua run_op.lua --help lists the options)\n"
+                 .. "exit=2\n", sh(lua51 .. " run_op.lua --bogus"))     -- the same logic
+    out = sh(lua51 .. " examples/shmem_allgather.lua --tool all 2")     -- the status comes back
+    assert.matches("write of 4 bytes unordered with an earlier write", out, 1, true)
+    assert.matches("exit=1\n$", out)
+    -- no lua5.4 on PATH: said, not a parse error
+    local bin = require("spec.helpers.cli").tmpdir()
+    os.execute("ln -s '" .. lua51 .. "' '" .. bin .. "/lua'")
+    out = sh("PATH='" .. bin .. "' lua examples/engine_placement.lua 1")
+    os.execute("rm -rf '" .. bin .. "'")
+    assert.matches("engine_placement.lua needs Lua 5.4 (apt-get install lua5.4)\n", out, 1, true)
+    assert.matches("exit=127\n$", out)
+  end)
+
+  it("shmem_allgather.lua takes run_op.lua's --tool MODE; other input is a usage error", function()
+    local usage = " (usage: lua examples/shmem_allgather.lua [--tool MODE] [pes ...])\nexit=2\n"
+    for args, msg in pairs({
+      ["--check all 2"] = "unknown option '--check'",
+      ["--tool bogus 2"] = "--tool must be memcheck, racecheck, synccheck, initcheck or all, got 'bogus'",
+      ["--tool"] = "option --tool needs a MODE",
+      ["two"] = "PE counts expected, got 'two'",
+    }) do
+      assert.equal("shmem_allgather.lua: " .. msg .. usage,
+                   sh("lua5.4 examples/shmem_allgather.lua " .. args))
+    end
   end)
 
   it("engine_placement.lua compares MTE, SDMA, RoCE and UDMA for one put", function()
