@@ -75,10 +75,11 @@ describe("--output folders read by upstream scripts", function()
   it("writes op_summary_*.csv with msprof's columns, a row per kernel", function()
     local out = dir .. "/PROF_000001_1/mindstudio_profiler_output"
     local sum = msprof.read_csv(files(out, "^op_summary_.*%.csv$")[1])
+    -- msprof's newer header (issue 26, defect 6): Mix Block Dim beside Block Dim, Context ID last
     assert.same({ "Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State",
       "Task Type", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Dim",
-      "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-      "Output Data Types", "Output Formats" }, sum.header)
+      "Mix Block Dim", "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats",
+      "Output Shapes", "Output Data Types", "Output Formats", "Context ID" }, sum.header)
     local tt = msprof.read_csv(files(out, "^task_time_.*%.csv$")[1])
     local kernels = {}
     for _, r in ipairs(tt.rows) do if r[3] ~= "MEMCPY_ASYNC" then kernels[#kernels + 1] = r end end
@@ -95,6 +96,9 @@ describe("--output folders read by upstream scripts", function()
       local wait = prev and math.max(0, tonumber(k[7]) - prev) or 0  -- a sweep restarts the clock
       assert.near(wait, tonumber(r[11]), 0.0011)
       assert.equal("2", r[12])                        -- --block-dim 2
+      assert.equal("N/A", r[13])                      -- Mix Block Dim: not a Mix operator
+      assert.equal(#sum.header, #r)
+      assert.equal("N/A", r[21])                      -- Context ID
       prev = tonumber(k[8])
     end
   end)

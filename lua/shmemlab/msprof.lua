@@ -16,12 +16,20 @@ local M = {}
 
 M.TASK_COLUMNS = { "Device_id", "kernel_name", "kernel_type", "stream_id", "task_id",
   "task_time(us)", "task_start(us)", "task_stop(us)" }
--- op_summary_*.csv's columns for kernel rows (msprof's analysis, single operator, no PMU
--- metrics: its op_summary assembler's header)
+-- op_summary_*.csv's columns for kernel rows: msprof's header for a single operator without
+-- PMU metrics (--aic-metrics off), in its column order. Newer msprof (CANN 8.x) writes
+-- `Mix Block Dim` after `Block Dim` (the vector blocks of a Mix operator, N/A otherwise) and
+-- `Context ID` after `Output Formats` (the FFTS+ context, N/A otherwise); the PMU columns,
+-- when collected, follow `Context ID`. Sources: the "op_summary (Operator Details)" field
+-- table of the CANN profiling guide
+-- (https://www.hiascend.com/document/detail/en/mindstudio/700/TITools/Profiling/atlasprofiling_16_0067.html),
+-- and the op_summary header CANN's msprof smoke tests expect ("... Task Wait Time(us),
+-- Block Dim, Mix Block Dim, HF32 Eligible, Input Shapes, ..., Output Formats, Context ID,
+-- aicore_time(us), ..."), which torch_npu's kernel_details.csv keeps under its own names.
 M.OP_SUMMARY_COLUMNS = { "Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type",
   "OP State", "Task Type", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)",
-  "Block Dim", "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats",
-  "Output Shapes", "Output Data Types", "Output Formats" }
+  "Block Dim", "Mix Block Dim", "HF32 Eligible", "Input Shapes", "Input Data Types",
+  "Input Formats", "Output Shapes", "Output Data Types", "Output Formats", "Context ID" }
 -- the kernel_type (task_time) and Task Type (op_summary) msprof writes for an engine task
 -- type: a vector kernel is AI_VECTOR_CORE; others (MIX_AIV, MEMCPY_ASYNC) as they are
 M.KERNEL_TYPE = { AIV = "AI_VECTOR_CORE" }
@@ -167,7 +175,9 @@ local function id_text(v, what, fname)
 end
 
 -- the op_summary CSV lines of one PE's tasks: a row per kernel (not MEMCPY_ASYNC), Task Wait
--- Time = its start - the previous kernel's end (0 for the first); no shapes (N/A)
+-- Time = its start - the previous kernel's end (0 for the first); no shapes (N/A); Mix Block
+-- Dim the task's mix_block_dim (N/A: the lab's kernels are not Mix operators unless a task
+-- says so); Context ID N/A (no FFTS+ contexts)
 local function op_summary_lines(pe, tasks)
   local lines, prev = { table.concat(M.OP_SUMMARY_COLUMNS, ",") }, nil
   for i, t in ipairs(tasks) do
@@ -176,7 +186,8 @@ local function op_summary_lines(pe, tasks)
       lines[#lines + 1] = csv_line({ pe, "N/A", t.task_id or (i - 1), t.stream_id or 0, t.name,
         t.name, "N/A", M.KERNEL_TYPE[t.type] or t.type, string.format("%.3f", t.start_us),
         string.format("%.3f", t.stop_us - t.start_us), string.format("%.3f", wait),
-        t.block_dim or "N/A", "NO", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A" })
+        t.block_dim or "N/A", t.mix_block_dim or "N/A", "NO", "N/A", "N/A", "N/A", "N/A", "N/A",
+        "N/A", "N/A" })
       prev = t.stop_us
     end
   end
