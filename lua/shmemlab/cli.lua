@@ -678,6 +678,26 @@ local function write_folders(dir, results, pe_sweep)
   return files
 end
 
+-- for an op that leaves PEs idle (op.active_pes, e.g. p2p): what its result.csv averages,
+-- said where the files are announced; "" for the others. The guide's data_statistic.py
+-- averages every PROF_* folder, so the idle PEs' near-empty kernels are averaged in, while
+-- the record's latency_us is over the active PEs alone.
+function cli.idle_note(op, results)
+  if not op.active_pes then return "" end
+  local c = results[1].config
+  local active = op.active_pes(c)
+  local folders, idle = string.format("all %d PE folders", c.pes),
+    string.format("the %d idle PEs'", c.pes - #active)
+  if c.pes ~= results[#results].config.pes then          -- a PE sweep: a folder per count
+    folders, idle = "every PE folder", "the idle PEs'"
+  end
+  local list = {}
+  for i, pe in ipairs(active) do list[i] = tostring(pe) end
+  return string.format("result.csv: Time(us) is the mean task time over %s, including %s, as the "
+    .. "guide's data_statistic.py averages every PROF_* folder; latency_us is over the active "
+    .. "PEs %s alone\n", folders, idle, table.concat(list, " and "))
+end
+
 -- run everything the options ask for; returns the exit status
 function cli.run(o, out)
   local op = runner.load_op(o.op)
@@ -703,7 +723,8 @@ function cli.run(o, out)
   if o.output then
     local files = write_folders(o.output, results, pe_sweep)
     if not o.json then
-      out:write("\noutput written under ", o.output, " (", table.concat(files, ", "), ")\n")
+      out:write("\noutput written under ", o.output, " (", table.concat(files, ", "), ")\n",
+                cli.idle_note(op, results))
     end
   end
   for _, r in ipairs(results) do if runner.any_wrong(r) then return cli.EXIT.wrong end end
