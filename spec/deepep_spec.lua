@@ -18,10 +18,7 @@ local function run(path, opts)
 end
 
 local function assert_exact(r, what)
-  local ch = r.shmem.check
-  assert.are.equal(0, ch.wrong, string.format("%s: %d wrong, first at %s on PE %s (expected %s, "
-    .. "got %s)", what, ch.wrong, tostring(ch.index), tostring(ch.pe), tostring(ch.expected),
-    tostring(ch.actual)))
+  require("spec.helpers.ops").assert_landed(r, what)
   assert.is_nil(r.frames.error, what .. ": frame report: " .. tostring(r.frames.error))
 end
 

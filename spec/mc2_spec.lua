@@ -19,12 +19,7 @@ local function run(path, opts)
   return runner.run(path, o)
 end
 
-local function exact(r, what)
-  local ch = r.shmem.check
-  assert.are.equal(0, ch.wrong, string.format("%s: %d wrong, first at %s on PE %s (expected %s, "
-    .. "got %s)", what, ch.wrong, tostring(ch.index), tostring(ch.pe), tostring(ch.expected),
-    tostring(ch.actual)))
-end
+local exact = require("spec.helpers.ops").assert_landed
 
 -- kernel_us of every PE, to the picosecond, as text
 local function times(r)

@@ -36,14 +36,22 @@ function H.frame_report(res, c)
     rows = res.frames, reasons = res.op.unused, frames = lab.frames })
 end
 
+-- the message of a check ch of name in what: its wrong count and the first one
+local function wrong_msg(what, name, ch)
+  return string.format("%s %s: %d wrong, first at %s on PE %s (expected %s, got %s)", what,
+    name, ch.wrong, tostring(ch.index), tostring(ch.pe), tostring(ch.expected),
+    tostring(ch.actual))
+end
+
+-- zero wrong elements in a run's op (a port run alone, without a baseline)
+function H.assert_landed(r, what)
+  luassert.are.equal(0, r.shmem.check.wrong, wrong_msg(what, r.op.name, r.shmem.check))
+end
+
 -- zero wrong elements in the op and in its baseline (which was measured), and
 -- both frame reports made (every frame used or explained)
 function H.assert_exact(r, what)
-  local function msg(name, ch)
-    return string.format("%s %s: %d wrong, first at %s on PE %s (expected %s, got %s)", what,
-      name, ch.wrong, tostring(ch.index), tostring(ch.pe), tostring(ch.expected),
-      tostring(ch.actual))
-  end
+  local function msg(name, ch) return wrong_msg(what, name, ch) end
   luassert.are.equal(0, r.shmem.check.wrong, msg(r.op.name, r.shmem.check))
   luassert.is_not_nil(r.baseline, what .. ": no baseline measured")
   luassert.are.equal(0, r.baseline.check.wrong, msg(r.baseline.op.name, r.baseline.check))
