@@ -79,7 +79,7 @@ describe("run_op.lua's nccl-tests habits", function()
                               "1" })
     assert.equal(0, status)
     local sum, n = 0, 0
-    for bw in out:gmatch("\n%s+%d+%s+%d+%s+int32 |[^|]-%s([%d.]+)%s+%d+ |") do
+    for bw in out:gmatch("\n%s+%d+%s+%d+%s+int32%s+%S+%s+%S+ |[^|]-%s([%d.]+)%s+%d+ |") do
       sum, n = sum + tonumber(bw), n + 1
     end
     assert.equal(3, n)

@@ -61,12 +61,29 @@ describe("run_op.lua", function()
     local status, out = run({ "allgather", "--pes", "2", "-b", "1K", "-e", "4K", "-f", "2",
                               "-w", "1", "-n", "1" })
     assert.equal(0, status)
-    assert.matches("#%s+size%s+count%s+type |%s+kernel_us%s+bound_us%s+eff_%%%s+algbw%s+busbw%s+"
-      .. "#wrong |", out)
+    assert.matches("#%s+size%s+count%s+type%s+redop%s+root |%s+kernel_us%s+bound_us%s+eff_%%%s+"
+      .. "algbw%s+busbw%s+#wrong |", out)
     local rows = {}
-    for size, count in out:gmatch("\n%s+(%d+)%s+(%d+)%s+int32 |") do rows[#rows + 1] = { size, count } end
+    for size, count in out:gmatch("\n%s+(%d+)%s+(%d+)%s+int32%s+none%s+%-1 |") do
+      rows[#rows + 1] = { size, count }
+    end
     assert.same({ { "1024", "256" }, { "2048", "512" }, { "4096", "1024" } }, rows)
     assert.matches("%d%.%d%%\n", out)
+  end)
+
+  it("names the reduction and the root in a sweep's rows, as nccl-tests does", function()
+    for _, case in ipairs({ { { "allreduce", "--reduce", "max" }, "max", "-1" },
+                           { { "reduce_scatter" }, "sum", "-1" },
+                           { { "broadcast", "--root", "1" }, "none", "1" } }) do
+      local args = case[1]
+      for _, a in ipairs({ "--pes", "2", "-b", "1K", "-e", "1K", "-w", "0", "-n", "1" }) do
+        args[#args + 1] = a
+      end
+      local status, out = run(args)
+      assert.equal(0, status, out)
+      assert.matches("\n%s+1024%s+256%s+int32%s+" .. case[2] .. "%s+" .. case[3]:gsub("%-", "%%-")
+                     .. " |", out)
+    end
   end)
 
   it("writes one valid JSON document with --json", function()

@@ -137,18 +137,18 @@ describe("a sweep", function()
     local cols = {}
     for c in head:gmatch("[^%s|]+") do cols[#cols + 1] = c end
     table.remove(cols, 1)                                       -- the leading "#"
-    assert.same({ "size", "count", "type", "kernel_us", "bound_us", "eff_%", "algbw", "busbw",
-      "#wrong", "hccl_kern", "eff_%", "algbw", "busbw", "#wrong", "ratio_kernel", "e2e_us",
-      "hccl_e2e", "ratio_e2e" }, cols)
+    assert.same({ "size", "count", "type", "redop", "root", "kernel_us", "bound_us", "eff_%",
+      "algbw", "busbw", "#wrong", "hccl_kern", "eff_%", "algbw", "busbw", "#wrong",
+      "ratio_kernel", "e2e_us", "hccl_e2e", "ratio_e2e" }, cols)
     local rows = 0
-    for line in out:gmatch("\n(%s+%d+%s+%d+%s+int32 |[^\n]*)") do
+    for line in out:gmatch("\n(%s+%d+%s+%d+%s+int32%s+none%s+%-1 |[^\n]*)") do
       rows = rows + 1
       local v = {}
       for c in line:gmatch("[^%s|]+") do v[#v + 1] = c end
-      assert.equal(ratio_text(v[10], v[4]), v[15], line)        -- hccl kernel / kernel
-      assert.equal(ratio_text(v[17], v[16]), v[18], line)       -- hccl e2e / e2e
-      near(num(v[5]) / num(v[4]) * 100, num(v[6]),
-        num(v[6]) * 5e-4 * (1 / num(v[5]) + 1 / num(v[4])) + 5e-4, "eff_% " .. line)
+      assert.equal(ratio_text(v[12], v[6]), v[17], line)        -- hccl kernel / kernel
+      assert.equal(ratio_text(v[19], v[18]), v[20], line)       -- hccl e2e / e2e
+      near(num(v[7]) / num(v[6]) * 100, num(v[8]),
+        num(v[8]) * 5e-4 * (1 / num(v[7]) + 1 / num(v[6])) + 5e-4, "eff_% " .. line)
     end
     assert.equal(2, rows)
   end)

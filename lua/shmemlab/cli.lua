@@ -508,14 +508,21 @@ local function sweep_cells(s, wrong, with_bound)
     metrics.fmt3(s.kernel_bus_bandwidth_GBps), wrong)
 end
 
+-- the redop and root columns of nccl-tests for op run with c: the reduction of the
+-- reducing collectives, else "none"; the root of a rooted one, else -1
+function cli.redop_root(op, c)
+  local reduces = op.collective == "allreduce" or op.collective == "reduce_scatter"
+  return reduces and c.reduce or "none", op.collective == "broadcast" and c.root or -1
+end
+
 -- the nccl-tests style table of a sweep: the op, its bound and the baseline on kernel time,
 -- then the kernel ratio and the end-to-end comparison
 local function sweep_table(results)
   local family = results[1].config.baseline
   local out = { cli.sweep_legend(family) }
   local base = results[1].baseline ~= nil
-  local head = string.format("#%11s %12s %6s | %10s %10s %8s %9s %9s %7s |", "size", "count", "type",
-    "kernel_us", "bound_us", "eff_%", "algbw", "busbw", "#wrong")
+  local head = string.format("#%11s %12s %6s %6s %5s | %10s %10s %8s %9s %9s %7s |", "size",
+    "count", "type", "redop", "root", "kernel_us", "bound_us", "eff_%", "algbw", "busbw", "#wrong")
   if base then
     head = head .. string.format(" %10s %8s %9s %9s %7s | %12s %10s %10s %9s", family .. "_kern",
       "eff_%", "algbw", "busbw", "#wrong", "ratio_kernel", "e2e_us", family .. "_e2e", "ratio_e2e")
@@ -525,8 +532,9 @@ local function sweep_table(results)
   out[#out + 1] = head .. "\n"
   for _, r in ipairs(results) do
     local s = r.metrics.summary
-    local line = string.format("%12d %12d %6s | %s |", r.config.count *
-      lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype,
+    local redop, root = cli.redop_root(r.op, r.config)
+    local line = string.format("%12d %12d %6s %6s %5d | %s |", r.config.count *
+      lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype, redop, root,
       sweep_cells(s, runner.wrong_cell(r.shmem.check), true))
     if base then
       local b = r.baseline.metrics.summary
