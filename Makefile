@@ -1,16 +1,20 @@
 # shmemlab -- GNU make build.
 #
-#   make            build build/shmemlab/core.so
+#   make            build build/shmemlab/core.so (also: make all, make module)
+#   make help       this list of targets, one line each
+#   make deps       install the Debian packages it needs (as root; else print the apt-get line)
 #   make run        install Debian deps, build, run `lua5.4 run_op.lua allgather`
 #   make test       deps + build + lint + C unit tests + busted specs + install-check
+#   make lint       luacheck over lua/, ops/, spec/, bench/, examples/ and the scripts
+#   make ctest      build and run the C unit tests (spec/c/)
+#   make spec       the busted specs alone
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build, then bench/engine.lua and every bench/*.c
 #   make scale      build, then bench/scale.lua: events, events/s, wall, RSS at scale
 #   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/)
 #   make fidelity-readme   the same, written into README.md's fidelity block
-#   make validation   build, then bench/validation.lua: the shipping MoE kernels against
-#                   their published figures (minutes)
+#   make validation   the shipping MoE kernels against their published figures (minutes)
 #   make validation-readme   the same, written into README.md's validation block
 #   make usage-readme   README.md's usage block rewritten with the generated --help
 #   make outputs-readme   README.md's `$ lua run_op.lua ...` blocks rewritten with their output
@@ -88,12 +92,16 @@ ASAN_PRELOAD  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all module deps run test lint ctest spec test-asan bench bench-peers fidelity \
+.PHONY: all module help deps run test lint ctest spec test-asan bench bench-peers fidelity \
         fidelity-readme validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
 module: $(MODULE)
+
+# The targets and what each does: the `#   make ...` lines at the top of this file.
+help:
+	@sed -n 's/^#   \(make .*\)/\1/p' $(firstword $(MAKEFILE_LIST))
 
 # ---------------------------------------------------------------- build
 $(MODULE): $(OBJS)
