@@ -72,7 +72,8 @@ describe("run_op.lua's exit statuses (defect 6)", function()
     { { "allgather", "-c", "2" }, "--check must be 0 (result check off) or 1 (on), got '2'" },
     { { "allgather", "-a", "4" }, "--average must be 0 (PE 0), 1 (mean), 2 (min) or 3 (max" },
     { { "allgather", "--output", "/proc/nope/x" }, "cannot write --output /proc/nope/x" },
-    { { "allgather", "--plot", dir .. "/no/such/p.svg" }, "cannot write --plot " .. dir },
+    { { "allgather", "--plot", "/proc/nope/p.svg" }, "cannot write --plot /proc/nope/p.svg" },
+    { { "allgather", "--plot", "LICENSE/p.svg" }, "cannot write --plot LICENSE/p.svg (no folder" },
     { { "allgather", "--plot", "/tmp" }, "--plot /tmp is a folder" },
     { { "allgather", "--soc", "Ascend910" }, "unknown SoC 'Ascend910'" },
     { { "dispatch", "--experts", "3" }, "experts (3) must be a multiple of the PE count (8)" },
@@ -248,5 +249,29 @@ describe("run_op.lua's small ones (defect 9)", function()
       assert.equal(0, status)
       assert.matches("| dtype " .. name .. " |", out, 1, true)
     end
+  end)
+end)
+
+-- Issue 27, item 5: a sweep's --plot writes under a folder of its own (the docs' examples
+-- use output/, which git ignores), so --plot creates the folders of its path as --output does
+describe("run_op.lua --plot into a folder that does not exist yet", function()
+  it("creates the folder and its parents, and writes the plot there", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local path = dir .. "/output/plots/sweep.svg"
+    local status, _, err = run({ "allgather", "-b", "8K", "-e", "16K", "-w", "0", "-n", "1",
+                                 "--plot", path })
+    assert.equal(0, status, err)
+    local svg = assert(io.open(path)):read("a")
+    assert.matches("^<svg ", svg)
+    os.remove(path)
+    assert(lfs.rmdir(dir .. "/output/plots") and lfs.rmdir(dir .. "/output") and lfs.rmdir(dir))
+  end)
+
+  it("creates nothing when the run is refused", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert_usage({ "allgather", "--count", "0", "--plot", dir .. "/a/p.svg" }, "--count must be")
+    assert.is_nil(lfs.attributes(dir))
   end)
 end)

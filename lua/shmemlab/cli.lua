@@ -573,9 +573,9 @@ local function check_writable(path, what, dir)
     return
   end
   local at = path
-  if not mode then                                -- msprof creates a folder's parents
+  if not mode then                  -- msprof and --plot create a path's missing folders
     local m2
-    at, m2 = folder_of(path, dir)
+    at, m2 = folder_of(path, true)
     if m2 ~= "directory" then runner.usage("cannot write %s %s (no folder %s)", what, path, at) end
   end
   local probe = string.format("%s/.shmemlab-probe-%d", at, os.time())
@@ -724,6 +724,8 @@ function cli.run(o, out)
     out:write(runner.text(results[1]), "\n", cli.trailer(results))
   end
   if o.plot then
+    local folder = folder_of(o.plot, false)       -- created with its parents, as --output's
+    if not require("lfs").attributes(folder, "mode") then require("shmemlab.msprof").mkdir_p(folder) end
     local f = assert(io.open(o.plot, "w"))
     f:write(plot_svg(op, results, pe_sweep))
     f:close()
