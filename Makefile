@@ -9,15 +9,15 @@
 #   make ctest      build and run the C unit tests (spec/c/)
 #   make spec       the busted specs alone
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
-#   make bench      build, then bench/engine.lua and every bench/*.c
-#   make scale      build, then bench/scale.lua: events, events/s, wall, RSS at scale
-#   make fidelity   build, then bench/fidelity.lua: the README's fidelity table
-#   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/)
-#   make fidelity-readme   the same, written into README.md's fidelity block
+#   make bench      build; bench/engine.lua, bench/check.lua, bench/dtype_bench.c into doc/performance.md, doc/checked.md
+#   make scale      build, then bench/scale.lua (events, events/s, wall, RSS at scale) into doc/performance.md
+#   make fidelity   build, then bench/fidelity.lua: the fidelity table, written into doc/fidelity.md
+#   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/), into doc/performance.md
+#   make fidelity-readme   the same as make fidelity
 #   make validation   the shipping MoE kernels against their published figures (minutes)
-#   make validation-readme   the same, written into README.md's validation block
-#   make usage-readme   README.md's usage block rewritten with the generated --help
-#   make outputs-readme   README.md's `$ lua run_op.lua ...` blocks rewritten with their output
+#   make validation-readme   the same, written into doc/validation.md's block
+#   make usage-readme   the usage block of the docs rewritten with the generated --help
+#   make outputs-readme   the docs' `$ lua run_op.lua ...` blocks, their plots and included files rewritten
 #   make op-outputs OUT=DIR   every op's run_op output (plain, --tool all) into DIR
 #   make install    DESTDIR=... PREFIX=/usr/local: modules, operators, the `shmemlab` command
 #   make uninstall  DESTDIR=... PREFIX=...: removes exactly what `make install` put there
@@ -74,6 +74,10 @@ BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 LINT_PATHS := $(wildcard lua ops spec bench examples run_op.lua bin/shmemlab scripts/*.lua)
+# The docs: the front door and the manual. The scripts that write generated blocks look
+# for each block in whichever of them holds it.
+DOCS       := README.md $(sort $(wildcard doc/*.md))
+MEASURE     = $(RUN_ENV) $(LUA) scripts/measured_block.lua
 ROCKSPEC   := shmemlab-scm-1.rockspec
 
 # Lua search paths for `make run` / `make bench` (specs use .busted instead).
@@ -167,13 +171,13 @@ test-asan: deps
 	LD_PRELOAD='$(ASAN_PRELOAD)' $(ASAN_ENV) $(LUA) $(BUSTED) --run=asan
 
 # ---------------------------------------------------------------- bench
+# Each measurement table is written into the doc that holds its markers, with the machine
+# and the date (scripts/measured_block.lua; spec/docs_spec.lua fails on a stale one).
 bench: all $(BENCH_BINS)
-	@for b in bench/*.lua; do \
-	  [ -f "$$b" ] || continue; \
-	  echo "$(RUN_ENV) $(LUA) $$b"; \
-	  $(RUN_ENV) $(LUA) $$b || exit 1; \
-	done; \
-	for b in $(BENCH_BINS); do echo "== $$b"; ./$$b || exit 1; done
+	$(MEASURE) engine '$(LUA) bench/engine.lua' $(DOCS)
+	$(MEASURE) check '$(LUA) bench/check.lua' $(DOCS)
+	$(MEASURE) dtype '$(BUILD)/bench/dtype_bench' $(DOCS)
+	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme $(DOCS)
 
 # shmemlab side by side with a peer: SimGrid's SMPI runs bench/peers/collectives.c
 # on a platform written from the SoC profile; both sweeps, same sizes and
@@ -192,39 +196,40 @@ $(BUILD)/peers/floor: bench/peers/floor.c bench/peers/data.h
 bench-peers: deps all
 	@sh scripts/deps.sh libsimgrid-dev
 	@$(MAKE) --no-print-directory $(BUILD)/peers/collectives $(BUILD)/peers/floor
-	$(LUA) bench/peers/peers.lua --dir $(BUILD)/peers $(PEERS_OPTS)
+	$(MEASURE) peers '$(LUA) bench/peers/peers.lua --dir $(BUILD)/peers $(PEERS_OPTS)' $(DOCS)
 
 # The emulator at scale: events, events per second, wall, peak RSS from 8 to
-# 1024 PEs and the growth exponent (also run by `make bench`).
+# 1024 PEs and the growth exponent, then the timing-only cases (SCALE_OPTS: e.g.
+# --budget 600, each case's limit in seconds).
+SCALE_OPTS ?=
 scale: all
-	$(RUN_ENV) $(LUA) bench/scale.lua
+	$(MEASURE) scale '$(LUA) bench/scale.lua $(SCALE_OPTS)' $(DOCS)
 
 # The fidelity table (virtual time, so the same on every machine): published
-# figure, modeled figure and error of every case in lua/shmemlab/fidelity.lua.
-fidelity: all
-	$(RUN_ENV) $(LUA) bench/fidelity.lua
-
-# The same, and rewrite README.md's fidelity block with it.
-fidelity-readme: all
-	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme README.md
+# figure, modeled figure and error of every case in lua/shmemlab/fidelity.lua, written
+# into the doc that holds the fidelity markers (doc/fidelity.md); fidelity-readme is
+# the same target under its older name.
+fidelity fidelity-readme: all
+	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme $(DOCS)
 
 # Operator-level validation (never calibration): the shipping MoE kernels' ports
-# against DeepEP-Ascend's published figures; -readme writes README.md's block.
+# against DeepEP-Ascend's published figures; -readme writes doc/validation.md's block.
 validation: all
 	$(RUN_ENV) $(LUA) bench/validation.lua
 
 validation-readme: all
-	$(RUN_ENV) $(LUA) bench/validation.lua --readme README.md
+	$(RUN_ENV) $(LUA) bench/validation.lua --readme $(DOCS)
 
-# README's usage block is `lua run_op.lua --help` (cli_spec checks it): after changing
+# The docs' usage block is `lua run_op.lua --help` (cli_spec checks it): after changing
 # an option in lua/shmemlab/cli.lua's OPTIONS, rewrite the block with this.
 usage-readme: all
-	$(RUN_ENV) $(LUA) scripts/usage_readme.lua README.md
+	$(RUN_ENV) $(LUA) scripts/usage_readme.lua $(DOCS)
 
-# README's `$ lua run_op.lua ...` blocks are that command's output: rewrite them after a
+# The docs' `$ lua run_op.lua ...` blocks are that command's output (and an image after
+# one its --plot; an `<!-- include FILE -->` block FILE's text): rewrite them after a
 # change that moves virtual times.
 outputs-readme: all
-	$(RUN_ENV) $(LUA) scripts/outputs_readme.lua README.md
+	$(RUN_ENV) $(LUA) scripts/outputs_readme.lua $(DOCS)
 
 # Every op's run_op output into $(OUT): with two builds, `diff -r` the folders.
 OUT ?= build/op-outputs

@@ -1,10 +1,10 @@
 -- bench/fidelity.lua: the fidelity table (`make fidelity`). Models every case
 -- of shmemlab.fidelity (published single-pair transfer measurements), prints
--- the README's Markdown table, the fits the profiles were calibrated from
+-- the manual's Markdown table, the fits the profiles were calibrated from
 -- (with the modeled per-descriptor cost beside the published one) and every
 -- source once. Virtual time only: the numbers do not depend on this machine.
--- `lua5.4 bench/fidelity.lua --readme README.md` (`make fidelity-readme`)
--- also rewrites the README between its fidelity markers with this output.
+-- `lua5.4 bench/fidelity.lua --readme README.md doc/*.md` (`make fidelity`) also
+-- rewrites the doc that holds the fidelity markers (doc/fidelity.md) with this output.
 local lab = require("shmemlab")
 local F = require("shmemlab.fidelity")
 
@@ -41,7 +41,7 @@ local function fit_lines(rows)
   return out
 end
 
--- the README block: table, fits, sources (Markdown)
+-- the doc block: table, fits, sources (Markdown)
 local function readme_block(rows)
   local src = {}
   for _, l in ipairs(F.source_lines()) do src[#src + 1] = "- " .. l end
@@ -64,6 +64,7 @@ print(table.concat(fit_lines(rows), "\n"))
 print()
 print("sources of the calibrated profiles (lab.soc(name).sources), each once:")
 for _, l in ipairs(F.source_lines()) do print("  " .. l) end
-if arg[1] == "--readme" then
-  write_readme(assert(arg[2], "--readme FILE"), BEGIN, END, readme_block(rows), "fidelity")
+if arg[1] == "--readme" then      -- the docs to look in: README.md doc/*.md
+  assert(arg[2], "--readme FILE...")
+  write_readme(table.move(arg, 2, #arg, 1, {}), BEGIN, END, readme_block(rows), "fidelity")
 end

@@ -1,9 +1,9 @@
 -- bench/validation.lua: the validation table (`make validation`). Runs every case
 -- of shmemlab.validation (published operator-level measurements of the shipping
--- MoE kernels, never used to calibrate) and prints the README's Markdown table.
+-- MoE kernels, never used to calibrate) and prints the manual's Markdown table.
 -- Virtual time only: the numbers do not depend on this machine, but the largest
--- cases take minutes. `lua5.4 bench/validation.lua --readme README.md` (`make
--- validation-readme`) also rewrites the README between its validation markers,
+-- cases take minutes. `lua5.4 bench/validation.lua --readme README.md doc/*.md`
+-- (`make validation`) also rewrites the doc that holds the validation markers,
 -- with the fingerprint of the inputs spec/validation_spec.lua checks.
 local V = require("shmemlab.validation")
 
@@ -22,7 +22,8 @@ print(string.format("shmemlab validation: %d cases, source: %s", #V.cases, V.SOU
 print()
 print(table_text)
 if arg[1] == "--readme" then
-  write_readme(assert(arg[2], "--readme FILE"), BEGIN, END, table.concat({ BEGIN, table_text, "",
+  assert(arg[2], "--readme FILE...")                 -- the docs to look in: README.md doc/*.md
+  write_readme(table.move(arg, 2, #arg, 1, {}), BEGIN, END, table.concat({ BEGIN, table_text, "",
     "Source: " .. V.SOURCE .. ". Inputs fingerprint " .. V.fingerprint() .. " (`make "
     .. "validation-readme`; spec/validation_spec.lua fails when the inputs change).", END }, "\n"),
     "validation")
