@@ -49,7 +49,7 @@ function M.end_marker(name) return "<!-- measured:" .. name .. ":end -->" end
 function M.parse(text)
   local out = {}
   for name, rest in text:gmatch("<!%-%- measured:(%w+):begin [^\n]*\n(.-)<!%-%- measured:%w+:end %-%->") do
-    local fp, sum = rest:match("bench fingerprint (%x+), table checksum (%x+)")
+    local fp, sum = rest:match("[Bb]ench fingerprint (%x+), table checksum (%x+)")
     out[#out + 1] = { name = name, fingerprint = fp, checksum = sum,
                       body = rest:match("\n```\n(.*)```\n$") }
   end

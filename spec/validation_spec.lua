@@ -1,19 +1,20 @@
--- The validation table (shmemlab.validation, bench/validation.lua): the README's
+-- The validation table (shmemlab.validation, bench/validation.lua): the docs'
 -- block lists every case with its published figure and was made from the current
 -- inputs (its fingerprint); the fingerprint moves with any input's bytes.
 local V = require("shmemlab.validation")
 
--- the README's validation block, or nil
+-- the validation block of the docs (README.md, doc/*.md: whichever holds it), or nil
 local function block()
-  local f = assert(io.open("README.md", "rb"))
-  local text = f:read("a")
-  f:close()
-  return text:match("<!%-%- validation:begin.-%-%->\n(.-)<!%-%- validation:end %-%->")
+  local texts, files = require("spec.helpers.docs").texts()
+  for _, path in ipairs(files) do
+    local b = texts[path]:match("<!%-%- validation:begin.-%-%->\n(.-)<!%-%- validation:end %-%->")
+    if b then return b end
+  end
 end
 
 describe("the validation table", function()
-  it("is in the README, made from the current inputs (make validation-readme)", function()
-    local b = assert(block(), "README.md has no validation block")
+  it("is in the docs, made from the current inputs (make validation-readme)", function()
+    local b = assert(block(), "no doc has a validation block")
     local printed = b:match("Inputs fingerprint (%x+)")
     assert.is_not_nil(printed, "the block has no fingerprint: run make validation-readme")
     assert.equal(V.fingerprint(), printed, "stale: run make validation-readme")
