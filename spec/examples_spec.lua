@@ -129,6 +129,23 @@ describe("examples", function()
     assert.matches("baseline: HCCL Broadcast", text, 1, true)     -- and it runs
   end)
 
+  -- issue 27: the README shows this file whole (an include block outputs-readme checks)
+  it("put_allgather.lua is a whole operator of about 40 lines, right and clean at 1 to 32 PEs",
+     function()
+    local text = io.open("examples/put_allgather.lua"):read("a")
+    assert.is_true(select(2, text:gsub("\n", "")) <= 60)
+    assert.matches("return op.define {", text, 1, true)
+    for _, pes in ipairs({ "1", "2", "8", "32" }) do
+      local out = sink()
+      assert.equal(0, cli.main({ "examples/put_allgather.lua", "--pes", pes, "--tool", "all", "-w", "0",
+                                 "-n", "1" }, out, out))
+      local report = out:text()
+      assert.matches("check shmemlab put_allgather: 0 wrong elements", report, 1, true)
+      assert.matches("put_allgather: ERROR SUMMARY: 0 errors", report, 1, true)
+      assert.matches("baseline: HCCL AllGather", report, 1, true)
+    end
+  end)
+
   it("tell the author of an op whose baseline does not exist, in the header", function()
     local runner = require("shmemlab.runner")
     local op = dofile("examples/my_broadcast.lua")
