@@ -186,7 +186,7 @@ end
 -- ---------------------------------------------------------------- scale
 -- a machine of 1024 PEs x 48 blocks: every block puts to the next PE and waits
 -- for the 48 signals of its own PE's counter (49152 coroutines, one launch);
--- not a ratio (README "Performance of the emulator")
+-- not a ratio (doc/performance.md)
 function sections.scale()
   local big = lab.machine{ pes = 1024 }
   local bsrc = big:alloc("int32", 48 * 256):fill("iota_pe")

@@ -212,7 +212,7 @@ describe("run_op.lua's PE counts (defect 7)", function()
     assert_usage({ "p2p", "--pes", "1" }, "--dst must be an integer in 0..0, got 1")
   end)
 
-  it("enforces the README's 1-1024", function()
+  it("enforces the documented 1-1024", function()
     assert_usage({ "allgather", "--pes", "1025" }, "--pes must be an integer in 1..1024, got 1025")
     assert_usage({ "allgather", "--pes", "0" }, "--pes must be an integer in 1..1024, got 0")
     assert.equal(1024, runner.MAX_PES)

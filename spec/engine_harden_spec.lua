@@ -4,7 +4,7 @@
 -- engine output.
 --
 -- The invariant most of them guard: a block's code never runs while an event
--- its clock has passed is still pending (README, "The timing model"), or a
+-- its clock has passed is still pending (doc/timing.md), or a
 -- transfer starts "in the future" and a later, earlier event settles the
 -- shared rates back in time.
 

@@ -1,4 +1,4 @@
--- Runaway kernels (issue 9, defect 3; README "Runaway kernels"). A loop of
+-- Runaway kernels (issue 9, defect 3; doc/errors.md "Runaway kernels"). A loop of
 -- k:system_cycle(), k:get_value() or k:pipe_barrier() restarted the
 -- instruction budget at every call and advanced only the block's own S clock
 -- (about 73 minutes of wall time to the 60 s virtual limit); a loop of

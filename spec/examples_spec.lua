@@ -1,6 +1,6 @@
 -- The newcomer's path in examples/ keeps working: the seed's allgather on 2, 4
 -- and 8 PEs, and the user-written broadcast run through run_op.lua, whose
--- frames and profile change react as the README says.
+-- frames and profile change react as doc/operators.md says.
 local cli = require("shmemlab.cli")
 
 local function sink()

@@ -103,7 +103,7 @@ describe("a PE sweep's table", function()
   local results, op, opts = small("allgather", "2,4,8,16")
   local text = sweep.table(results)
 
-  it("has the columns the README names, the op's then the baseline's, then the ratio", function()
+  it("has the columns doc/cli.md names, the op's then the baseline's, then the ratio", function()
     local head = text:match("\n(#%s*PEs[^\n]*)\n")
     local names = {}
     for w in head:gsub("^#", ""):gmatch("[^%s|]+") do names[#names + 1] = w end

@@ -291,7 +291,7 @@ function cli.parse(argv, prog)
   return o
 end
 
--- README's usage block: the help without the --set keys (they follow the profile)
+-- the docs' usage block (doc/cli.md): the help without the --set keys (they follow the profile)
 cli.usage = cli.help(nil, true)
 
 -- runner options from CLI options

@@ -1,7 +1,7 @@
 -- shmemlab.fidelity: the published measurements the lab must reproduce, and
 -- the one routine that models them. bench/fidelity.lua (`make fidelity`)
 -- prints the table, spec/fidelity_spec.lua fails when a case drifts outside
--- `tolerance_pct`, and the README's fidelity table is that bench's output.
+-- `tolerance_pct`, and doc/fidelity.md's table is that bench's output.
 --
 -- Every case is HIXL's benchmark: one client moves 128 MiB to (WRITE, put)
 -- or from (READ, get) one peer as descriptors of `desc_bytes`, all handed to
@@ -205,7 +205,7 @@ function M.run_all(opts)
   return rows
 end
 
--- the README table (Markdown) of run_all's rows
+-- the doc table (Markdown) of run_all's rows
 function M.markdown(rows)
   local out = {
     "| case | published | modeled | unit | error | source | role |",

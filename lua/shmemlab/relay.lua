@@ -20,7 +20,7 @@ local PIECES = 4
 -- the least a die's port must carry (its half of the outside shards) for the relay to
 -- pay for its second step (a piece lands, is announced, then crosses SIO): the
 -- crossover of the two allgather designs measured in the lab on A3, 6 to 32 dies
--- (README, "The lower bound and the physical peak"); below it the one-step design is
+-- (doc/metrics.md, "The lower bound and the physical peak"); below it the one-step design is
 -- as fast or faster
 relay.MIN_PORT_BYTES = 1280 * 1024
 -- the fewest cards: on two, SIO carries the mate's shard and the forwarded one (two

@@ -56,7 +56,7 @@ runner.BASELINES = { "hccl", "deepep", "mc2" }
 runner.MOE_BASELINE = { normal = "deepep", ll = "mc2" }
 
 -- the most tokens per rank that run in low-latency mode when --moe-mode is not given:
--- serving systems run LL for decode batches, normal mode above (README: MoE modes)
+-- serving systems run LL for decode batches, normal mode above (doc/moe.md: MoE modes)
 runner.LL_MAX_TOKENS = 256
 
 -- the file of an operator's baseline of family (default "hccl"): op.baseline (a
@@ -124,7 +124,7 @@ function runner.usage(fmt, ...)
   error(runner.error_of("usage", string.format(fmt, ...)), 0)
 end
 
--- the PE counts a run may have (README: the command line)
+-- the PE counts a run may have (doc/cli.md)
 runner.MIN_PES, runner.MAX_PES = 1, 1024
 
 -- dtype names the engine accepts besides the ops' own
@@ -322,7 +322,7 @@ end
 
 -- host bytes of one AIV block besides its UB (its coroutine and k table, the
 -- engine's block state, its events and instructions): measured in timing-only
--- runs, about 7 KiB (README: Memory checked up front)
+-- runs, about 7 KiB (doc/scale.md: Memory checked up front)
 runner.BLOCK_BYTES = 8192
 
 -- host bytes per routed row (token, k) of an MoE op: the routing's Lua tables

@@ -5,7 +5,7 @@
 -- configuration and print the modeled figure beside the measured one. A case that
 -- disagrees stays as it is, with the reason the lab believes (`note`): no profile
 -- figure moves to close it. bench/validation.lua (`make validation`) prints the
--- table; `make validation-readme` writes it into README.md with the fingerprint of
+-- table; `make validation-readme` writes it into doc/validation.md with the fingerprint of
 -- the files that decide its figures, and spec/validation_spec.lua fails when those
 -- files changed since (the table is stale) -- rerunning every case takes minutes.
 local runner = require("shmemlab.runner")
