@@ -4,7 +4,10 @@
 --     command prints, run from the checkout's root. A --plot PATH is written to a
 --     temporary name; when the block is followed by an image line `![...](IMAGE.svg)`,
 --     IMAGE (relative to the doc) is that plot, byte for byte;
---   * a line `<!-- include PATH -->` followed by a fenced block: the block is PATH's text.
+--   * a line `<!-- include PATH -->` followed by a fenced block: the block is PATH's text;
+--   * a block that starts with "$ make && ... lua5.4 -i" is a REPL session: its "> " and
+--     ">> " lines are fed to that command, and the block is what it prints (the input
+--     echoed by readline, the results), less the interpreter's banner.
 -- Without --check the blocks (and images) are rewritten (`make outputs-readme`); with it,
 -- the first one that differs is named and the exit status is 1 (spec/cli_spec.lua).
 -- The virtual times are deterministic, so the blocks are the program's own output.
@@ -41,6 +44,23 @@ local function output(args)
   return out, svg
 end
 
+-- what the interpreter of `$ make && CMD` prints for the session's input lines
+local function session(cmd, body)
+  local input = {}
+  for line in body:gmatch("[^\n]*\n") do
+    local l = line:match("^>>? (.*%S.*\n)$")
+    if l then input[#input + 1] = l end
+  end
+  local tmp = os.tmpname()
+  spill(tmp, table.concat(input))
+  local p = assert(io.popen(string.format("%s < %s 2>&1", cmd, tmp)))
+  local out = p:read("a")
+  p:close()
+  os.remove(tmp)
+  out = out:gsub("^Lua [^\n]*\n", ""):gsub("\n> ?\n?$", "\n")  -- the banner, the prompt at EOF
+  return out
+end
+
 local n, stale = 0, nil
 local function note(what) if stale == nil then stale = what end end
 
@@ -63,6 +83,12 @@ local function refresh(path)
     at = e + 1
   end
   text = table.concat(parts) .. text:sub(at)
+  text = text:gsub("(```\n%$ make && ([^\n]*lua5%.4 %-i)\n)(.-)(```\n)", function(head, cmd, body, tail)
+    n = n + 1
+    local out = session(cmd, body)
+    if out ~= body then note(path .. ": the REPL session of '" .. cmd .. "'") end
+    return head .. out .. tail
+  end)
   return (text:gsub("(<!%-%- include (%S+) %-%->\n```%w*\n)(.-)(```\n)", function(head, file, body, tail)
     n = n + 1
     local want = assert(slurp(file), path .. ": include " .. file .. ": no such file")
