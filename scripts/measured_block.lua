@@ -80,6 +80,7 @@ end
 
 local function main(name, cmd, paths)
   local spec = assert(M.BLOCKS[name], "unknown measured block " .. tostring(name))
+  cmd = cmd:gsub("%s+$", "")
   local stamp = os.date("!%Y-%m-%d %H:%M UTC")
   local where = machine()
   local p = assert(io.popen(cmd))
