@@ -56,7 +56,7 @@ local function mistakes(rnd, dir)
     function() return { "--shape", word(rnd) .. "," } end,
     function() return { "extra" .. word(rnd) } end,
     function() return { "--output", "/proc/no/" .. word(rnd):gsub("/", "") } end,
-    function() return { "--plot", dir .. "/no/such/p.svg" } end,
+    function() return { "--plot", "/proc/no/such/p.svg" } end,   -- a folder --plot cannot create
     function() return { "--plot", dir } end,
     function() return { "--ub-bytes", "0" } end,
   }
