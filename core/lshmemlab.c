@@ -374,6 +374,7 @@ static const pfield pfields[] = {
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
   PF("scalar_amo", scalar_amo, 'b'),
   PF("timing_only", timing_only, 'b'),
+  PF("data_op_engine_type", data_op_engine_type, 'i'),
   { NULL, 0, 0 }
 };
 
@@ -621,6 +622,19 @@ static int m_path(lua_State *L) {
   luaL_argcheck(L, a >= 0 && a < n, 2, "PE out of range");
   luaL_argcheck(L, b >= 0 && b < n, 3, "PE out of range");
   lua_pushstring(L, sl_path_name(sl_path(lm->m, (int)a, (int)b)));
+  return 1;
+}
+
+/* m:reach(a, b): PE a's topo_list entry for PE b, the SL_DOP_* bits of the
+** transports that reach it (data_op_engine_type's values: MTE 1, SDMA 2,
+** ROCE 4, UDMA 8) */
+static int m_reach(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int n = sl_machine_params(lm->m)->n_pes;
+  lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, a >= 0 && a < n, 2, "PE out of range");
+  luaL_argcheck(L, b >= 0 && b < n, 3, "PE out of range");
+  lua_pushinteger(L, (lua_Integer)sl_reach(lm->m, (int)a, (int)b));
   return 1;
 }
 
@@ -2407,8 +2421,7 @@ static void amo_register(lua_State *L) {
   typed_register(L, "p", k_pg, 0, ~0u);
   typed_register(L, "g", k_pg, 1, ~0u);
   for (i = 0; sl_amo_forms[i].name != NULL; i++) {
-    typed_register(L, sl_amo_forms[i].name, k_amo, i,
-                   sl_amo_forms[i].mte | sl_amo_forms[i].rdma);
+    typed_register(L, sl_amo_forms[i].name, k_amo, i, sl_amo_forms[i].types);
     for (e = SL_ENGINE_MTE; e <= SL_ENGINE_UDMA; e++) {
       if (!(sl_amo_forms[i].engines & (1u << e))) continue;
       lua_pushfstring(L, "%s_%s", engines[e], sl_amo_forms[i].name);
@@ -2611,13 +2624,19 @@ static int k_team_query(lua_State *L) {
   return 1;
 }
 
-/* k:barrier(team) / k:sync(team) (upvalue: 0 barrier, 1 sync) */
+/* k:barrier(team) / k:sync(team) / k:roce_barrier(team [, ub, sync_id]) /
+** k:roce_sync(team [, ub, sync_id]) (upvalue: SL_TEAM_*; a team of -1 in
+** upvalue 2: the _all forms, TEAM_WORLD without a team argument) */
 static int k_team_barrier(lua_State *L) {
-  int blk;
+  int blk, kind = (int)lua_tointeger(L, lua_upvalueindex(1));
+  int all = lua_tointeger(L, lua_upvalueindex(2)) != 0, a = all ? 2 : 3;
   lmach *lm = kcheck(L, &blk);
-  int t = (int)luaL_checkinteger(L, 2);
-  return kdone(L, lm, blk, sl_team_barrier(lm->m, blk, t,
-                                           (int)lua_tointeger(L, lua_upvalueindex(1))), 0);
+  int t = all ? SL_TEAM_WORLD : (int)luaL_checkinteger(L, 2);
+  if (kind >= SL_TEAM_ROCE_BARRIER && !lua_isnoneornil(L, a)) {
+    dma_ub(L, lm, a, -1, a, 128);          /* the explicit workspace: 128 bytes at least */
+    checkid(L, a + 1);
+  }
+  return kdone(L, lm, blk, sl_team_barrier(lm->m, blk, t, kind), 0);
 }
 
 /* register the team calls: machine methods at index mi, block methods at bi */
@@ -2627,13 +2646,19 @@ static void team_register(lua_State *L, int mi, int bi) {
     {"team_translate_pe", m_team_query, 2, 0},
     {"team_my_pe", k_team_query, 0, 1}, {"team_n_pes", k_team_query, 1, 1},
     {"team_translate_pe", k_team_query, 2, 1}, {"team_pe_mapping", k_team_query, 3, 1},
-    {"barrier", k_team_barrier, 0, 1}, {"sync", k_team_barrier, 1, 1},
+    {"barrier", k_team_barrier, SL_TEAM_BARRIER, 1}, {"sync", k_team_barrier, SL_TEAM_SYNC, 1},
+    {"roce_barrier", k_team_barrier, SL_TEAM_ROCE_BARRIER, 1},
+    {"roce_team_sync", k_team_barrier, SL_TEAM_ROCE_SYNC, 1},
+    {"roce_sync", k_team_barrier, SL_TEAM_ROCE_SYNC, 1},
+    {"roce_barrier_all", k_team_barrier, SL_TEAM_ROCE_BARRIER, 2},
+    {"roce_sync_all", k_team_barrier, SL_TEAM_ROCE_SYNC, 2},
     {NULL, NULL, 0, 0}
   };
   int i;
   for (i = 0; calls[i].name != NULL; i++) {
     lua_pushinteger(L, calls[i].up);
-    lua_pushcclosure(L, calls[i].fn, 1);
+    lua_pushinteger(L, calls[i].block == 2);
+    lua_pushcclosure(L, calls[i].fn, 2);
     lua_setfield(L, calls[i].block ? bi : mi, calls[i].name);
   }
 }
@@ -2675,7 +2700,7 @@ static const luaL_Reg machine_methods[] = {
   {"launch", m_launch}, {"memcpy", m_memcpy}, {"params", m_params},
   {"now", m_now}, {"events", m_events}, {"flow_stats", m_flow_stats},
   {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes},
-  {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
+  {"path", m_path}, {"reach", m_reach}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
   {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
   {"trace", m_trace}, {"trace_records", m_trace_records},
   {"state", m_state}, {"close", m_close}, {"check_reports", m_check_reports},
