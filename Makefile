@@ -45,7 +45,7 @@ LUACHECK   ?= luacheck
 # may have installed busted on a fresh machine.
 BUSTED      = $(shell command -v busted)
 
-# Lua headers: only core/lshmemlab.c ever sees this include path.
+# Lua headers: only the binding, core/lshmemlab*.c, ever sees this include path.
 LUA_INC ?= $(or $(patsubst -I%,%,$(filter -I%,$(shell $(PKG_CONFIG) --cflags lua$(LUA_VERSION) 2>/dev/null))),/usr/include/lua$(LUA_VERSION))
 
 CFLAGS  ?= -O2 -g
@@ -62,7 +62,7 @@ BUILD ?= build
 
 # ---------------------------------------------------------------- sources
 SRCS      := $(sort $(wildcard core/*.c))
-BIND_SRC  := core/lshmemlab.c
+BIND_SRC  := core/lshmemlab.c $(wildcard core/lshmemlab_*.c)
 LIB_SRCS  := $(filter-out $(BIND_SRC),$(SRCS))
 OBJS      := $(SRCS:core/%.c=$(BUILD)/obj/%.o)
 LIB_OBJS  := $(LIB_SRCS:core/%.c=$(BUILD)/obj/%.o)
