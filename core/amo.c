@@ -1,11 +1,14 @@
 /*
 ** amo.c -- one element at a time: p / g (shmem_device_rma.h) and the
-** atomics of shmem_device_amo.h. atomic_add of int8, int16, bf16, fp16,
-** int32 and fp32 to a PE the MTE reaches takes the library's UB + MTE3
-** atomic-add path (a set_value into the scratch UB, S_MTE3, an MTE3 copy
-** with SetAtomicAdd); every other atomic is a read-modify-write that lands
-** at the target after the path's latency (Ascend950's scalar atomics over
-** MTE, or the RDMA engine's between servers), and a fetching one parks its
+** atomics of shmem_device_amo.h and of the engines' headers. An untyped or
+** typed atomic takes the first engine the target's topo_list entry holds
+** (sl_reach: MTE, then RoCE, then UDMA; the bitwise ones RoCE, then UDMA);
+** an engine's own call (mte_, roce_, udma_) names its engine. atomic_add
+** of int8, int16, bf16, fp16, int32 and fp32 over MTE takes the library's
+** UB + MTE3 atomic-add path (a set_value into the scratch UB, S_MTE3, an
+** MTE3 copy with SetAtomicAdd); every other atomic is a read-modify-write
+** that lands at the target after the path's latency (Ascend950's scalar
+** atomics over MTE, its RDMA or UDMA engine's), and a fetching one parks its
 ** block until the reply is back.
 */
 #include <string.h>
