@@ -233,6 +233,39 @@ describe("data_op_engine_type (aclshmemx_init_attr's option_attr)", function()
   end)
 end)
 
+describe("putmem / getmem after an SDMA or UDMA init (the library's RMA routes)", function()
+  -- the engine's own put, then its quiet: what the library's putmem runs
+  local function by_engine(m, eng, d, s, n, pe)
+    return kernel_us(m, function(k)
+      if k.pe ~= 0 then return end
+      local ub = k:ub("uint8", 64)
+      k[eng .. "_put_nbi"](k, d, s, ub, n, pe, 0)
+      if eng == "sdma" then k:sdma_quiet(ub, 0) else k:udma_quiet(pe) end
+    end)
+  end
+
+  for _, c in ipairs({ { "Ascend910B", "MTE|SDMA", "sdma" }, { "Ascend950", "MTE|UDMA", "udma" },
+                       { "Ascend950", "MTE|SDMA|UDMA", "sdma" } }) do
+    it(c[2] .. " on " .. c[1] .. ": putmem is " .. c[3] .. "_put_nbi + its quiet", function()
+      local m = lab.machine{ soc = c[1], pes = 4, data_op_engine_type = c[2] }
+      local d = m:malloc("fp32", 4096, "d"):fill("zero")
+      local s = m:malloc("fp32", 4096, "s"):fill("iota_pe")
+      local put = kernel_us(m, function(k) if k.pe == 0 then k:putmem(d, s, 4096, 1) end end)
+      assert.same({ 0.0, 4095.0 }, { d:on(1):read(0, 1)[1], d:on(1):read(4095, 1)[1] })
+      assert.equals(by_engine(m, c[3], d, s, 4096, 1), put)
+      m:launch(function(k) if k.pe == 0 then k:getmem_nbi(d, s, 4096, 2); k:quiet() end end, 1)
+      assert.same({ 8192.0 }, d:on(0):read(0, 1))
+      -- the MTE-only init keeps the staged MTE path: another time
+      local mte = lab.machine{ soc = c[1], pes = 4 }
+      local d2 = mte:malloc("fp32", 4096, "d"):fill("zero")
+      local s2 = mte:malloc("fp32", 4096, "s")
+      assert.are_not.equal(put, kernel_us(mte, function(k)
+        if k.pe == 0 then k:putmem(d2, s2, 4096, 1) end
+      end))
+    end)
+  end
+end)
+
 describe("roce_barrier_all, roce_sync_all and their team forms", function()
   -- the library's roce_team_sync after the last arrival: the counter's store,
   -- then ceil(log2 n) rounds of an RDMA write, its roce_quiet and the wait
