@@ -46,40 +46,45 @@ static const pfield pfields[] = {
   { NULL, 0, 0 }
 };
 
-/* core.new(params): a machine from a flat table of every timing figure */
-int lsl_new(lua_State *L) {
-  sl_params p;
+/* fill p from the table at index 1: every field of pfields, typed and in range */
+static void read_params(lua_State *L, sl_params *p) {
   const pfield *f;
-  lmach *lm;
-  int st;
-  luaL_checktype(L, 1, LUA_TTABLE);
-  memset(&p, 0, sizeof(p));
+  memset(p, 0, sizeof(*p));
   for (f = pfields; f->name; f++) {
-    char *at = (char *)&p + f->off;
+    char *at = (char *)p + f->off;
     int t = lua_getfield(L, 1, f->name);
     if (t == LUA_TNIL)
-      return luaL_error(L, "bad argument #1 to 'new' (field '%s' missing)", f->name);
+      luaL_error(L, "bad argument #1 to 'new' (field '%s' missing)", f->name);
     if (f->kind == 'b') *(int *)at = lua_toboolean(L, -1);
     else if (f->kind == 'd') {
       int ok;
       double d = (double)lua_tonumberx(L, -1, &ok);
-      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+      if (!ok) luaL_error(L, "bad argument #1 to 'new' (field '%s' "
                                  "must be a number)", f->name);
       *(double *)at = d;
     } else {
       int ok;
       lua_Integer n = lua_tointegerx(L, -1, &ok);
-      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+      if (!ok) luaL_error(L, "bad argument #1 to 'new' (field '%s' "
                                  "must be an integer)", f->name);
       if (f->kind == 'i') {
         if (n < -2147483647 || n > 2147483647)
-          return luaL_error(L, "bad argument #1 to 'new' (field '%s' out of "
+          luaL_error(L, "bad argument #1 to 'new' (field '%s' out of "
                             "range)", f->name);
         *(int *)at = (int)n;
       } else *(int64_t *)at = (int64_t)n;
     }
     lua_pop(L, 1);
   }
+}
+
+/* core.new(params): a machine from a flat table of every timing figure */
+int lsl_new(lua_State *L) {
+  sl_params p;
+  lmach *lm;
+  int st;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  read_params(L, &p);
   lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 4);
   lm->magic = MACH_MAGIC;
   lm->m = NULL;
