@@ -231,11 +231,14 @@ void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t) {
     sli_lazy_touch(m, &e->dst, es);      /* a staged copy reads it */
     if (!isf) sl_set_int(dt, d, 0, int_op(e->op, old, e->val, e->val2));
     else sl_set_num(dt, d, 0, e->op == SL_AMO_ADD ? fold + e->s : e->s);
+    if (isf ? sl_get_num(dt, d, 0) != fold : sl_get_int(dt, d, 0) != old)
+      sli_progress(m);                   /* the value changed: the runaway guard's */
     sli_init_write(m, &e->dst, es);
     if (m->race && e->snap >= 0) sli_race_signal(m, &e->dst, e->snap, e->op != SL_AMO_SET);
     if (m->bufs[e->dst.buf].waiters > 0)
       sli_notify(m, &e->dst, es, t, e->blk);
   }
+  if (d == NULL) sli_progress(m);        /* unbacked: counted as a change */
   if (e->vop) {                          /* the reply travels back */
     sl_block *b = &m->blocks[e->blk];
     if (isf) { b->retkind = SL_RES_NUM; memcpy(&b->ret, &fold, sizeof(fold)); }

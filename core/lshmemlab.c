@@ -65,6 +65,7 @@ typedef struct lmach {
   int check;                /* the machine's check bits */
   lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
   wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
+  struct lrun *run;         /* the running launch's blocks (NULL outside one) */
   const void *ev_s[EV_SEEN];  /* hard event names seen last (their string objects, */
   int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
 } lmach;
@@ -413,6 +414,7 @@ static int l_new(lua_State *L) {
   }
   lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 4);
   lm->magic = MACH_MAGIC;
+  lm->run = NULL;
   lm->m = NULL;
   lm->cur = -1;
   lm->sites = NULL;
@@ -624,6 +626,25 @@ static int m_path(lua_State *L) {
   return 1;
 }
 
+/* the rows of one PE (on top, the machine's state below its tasks table) at
+** twice the state's task_rows: the oldest half goes (m:tasks returns the
+** last task_rows; 0 keeps all) */
+static void task_trim(lua_State *L) {
+  lua_Integer cap, n = (lua_Integer)lua_rawlen(L, -1), i;
+  lua_getfield(L, -3, "task_rows");
+  cap = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (cap <= 0 || n < 2 * cap) return;
+  for (i = 1; i <= cap; i++) {
+    lua_rawgeti(L, -1, n - cap + i);
+    lua_rawseti(L, -2, i);
+  }
+  for (i = n; i > cap; i--) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+  }
+}
+
 /* append a task row {name, type, stream_id, task_id, start_us, stop_us} to
 ** state.tasks[pe] of the machine at index mi (msprof's task_time rows) */
 static void add_task(lua_State *L, int mi, int pe, const char *name,
@@ -655,6 +676,7 @@ static void add_task(lua_State *L, int mi, int pe, const char *name,
   lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
   lua_pushnumber(L, (lua_Number)stop); lua_setfield(L, -2, "stop_us");
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  task_trim(L);
   lua_pop(L, 3);
 }
 
@@ -878,6 +900,7 @@ static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
 static int launch_fail(lua_State *L, lmach *lm, const char *msg) {
   sl_launch_abort(lm->m);
   lm->cur = -1;
+  lm->run = NULL;
   return luaL_error(L, "%s", msg);
 }
 
@@ -1023,9 +1046,55 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
 ** blocks makes the rest anew each launch) */
 #define POOL_MAX 4096
 
+/* distinct open frames a machine keeps (open_frames in its state) */
+#define OPEN_FRAMES_MAX 64
+
+/* block blk ended with frames open (a prof_start with no prof_end): noted in
+** the state table of the machine (index 1) as open_frames[key] = {pe, block,
+** frame, depth, site, launches}, one per PE, block, frame and site */
+static void open_frame_note(lua_State *L, lmach *lm, int blk) {
+  int frame, pe, b, depth, top = lua_gettop(L);
+  int32_t site;
+  if ((depth = sl_block_open_frames(lm->m, blk, &frame, &site)) == 0) return;
+  sl_block_where(lm->m, blk, &pe, &b);
+  luaL_checkstack(L, 8, "open frames");
+  lua_getiuservalue(L, 1, 1);
+  if (lua_getfield(L, -1, "open_frames") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "open_frames");
+  }
+  lua_pushfstring(L, "%d %d %d %d", pe, b, frame, (int)site);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) == LUA_TTABLE) {
+    lua_getfield(L, -1, "launches");
+    lua_pushinteger(L, lua_tointeger(L, -1) + 1);
+    lua_setfield(L, -3, "launches");
+  } else if (lua_rawlen(L, -3) < OPEN_FRAMES_MAX) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, pe); lua_setfield(L, -2, "pe");
+    lua_pushinteger(L, b); lua_setfield(L, -2, "block");
+    lua_pushinteger(L, frame); lua_setfield(L, -2, "frame");
+    lua_pushinteger(L, depth); lua_setfield(L, -2, "depth");
+    lua_pushinteger(L, 1); lua_setfield(L, -2, "launches");
+    if (site > 0 && lua_getfield(L, -4, "sites") == LUA_TTABLE) {
+      lua_rawgeti(L, -1, site);
+      lua_setfield(L, -3, "site");
+    }
+    lua_settop(L, top + 4);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -4, (lua_Integer)lua_rawlen(L, -4) + 1);   /* in order, */
+    lua_rawset(L, -3);                                         /* and by key */
+  }
+  lua_settop(L, top);
+}
+
 /* block blk ended: its k may go, its coroutine (returned, its stack emptied)
 ** is kept for a block of a later launch */
 static void launch_block_done(lua_State *L, lmach *lm, lrun *run, int blk) {
+  open_frame_note(L, lm, blk);
   sl_block_done(lm->m, blk);
   if (lm->npool < POOL_MAX) {
     lua_settop(run->b[blk].co, 0);
@@ -1105,6 +1174,18 @@ static int launch_result(lua_State *L, lmach *lm, const char *kname, const char 
   return 1;
 }
 
+/* m:runaway_counts(): the last launch's primitives (all blocks) and its
+** longest run of primitives with no progress, the count spin_limit bounds */
+static int m_runaway_counts(lua_State *L) {
+  lmach *lm = checkmach(L, 1);
+  int64_t prims, quiet;
+  sl_guard_stats(lm->m, &prims, &quiet);
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)prims); lua_setfield(L, -2, "primitives");
+  lua_pushinteger(L, (lua_Integer)quiet); lua_setfield(L, -2, "quiet_max");
+  return 1;
+}
+
 /* m:launch(kernel, block_dim, ...): run kernel on every (PE, block); kernel
 ** is a function or {name =, kernel = fn, type = "AIV"} (the msprof task) */
 static int m_launch(lua_State *L) {
@@ -1123,6 +1204,7 @@ static int m_launch(lua_State *L) {
   memset(run.b, 0, sizeof(lblock) * (size_t)run.nblk);
   lua_createtable(L, 2 * run.nblk, 0);
   run.cos = lua_gettop(L);
+  lm->run = &run;
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
     lua_State *co;
@@ -1141,6 +1223,7 @@ static int m_launch(lua_State *L) {
       return launch_fail(L, lm, "too many kernel arguments");
     launch_resume(L, lm, &run, blk, co, nres);
   }
+  lm->run = NULL;
   return launch_result(L, lm, lua_tostring(L, ni), lua_tostring(L, ni + 1));
 }
 
@@ -1630,19 +1713,142 @@ static void set_site(lua_State *L, lmach *lm) {
   sl_set_site(lm->m, id);
 }
 
-/* count the running primitive; a runaway block (README "Runaway kernels") is
-** stopped with the reason, at the calling line */
+/* where a block's code is: "file:line: in name" of co's innermost Lua
+** frame and the primitive it called (co is suspended in one, or running it) */
+static void block_line(lua_State *L, lua_State *co) {
+  lua_Debug ar, prim;
+  int lvl;
+  const char *name = NULL;
+  if (lua_getstack(co, 0, &prim) && lua_getinfo(co, "Sn", &prim) && prim.what[0] == 'C')
+    name = prim.name;
+  for (lvl = 0; lua_getstack(co, lvl, &ar); lvl++) {
+    if (lua_getinfo(co, "Sl", &ar) && ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline,
+                      name ? name : "(no primitive)");
+      return;
+    }
+  }
+  lua_pushliteral(L, "(no Lua line)");
+}
+
+/* the group of block blk in the groups table at index g (line -> index in
+** the array at g + 1), made when new: {blocks, primitives, "PE p block b",
+** line}; left on the stack */
+static void runaway_group(lua_State *L, int g, lua_State *co, int pe, int b) {
+  block_line(L, co);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, g) == LUA_TNUMBER) {
+    lua_rawgeti(L, g + 1, lua_tointeger(L, -1));
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+    lua_pushfstring(L, "PE %d block %d", pe, b);
+    lua_rawseti(L, -2, 5);                             /* the last one so far */
+    return;
+  }
+  lua_pop(L, 1);
+  lua_createtable(L, 5, 0);
+  lua_pushinteger(L, 0); lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, 0); lua_rawseti(L, -2, 2);
+  lua_pushfstring(L, "PE %d block %d", pe, b); lua_rawseti(L, -2, 3);
+  lua_pushvalue(L, -2); lua_rawseti(L, -2, 4);
+  lua_pushvalue(L, -2);                                /* line -> index */
+  lua_pushinteger(L, (lua_Integer)lua_rawlen(L, g + 1) + 1);
+  lua_rawset(L, g);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, g + 1, (lua_Integer)lua_rawlen(L, g + 1) + 1);
+  lua_replace(L, -2);
+}
+
+/* add n to integer field i of the table on top */
+static void group_add(lua_State *L, int i, int64_t n) {
+  lua_rawgeti(L, -1, i);
+  lua_pushinteger(L, lua_tointeger(L, -1) + (lua_Integer)n);
+  lua_rawseti(L, -3, i);
+  lua_pop(L, 1);
+}
+
+/* the groups of the array at index a as text, the most blocks first (at most
+** 8 groups, the others counted), pushed */
+static void runaway_text(lua_State *L, int a) {
+  int i, k, n = (int)lua_rawlen(L, a), shown = 0;
+  luaL_Buffer B;
+  luaL_buffinit(L, &B);
+  for (k = 0; k < n && k < 8; k++) {
+    lua_Integer best = 0;
+    int at = 0;
+    for (i = 1; i <= n; i++) {
+      lua_Integer c;
+      lua_rawgeti(L, a, i);
+      lua_rawgeti(L, -1, 1);
+      c = lua_tointeger(L, -1);
+      lua_pop(L, 2);
+      if (c > best) best = c, at = i;
+    }
+    if (at == 0) break;
+    lua_rawgeti(L, a, at);
+    lua_rawgeti(L, -1, 4); lua_rawgeti(L, -2, 3); lua_rawgeti(L, -3, 5); lua_rawgeti(L, -4, 2);
+    lua_pushfstring(L, "\n  %I block%s at %s (%s%s%s), %I primitives", best,
+                    best > 1 ? "s" : "", lua_tostring(L, -4), lua_tostring(L, -3),
+                    best > 1 ? " to " : "", best > 1 ? lua_tostring(L, -2) : "",
+                    lua_tointeger(L, -1));
+    luaL_addvalue(&B);
+    lua_pop(L, 4);
+    lua_pushinteger(L, 0); lua_rawseti(L, -2, 1);      /* taken */
+    lua_pop(L, 1);
+    shown++;
+  }
+  if (n > shown) {
+    lua_pushfstring(L, "\n  and %d more lines", n - shown);
+    luaL_addvalue(&B);
+  }
+  luaL_pushresult(&B);
+}
+
+/* the blocks a runaway stop names (README "Runaway kernels"): the live
+** blocks that called primitives in the count that tripped (quiet: since
+** something last landed; else: in this launch), grouped by the line and
+** primitive they are at, pushed as one string */
+static void runaway_blocks(lua_State *L, lmach *lm, int quiet) {
+  int blk, nb = lm->run != NULL ? lm->run->nblk : 0, g;
+  luaL_checkstack(L, 12, "runaway report");
+  lua_newtable(L);
+  g = lua_gettop(L);
+  lua_newtable(L);
+  for (blk = 0; blk < nb; blk++) {
+    lua_State *co = lm->run->b[blk].co;
+    int64_t launch, q, n;
+    int pe, b;
+    if (co == NULL) continue;                          /* not started, or ended */
+    sl_block_prims(lm->m, blk, &launch, &q);
+    n = quiet ? q : launch;
+    if (n == 0) continue;
+    sl_block_where(lm->m, blk, &pe, &b);
+    runaway_group(L, g, co, pe, b);
+    group_add(L, 1, 1);
+    group_add(L, 2, n);
+    lua_pop(L, 1);
+  }
+  runaway_text(L, g + 1);
+  lua_replace(L, g);
+  lua_settop(L, g);
+}
+
+/* count the running primitive; a runaway launch (README "Runaway kernels") is
+** stopped with the reason and the blocks still at it, at the calling line */
 static void runaway_check(lua_State *L, lmach *lm, int blk) {
   int why = sl_prim_tick(lm->m, blk);
+  if (why == SL_RUN_OK) return;
+  runaway_blocks(L, lm, why == SL_RUN_SPIN);
   if (why == SL_RUN_SPIN)
-    luaL_error(L, "runaway kernel: %I primitives in a row while the machine clock "
-               "stood still (no copy, vector op or signal landed: spinning, or polling "
-               "a value no one writes; the machine option spin_limit)",
-               (lua_Integer)sl_machine_params(lm->m)->spin_limit);
-  else if (why == SL_RUN_TOTAL)
-    luaL_error(L, "runaway kernel: the block called more than %I primitives in this "
-               "launch (the machine option primitive_limit)",
-               (lua_Integer)sl_machine_params(lm->m)->primitive_limit);
+    luaL_error(L, "runaway kernel: the launch's blocks called %I primitives in a row with "
+               "nothing new (no copy but repeats of their last ones, no vector op, no signal "
+               "or UB value changed, no block ended: spinning, polling a value no one writes, "
+               "or repeating the same copy; the machine option spin_limit); the blocks at it, "
+               "by line:%s",
+               (lua_Integer)sl_machine_params(lm->m)->spin_limit, lua_tostring(L, -1));
+  luaL_error(L, "runaway kernel: the block called more than %I primitives in this launch "
+             "(the machine option primitive_limit); the blocks at it, by line:%s",
+             (lua_Integer)sl_machine_params(lm->m)->primitive_limit, lua_tostring(L, -1));
 }
 
 /* kcheck when k is not the running block's own table: k (index 1) must name
@@ -2523,6 +2729,7 @@ static int prof_prim(lua_State *L, int end) {
   lmach *lm = kcheck(L, &blk);
   lua_Integer f = kint(L, 2);
   luaL_argcheck(L, f >= 0, 2, "frame must be >= 0");
+  if (!end && !lm->check) set_site(L, lm);   /* a frame left open names its prof_start */
   return kdone(L, lm, blk, sl_prof(lm->m, blk, f > 1000000 ? 1000000 : (int)f, end), 0);
 }
 
@@ -2678,7 +2885,7 @@ static const luaL_Reg machine_methods[] = {
   {"path", m_path}, {"prof_pe", m_prof_pe}, {"reset_prof", m_reset_prof},
   {"prof_rows", m_prof_rows}, {"shadow_rows", m_shadow_rows},
   {"trace", m_trace}, {"trace_records", m_trace_records},
-  {"state", m_state}, {"close", m_close}, {"check_reports", m_check_reports},
+  {"state", m_state}, {"close", m_close}, {"runaway_counts", m_runaway_counts}, {"check_reports", m_check_reports},
   {"team_split_strided", m_team_split_strided}, {"team_split_2d", m_team_split_2d},
   {"team_destroy", m_team_destroy},
   {NULL, NULL}
