@@ -375,12 +375,19 @@ int sl_block_result(sl_machine *m, int blk, int64_t *v) {
 ** kernels"): SL_RUN_SPIN when all blocks together have called more than
 ** spin_limit primitives since the last progress (sli_progress: a copy other
 ** than its block's last four landed, a vector op landed, a signal or
-** set_value changed a value, a block ended), SL_RUN_TOTAL when the block
+** set_value changed a value, a block ended) and the block itself called
+** more than spin_limit / SPIN_SHARE of them, SL_RUN_TOTAL when the block
 ** has called more than primitive_limit in this launch (a backstop for a
 ** loop that makes progress forever: vector ops, signals of new values).
 ** The spin count is the launch's as a whole, so that a launch of many blocks
 ** that all spin stops after as many primitives as one block would; counts,
 ** never wall time */
+/* the least share of a spin a block must have called itself to be stopped:
+** spin_limit / SPIN_SHARE of it (122 of the default 1 M), so that thousands of
+** blocks each doing a little scalar work before the first copy lands are not
+** taken for a spin (a machine of 1024 PEs x 48 blocks is 49152 blocks) */
+#define SPIN_SHARE 8192
+
 int sl_prim_tick(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   if (m->nland != m->quiet_land) {
@@ -395,7 +402,8 @@ int sl_prim_tick(sl_machine *m, int blk) {
   b->nprims++;
   m->lprims++;
   if (++m->quiet > m->quiet_max) m->quiet_max = m->quiet;
-  if (m->p.spin_limit > 0 && m->quiet > m->p.spin_limit) return SL_RUN_SPIN;
+  if (m->p.spin_limit > 0 && m->quiet > m->p.spin_limit && b->spin > m->p.spin_limit / SPIN_SHARE)
+    return SL_RUN_SPIN;
   if (m->p.primitive_limit > 0 && b->nprims > m->p.primitive_limit) return SL_RUN_TOTAL;
   return SL_RUN_OK;
 }

@@ -71,8 +71,8 @@ describe("runaway kernels of many blocks stop after the launch's count, named", 
   it("a system_cycle spin on 8 PEs x 16 blocks", function()
     local err, calls = run({ pes = 8, spin_limit = 20000 }, 16, 100000, nil, spin)
     H.contains(err, "kernel fault on PE 2 block 0 at 0.780 us: ",
-               "runaway kernel: the launch's blocks called 20000 primitives in a row with "
-               .. "nothing new", "the machine option spin_limit",
+               "runaway kernel: the launch's blocks called more than 20000 primitives in a row "
+               .. "with nothing new", "the machine option spin_limit",
                string.format("128 blocks at %s:%d: system_cycle (PE 0 block 0 to PE 7 block 15)",
                              SRC, at.spin))
     assert.equal(20001, calls)
@@ -80,7 +80,7 @@ describe("runaway kernels of many blocks stop after the launch's count, named", 
 
   it("a poll of a flag no one writes (copy, flag, get_value) on 8 PEs x 16 blocks", function()
     local err, calls = run({ pes = 8, spin_limit = 20000 }, 16, 100000, poll_setup, poll)
-    H.contains(err, "runaway kernel: the launch's blocks called 20000 primitives in a row",
+    H.contains(err, "runaway kernel: the launch's blocks called more than 20000 primitives in a row",
                "kernel fault on PE 2 block 3 at 20.611 us: ",
                string.format("95 blocks at %s:%d: wait_flag (PE 0 block 0 to PE 7 block 15)",
                              SRC, at.poll + 1),
@@ -91,7 +91,7 @@ describe("runaway kernels of many blocks stop after the launch's count, named", 
 
   it("a put loop on 8 PEs x 48 blocks", function()
     local err, calls = run({ pes = 8, spin_limit = 20000 }, 48, 100000, put_setup, put)
-    H.contains(err, "runaway kernel: the launch's blocks called 20000 primitives in a row",
+    H.contains(err, "runaway kernel: the launch's blocks called more than 20000 primitives in a row",
                string.format("384 blocks at %s:%d: mte_put_nbi (PE 0 block 0 to PE 7 block 47)",
                              SRC, at.put))
     assert.truthy(calls <= 2 * 20000, calls)
@@ -99,7 +99,7 @@ describe("runaway kernels of many blocks stop after the launch's count, named", 
 
   it("a put loop on 256 PEs x 48 blocks", function()
     local err, calls = run({ pes = 256, spin_limit = 100000 }, 48, 400000, put_setup, put)
-    H.contains(err, "runaway kernel: the launch's blocks called 100000 primitives in a row",
+    H.contains(err, "runaway kernel: the launch's blocks called more than 100000 primitives in a row",
                string.format("12288 blocks at %s:%d: mte_put_nbi (PE 0 block 0 to PE 255 "
                              .. "block 47)", SRC, at.put))
     assert.truthy(calls <= 2 * 100000, calls)
@@ -107,8 +107,27 @@ describe("runaway kernels of many blocks stop after the launch's count, named", 
 
   it("the default spin_limit stops a spin of 8 PEs x 48 blocks after 1 M primitives", function()
     local err, calls = run({ pes = 8 }, 48, 2000000, nil, spin)
-    H.contains(err, "runaway kernel: the launch's blocks called 1000000 primitives in a row",
+    H.contains(err, "runaway kernel: the launch's blocks called more than 1000000 primitives in a row",
                "384 blocks at ")
     assert.equal(1000001, calls)
+  end)
+end)
+
+describe("a runaway in the command line", function()
+  -- a checked run whose blocks are reported (initcheck), then spin: the reports
+  -- and the configuration stay on stdout, the runaway goes to stderr, exit 3
+  it("keeps the configuration and the checked run's reports", function()
+    local C = require("spec.helpers.cli")
+    local op = "spec/fixtures/runaway/report_then_spin.lua"
+    local status, out, err = C.run({ op, "--pes", "2", "--tool", "initcheck", "--set",
+                                     "spin_limit=20000" })
+    assert.equal(3, status)
+    H.contains(out, "# shmemlab ", "op report_then_spin",
+               "====== ERROR: read of uninitialized memory: read of 256 bytes",
+               "====== report_then_spin: ERROR SUMMARY: 16 errors (1 distinct)")
+    H.contains(err, "kernel fault on PE 0 block 0 at 6.772 us: " .. op .. ":11: runaway kernel: "
+               .. "the launch's blocks called more than 20000 primitives in a row",
+               "16 blocks at " .. op .. ":11: system_cycle (PE 0 block 0 to PE 1 block 7), "
+               .. "20001 primitives")
   end)
 end)
