@@ -45,7 +45,7 @@ LUACHECK   ?= luacheck
 # may have installed busted on a fresh machine.
 BUSTED      = $(shell command -v busted)
 
-# Lua headers: only core/lshmemlab.c ever sees this include path.
+# Lua headers: only the binding, core/lshmemlab*.c, ever sees this include path.
 LUA_INC ?= $(or $(patsubst -I%,%,$(filter -I%,$(shell $(PKG_CONFIG) --cflags lua$(LUA_VERSION) 2>/dev/null))),/usr/include/lua$(LUA_VERSION))
 
 CFLAGS  ?= -O2 -g
@@ -57,12 +57,15 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wundef -Wwrite-strings \
 ALL_CFLAGS = -std=c11 -fPIC $(WARN) -D_POSIX_C_SOURCE=200809L -Icore $(CFLAGS)
 LIBS := -lm -lpthread
 
+# Worker processes of the benches that run independent cases (make validation).
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
 # Output tree; test-asan re-invokes make with BUILD=build-asan.
 BUILD ?= build
 
 # ---------------------------------------------------------------- sources
 SRCS      := $(sort $(wildcard core/*.c))
-BIND_SRC  := core/lshmemlab.c
+BIND_SRC  := core/lshmemlab.c $(wildcard core/lshmemlab_*.c)
 LIB_SRCS  := $(filter-out $(BIND_SRC),$(SRCS))
 OBJS      := $(SRCS:core/%.c=$(BUILD)/obj/%.o)
 LIB_OBJS  := $(LIB_SRCS:core/%.c=$(BUILD)/obj/%.o)
@@ -211,10 +214,10 @@ fidelity-readme: all
 # Operator-level validation (never calibration): the shipping MoE kernels' ports
 # against DeepEP-Ascend's published figures; -readme writes README.md's block.
 validation: all
-	$(RUN_ENV) $(LUA) bench/validation.lua
+	$(RUN_ENV) $(LUA) bench/validation.lua -j $(JOBS)
 
 validation-readme: all
-	$(RUN_ENV) $(LUA) bench/validation.lua --readme README.md
+	$(RUN_ENV) $(LUA) bench/validation.lua -j $(JOBS) --readme README.md
 
 # README's usage block is `lua run_op.lua --help` (cli_spec checks it): after changing
 # an option in lua/shmemlab/cli.lua's OPTIONS, rewrite the block with this.

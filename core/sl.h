@@ -1,7 +1,7 @@
 /*
 ** sl.h -- the shmemlab engine: an emulated cluster of Ascend-class NPUs on a
 ** deterministic virtual clock. Plain C11; knows nothing of Lua. The binding
-** (lshmemlab.c) drives it: it runs one coroutine per (PE, block) and calls
+** (core/lshmemlab*.c) drives it: it runs one coroutine per (PE, block) and calls
 ** the primitives below on behalf of the block that is running.
 **
 ** Time is an int64 count of picoseconds. Every change to shared state is an

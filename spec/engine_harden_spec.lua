@@ -48,7 +48,7 @@ describe("engine hardening: clocks and pending events", function()
     assert.equals(7, got)
   end)
 
-  -- core/lshmemlab.c kdone raised a failed primitive's error at once; the
+  -- core/lshmemlab_kernel.c kdone raised a failed primitive's error at once; the
   -- call had paid its issue cost, so a kernel that caught the error ran on
   -- ahead of events its clock had passed (200 failed wait_flags = 2 us while
   -- the copy landed after 0.5 us: get_value read 0).
@@ -99,7 +99,7 @@ describe("engine hardening: clocks and pending events", function()
     assert.equals(alone, shared)
   end)
 
-  -- core/lshmemlab.c blocking_prim / k_put_signal: the first putmem, getmem
+  -- core/lshmemlab_kernel.c staged_body / k_put_signal: the first putmem, getmem
   -- or put_signal of a block carves its scratch UB (an issue on S) and then
   -- started its transfer at the later clock without yielding; another block
   -- still at the earlier clock then started a flow, the rates were settled
@@ -326,7 +326,7 @@ describe("engine hardening: what a stuck block waits for", function()
 end)
 
 describe("engine hardening: argument positions of the calls built of others", function()
-  -- core/lshmemlab.c blocking_prim / k_put_signal passed sl_mte's and
+  -- core/lshmemlab_kernel.c staged_body / k_put_signal passed sl_mte's and
   -- sl_signal_op's argument numbers through: putmem's count was "#5" (sl_mte's
   -- elems), put_signal's signal "#1" (sl_signal_op's)
   local function fault(kernel)

@@ -1,4 +1,4 @@
--- m:launch's own bookkeeping (core/lshmemlab.c): the kernel table's strings
+-- m:launch's own bookkeeping (core/lshmemlab_launch.c): the kernel table's strings
 -- and the results a block resumes with.
 
 local H = require("spec.helpers.engine")

@@ -7,7 +7,7 @@ local lab = H.lab
 local subprocess = H.subprocess
 
 describe("engine regressions", function()
-  -- core/lshmemlab.c alloc_in: luaL_argerror(L, 2, "size must be positive")
+  -- core/lshmemlab_machine.c alloc_at: luaL_argerror(L, 2, "size must be positive")
   -- names the dtype (#1 in a method call); the size is index 3 (#2). The
   -- engine's own size errors go through engine_error(..., 0), off by one too.
   it("allocation size errors name argument #2", function()
@@ -22,7 +22,7 @@ describe("engine regressions", function()
 
   -- lua/shmemlab/init.lua M.launch calls the C function through the local
   -- raw_launch, so Lua names it 'raw_launch', numbers arguments as a plain
-  -- call, and luaL_error positions point at init.lua:114; core/lshmemlab.c
+  -- call, and luaL_error positions point at init.lua:114; core/lshmemlab_launch.c
   -- m_launch also passes argbase 0 to engine_error for block_dim (index 2 =
   -- the kernel). Same for core.new's errors surfacing from lab.machine
   -- ('new', init.lua:84) and lab.soc's from lab.machine{soc = ...} ('soc').
@@ -57,7 +57,7 @@ describe("engine regressions", function()
     assert.equals(1e6, m:now())
   end)
 
-  -- core/lshmemlab.c v_compare / v_copy: luaL_argerror(L, 1, ...) for a
+  -- core/lshmemlab_view.c v_compare / v_copy: luaL_argerror(L, 1, ...) for a
   -- mismatch of the other view, which Lua reports as "calling 'compare' on
   -- bad self"; the other view is index 2 (#1).
   it("compare and copy blame the other view, not self", function()
@@ -78,7 +78,7 @@ describe("engine regressions", function()
     assert.same({ [0] = { 3, 0 }, [1] = { 3, 1 }, [2] = { 3, 2 } }, got)
   end)
 
-  -- core/lshmemlab.c view_pes: sl_getbuf(m, -1) is NULL for a UB view and
+  -- core/lshmemlab_view.c view_pes: sl_getbuf(m, -1) is NULL for a UB view and
   -- is dereferenced (b->space): fill, read, bytes, checksum, compare and copy
   -- of a UB view that escaped its kernel crash the process (SIGSEGV).
   it("host-side calls on a UB view are errors, not crashes", function()
@@ -94,7 +94,7 @@ describe("engine regressions", function()
     end
   end)
 
-  -- core/lshmemlab.c v_index: only space and name refused a closed machine;
+  -- core/lshmemlab_view.c v_index: only space and name refused a closed machine;
   -- heap_offset read sl_getbuf(v->lm->m, ...) with m NULL (SIGSEGV), for a
   -- buffer view and for its sub-views.
   it("a view's heap_offset after its machine closed is an error, not a crash", function()
@@ -128,7 +128,7 @@ describe("engine regressions", function()
 
   -- core/sim.c time_limit: t0 + time_limit_us * 1000000 overflowed int64
   -- (undefined; it wrapped negative) for a limit near 2^63 ps, so a launch of
-  -- one copy timed out at once; core/lshmemlab.c stuck_text printed the
+  -- one copy timed out at once; core/lshmemlab_launch.c stuck_text printed the
   -- limit as (int), "2077252342 us" for 9223372036854 and a negative number
   -- from 2^31 us.
   it("a time limit near the int64 range neither wraps nor prints truncated", function()
@@ -144,7 +144,7 @@ describe("engine regressions", function()
     m:close()
   end)
 
-  -- core/lshmemlab.c v_fill, raw string: view_ptr(L, v, pe, len / es) checks
+  -- core/lshmemlab_view.c v_fill, raw string: view_ptr(L, v, pe, len / es) checks
   -- floor(len / es) elements, then memcpy copies len bytes. A string that is
   -- not whole elements writes past the checked range; at the end of an
   -- allocation that is a heap overflow (ASan: WRITE of size 7 in v_fill).
@@ -254,7 +254,7 @@ describe("a checked run's site bookkeeping", function()
 end)
 
 describe("a kernel's coroutine closed from another kernel", function()
-  -- core/lshmemlab.c launch_co: a block that yielded values through
+  -- core/lshmemlab_launch.c launch_co: a block that yielded values through
   -- coroutine.yield while the engine switched blocks anyway kept them on its
   -- coroutine; when another block closed that coroutine, the engine resumed it
   -- with more values than its emptied stack held, which Lua took as a fresh

@@ -55,4 +55,24 @@ describe("the validation table", function()
     lfs.rmdir(root .. "/core")
     lfs.rmdir(root)
   end)
+  -- a case the port refuses (runner's "refused" kind, raised by deepep.check_ub at
+  -- setup) is a row saying why; any other failure of a case is raised, not tabled
+  it("tables a refusal and raises any other failure", function()
+    local n = #V.cases
+    local opts = {}
+    for k, v in pairs(V.cases[5].opts) do opts[k] = v end
+    opts.local_tokens = 512
+    V.cases[n + 1] = { name = "refused", op = "ops/deepep/dispatch.lua", opts = opts,
+                       metric = "deepep_bandwidth_GBps", unit = "GB/s", published = 1 }
+    V.cases[n + 2] = { name = "broken", op = "ops/no_such_op.lua", opts = opts,
+                       metric = "latency_us", unit = "us", published = 1 }
+    local ok1, r = pcall(V.row, n + 1)
+    local ok2, e = pcall(V.row, n + 2)
+    V.cases[n + 1], V.cases[n + 2] = nil, nil
+    assert.is_true(ok1, tostring(r))
+    assert.is_nil(r.modeled)
+    assert.matches("needs %d+ UB bytes per block at 128 PEs", r.refused)
+    assert.is_false(ok2)
+    assert.matches("no_such_op", tostring(e))
+  end)
 end)

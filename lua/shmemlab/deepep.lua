@@ -90,8 +90,10 @@ end
 function deepep.check_ub(c, what, bytes, detail)
   local ub = c.profile.ub_bytes
   if bytes > ub then
-    error(string.format("deepep: the shipping %s kernel needs %d UB bytes per block at %d "
-      .. "PEs (%s), the UB of a core is %d bytes", what, bytes, c.pes, detail, ub), 0)
+    local runner = require("shmemlab.runner")
+    error(runner.error_of("refused", string.format("deepep: the shipping %s kernel needs %d UB "
+      .. "bytes per block at %d PEs (%s), the UB of a core is %d bytes", what, bytes, c.pes,
+      detail, ub)), 0)
   end
 end
 

@@ -105,7 +105,9 @@ end
 
 -- errors of a run, typed by kind (never told apart by their text):
 -- "usage" a bad option, found before anything runs; "run" the run failed (a kernel
--- fault, a deadlock, an error in the operator's code)
+-- fault, a deadlock, an error in the operator's code); "refused" the operator cannot
+-- run this configuration as its kernel is written (a plan the UB of a core cannot
+-- hold), found at setup
 local Error = { __tostring = function(e) return e.message end }
 runner.Error = Error
 

@@ -96,20 +96,23 @@ function M.model(c)
   return r.metrics.summary[c.metric], r
 end
 
--- every case modeled: rows of {case, modeled, err} or {case, refused = why} when
--- the port cannot run the case (a plan the shipping kernel's UB cannot hold)
+-- case i modeled: {case, modeled, err}, or {case, refused = why} when the port
+-- refuses the case (runner's "refused" kind: a plan the shipping kernel's UB cannot
+-- hold); any other error is raised
+function M.row(i)
+  local c = assert(M.cases[i], "no such case")
+  local ok, modeled = pcall(M.model, c)
+  if ok then return { case = c, modeled = modeled, err = (modeled - c.published) / c.published * 100 } end
+  if runner.kind(modeled) ~= "refused" then error(modeled, 0) end
+  return { case = c, refused = tostring(modeled) }
+end
+
+-- every case modeled, in order: rows as M.row gives them
 function M.run_all(progress)
   local rows = {}
-  for _, c in ipairs(M.cases) do
-    local ok, modeled = pcall(M.model, c)
-    local row = { case = c }
-    if ok then
-      row.modeled, row.err = modeled, (modeled - c.published) / c.published * 100
-    else
-      row.refused = tostring(modeled)
-    end
-    rows[#rows + 1] = row
-    if progress then progress(row) end
+  for i = 1, #M.cases do
+    rows[i] = M.row(i)
+    if progress then progress(rows[i]) end
   end
   return rows
 end

@@ -1,0 +1,162 @@
+/*
+** lshmemlab.h -- what the files of the Lua binding (core/lshmemlab*.c) share:
+** the userdata's types and the helpers more than one of them calls.
+** Only the binding sees Lua; the engine (sl.h) knows nothing of it.
+*/
+#ifndef LSHMEMLAB_H
+#define LSHMEMLAB_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#include "sl.h"
+
+#define MACHINE_MT "shmemlab.machine"
+#define VIEW_MT "shmemlab.view"
+#define BLOCK_MT "shmemlab.block"
+#define VIEW_MAGIC 0x53484d56u
+#define MACH_MAGIC 0x53484d4du
+
+/* a function the binding's files share, hidden outside the module */
+#define LSL_FUNC __attribute__((visibility("hidden"))) extern
+/* data the binding's files share */
+#define LSL_DATA LSL_FUNC
+
+/* a Lua line set_site resolved: the calling line and, for a primitive called
+** from a shared helper of lua/shmemlab, the line outside it (vsrc NULL: none) */
+typedef struct lsite {
+  char *src, *vsrc;         /* copies of the chunks' sources */
+  int line, vline;
+  int32_t id;
+} lsite;
+#define NSITES 256          /* set_site's cache, direct-mapped */
+/* the watchdog's view of one machine: the coroutine inside lua_resume
+** (NULL outside), a count of the primitives it called, what the watchdog
+** saw last, and whether it armed the count hook */
+typedef struct wdslot {
+  _Atomic(lua_State *) co;
+  atomic_uint prog;
+  lua_State *seen_co;
+  unsigned seen_prog;
+  atomic_int armed;
+  atomic_int want;          /* the watchdog asks the owner thread to arm */
+  pthread_t owner;          /* the thread that launches (wd_mu) */
+  int listed;
+  struct wdslot *next;
+} wdslot;
+
+/* hard event names a machine remembers (set_flag / wait_flag) */
+#define EV_SEEN 4
+
+/* a machine as Lua sees it */
+typedef struct lmach {
+  uint32_t magic;           /* MACH_MAGIC: a cheap identity check */
+  sl_machine *m;
+  int cur;                  /* running block, -1 when none */
+  lua_State *cur_co;        /* its coroutine */
+  const void *cur_k;        /* its k table (lua_topointer) */
+  int cur_pe;               /* its PE */
+  int n_pes;                /* the machine's PEs */
+  int npool;                /* coroutines of ended blocks kept (user value 4) */
+  int64_t budget_left;      /* Lua instructions it may still run */
+  int64_t budget;           /* the machine's instruction_budget */
+  int check;                /* the machine's check bits */
+  lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
+  wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
+  struct lrun *run;         /* the running launch's blocks (NULL outside one) */
+  const void *ev_s[EV_SEEN];  /* hard event names seen last (their string objects, */
+  int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
+} lmach;
+
+/* what this thread is resuming: the machine of the innermost launch and the
+** watchdog slot of the block it runs (NULL: none); one thread-local, so a
+** function finds both with one lookup */
+typedef struct lhere { lmach *lm; wdslot *wd; } lhere;
+LSL_DATA _Thread_local lhere lsl_here;
+
+/* sub-views a view keeps (user values 2.., their windows in sub_off, sub_n) */
+#define SUB_CACHE 2
+
+/* a typed window on memory */
+typedef struct lview {
+  uint32_t magic;           /* VIEW_MAGIC: a cheap identity check */
+  uint32_t gen;             /* UB: launch it belongs to */
+  lmach *lm;
+  sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
+  int64_t n;                /* elements in the window */
+  int32_t host;             /* a host buffer's (a buffer's space never changes) */
+  int32_t sub_next;         /* the sub-view cache's slot to fill next; -1: a
+                               sub-view, which keeps none (no chain of views) */
+  int64_t sub_off[SUB_CACHE], sub_n[SUB_CACHE];   /* its windows (n -1: empty) */
+} lview;
+
+/* lshmemlab.c */
+LSL_FUNC lmach *lsl_checkmach(lua_State *L, int i);
+LSL_FUNC int lsl_checkdtype(lua_State *L, int i);
+LSL_FUNC lview *lsl_checkanyview(lua_State *L, int i);
+LSL_FUNC lview *lsl_checkview(lua_State *L, int i);
+LSL_FUNC int lsl_checkmode(lua_State *L, int i);
+LSL_FUNC int lsl_engine_error(lua_State *L, sl_machine *m, int st, int argbase);
+LSL_FUNC lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l, int64_t n, int keeps);
+
+/* lshmemlab_machine.c */
+LSL_FUNC char *lsl_copy_str(const char *s);
+LSL_FUNC void lsl_runaway_blocks(lua_State *L, lmach *lm, int quiet);
+LSL_FUNC void lsl_add_task(lua_State *L, int mi, int pe, const char *name, const char *type, double start, double stop);
+
+/* lshmemlab_launch.c */
+LSL_FUNC void lsl_wd_list_remove(lmach *lm);
+LSL_FUNC int lsl_wd_shutdown(lua_State *L);
+LSL_FUNC void lsl_wd_disarm(lmach *lm, lua_State *co);
+
+/* lshmemlab_view.c */
+LSL_FUNC uint8_t *lsl_view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write);
+
+/* lshmemlab_kernel.c */
+LSL_FUNC void lsl_set_site(lua_State *L, lmach *lm);
+LSL_FUNC lmach *lsl_kcheck(lua_State *L, int *blk);
+LSL_FUNC sl_loc lsl_kloc(lua_State *L, lmach *lm, int i);
+LSL_FUNC int lsl_kdone(lua_State *L, lmach *lm, int blk, int st, int nret);
+LSL_FUNC int lsl_checkpe(lua_State *L, lmach *lm, int i);
+
+/* lshmemlab_sync.c */
+LSL_FUNC void lsl_p2p_register(lua_State *L);
+LSL_FUNC void lsl_amo_register(lua_State *L);
+LSL_FUNC void lsl_team_register(lua_State *L, int mi, int bi);
+
+/* the method tables luaopen_shmemlab_core puts together */
+LSL_FUNC int lsl_new(lua_State *L);
+LSL_FUNC void lsl_open_view(lua_State *L);
+LSL_DATA const luaL_Reg lsl_machine_methods[], lsl_machine_meta[], lsl_launch_methods[],
+  lsl_report_methods[], lsl_team_methods[], lsl_kernel_methods[], lsl_sync_methods[];
+
+/* integer argument i of a primitive: luaL_checkinteger, without its extra
+** call when the argument is an integer */
+static inline lua_Integer kint(lua_State *L, int i) {
+  int ok;
+  lua_Integer v = lua_tointegerx(L, i, &ok);
+  return ok ? v : luaL_checkinteger(L, i);
+}
+
+/* the view at index i, or NULL: a full userdata of our size carrying the
+** magic is one of our views (luaL_testudata's metatable check costs a
+** registry lookup by name; a light userdata or another value has a
+** different raw length, so the magic is read only from one of our size) */
+static inline lview *lsl_toview(lua_State *L, int i) {
+  lview *v = (lview *)lua_touserdata(L, i);
+  if (v == NULL || lua_rawlen(L, i) != sizeof(lview) || v->magic != VIEW_MAGIC) return NULL;
+  return v;
+}
+
+/* bytes of one element of a view */
+static inline int64_t lsl_esize(const lview *v) { return (int64_t)sl_dtype_size(v->l.dtype); }
+
+#endif

@@ -1,0 +1,671 @@
+/*
+** lshmemlab_kernel.c -- kernel primitives, part one: how a primitive finds its
+** block (k), UB, copies, pipes and flags, vector ops, MTE and DMA engines.
+*/
+#include "lshmemlab.h"
+
+static const char stale_k[] = "primitive called outside its block's run (a stale k, another "
+  "block's k, after the launch, or from a coroutine inside the kernel)";
+
+/* push the machine of k (index 1), the running block's k of machine lm: k[2],
+** unless the kernel wrote over it */
+static void push_kmach(lua_State *L, lmach *lm) {
+  lua_rawgeti(L, 1, 2);
+  if (lua_touserdata(L, -1) != (void *)lm) luaL_error(L, "%s", stale_k);
+}
+
+/* 1 when a Lua function's source file lies in a directory named shmemlab */
+static int in_shmemlab(const lua_Debug *ar) {
+  const char *slash = strrchr(ar->source, '/');
+  return ar->source[0] == '@' && slash != NULL && slash - ar->source >= 9 &&
+         strncmp(slash - 8, "shmemlab", 8) == 0 && (slash[-9] == '/' || slash[-9] == '@');
+}
+
+/* the frame outside lua/shmemlab a primitive called at ar came from, when ar
+** is a shared helper of lua/shmemlab (op.copy_gm, ...); 0 when none */
+static int site_via(lua_State *L, const lua_Debug *ar, lua_Debug *up) {
+  int level = 2;
+  if (!in_shmemlab(ar)) return 0;
+  while (lua_getstack(L, level++, up) && lua_getinfo(L, "Sl", up))
+    if (up->currentline > 0 && !in_shmemlab(up)) return 1;
+  return 0;
+}
+
+/* the site text of a primitive called at ar (via up: from a shared helper,
+** "ops/x.lua:12 (via lua/shmemlab/op.lua:88)") */
+static void push_site_text(lua_State *L, const lua_Debug *ar, const lua_Debug *up) {
+  if (up != NULL)
+    lua_pushfstring(L, "%s:%d (via %s:%d)", up->short_src, up->currentline,
+                    ar->short_src, ar->currentline);
+  else
+    lua_pushfstring(L, "%s:%d", ar->short_src, ar->currentline);
+}
+
+/* the id of the site text of ar (and up), interned in the machine's state
+** table (sites[text] = id, sites[id] = text); k is at index 1 */
+static int32_t site_intern(lua_State *L, lmach *lm, const lua_Debug *ar, const lua_Debug *up) {
+  int32_t id;
+  int top = lua_gettop(L);
+  push_kmach(L, lm);
+  lua_getiuservalue(L, -1, 1);
+  if (lua_getfield(L, -1, "sites") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "sites");
+  }
+  push_site_text(L, ar, up);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) == LUA_TNUMBER) id = (int32_t)lua_tointeger(L, -1);
+  else {
+    id = (int32_t)lua_rawlen(L, -3) + 1;
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, id);                 /* sites[id] = text */
+    lua_pushinteger(L, id);
+    lua_rawset(L, -3);                      /* sites[text] = id */
+  }
+  lua_settop(L, top);                       /* both branches: as it was */
+  return id;
+}
+
+/* the cache entry of the site (ar, up), and whether it holds that site */
+static lsite *site_slot(lmach *lm, const lua_Debug *ar, const lua_Debug *up, int *hit) {
+  size_t h = (size_t)ar->currentline * 31u + ((size_t)(uintptr_t)ar->source >> 4);
+  lsite *e;
+  *hit = 0;
+  if (lm->sites == NULL && (lm->sites = calloc(NSITES, sizeof(lsite))) == NULL) return NULL;
+  if (up != NULL)
+    h = h * 131u + (size_t)up->currentline + ((size_t)(uintptr_t)up->source >> 4);
+  e = &lm->sites[h % NSITES];
+  *hit = e->src != NULL && e->line == ar->currentline && strcmp(e->src, ar->source) == 0 &&
+         (up == NULL ? e->vsrc == NULL : e->vsrc != NULL && e->vline == up->currentline &&
+                                        strcmp(e->vsrc, up->source) == 0);
+  return e;
+}
+
+/* remember in e that the site (ar, up) has id */
+static void site_keep(lsite *e, const lua_Debug *ar, const lua_Debug *up, int32_t id) {
+  free(e->src);
+  free(e->vsrc);
+  e->src = lsl_copy_str(ar->source);
+  e->vsrc = up != NULL ? lsl_copy_str(up->source) : NULL;
+  e->line = ar->currentline;
+  e->vline = up != NULL ? up->currentline : 0;
+  e->id = id;
+  if (e->src == NULL || (up != NULL && e->vsrc == NULL)) {   /* no memory: no entry */
+    free(e->src); free(e->vsrc);
+    e->src = e->vsrc = NULL;
+  }
+}
+
+/* checked runs: tell the engine the Lua line calling the primitive (the
+** lines seen last are cached, so the text is made once per line) */
+void lsl_set_site(lua_State *L, lmach *lm) {
+  lua_Debug ar, up;
+  int32_t id = -1;
+  if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+    const lua_Debug *via = site_via(L, &ar, &up) ? &up : NULL;
+    int hit;
+    lsite *e = site_slot(lm, &ar, via, &hit);
+    if (hit) id = e->id;
+    else {
+      id = site_intern(L, lm, &ar, via);
+      if (e != NULL) site_keep(e, &ar, via, id);
+    }
+  }
+  sl_set_site(lm->m, id);
+}
+
+/* count the running primitive; a runaway launch (README "Runaway kernels") is
+** stopped with the reason and the blocks still at it, at the calling line */
+static void runaway_check(lua_State *L, lmach *lm, int blk) {
+  int why = sl_prim_tick(lm->m, blk);
+  if (why == SL_RUN_OK) return;
+  lsl_runaway_blocks(L, lm, why == SL_RUN_SPIN);
+  if (why == SL_RUN_SPIN)
+    luaL_error(L, "runaway kernel: the launch's blocks called more than %I primitives in a row with "
+               "nothing new (no copy but repeats of their last ones, no vector op, no signal "
+               "or UB value changed, no block ended: spinning, polling a value no one writes, "
+               "or repeating the same copy; the machine option spin_limit); the blocks at it, "
+               "by line:%s",
+               (lua_Integer)sl_machine_params(lm->m)->spin_limit, lua_tostring(L, -1));
+  luaL_error(L, "runaway kernel: the block called more than %I primitives in this launch "
+             "(the machine option primitive_limit); the blocks at it, by line:%s",
+             (lua_Integer)sl_machine_params(lm->m)->primitive_limit, lua_tostring(L, -1));
+}
+
+/* lsl_kcheck when k is not the running block's own table: k (index 1) must name
+** the machine, the calling coroutine be the running block's own, and k that
+** block's (the extra space of threads not made here is not ours to read) */
+static lmach *kcheck_slow(lua_State *L) {
+  lmach *lm = NULL;
+  if (!lua_istable(L, 1))
+    luaL_error(L, "calling a primitive without its block: use k:name(...)");
+  if (lua_rawgeti(L, 1, 2) == LUA_TUSERDATA && lua_rawlen(L, -1) == sizeof(lmach)) {
+    lm = (lmach *)lua_touserdata(L, -1);
+    if (lm->magic != MACH_MAGIC) lm = NULL;
+  }
+  if (lm == NULL || lm->m == NULL || lm->cur_co != L)
+    luaL_error(L, "%s", stale_k);
+  if (lua_rawgeti(L, 1, 1) != LUA_TNUMBER || lua_tointeger(L, -1) != lm->cur)
+    luaL_error(L, "%s", stale_k);
+  lua_pop(L, 2);
+  return lm;
+}
+
+/* the machine and block of the running primitive: the running block's own
+** coroutine calling with its own k is told by two pointer compares (lsl_here,
+** cur_co, cur_k); anything else goes through kcheck_slow */
+lmach *lsl_kcheck(lua_State *L, int *blk) {
+  lmach *lm = lsl_here.lm;
+  if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
+  *blk = lm->cur;
+  if (lm->check) lsl_set_site(L, lm);
+  runaway_check(L, lm, *blk);
+  lm->budget_left = lm->budget;                             /* the budget restarts */
+  atomic_store_explicit(&lm->wd.prog, atomic_load_explicit(&lm->wd.prog, memory_order_relaxed) + 1u,
+                        memory_order_relaxed);
+  if (atomic_load_explicit(&lm->wd.armed, memory_order_relaxed)) lsl_wd_disarm(lm, L);
+  return lm;
+}
+
+/* location of view argument i as seen by the running block */
+sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
+  lview *v = lsl_toview(L, i);
+  sl_loc l;
+  if (v == NULL) luaL_typeerror(L, i, "tensor view");
+  if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
+  l = v->l;
+  if (l.buf < 0) {
+    if (v->gen != sl_machine_gen(lm->m))
+      luaL_argerror(L, i, "UB tensor of an earlier launch");
+  } else if (v->host) {
+    luaL_argerror(L, i, "host buffers are not reachable from a kernel "
+                  "(m:memcpy them to GM first)");
+  } else if (l.pe < 0) {
+    l.pe = lm->cur_pe;
+  }
+  return l;
+}
+
+/* continuation of a failed primitive that had to yield first: raise the
+** error kept on the stack (message at ctx, argument position above it) */
+static int kraise(lua_State *L, int status, lua_KContext ctx) {
+  int arg = (int)lua_tointeger(L, (int)ctx + 1);
+  (void)status;
+  lua_settop(L, (int)ctx);
+  if (arg > 0) return luaL_argerror(L, arg, lua_tostring(L, -1));
+  return luaL_error(L, "%s", lua_tostring(L, -1));
+}
+
+/* finish a primitive: raise on error, yield when the block must wait. A
+** failed call that moved the block's clock (an issue cost, a queue it
+** filled) raises only once the block may go on: a kernel that catches the
+** error must not run ahead of events its clock has passed */
+int lsl_kdone(lua_State *L, lmach *lm, int blk, int st, int nret) {
+  if (st != SL_OK && st != SL_ESKIP) {   /* the error as it is now, before any event */
+    sl_machine *m = lm->m;
+    lua_pushstring(L, sl_machine_err(m));
+    lua_pushinteger(L, st == SL_EARG && sl_machine_err_arg(m) > 0 ? sl_machine_err_arg(m) + 1
+                                                                  : 0);
+    if (sl_must_yield(m, blk)) return lua_yieldk(L, 0, (lua_KContext)(lua_gettop(L) - 1), kraise);
+    return kraise(L, LUA_OK, (lua_KContext)(lua_gettop(L) - 1));
+  }
+  if (sl_must_yield(lm->m, blk)) return lua_yield(L, nret);
+  return nret;
+}
+
+/* k:ub(dtype, n): a LocalTensor in this core's UB */
+static int k_ub(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  int dt = lsl_checkdtype(L, 2);
+  lua_Integer n = kint(L, 3);
+  int flags = lsl_checkmode(L, 4);
+  sl_loc l;
+  int st;
+  lview *v;
+  if (n <= 0) return luaL_argerror(L, 3, "size must be positive");
+  push_kmach(L, lm);
+  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, flags, &l);
+  if (st != SL_OK) return lsl_engine_error(L, lm->m, st, 1);
+  v = lsl_newview(L, -1, lm, &l, (int64_t)n, 1);
+  v->gen = sl_machine_gen(lm->m);
+  lua_remove(L, -2);
+  return lsl_kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* shared body of data_copy / data_copy_pad */
+static int copy_prim(lua_State *L, int pad) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3);
+  lua_Integer n = kint(L, 4);
+  if (d.buf < 0 && s.buf < 0)            /* LocalTensor -> LocalTensor, on V */
+    return lsl_kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_COPY, &d, &s, NULL, 0,
+                                    (int64_t)n), 0);
+  return lsl_kdone(L, lm, blk, sl_data_copy(lm->m, blk, &d, &s, (int64_t)n, pad), 0);
+}
+
+/* k:duplicate(dst, value, n): Duplicate, a UB tensor filled with a scalar (V) */
+static int k_duplicate(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2);
+  double v = (double)luaL_checknumber(L, 3);
+  lua_Integer n = kint(L, 4);
+  return lsl_kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_DUP, &d, &d, NULL, v, (int64_t)n), 0);
+}
+
+/* k:data_copy(dst, src, count) */
+static int k_data_copy(lua_State *L) { return copy_prim(L, 0); }
+
+/* k:data_copy_pad(dst, src, count) */
+static int k_data_copy_pad(lua_State *L) { return copy_prim(L, 1); }
+
+/* a hard event at index i: its integer (core.EVENT.MTE3_S, ...) or its name,
+** looked up in the methods' upvalue (name -> integer), not by comparing
+** strings; the names seen last are known by their string object (kept alive
+** in the machine's user value 3, so no other object can take its address) */
+static int checkevent(lua_State *L, lmach *lm, int i) {
+  const void *p = lua_topointer(L, i);
+  int h = (int)(((uintptr_t)p >> 4) % EV_SEEN);
+  lua_Integer ev = -1;
+  if (p != NULL && lm->ev_s[h] == p) return lm->ev_n[h];
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    int isint;
+    ev = lua_tointegerx(L, i, &isint);
+    luaL_argcheck(L, isint && ev >= 0 && ev < SL_NEVENTS, i, "hard event number out of range");
+    return (int)ev;
+  }
+  if (lua_type(L, i) == LUA_TSTRING) {
+    lua_pushvalue(L, i);
+    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) ev = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  if (ev < 0) {
+    const char *name = luaL_checkstring(L, i);
+    luaL_argerror(L, i, lua_pushfstring(L, "'%s' is not an AIV hard event (S_V "
+                  "S_MTE2 S_MTE3 V_S V_MTE2 V_MTE3 MTE2_S MTE2_V MTE2_MTE3 MTE3_S "
+                  "MTE3_V MTE3_MTE2)", name));
+  }
+  push_kmach(L, lm);                      /* remember the name */
+  lua_getiuservalue(L, -1, 3);
+  lua_pushvalue(L, i);
+  lua_rawseti(L, -2, h + 1);
+  lua_pop(L, 2);
+  lm->ev_s[h] = p;
+  lm->ev_n[h] = (int)ev;
+  return (int)ev;
+}
+
+/* an event id at index i */
+static int checkid(lua_State *L, int i) {
+  lua_Integer id = lua_isnoneornil(L, i) ? 0 : kint(L, i);
+  luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
+  return (int)id;
+}
+
+/* k:set_flag(event [, id]) */
+static int k_set_flag(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  int ev = checkevent(L, lm, 2), id = checkid(L, 3);
+  return lsl_kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
+}
+
+/* k:wait_flag(event [, id]) */
+static int k_wait_flag(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  int ev = checkevent(L, lm, 2), id = checkid(L, 3);
+  return lsl_kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
+}
+
+/* k:pipe_barrier([pipe]): "ALL" (default), "MTE2", "MTE3", "V" */
+static int k_pipe_barrier(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  const char *name = luaL_optstring(L, 2, "ALL");
+  int pipe = sl_pipe_find(name);
+  if (pipe < 0 || pipe == SL_PIPE_S)
+    return luaL_argerror(L, 2, "pipe must be ALL, V, MTE2 or MTE3 (PIPE_S is a "
+                         "hardware error)");
+  return lsl_kdone(L, lm, blk, sl_pipe_barrier(lm->m, blk, pipe), 0);
+}
+
+/* k:set_atomic(op [, dtype]): atomic add/max/min on UB->GM copies */
+static int k_set_atomic(lua_State *L) {
+  static const char *const ops[] = { "none", "add", "max", "min", NULL };
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  int op = luaL_checkoption(L, 2, NULL, ops);
+  int dt = lua_isnoneornil(L, 3) ? -1 : lsl_checkdtype(L, 3);
+  return lsl_kdone(L, lm, blk, sl_set_atomic(lm->m, blk, op, dt), 0);
+}
+
+/* k:set_atomic_none() */
+static int k_set_atomic_none(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  return lsl_kdone(L, lm, blk, sl_set_atomic(lm->m, blk, SL_OP_NONE, -1), 0);
+}
+
+/* k:get_value(ub, i): a UB element, read on the S pipe */
+static int k_get_value(lua_State *L) {
+  int blk, st;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc u = lsl_kloc(L, lm, 2);
+  lua_Integer i = kint(L, 3);
+  double num = 0;
+  int64_t iv = 0;
+  st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
+  if (st != SL_OK && st != SL_ESKIP) return lsl_engine_error(L, lm->m, st, 1);
+  if (sl_dtype_isfloat(u.dtype)) lua_pushnumber(L, (lua_Number)num);
+  else lua_pushinteger(L, (lua_Integer)iv);
+  return lsl_kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* k:set_value(ub, i, v): write a UB element on the S pipe */
+static int k_set_value(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc u = lsl_kloc(L, lm, 2);
+  lua_Integer i = kint(L, 3);
+  int isint = lua_isinteger(L, 4);
+  double num = isint ? 0 : (double)luaL_checknumber(L, 4);
+  int64_t iv = isint ? (int64_t)lua_tointeger(L, 4) : 0;
+  return lsl_kdone(L, lm, blk, sl_set_value(lm->m, blk, &u, (int64_t)i, num, iv, isint), 0);
+}
+
+/* shared body of the binary vector ops: op is SL_OP_ADD/MAX/MIN, a positive
+** code (sl_vec tells binary from one-source ops by the sign, sl.h) */
+static int vec_binary(lua_State *L, int op) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), a = lsl_kloc(L, lm, 3), b = lsl_kloc(L, lm, 4);
+  lua_Integer n = kint(L, 5);
+  return lsl_kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, &b, 0, (int64_t)n), 0);
+}
+
+/* k:add(dst, a, b, n) */
+static int k_add(lua_State *L) { return vec_binary(L, SL_OP_ADD); }
+/* k:max(dst, a, b, n) */
+static int k_max(lua_State *L) { return vec_binary(L, SL_OP_MAX); }
+/* k:min(dst, a, b, n) */
+static int k_min(lua_State *L) { return vec_binary(L, SL_OP_MIN); }
+
+/* k:muls(dst, a, s, n) */
+static int k_muls(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), a = lsl_kloc(L, lm, 3);
+  double s = (double)luaL_checknumber(L, 4);
+  lua_Integer n = kint(L, 5);
+  return lsl_kdone(L, lm, blk, sl_vec(lm->m, blk, SL_VEC_MULS, &d, &a, NULL, s, (int64_t)n), 0);
+}
+
+/* shared body of the one-source vector ops: op(dst, src, n); op is an
+** SL_VEC_* code, zero or negative (the sign tells it from a binary op) */
+static int vec_unary(lua_State *L, int op) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), a = lsl_kloc(L, lm, 3);
+  lua_Integer n = kint(L, 4);
+  return lsl_kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, NULL, 0, (int64_t)n), 0);
+}
+
+/* k:cast(dst, src, n [, round]): round "trunc" (default: float -> int
+** truncates, wraps) or "rint" (nearest even, saturating: CAST_RINT) */
+static int k_cast(lua_State *L) {
+  static const char *const modes[] = { "trunc", "rint", NULL };
+  int rint = luaL_checkoption(L, 5, "trunc", modes);
+  return vec_unary(L, rint ? SL_VEC_CAST_RINT : SL_VEC_CAST);
+}
+
+/* k:abs(dst, src, n): Abs (V) */
+static int k_abs(lua_State *L) { return vec_unary(L, SL_VEC_ABS); }
+
+/* k:reduce_max(dst, src, n): ReduceMax without index, dst[0] = max (V) */
+static int k_reduce_max(lua_State *L) { return vec_unary(L, SL_VEC_RMAX); }
+
+/* k:system_cycle(): the system counter */
+static int k_system_cycle(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  int64_t c = sl_system_cycle(lm->m, blk);
+  lua_pushinteger(L, (lua_Integer)c);
+  return lsl_kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* a PE number at index i */
+int lsl_checkpe(lua_State *L, lmach *lm, int i) {
+  lua_Integer pe = kint(L, i);
+  int n = lm->n_pes;
+  if (pe < 0 || pe >= n)
+    luaL_argerror(L, i, lua_pushfstring(L, "PE %d out of range 0..%d", (int)pe, n - 1));
+  return (int)pe;
+}
+
+/* shared body of mte_put_nbi / mte_get_nbi; with a UB tensor as the source
+** of a put (dst, ub, elems, pe [, sync_id]) or the destination of a get
+** (ub, src, elems, pe [, sync_id]) it is the UB form: one copy */
+static int mte_prim(lua_State *L, int get) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), u;
+  if ((get ? d.buf : s.buf) < 0) {
+    lua_Integer n = kint(L, 4);
+    int pe = lsl_checkpe(L, lm, 5);
+    checkid(L, 6);
+    return lsl_kdone(L, lm, blk, sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s,
+                                       (int64_t)n, pe), 0);
+  }
+  u = lsl_kloc(L, lm, 4);
+  lua_Integer ub_bytes = kint(L, 5);
+  lua_Integer n = kint(L, 6);
+  int pe = lsl_checkpe(L, lm, 7), id = checkid(L, 8);
+  return lsl_kdone(L, lm, blk, sl_mte(lm->m, blk, get, &d, &s, &u, (int64_t)ub_bytes,
+                                  (int64_t)n, pe, id), 0);
+}
+
+/* k:mte_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
+static int k_mte_put_nbi(lua_State *L) { return mte_prim(L, 0); }
+
+/* k:mte_get_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
+static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
+
+/* how a call through the scratch UB ends (bits of its continuation context) */
+enum { STAGE_GET = 1, STAGE_NBI = 2, STAGE_SIGNAL = 4 };
+
+static int staged_body(lua_State *L, int how, int resumed);
+
+/* sl_mte's argument positions as putmem/getmem/put_signal number them (the
+** UB, its size and the event id are the call's own) */
+static const int mte_args[8] = { 0, 1, 2, 0, 0, 3, 0, 0 };
+/* and sl_signal_op's (signal, value, op, pe) as put_signal's */
+static const int put_signal_args[5] = { 0, 4, 5, 6, 7 };
+
+/* a staged call goes on after the yield its scratch UB asked for */
+static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  return staged_body(L, (int)ctx, 1);
+}
+
+/* shared body of putmem / getmem / put / get (and their _nbi forms) and of
+** put_signal (_nbi): through the library's own scratch UB (16 KiB, the
+** library's default mte_config), then a quiet (blocking forms), the signal
+** after a fence (put_signal), or nothing (_nbi); with a UB dst (get) or src
+** (put) they are the ub2gm forms, one copy without the scratch. The first call carves the
+** scratch (an issue on S): when that took the block past a pending event it
+** yields, and goes on (resumed) at its clock */
+static int staged_body(lua_State *L, int how, int resumed) {
+  int blk, st, get = how & STAGE_GET, pe, id;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), g, u;
+  lua_Integer n = kint(L, 4), v = 0, op = 0;
+  if (how & STAGE_SIGNAL) {
+    g = lsl_kloc(L, lm, 5);
+    v = kint(L, 6);
+    op = kint(L, 7);
+    luaL_argcheck(L, op == SL_SIGNAL_SET || op == SL_SIGNAL_ADD, 7,
+                  "signal op must be SIGNAL_SET or SIGNAL_ADD");
+    pe = lsl_checkpe(L, lm, 8);
+  } else {
+    pe = lsl_checkpe(L, lm, 5);
+    if ((get ? d.buf : s.buf) < 0) {      /* the ub2gm forms: a UB dst (get) or src (put) */
+      st = sl_mte_ub(lm->m, blk, get, get ? &s : &d, get ? &d : &s, (int64_t)n, pe);
+      if (st == SL_OK && !(how & STAGE_NBI)) st = sl_pipe_barrier(lm->m, blk, SL_NPIPES);   /* aclshmemx_mte_quiet */
+      return lsl_kdone(L, lm, blk, st, 0);
+    }
+  }
+  if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u, &id)) != SL_OK)
+    return lsl_engine_error(L, lm->m, st, 1);
+  if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, how, staged_cont);
+  st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, id);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
+  else if (st == SL_OK && (how & STAGE_SIGNAL)) {
+    if ((st = sl_signal_op(lm->m, blk, &g, (int64_t)v, (int)op, pe, 1)) == SL_EARG)
+      sl_machine_map_err_arg(lm->m, put_signal_args, 5);
+  } else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_pipe_barrier(lm->m, blk, SL_NPIPES);   /* aclshmemx_mte_quiet */
+  return lsl_kdone(L, lm, blk, st, 0);
+}
+
+/* k:putmem(dst, src, elems, pe), k:put: blocking put */
+static int k_putmem(lua_State *L) { return staged_body(L, 0, 0); }
+
+/* k:getmem(dst, src, elems, pe), k:get: blocking get */
+static int k_getmem(lua_State *L) { return staged_body(L, STAGE_GET, 0); }
+
+/* k:putmem_nbi(dst, src, elems, pe), k:put_nbi: put left in flight */
+static int k_putmem_nbi(lua_State *L) { return staged_body(L, STAGE_NBI, 0); }
+
+/* k:getmem_nbi(dst, src, elems, pe), k:get_nbi: get left in flight */
+static int k_getmem_nbi(lua_State *L) { return staged_body(L, STAGE_GET | STAGE_NBI, 0); }
+
+/* k:put_signal(dst, src, elems, sig, value, op, pe): put, quiet, signal;
+** k:put_signal_nbi: put, fence, signal (fence and quiet are one
+** PipeBarrier(ALL) here, as in the library, so both time alike) */
+static int k_put_signal(lua_State *L) { return staged_body(L, STAGE_SIGNAL, 0); }
+
+/* sl_dma's argument positions (dst 1, src 2, ub 3, elems 4, pe 5, relay 6,
+** sig 7, value 8) as SDMA's pointer form and udma_put_signal_nbi number them */
+static const int sdma_ptr_args[9] = { 0, 1, 2, 3, 5, 6, 0, 0, 0 };
+static const int udma_signal_args[9] = { 0, 1, 2, 7, 3, 6, 0, 4, 5 };
+
+/* the UB workspace of an engine call at index i: the block's own UB of at
+** least min bytes (bytes asked, or the whole tensor when bytes < 0) */
+static sl_loc dma_ub(lua_State *L, lmach *lm, int i, lua_Integer bytes, int bi, int64_t min) {
+  sl_loc u = lsl_kloc(L, lm, i);
+  if (u.buf >= 0) luaL_argerror(L, i, "UB tensor expected, got GM");
+  if (bytes < 0) bytes = u.cap - u.off;
+  if (bytes < min || bytes > u.cap - u.off)
+    luaL_argerror(L, bi, lua_pushfstring(L, "the engine's UB workspace needs %d bytes at "
+                  "least (the tensor holds %d)", (int)min, (int)(u.cap - u.off)));
+  return u;
+}
+
+/* shared body of the engines' put_nbi / get_nbi: (dst, src, ub, [ub_bytes,]
+** elems, pe [, relay_pe] [, sync_id]); SDMA's pointer form (ub_bytes, 64
+** at least) is told from its tensor form by the argument count */
+static int dma_prim(lua_State *L, int eng, int get, int relay) {
+  int blk, st, pe, rp = -1, ptr = eng == SL_ENG_SDMA && lua_gettop(L) >= 8, a = ptr ? 5 : 4;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), u;
+  lua_Integer n;
+  u = dma_ub(L, lm, 4, ptr ? kint(L, 5) : -1, ptr ? 5 : 4,
+             eng == SL_ENG_SDMA ? 64 : 1);
+  n = kint(L, a + 1);
+  pe = lsl_checkpe(L, lm, a + 2);
+  if (relay) rp = lsl_checkpe(L, lm, a + 3);
+  if (eng == SL_ENG_SDMA) kint(L, a + 3);      /* sync_id: not optional */
+  checkid(L, a + 3 + relay);
+  st = sl_dma(lm->m, blk, eng, get, &d, &s, &u, (int64_t)n, pe, rp, NULL, 0);
+  if (st == SL_EARG && ptr) sl_machine_map_err_arg(lm->m, sdma_ptr_args, 9);
+  return lsl_kdone(L, lm, blk, st, 0);
+}
+
+/* k:sdma_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) or (dst, src, ub, elems, pe, sync_id) */
+static int k_sdma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 0, 0); }
+/* k:sdma_get_nbi(...): the same from PE pe's copy of a symmetric src */
+static int k_sdma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 1, 0); }
+/* k:roce_put_nbi(dst, src, ub, elems, pe [, sync_id]): RDMA through the NICs */
+static int k_roce_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 0, 0); }
+/* k:roce_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_roce_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 1, 0); }
+/* k:udma_put_nbi(dst, src, ub, elems, pe [, sync_id]): Ascend950's UDMA */
+static int k_udma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 0); }
+/* k:udma_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
+static int k_udma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 0); }
+/* k:udma_relay_put_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 1); }
+/* k:udma_relay_get_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
+static int k_udma_relay_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 1); }
+
+/* k:udma_put_signal_nbi(dst, src, elems, sig, value, pe [, ub [, sync_id]]):
+** the put, then sig on PE pe set to value, in the engine's order */
+static int k_udma_put_signal_nbi(lua_State *L) {
+  int blk, st, has_ub = !lua_isnoneornil(L, 8), pe;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), g = lsl_kloc(L, lm, 5), u;
+  lua_Integer n = kint(L, 4), v = kint(L, 6);
+  pe = lsl_checkpe(L, lm, 7);
+  if (has_ub) u = dma_ub(L, lm, 8, -1, 8, 1);
+  checkid(L, 9);
+  st = sl_dma(lm->m, blk, SL_ENG_UDMA, 0, &d, &s, has_ub ? &u : NULL, (int64_t)n, pe, -1,
+              &g, (int64_t)v);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, udma_signal_args, 9);
+  return lsl_kdone(L, lm, blk, st, 0);
+}
+
+/* k:sdma_quiet(ub [, ub_bytes], sync_id): the block's SDMA transfers landed */
+static int k_sdma_quiet(lua_State *L) {
+  int blk, ptr = lua_gettop(L) >= 4;
+  lmach *lm = lsl_kcheck(L, &blk);
+  dma_ub(L, lm, 2, ptr ? kint(L, 3) : -1, ptr ? 3 : 2, 64);
+  kint(L, ptr ? 4 : 3);
+  checkid(L, ptr ? 4 : 3);
+  return lsl_kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_SDMA), 0);
+}
+
+/* k:roce_quiet(pe, ub, sync_id): the block's RDMA transfers landed */
+static int k_roce_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  lsl_checkpe(L, lm, 2);
+  dma_ub(L, lm, 3, -1, 3, 1);
+  checkid(L, 4);
+  return lsl_kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_RDMA), 0);
+}
+
+/* k:udma_quiet(pe): the block's UDMA transfers landed */
+static int k_udma_quiet(lua_State *L) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  lsl_checkpe(L, lm, 2);
+  return lsl_kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_UDMA), 0);
+}
+
+/* the kernel primitives of this file (upvalue: event name -> number) */
+const luaL_Reg lsl_kernel_methods[] = {
+  {"ub", k_ub}, {"data_copy", k_data_copy}, {"duplicate", k_duplicate},
+  {"data_copy_pad", k_data_copy_pad}, {"set_flag", k_set_flag}, {"wait_flag", k_wait_flag},
+  {"pipe_barrier", k_pipe_barrier}, {"set_atomic", k_set_atomic},
+  {"set_atomic_none", k_set_atomic_none}, {"get_value", k_get_value},
+  {"set_value", k_set_value}, {"add", k_add}, {"max", k_max}, {"min", k_min},
+  {"muls", k_muls}, {"cast", k_cast}, {"abs", k_abs}, {"reduce_max", k_reduce_max},
+  {"system_cycle", k_system_cycle},
+  {"mte_put_nbi", k_mte_put_nbi}, {"mte_get_nbi", k_mte_get_nbi},
+  {"putmem", k_putmem}, {"getmem", k_getmem}, {"put", k_putmem}, {"get", k_getmem},
+  {"putmem_nbi", k_putmem_nbi}, {"getmem_nbi", k_getmem_nbi},
+  {"put_nbi", k_putmem_nbi}, {"get_nbi", k_getmem_nbi},
+  {"put_signal", k_put_signal}, {"put_signal_nbi", k_put_signal},
+  {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
+  {"sdma_quiet", k_sdma_quiet}, {"roce_put_nbi", k_roce_put_nbi},
+  {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
+  {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
+  {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},
+  {"udma_put_signal_nbi", k_udma_put_signal_nbi}, {"udma_quiet", k_udma_quiet},
+  {NULL, NULL}
+};

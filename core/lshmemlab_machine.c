@@ -1,0 +1,425 @@
+/*
+** lshmemlab_machine.c -- machines: core.new from a flat table of timing
+** figures, memory, parameters, host copies and the task rows they leave,
+** __gc/__close.
+*/
+#include "lshmemlab.h"
+
+typedef struct pfield { const char *name; size_t off; char kind; } pfield;
+#define PF(n, f, k) { n, offsetof(sl_params, f), k }
+static const pfield pfields[] = {
+  PF("pes", n_pes, 'i'), PF("aiv_cores", cores, 'i'),
+  PF("ub_bytes", ub_bytes, 'l'), PF("pes_per_server", pes_per_server, 'i'),
+  PF("dies_per_card", dies_per_card, 'i'), PF("hccs_switch", hccs_switch, 'b'),
+  PF("supernode_dies", supernode_dies, 'i'),
+  PF("core_ghz", core_ghz, 'd'), PF("cycle2us", cycle2us, 'd'),
+  PF("mte2_bytes_per_cycle", mte2_bytes_per_cycle, 'd'),
+  PF("mte3_bytes_per_cycle", mte3_bytes_per_cycle, 'd'),
+  PF("mte_setup_ns", mte_setup_ns, 'd'), PF("issue_ns", issue_ns, 'd'),
+  PF("l2_bytes", l2_bytes, 'l'), PF("l2_read_bytes_per_cycle", l2_read_bytes_per_cycle, 'd'),
+  PF("scalar_ns", scalar_ns, 'd'),
+  PF("vec_bytes_per_cycle", vec_bytes_per_cycle, 'd'),
+  PF("vec_setup_ns", vec_setup_ns, 'd'), PF("hbm_GBps", hbm_GBps, 'd'),
+  PF("local_alpha_ns", local_alpha_ns, 'd'), PF("hccs_GBps", hccs_GBps, 'd'),
+  PF("hccs_alpha_ns", hccs_alpha_ns, 'd'),
+  PF("hccs_read_eff", hccs_read_eff, 'd'),
+  PF("hccs_write_eff", hccs_write_eff, 'd'), PF("sio_GBps", sio_GBps, 'd'),
+  PF("sio_alpha_ns", sio_alpha_ns, 'd'), PF("rdma_GBps", rdma_GBps, 'd'),
+  PF("rdma_alpha_ns", rdma_alpha_ns, 'd'), PF("signal_ns", signal_ns, 'd'),
+  PF("sdma_GBps", sdma_GBps, 'd'), PF("sdma_setup_ns", sdma_setup_ns, 'd'),
+  PF("rdma_setup_ns", rdma_setup_ns, 'd'), PF("udma_GBps", udma_GBps, 'd'),
+  PF("udma_setup_ns", udma_setup_ns, 'd'), PF("sdma_task_ns", sdma_task_ns, 'd'),
+  PF("rdma_task_ns", rdma_task_ns, 'd'), PF("udma_task_ns", udma_task_ns, 'd'),
+  PF("dma_queue_depth", dma_queue_depth, 'i'),
+  PF("poll_ns", poll_ns, 'd'), PF("pipe_barrier_ns", pipe_barrier_ns, 'd'),
+  PF("queue_depth", queue_depth, 'i'),
+  PF("barrier_base_ns", barrier_base_ns, 'd'),
+  PF("sync_all_ns", sync_all_ns, 'd'), PF("launch_us", launch_us, 'd'),
+  PF("host_GBps", host_GBps, 'd'), PF("host_setup_us", host_setup_us, 'd'),
+  PF("sym_heap_bytes", sym_heap_bytes, 'l'), PF("prof_pe", prof_pe, 'i'),
+  PF("time_limit_us", time_limit_us, 'l'), PF("check", check, 'i'),
+  PF("instruction_budget", instruction_budget, 'l'),
+  PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
+  PF("scalar_amo", scalar_amo, 'b'),
+  PF("timing_only", timing_only, 'b'),
+  { NULL, 0, 0 }
+};
+
+/* core.new(params): a machine from a flat table of every timing figure */
+int lsl_new(lua_State *L) {
+  sl_params p;
+  const pfield *f;
+  lmach *lm;
+  int st;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  memset(&p, 0, sizeof(p));
+  for (f = pfields; f->name; f++) {
+    char *at = (char *)&p + f->off;
+    int t = lua_getfield(L, 1, f->name);
+    if (t == LUA_TNIL)
+      return luaL_error(L, "bad argument #1 to 'new' (field '%s' missing)", f->name);
+    if (f->kind == 'b') *(int *)at = lua_toboolean(L, -1);
+    else if (f->kind == 'd') {
+      int ok;
+      double d = (double)lua_tonumberx(L, -1, &ok);
+      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+                                 "must be a number)", f->name);
+      *(double *)at = d;
+    } else {
+      int ok;
+      lua_Integer n = lua_tointegerx(L, -1, &ok);
+      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+                                 "must be an integer)", f->name);
+      if (f->kind == 'i') {
+        if (n < -2147483647 || n > 2147483647)
+          return luaL_error(L, "bad argument #1 to 'new' (field '%s' out of "
+                            "range)", f->name);
+        *(int *)at = (int)n;
+      } else *(int64_t *)at = (int64_t)n;
+    }
+    lua_pop(L, 1);
+  }
+  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 4);
+  lm->magic = MACH_MAGIC;
+  lm->run = NULL;
+  lm->m = NULL;
+  lm->cur = -1;
+  lm->sites = NULL;
+  memset(&lm->wd, 0, sizeof(lm->wd));
+  luaL_setmetatable(L, MACHINE_MT);
+  lm->m = sl_machine_new(&p, &st);
+  if (lm->m == NULL) {
+    if (st == SL_EARG)
+      return luaL_error(L, "bad argument #1 to 'new' (profile figure '%s' is "
+                        "out of range)", sl_params_check(&p));
+    return luaL_error(L, "not enough memory for a machine of %d PEs", p.n_pes);
+  }
+  lm->budget = p.instruction_budget;
+  lm->n_pes = p.n_pes;
+  lm->check = p.check;
+  lua_newtable(L);                       /* the facade's own fields */
+  lua_setiuservalue(L, -2, 1);
+  luaL_getmetatable(L, VIEW_MT);         /* its views' metatable, at hand for lsl_newview */
+  lua_setiuservalue(L, -2, 2);
+  memset(lm->ev_s, 0, sizeof(lm->ev_s));
+  lua_createtable(L, EV_SEEN, 0);        /* the event names of ev_s */
+  lua_setiuservalue(L, -2, 3);
+  lm->npool = 0;
+  lua_newtable(L);                       /* the coroutines of ended blocks */
+  lua_setiuservalue(L, -2, 4);
+  return 1;
+}
+
+/* forget lsl_set_site's cache */
+static void sites_free(lmach *lm) {
+  int i;
+  if (lm->sites == NULL) return;
+  for (i = 0; i < NSITES; i++) { free(lm->sites[i].src); free(lm->sites[i].vsrc); }
+  free(lm->sites);
+  lm->sites = NULL;
+}
+
+/* a copy of a string (NULL when out of memory) */
+char *lsl_copy_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = malloc(n);
+  if (c != NULL) memcpy(c, s, n);
+  return c;
+}
+
+/* __gc / __close / close: free the engine (idempotent) */
+static int m_close(lua_State *L) {
+  lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
+  if (lm->m != NULL && !sl_running(lm->m)) {
+    lsl_wd_list_remove(lm);
+    sl_machine_free(lm->m);
+    lm->m = NULL;
+    sites_free(lm);
+    lm->npool = 0;                        /* its kept coroutines may go */
+    lua_pushnil(L);
+    lua_setiuservalue(L, 1, 4);
+  }
+  return 0;
+}
+
+/* m:state(): the facade's table kept with the machine */
+static int m_state(lua_State *L) {
+  luaL_checkudata(L, 1, MACHINE_MT);
+  lua_getiuservalue(L, 1, 1);
+  return 1;
+}
+
+/* allocate in a space: (dtype, n [, name [, mode]]) from argument a on, at
+** a multiple of align bytes of the heap, zeroed for initcheck too (calloc) */
+static int alloc_at(lua_State *L, int space, int a, int64_t align, int zeroed) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int dt = lsl_checkdtype(L, a);
+  lua_Integer n = luaL_checkinteger(L, a + 1);
+  const char *name = luaL_optstring(L, a + 2, NULL);
+  int flags = lsl_checkmode(L, a + 3);
+  const sl_buf *b;
+  sl_loc l;
+  int id;
+  if (n <= 0) return luaL_argerror(L, a + 1, "size must be positive");
+  if (sl_running(lm->m)) return luaL_error(L, "cannot allocate during a launch");
+  id = sl_alloc_sym(lm->m, space, dt, (int64_t)n, name, flags, align, zeroed);
+  if (id < 0) return lsl_engine_error(L, lm->m, -id, 1);
+  b = sl_getbuf(lm->m, id);
+  memset(&l, 0, sizeof(l));
+  l.buf = id;
+  l.pe = -1;
+  l.dtype = dt;
+  l.cap = b->bytes;
+  lsl_newview(L, 1, lm, &l, b->n, 1);
+  return 1;
+}
+
+/* m:alloc(dtype, n [, name [, mode]]): GM buffer on every PE */
+static int m_alloc(lua_State *L) { return alloc_at(L, SL_SPACE_GM, 2, 16, 0); }
+
+/* m:malloc(dtype, n [, name [, mode]]): symmetric heap buffer */
+static int m_malloc(lua_State *L) { return alloc_at(L, SL_SPACE_SYM, 2, 16, 0); }
+
+/* m:calloc(dtype, n [, name [, mode]]): aclshmem_calloc, zeroed (and written,
+** for initcheck) */
+static int m_calloc(lua_State *L) { return alloc_at(L, SL_SPACE_SYM, 2, 16, 1); }
+
+/* m:align(alignment, dtype, n [, name [, mode]]): aclshmem_align, at a
+** multiple of alignment bytes of the heap (a power of two; 16 at least in effect) */
+static int m_align(lua_State *L) {
+  lua_Integer a = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, a > 0 && (a & (a - 1)) == 0 && a <= ((lua_Integer)1 << 40), 2,
+                "alignment must be a power of two up to 2^40");
+  return alloc_at(L, SL_SPACE_SYM, 3, a < 16 ? 16 : (int64_t)a, 0);
+}
+
+/* m:host(dtype, n [, name [, mode]]): host buffer */
+static int m_host(lua_State *L) { return alloc_at(L, SL_SPACE_HOST, 2, 16, 0); }
+
+/* m:free(buf): aclshmem_free; free(nil) does nothing */
+static int m_free(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  lview *v;
+  const sl_buf *b;
+  int st;
+  if (lua_isnoneornil(L, 2)) return 0;
+  v = lsl_checkview(L, 2);
+  if (v->lm != lm || v->l.buf < 0)
+    return luaL_argerror(L, 2, "not a buffer of this machine");
+  b = sl_getbuf(lm->m, v->l.buf);
+  if (b->space != SL_SPACE_SYM && b->space != SL_SPACE_GM && b->space != SL_SPACE_HOST)
+    return luaL_argerror(L, 2, "not a buffer");
+  if ((st = sl_free_view(lm->m, &v->l, v->n * (int64_t)sl_dtype_size(v->l.dtype))) != SL_OK)
+    return lsl_engine_error(L, lm->m, st, 1);
+  return 0;
+}
+
+/* m:params(): the figures in force */
+static int m_params(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  const sl_params *p = sl_machine_params(lm->m);
+  const pfield *f;
+  lua_newtable(L);
+  for (f = pfields; f->name; f++) {
+    const char *at = (const char *)p + f->off;
+    if (f->kind == 'b') lua_pushboolean(L, *(const int *)at);
+    else if (f->kind == 'd') lua_pushnumber(L, (lua_Number)*(const double *)at);
+    else if (f->kind == 'i') lua_pushinteger(L, *(const int *)at);
+    else lua_pushinteger(L, (lua_Integer)*(const int64_t *)at);
+    lua_setfield(L, -2, f->name);
+  }
+  return 1;
+}
+
+/* m:now(): virtual time in microseconds */
+static int m_now(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  lua_pushnumber(L, (lua_Number)sl_machine_now(lm->m) / SL_PS_PER_US);
+  return 1;
+}
+
+/* m:events(): events the scheduler handled since the machine was made */
+static int m_events(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  lua_pushinteger(L, (lua_Integer)sl_machine_events(lm->m));
+  return 1;
+}
+
+/* m:flow_stats(): {starts, continued, settles, rerated, fills, filled} of the
+** flow solver since the machine was made: transfers started, those that went
+** on in their pipe's last flow, instants settled, flows re-rated, fills, and
+** the flows those fills filled (widening fills again with more) */
+static int m_flow_stats(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  sl_flow_stats s;
+  sl_machine_flow_stats(lm->m, &s);
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, (lua_Integer)s.starts); lua_setfield(L, -2, "starts");
+  lua_pushinteger(L, (lua_Integer)s.continued); lua_setfield(L, -2, "continued");
+  lua_pushinteger(L, (lua_Integer)s.settles); lua_setfield(L, -2, "settles");
+  lua_pushinteger(L, (lua_Integer)s.rerated); lua_setfield(L, -2, "rerated");
+  lua_pushinteger(L, (lua_Integer)s.fills); lua_setfield(L, -2, "fills");
+  lua_pushinteger(L, (lua_Integer)s.filled); lua_setfield(L, -2, "filled");
+  return 1;
+}
+
+/* m:heap_used(): bytes of the symmetric heap in use */
+static int m_heap_used(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  lua_pushinteger(L, (lua_Integer)sl_heap_used(lm->m));
+  return 1;
+}
+
+/* m:path_bytes(): bytes moved so far per kind of path */
+static int m_path_bytes(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int i;
+  lua_createtable(L, 0, SL_NPATHS);
+  for (i = 0; i < SL_NPATHS; i++) {
+    lua_pushinteger(L, (lua_Integer)sl_path_bytes(lm->m, i));
+    lua_setfield(L, -2, sl_path_name(i));
+  }
+  return 1;
+}
+
+/* m:path(a, b): kind of path between two PEs */
+static int m_path(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int n = sl_machine_params(lm->m)->n_pes;
+  lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, a >= 0 && a < n, 2, "PE out of range");
+  luaL_argcheck(L, b >= 0 && b < n, 3, "PE out of range");
+  lua_pushstring(L, sl_path_name(sl_path(lm->m, (int)a, (int)b)));
+  return 1;
+}
+
+/* the rows of one PE (on top, the machine's state below its tasks table) at
+** twice the state's task_rows: the oldest half goes (m:tasks returns the
+** last task_rows; 0 keeps all) */
+static void task_trim(lua_State *L) {
+  lua_Integer cap, n = (lua_Integer)lua_rawlen(L, -1), i;
+  lua_getfield(L, -3, "task_rows");
+  cap = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (cap <= 0 || n < 2 * cap) return;
+  for (i = 1; i <= cap; i++) {
+    lua_rawgeti(L, -1, n - cap + i);
+    lua_rawseti(L, -2, i);
+  }
+  for (i = n; i > cap; i--) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+  }
+}
+
+/* append a task row {name, type, stream_id, task_id, start_us, stop_us} to
+** state.tasks[pe] of the machine at index mi (msprof's task_time rows) */
+void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
+                     const char *type, double start, double stop) {
+  lua_Integer id;
+  lua_getiuservalue(L, mi, 1);
+  lua_getfield(L, -1, "task_id");
+  id = lua_tointeger(L, -1) + 1;
+  lua_pop(L, 1);
+  lua_pushinteger(L, id);
+  lua_setfield(L, -2, "task_id");
+  if (lua_getfield(L, -1, "tasks") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "tasks");
+  }
+  if (lua_rawgeti(L, -1, pe) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, pe);
+  }
+  lua_createtable(L, 0, 6);
+  lua_pushstring(L, name); lua_setfield(L, -2, "name");
+  lua_pushstring(L, type); lua_setfield(L, -2, "type");
+  lua_pushinteger(L, 1); lua_setfield(L, -2, "stream_id");
+  lua_pushinteger(L, id); lua_setfield(L, -2, "task_id");
+  lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
+  lua_pushnumber(L, (lua_Number)stop); lua_setfield(L, -2, "stop_us");
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  task_trim(L);
+  lua_pop(L, 3);
+}
+
+/* m:memcpy(dst, src [, n]): aclrtMemcpy host<->device; returns its cost */
+static int m_memcpy(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  lview *d = lsl_checkview(L, 2), *s = lsl_checkview(L, 3);
+  lua_Integer n = luaL_optinteger(L, 4, d->n < s->n ? d->n : s->n);
+  sl_loc dl = d->l, sl = s->l;
+  double cost = 0, before;
+  int st;
+  if (d->lm != lm || s->lm != lm) return luaL_error(L, "views of another machine");
+  if (dl.buf < 0 || sl.buf < 0) return luaL_error(L, "UB is not reachable by memcpy");
+  if (dl.dtype != sl.dtype) return luaL_argerror(L, 2, "dtype mismatch");
+  if ((dl.pe < 0 && sl_getbuf(lm->m, dl.buf)->space != SL_SPACE_HOST) ||
+      (sl.pe < 0 && sl_getbuf(lm->m, sl.buf)->space != SL_SPACE_HOST))
+    return luaL_error(L, "memcpy names one PE: use buf:on(pe)");
+  if (dl.pe < 0) dl.pe = 0;
+  if (sl.pe < 0) sl.pe = 0;
+  if (n <= 0 || n > ((lua_Integer)1 << 40)) return luaL_argerror(L, 4, "count must be in 1..2^40");
+  before = (double)sl_machine_now(lm->m) / SL_PS_PER_US;
+  st = sl_memcpy(lm->m, &dl, &sl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype),
+                 &cost);
+  if (st != SL_OK) return lsl_engine_error(L, lm->m, st, 1);
+  sl_mark_init(lm->m, &dl, (int64_t)n * (int64_t)sl_dtype_size(dl.dtype));
+  {                        /* a task of the device side's PE */
+    int host_dst = sl_getbuf(lm->m, dl.buf)->space == SL_SPACE_HOST;
+    double now = (double)sl_machine_now(lm->m) / SL_PS_PER_US;
+    lsl_add_task(L, 1, host_dst ? sl.pe : dl.pe, "aclrtMemcpy", "MEMCPY_ASYNC", before, now);
+  }
+  lua_pushnumber(L, cost);
+  return 1;
+}
+
+/* __tostring of a machine */
+static int m_tostring(lua_State *L) {
+  lmach *lm = (lmach *)luaL_checkudata(L, 1, MACHINE_MT);
+  const sl_params *p;
+  if (lm->m == NULL) { lua_pushliteral(L, "shmemlab machine (closed)"); return 1; }
+  p = sl_machine_params(lm->m);
+  lua_getiuservalue(L, 1, 1);
+  lua_getfield(L, -1, "soc");
+  lua_pushfstring(L, "shmemlab machine %s: %d PEs (%d per server), %d AIV cores "
+                  "of %d KiB UB, heap %d of %d KiB used, t = %f us",
+                  lua_isstring(L, -1) ? lua_tostring(L, -1) : "custom", p->n_pes,
+                  p->pes_per_server, p->cores, (int)(p->ub_bytes / 1024),
+                  (int)(sl_heap_used(lm->m) / 1024),
+                  (int)(p->sym_heap_bytes / 1024),
+                  (lua_Number)sl_machine_now(lm->m) / SL_PS_PER_US);
+  return 1;
+}
+
+/* m:runaway_counts(): the last launch's primitives (all blocks) and its
+** longest run of primitives with no progress, the count spin_limit bounds */
+static int m_runaway_counts(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int64_t prims, quiet;
+  sl_guard_stats(lm->m, &prims, &quiet);
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)prims); lua_setfield(L, -2, "primitives");
+  lua_pushinteger(L, (lua_Integer)quiet); lua_setfield(L, -2, "quiet_max");
+  return 1;
+}
+
+/* the machine's own methods */
+const luaL_Reg lsl_machine_methods[] = {
+  {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
+  {"host", m_host}, {"free", m_free}, {"memcpy", m_memcpy}, {"params", m_params},
+  {"now", m_now}, {"events", m_events}, {"flow_stats", m_flow_stats},
+  {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes}, {"path", m_path},
+  {"state", m_state}, {"close", m_close}, {"runaway_counts", m_runaway_counts},
+  {NULL, NULL}
+};
+
+/* the machine's metamethods (__index is set to its methods at luaopen) */
+const luaL_Reg lsl_machine_meta[] = {
+  {"__gc", m_close}, {"__close", m_close}, {"__tostring", m_tostring},
+  {"__index", NULL}, {NULL, NULL}
+};
