@@ -131,3 +131,31 @@ describe("a runaway in the command line", function()
                .. "20001 primitives")
   end)
 end)
+
+describe("m:runaway_counts", function()
+  -- 4 blocks call 6 primitives each, all before the first copy lands: the
+  -- launch's 24 primitives are one run with no progress (doc/guard.md: how the
+  -- default spin_limit was chosen, and how to re-measure it)
+  it("gives the last launch's primitives and its longest run with no progress", function()
+    local m = lab.machine{ pes = 2 }
+    local g = m:malloc("int32", 64):fill("const", 1)
+    m:launch(function(k)
+      local u = k:ub("int32", 8)
+      for _ = 1, 3 do k:my_pe() end
+      k:data_copy(u, g:sub(k.block * 8, 8), 8)
+      k:pipe_barrier()
+    end, 2)
+    assert.same({ primitives = 24, quiet_max = 24 }, m:runaway_counts())
+    m:launch(function(k)                    -- a new copy each round: progress each time
+      local u = k:ub("int32", 8)
+      for i = 0, 3 do
+        k:data_copy(u, g:sub(i * 16 + k.block * 8, 8), 8)
+        k:pipe_barrier()
+      end
+    end, 2)
+    local c = m:runaway_counts()
+    assert.equal(36, c.primitives)
+    assert.equal(12, c.quiet_max)            -- ub and the first copy of each block
+    m:close()
+  end)
+end)
