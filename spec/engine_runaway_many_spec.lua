@@ -155,7 +155,7 @@ describe("m:runaway_counts", function()
     end, 2)
     local c = m:runaway_counts()
     assert.equal(36, c.primitives)
-    assert.equal(12, c.quiet_max)            -- ub and the first copy of each block
+    assert.equal(12, c.quiet_max)            -- ub, first copy and pipe_barrier of each block
     m:close()
   end)
 end)
