@@ -1,11 +1,14 @@
 /*
 ** amo.c -- one element at a time: p / g (shmem_device_rma.h) and the
-** atomics of shmem_device_amo.h. atomic_add of int8, int16, bf16, fp16,
-** int32 and fp32 to a PE the MTE reaches takes the library's UB + MTE3
-** atomic-add path (a set_value into the scratch UB, S_MTE3, an MTE3 copy
-** with SetAtomicAdd); every other atomic is a read-modify-write that lands
-** at the target after the path's latency (Ascend950's scalar atomics over
-** MTE, or the RDMA engine's between servers), and a fetching one parks its
+** atomics of shmem_device_amo.h and of the engines' headers. An untyped or
+** typed atomic takes the first engine the target's topo_list entry holds
+** (sl_reach: MTE, then RoCE, then UDMA; the bitwise ones RoCE, then UDMA);
+** an engine's own call (mte_, roce_, udma_) names its engine. atomic_add
+** of int8, int16, bf16, fp16, int32 and fp32 over MTE takes the library's
+** UB + MTE3 atomic-add path (a set_value into the scratch UB, S_MTE3, an
+** MTE3 copy with SetAtomicAdd); every other atomic is a read-modify-write
+** that lands at the target after the path's latency (Ascend950's scalar
+** atomics over MTE, its RDMA or UDMA engine's), and a fetching one parks its
 ** block until the reply is back.
 */
 #include <string.h>
@@ -17,28 +20,32 @@
 #define T_950 (T(SL_INT32) | T(SL_INT64) | T(SL_UINT32) | T(SL_UINT64))
 #define T_950_ADD (T(SL_INT64) | T(SL_UINT32) | T(SL_UINT64))
 
-/* every atomic the library declares: name, operation, fetch, the dtypes it
-** takes over MTE and over RDMA (ACLSHMEM_TYPE_FUNC_ATOMIC_* of shmem_device_amo.h) */
+/* every atomic the library declares: name, operation, fetch, the dtypes its
+** untyped and typed calls take (the ACLSHMEM_TYPE_FUNC_ATOMIC_* lists of
+** shmem_device_amo.h), the dtypes of each engine's own call (its header:
+** shmem_device_mte.h, _rdma.h, _udma.h), the engines that declare one */
 #define E_MTE (1u << SL_ENGINE_MTE)
 #define E_ROCE (1u << SL_ENGINE_ROCE)
 #define E_UDMA (1u << SL_ENGINE_UDMA)
 #define E_ALL (E_MTE | E_ROCE | E_UDMA)
+#define F32 T(SL_FP32)
+#define T_ADD (T_MTE_ADD | T_950_ADD)
 const sl_amo_form sl_amo_forms[] = {
-  {"atomic_add", SL_AMO_ADD, 0, T_MTE_ADD | T_950_ADD, T_950, E_ALL},
-  {"atomic_fetch_add", SL_AMO_ADD, 1, T_950, T_950, E_ALL},
-  {"atomic_inc", SL_AMO_INC, 0, T_950, T_950, E_ALL},
-  {"atomic_fetch_inc", SL_AMO_INC, 1, T_950, T_950, E_ALL},
-  {"atomic_fetch", SL_AMO_FETCH, 1, T_950, T_950, E_ALL},
-  {"atomic_set", SL_AMO_SET, 0, T_950 | T(SL_FP32), T_950 | T(SL_FP32), E_ALL},
-  {"atomic_swap", SL_AMO_SET, 1, T_950 | T(SL_FP32), T_950 | T(SL_FP32), E_ALL},
-  {"atomic_compare_swap", SL_AMO_CAS, 1, T_950, T_950, E_ALL},
-  {"atomic_and", SL_AMO_AND, 0, 0, T_950, E_ROCE | E_UDMA},
-  {"atomic_or", SL_AMO_OR, 0, 0, T_950, E_ROCE | E_UDMA},
-  {"atomic_xor", SL_AMO_XOR, 0, 0, T_950, E_ROCE | E_UDMA},
-  {"atomic_fetch_and", SL_AMO_AND, 1, 0, T_950, E_ROCE | E_UDMA},
-  {"atomic_fetch_or", SL_AMO_OR, 1, 0, T_950, E_ROCE | E_UDMA},
-  {"atomic_fetch_xor", SL_AMO_XOR, 1, 0, T_950, E_ROCE | E_UDMA},
-  {NULL, 0, 0, 0, 0, 0}
+  {"atomic_add", SL_AMO_ADD, 0, T_ADD, {0, T_ADD, T_950, T_950 | F32}, E_ALL},
+  {"atomic_fetch_add", SL_AMO_ADD, 1, T_950, {0, T_950 | F32, T_950, T_950}, E_ALL},
+  {"atomic_inc", SL_AMO_INC, 0, T_950, {0, T_950 | F32, T_950, T_950 | F32}, E_ALL},
+  {"atomic_fetch_inc", SL_AMO_INC, 1, T_950, {0, T_950 | F32, T_950, T_950}, E_ALL},
+  {"atomic_fetch", SL_AMO_FETCH, 1, T_950, {0, T_950 | F32, T_950, T_950}, E_ALL},
+  {"atomic_set", SL_AMO_SET, 0, T_950 | F32, {0, T_950 | F32, T_950 | F32, T_950}, E_ALL},
+  {"atomic_swap", SL_AMO_SET, 1, T_950 | F32, {0, T_950 | F32, T_950 | F32, T_950}, E_ALL},
+  {"atomic_compare_swap", SL_AMO_CAS, 1, T_950, {0, T_950, T_950, T_950}, E_ALL},
+  {"atomic_and", SL_AMO_AND, 0, T_950, {0, 0, T_950, T_950}, E_ROCE | E_UDMA},
+  {"atomic_or", SL_AMO_OR, 0, T_950, {0, 0, T_950, T_950}, E_ROCE | E_UDMA},
+  {"atomic_xor", SL_AMO_XOR, 0, T_950, {0, 0, T_950, T_950}, E_ROCE | E_UDMA},
+  {"atomic_fetch_and", SL_AMO_AND, 1, T_950, {0, 0, T_950, T_950}, E_ROCE | E_UDMA},
+  {"atomic_fetch_or", SL_AMO_OR, 1, T_950, {0, 0, T_950, T_950}, E_ROCE | E_UDMA},
+  {"atomic_fetch_xor", SL_AMO_XOR, 1, T_950, {0, 0, T_950, T_950}, E_ROCE | E_UDMA},
+  {NULL, 0, 0, 0, {0, 0, 0, 0}, 0}
 };
 
 /* the library's name of dtype t in its typed calls (half, bfloat16, float) */
@@ -145,40 +152,54 @@ static int add_mte(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *ub,
   return st;
 }
 
-/* the dtypes an engine's own call of form f takes: MTE's scalar atomics
-** those of its MTE column but the UB-path-only ones, RoCE its RDMA column,
-** UDMA that without float */
-static unsigned engine_types(const sl_amo_form *f, int engine) {
-  if (engine == SL_ENGINE_MTE) return f->mte & ~(T_MTE_ADD & ~(T(SL_INT32) | T(SL_FP32)));
-  return engine == SL_ENGINE_ROCE ? f->rdma : f->rdma & ~T(SL_FP32);
+static const char *const eng_name[] = { "", "mte", "roce", "udma" };
+
+/* the engine the library's untyped or typed call of form f takes to PE pe:
+** the first its topo_list entry holds, MTE before RoCE before UDMA (the
+** bitwise ones RoCE before UDMA: they have no MTE path); an error where the
+** library aborts the kernel ("only supported on ROCE and UDMA path") */
+static int auto_engine(sl_machine *m, const sl_amo_form *f, int me, int pe, int *engine) {
+  unsigned reach = sl_reach(m, me, pe);
+  if (f->own[SL_ENGINE_MTE] && (reach & SL_DOP_MTE)) *engine = SL_ENGINE_MTE;
+  else if (reach & SL_DOP_ROCE) *engine = SL_ENGINE_ROCE;
+  else if (reach & SL_DOP_UDMA) *engine = SL_ENGINE_UDMA;
+  else if (f->own[SL_ENGINE_MTE])
+    return sli_err(m, SL_EARG, 3, "%s: PE %d reaches PE %d over RDMA only and "
+                   "data_op_engine_type has no ROCE", f->name, me, pe);
+  else
+    return sli_err(m, SL_EARG, 3, "%s to PE %d: only the RoCE and UDMA transports carry "
+                   "it and data_op_engine_type gives neither to PE %d (init with ROCE)",
+                   f->name, pe, pe);
+  return SL_OK;
 }
 
-/* the route an atomic of form f on dtype dt takes from engine and the path
-** to its PE: *mte 1 for the UB + MTE3 add, 0 for a read-modify-write over
-** *path; an error where the library aborts the kernel */
-static int amo_route(sl_machine *m, const sl_amo_form *f, int engine, int dt, int *path,
-                     int *mte) {
-  static const char *const eng[] = { "", "mte", "roce", "udma" };
-  unsigned bit = T(dt), mask;
+/* the route an atomic of form f on dtype dt takes from engine (AUTO: the
+** init's topology) and the path to its PE: *mte 1 for the UB + MTE3 add, 0
+** for a read-modify-write over *path, *eng the engine that carries it; an
+** error where the library aborts the kernel */
+static int amo_route(sl_machine *m, const sl_amo_form *f, int engine, int dt, int me,
+                     int pe, int *path, int *mte, int *eng) {
+  unsigned bit = T(dt);
+  int own = engine != SL_ENGINE_AUTO, st;
+  if (!own && !(f->types & bit))
+    return sli_err(m, SL_EARG, 1, "%s does not take %s", f->name, sl_dtype_name((sl_dtype)dt));
   if (engine == SL_ENGINE_MTE && *path == SL_PATH_RDMA)
     return sli_err(m, SL_EARG, 3, "mte_%s: the MTE transport does not reach another "
                    "server (roce_%s does)", f->name, f->name);
+  if (!own && (st = auto_engine(m, f, me, pe, &engine)) != SL_OK) return st;
+  *eng = engine;
   if (engine == SL_ENGINE_ROCE) *path = SL_PATH_RDMA;    /* through the NICs, whatever the PEs */
-  mask = engine ? engine_types(f, engine) : *path == SL_PATH_RDMA ? f->rdma : f->mte;
-  if (!(mask & bit)) {
-    if (!engine && ((f->mte | f->rdma) & bit))
-      return sli_err(m, SL_EARG, 1, "%s of %s is not supported over %s (%s)", f->name,
-                     sl_dtype_name((sl_dtype)dt), sl_path_name(*path),
-                     *path == SL_PATH_RDMA ? "the RDMA engine does not take it"
-                                           : "only the RDMA and UDMA engines do it");
-    return sli_err(m, SL_EARG, 1, "%s%s%s does not take %s", eng[engine], engine ? "_" : "",
-                   f->name, sl_dtype_name((sl_dtype)dt));
+  if (!(f->own[engine] & bit)) {
+    if (own) return sli_err(m, SL_EARG, 1, "%s_%s does not take %s", eng_name[engine],
+                            f->name, sl_dtype_name((sl_dtype)dt));
+    return sli_err(m, SL_EARG, 1, "%s of %s is not supported over %s (the library's %s_%s "
+                   "does not take it)", f->name, sl_dtype_name((sl_dtype)dt),
+                   sl_path_name(*path), eng_name[engine], f->name);
   }
-  *mte = !engine && *path != SL_PATH_RDMA && f->op == SL_AMO_ADD && !f->fetch &&
-         (T_MTE_ADD & bit);
+  *mte = engine == SL_ENGINE_MTE && f->op == SL_AMO_ADD && !f->fetch && (T_MTE_ADD & bit);
   if (!*mte && !m->p.scalar_amo)
     return sli_err(m, SL_EARG, 1, "%s%s%s of %s needs Ascend950's %s atomics (the profile's "
-                   "scalar_amo is off)", eng[engine], engine ? "_" : "", f->name,
+                   "scalar_amo is off)", eng_name[own ? engine : 0], own ? "_" : "", f->name,
                    sl_dtype_name((sl_dtype)dt), *path == SL_PATH_RDMA ? "RDMA engine" : "scalar");
   return SL_OK;
 }
@@ -188,18 +209,20 @@ int sl_amo(sl_machine *m, int blk, const sl_amo_form *f, int engine, const sl_lo
            const sl_loc *ub, int64_t iv, double fv, int64_t cond, int pe) {
   sl_block *b = &m->blocks[blk];
   sl_loc l = *dst;
-  int st, mte = 0, op = f->op, path;
+  int st, mte = 0, op = f->op, path, eng = SL_ENGINE_AUTO;
   l.pe = pe;
   if ((st = check_elem(m, b, &l, pe, op != SL_AMO_FETCH, f->name)) != SL_OK) return st;
   path = sl_path(m, b->pe, pe);
-  if ((st = amo_route(m, f, engine, l.dtype, &path, &mte)) != SL_OK) return st;
+  if ((st = amo_route(m, f, engine, l.dtype, b->pe, pe, &path, &mte, &eng)) != SL_OK)
+    return st;
   if (mte) {
     if (ub == NULL) return sli_err(m, SL_EARG, 0, "%s needs the scratch UB", f->name);
     return add_mte(m, blk, dst, ub, iv, fv, pe);
   }
   if ((st = sli_backed(m, &l, 1, f->name)) != SL_OK) return st;   /* its values steer */
   if (op == SL_AMO_INC) { op = SL_AMO_ADD; iv = 1; fv = 1; }
-  return send_elem(m, blk, &l, path, engine == SL_ENGINE_UDMA ? SL_ENG_UDMA
+  if (l.dtype == SL_FP32) fv = (double)(float)fv;      /* the call's T value: a float */
+  return send_elem(m, blk, &l, path, eng == SL_ENGINE_UDMA ? SL_ENG_UDMA
                    : path == SL_PATH_RDMA ? SL_ENG_RDMA : -1, op, f->fetch, iv, fv, cond,
                    op == SL_AMO_FETCH ? -1 : sli_race_release(m, blk));
 }

@@ -141,9 +141,9 @@ static void push_events(lua_State *L) {
   }
 }
 
-/* open the module */
-int luaopen_shmemlab_core(lua_State *L);
-int luaopen_shmemlab_core(lua_State *L) {
+/* make the metatables of machines, views and blocks (each with its methods,
+** from the parts that define them) and the watchdog's sentinel */
+static void open_metatables(lua_State *L) {
   int i;
   luaL_newmetatable(L, MACHINE_MT);
   luaL_setfuncs(L, lsl_machine_meta, 0);
@@ -184,8 +184,11 @@ int luaopen_shmemlab_core(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "shmemlab.watchdog.sentinel");
   }
   lua_pop(L, 1);
+}
 
-  lua_newtable(L);
+/* set the module's functions and method tables (on the table on top) */
+static void open_functions(lua_State *L) {
+  int i;
   lua_pushcfunction(L, lsl_new); lua_setfield(L, -2, "new");
   lua_pushcfunction(L, l_dtype_size); lua_setfield(L, -2, "dtype_size");
   lua_pushcfunction(L, l_dtype_cann); lua_setfield(L, -2, "dtype_cann");
@@ -205,6 +208,15 @@ int luaopen_shmemlab_core(lua_State *L) {
   lua_setfield(L, -2, "events");
   push_events(L);
   lua_setfield(L, -2, "EVENT");
+}
+
+/* open the module */
+int luaopen_shmemlab_core(lua_State *L);
+int luaopen_shmemlab_core(lua_State *L) {
+  int i;
+  open_metatables(L);
+  lua_newtable(L);
+  open_functions(L);
   lua_pushinteger(L, SL_SIGNAL_SET); lua_setfield(L, -2, "SIGNAL_SET");
   lua_pushinteger(L, SL_SIGNAL_ADD); lua_setfield(L, -2, "SIGNAL_ADD");
   for (i = 0; i < SL_NCMP; i++) {

@@ -487,6 +487,31 @@ static const int mte_args[8] = { 0, 1, 2, 0, 0, 3, 0, 0 };
 /* and sl_signal_op's (signal, value, op, pe) as put_signal's */
 static const int put_signal_args[5] = { 0, 4, 5, 6, 7 };
 
+/* and sl_dma's (dst, src, ub, elems, pe) as putmem / getmem number theirs */
+static const int engine_args[6] = { 0, 1, 2, 0, 3, 4 };
+
+/* the engine the library's putmem / getmem take to PE pe besides MTE: SDMA,
+** then UDMA, when the init named it and it reaches pe (topo_list); -1: none */
+static int rma_engine(sl_machine *m, int blk, int pe) {
+  int me, b;
+  unsigned reach;
+  sl_block_where(m, blk, &me, &b);
+  reach = sl_reach(m, me, pe);
+  if (reach & SL_DOP_SDMA) return SL_ENG_SDMA;
+  if (reach & SL_DOP_UDMA) return SL_ENG_UDMA;
+  return -1;
+}
+
+/* putmem / getmem (_nbi) over engine eng: one transfer with the scratch UB
+** as its workspace, then (blocking) that engine's quiet */
+static int rma_over(lua_State *L, lmach *lm, int blk, int eng, int how, const sl_loc *d,
+                    const sl_loc *s, const sl_loc *u, int64_t n, int pe) {
+  int st = sl_dma(lm->m, blk, eng, how & STAGE_GET, d, s, u, n, pe, -1, NULL, 0);
+  if (st == SL_EARG) sl_machine_map_err_arg(lm->m, engine_args, 6);
+  else if (st == SL_OK && !(how & STAGE_NBI)) st = sl_dma_quiet(lm->m, blk, eng);
+  return lsl_kdone(L, lm, blk, st, 0);
+}
+
 /* a staged call goes on after the yield its scratch UB asked for */
 static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
@@ -501,7 +526,7 @@ static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
 ** scratch (an issue on S): when that took the block past a pending event it
 ** yields, and goes on (resumed) at its clock */
 static int staged_body(lua_State *L, int how, int resumed) {
-  int blk, st, get = how & STAGE_GET, pe, id;
+  int blk, st, get = how & STAGE_GET, pe, id, eng;
   lmach *lm = lsl_kcheck(L, &blk);
   sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), g, u;
   lua_Integer n = kint(L, 4), v = 0, op = 0;
@@ -523,6 +548,8 @@ static int staged_body(lua_State *L, int how, int resumed) {
   if ((st = sl_ub_scratch(lm->m, blk, d.dtype, &u, &id)) != SL_OK)
     return lsl_engine_error(L, lm->m, st, 1);
   if (!resumed && sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, how, staged_cont);
+  if (!(how & STAGE_SIGNAL) && (eng = rma_engine(lm->m, blk, pe)) >= 0)
+    return rma_over(L, lm, blk, eng, how, &d, &s, &u, (int64_t)n, pe);
   st = sl_mte(lm->m, blk, get, &d, &s, &u, u.cap, (int64_t)n, pe, id);
   if (st == SL_EARG) sl_machine_map_err_arg(lm->m, mte_args, 8);
   else if (st == SL_OK && (how & STAGE_SIGNAL)) {

@@ -42,43 +42,49 @@ static const pfield pfields[] = {
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
   PF("scalar_amo", scalar_amo, 'b'),
   PF("timing_only", timing_only, 'b'),
+  PF("data_op_engine_type", data_op_engine_type, 'i'),
   { NULL, 0, 0 }
 };
 
-/* core.new(params): a machine from a flat table of every timing figure */
-int lsl_new(lua_State *L) {
-  sl_params p;
+/* fill p from the table at index 1: every field of pfields, typed and in range */
+static void read_params(lua_State *L, sl_params *p) {
   const pfield *f;
-  lmach *lm;
-  int st;
-  luaL_checktype(L, 1, LUA_TTABLE);
-  memset(&p, 0, sizeof(p));
+  memset(p, 0, sizeof(*p));
   for (f = pfields; f->name; f++) {
-    char *at = (char *)&p + f->off;
+    char *at = (char *)p + f->off;
     int t = lua_getfield(L, 1, f->name);
     if (t == LUA_TNIL)
-      return luaL_error(L, "bad argument #1 to 'new' (field '%s' missing)", f->name);
+      luaL_error(L, "bad argument #1 to 'new' (field '%s' missing)", f->name);
     if (f->kind == 'b') *(int *)at = lua_toboolean(L, -1);
     else if (f->kind == 'd') {
       int ok;
       double d = (double)lua_tonumberx(L, -1, &ok);
-      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+      if (!ok) luaL_error(L, "bad argument #1 to 'new' (field '%s' "
                                  "must be a number)", f->name);
       *(double *)at = d;
     } else {
       int ok;
       lua_Integer n = lua_tointegerx(L, -1, &ok);
-      if (!ok) return luaL_error(L, "bad argument #1 to 'new' (field '%s' "
+      if (!ok) luaL_error(L, "bad argument #1 to 'new' (field '%s' "
                                  "must be an integer)", f->name);
       if (f->kind == 'i') {
         if (n < -2147483647 || n > 2147483647)
-          return luaL_error(L, "bad argument #1 to 'new' (field '%s' out of "
+          luaL_error(L, "bad argument #1 to 'new' (field '%s' out of "
                             "range)", f->name);
         *(int *)at = (int)n;
       } else *(int64_t *)at = (int64_t)n;
     }
     lua_pop(L, 1);
   }
+}
+
+/* core.new(params): a machine from a flat table of every timing figure */
+int lsl_new(lua_State *L) {
+  sl_params p;
+  lmach *lm;
+  int st;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  read_params(L, &p);
   lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 4);
   lm->magic = MACH_MAGIC;
   lm->run = NULL;
@@ -312,6 +318,19 @@ static void task_trim(lua_State *L) {
   }
 }
 
+/* m:reach(a, b): PE a's topo_list entry for PE b, the SL_DOP_* bits of the
+** transports that reach it (data_op_engine_type's values: MTE 1, SDMA 2,
+** ROCE 4, UDMA 8) */
+static int m_reach(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int n = sl_machine_params(lm->m)->n_pes;
+  lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, a >= 0 && a < n, 2, "PE out of range");
+  luaL_argcheck(L, b >= 0 && b < n, 3, "PE out of range");
+  lua_pushinteger(L, (lua_Integer)sl_reach(lm->m, (int)a, (int)b));
+  return 1;
+}
+
 /* append a task row {name, type, stream_id, task_id, start_us, stop_us} to
 ** state.tasks[pe] of the machine at index mi (msprof's task_time rows) */
 void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
@@ -413,7 +432,7 @@ const luaL_Reg lsl_machine_methods[] = {
   {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
   {"host", m_host}, {"free", m_free}, {"memcpy", m_memcpy}, {"params", m_params},
   {"now", m_now}, {"events", m_events}, {"flow_stats", m_flow_stats},
-  {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes}, {"path", m_path},
+  {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes}, {"path", m_path}, {"reach", m_reach},
   {"state", m_state}, {"close", m_close}, {"runaway_counts", m_runaway_counts},
   {NULL, NULL}
 };

@@ -255,7 +255,7 @@ void lsl_amo_register(lua_State *L) {
   typed_register(L, "g", k_pg, 1, ~0u);
   for (i = 0; sl_amo_forms[i].name != NULL; i++) {
     typed_register(L, sl_amo_forms[i].name, k_amo, i,
-                   sl_amo_forms[i].mte | sl_amo_forms[i].rdma);
+                   sl_amo_forms[i].types);
     for (e = SL_ENGINE_MTE; e <= SL_ENGINE_UDMA; e++) {
       if (!(sl_amo_forms[i].engines & (1u << e))) continue;
       lua_pushfstring(L, "%s_%s", engines[e], sl_amo_forms[i].name);
@@ -447,13 +447,28 @@ static int k_team_query(lua_State *L) {
   return 1;
 }
 
-/* k:barrier(team) / k:sync(team) (upvalue: 0 barrier, 1 sync) */
+/* the RoCE collectives' explicit workspace at i (a UB tensor of 128 bytes
+** at least, the header's "larger than 128 Bytes") and its sync_id at i + 1 */
+static void roce_workspace(lua_State *L, lmach *lm, int i) {
+  sl_loc u = lsl_kloc(L, lm, i);
+  lua_Integer id = lua_isnoneornil(L, i + 1) ? 0 : luaL_checkinteger(L, i + 1);
+  if (u.buf >= 0) luaL_argerror(L, i, "UB tensor expected, got GM");
+  if (u.cap - u.off < 128)
+    luaL_argerror(L, i, lua_pushfstring(L, "the engine's UB workspace needs 128 bytes at "
+                  "least (the tensor holds %d)", (int)(u.cap - u.off)));
+  luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i + 1, "event id must be in 0..7");
+}
+
+/* k:barrier(team) / k:sync(team) / k:roce_barrier(team [, ub, sync_id]) /
+** k:roce_sync(team [, ub, sync_id]) (upvalue 1: SL_TEAM_*; upvalue 2 set:
+** the _all forms, TEAM_WORLD without a team argument) */
 static int k_team_barrier(lua_State *L) {
-  int blk;
+  int blk, kind = (int)lua_tointeger(L, lua_upvalueindex(1));
+  int all = lua_toboolean(L, lua_upvalueindex(2)), a = all ? 2 : 3;
   lmach *lm = lsl_kcheck(L, &blk);
-  int t = (int)luaL_checkinteger(L, 2);
-  return lsl_kdone(L, lm, blk, sl_team_barrier(lm->m, blk, t,
-                                           (int)lua_tointeger(L, lua_upvalueindex(1))), 0);
+  int t = all ? SL_TEAM_WORLD : (int)luaL_checkinteger(L, 2);
+  if (kind >= SL_TEAM_ROCE_BARRIER && !lua_isnoneornil(L, a)) roce_workspace(L, lm, a);
+  return lsl_kdone(L, lm, blk, sl_team_barrier(lm->m, blk, t, kind), 0);
 }
 
 /* register the team calls: machine methods at index mi, block methods at bi */
@@ -463,13 +478,19 @@ void lsl_team_register(lua_State *L, int mi, int bi) {
     {"team_translate_pe", m_team_query, 2, 0},
     {"team_my_pe", k_team_query, 0, 1}, {"team_n_pes", k_team_query, 1, 1},
     {"team_translate_pe", k_team_query, 2, 1}, {"team_pe_mapping", k_team_query, 3, 1},
-    {"barrier", k_team_barrier, 0, 1}, {"sync", k_team_barrier, 1, 1},
+    {"barrier", k_team_barrier, SL_TEAM_BARRIER, 1}, {"sync", k_team_barrier, SL_TEAM_SYNC, 1},
+    {"roce_barrier", k_team_barrier, SL_TEAM_ROCE_BARRIER, 1},
+    {"roce_team_sync", k_team_barrier, SL_TEAM_ROCE_SYNC, 1},
+    {"roce_sync", k_team_barrier, SL_TEAM_ROCE_SYNC, 1},
+    {"roce_barrier_all", k_team_barrier, SL_TEAM_ROCE_BARRIER, 2},
+    {"roce_sync_all", k_team_barrier, SL_TEAM_ROCE_SYNC, 2},
     {NULL, NULL, 0, 0}
   };
   int i;
   for (i = 0; calls[i].name != NULL; i++) {
     lua_pushinteger(L, calls[i].up);
-    lua_pushcclosure(L, calls[i].fn, 1);
+    lua_pushboolean(L, calls[i].block == 2);
+    lua_pushcclosure(L, calls[i].fn, 2);
     lua_setfield(L, calls[i].block ? bi : mi, calls[i].name);
   }
 }

@@ -73,6 +73,8 @@ const char *sl_params_check(const sl_params *p) {
   if (p->primitive_limit < 0) return "primitive_limit";
   if (p->time_limit_us < 0) return "time_limit_us";
   if (p->timing_only && (p->check & (SL_CHECK_RACE | SL_CHECK_INIT))) return "check";
+  if (p->data_op_engine_type < 1 || p->data_op_engine_type > SL_DOP_ALL)
+    return "data_op_engine_type";            /* the library's is_valid_data_op_engine_type */
   return latency_check(p);
   return NULL;
 }
@@ -203,6 +205,16 @@ int sl_path(const sl_machine *m, int from, int to) {
   if (from / pps != to / pps) return SL_PATH_RDMA;
   if (dpc > 1 && from / dpc == to / dpc) return SL_PATH_SIO;
   return SL_PATH_HCCS;
+}
+
+/* what reaches PE to from PE from (MemEntityDefault::CanReachDataOperators
+** of memfabric_hybrid, which the library's reach_info_init copies into
+** topo_list): MTE wherever SDMA reaches (the server or supernode), SDMA and
+** UDMA there when the init names them, RoCE to every PE when it names ROCE */
+unsigned sl_reach(const sl_machine *m, int from, int to) {
+  unsigned dop = (unsigned)m->p.data_op_engine_type, r = 0;
+  if (sl_path(m, from, to) != SL_PATH_RDMA) r = SL_DOP_MTE | (dop & (SL_DOP_SDMA | SL_DOP_UDMA));
+  return r | (dop & SL_DOP_ROCE);
 }
 
 /* bytes that crossed each kind of path so far */

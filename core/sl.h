@@ -129,7 +129,14 @@ typedef struct sl_params {
   int scalar_amo;           /* 1: Ascend950's scalar and RDMA engine atomics (fetch,
                             ** inc, set, swap, compare-swap, bitwise; the wide adds) */
   int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
+  int data_op_engine_type;  /* SL_DOP_* bits: the init's engines (aclshmemx_init_attr's
+                            ** option_attr.data_op_engine_type) */
 } sl_params;
+
+/* data_op_engine_type_t (shmem_common_types.h): the engines a job inits; the
+** same bits name what reaches a peer (its topo_list entry, sl_reach) */
+enum { SL_DOP_MTE = 0x01, SL_DOP_SDMA = 0x02, SL_DOP_ROCE = 0x04, SL_DOP_UDMA = 0x08,
+       SL_DOP_ALL = 0x0f };
 
 /* check modes (mssanitizer / compute-sanitizer tools) */
 enum { SL_CHECK_MEM = 1, SL_CHECK_RACE = 2, SL_CHECK_SYNC = 4, SL_CHECK_INIT = 8 };
@@ -209,6 +216,11 @@ typedef struct sl_flow_stats {
 } sl_flow_stats;
 void sl_machine_flow_stats(const sl_machine *m, sl_flow_stats *s);
 int sl_path(const sl_machine *m, int from_pe, int to_pe);
+/* the transports (SL_DOP_* bits) by which PE from reaches PE to, as the
+** library's reach_info_init fills topo_list: MTE (and SDMA, UDMA when the
+** init names them) inside a server or supernode, RoCE to every PE when it
+** names ROCE */
+unsigned sl_reach(const sl_machine *m, int from_pe, int to_pe);
 int64_t sl_path_bytes(const sl_machine *m, int path);
 
 /* n elements of esz bytes, saturating at INT64_MAX (then out of bounds) */
@@ -344,7 +356,8 @@ enum { SL_AMO_SET = SL_SIGNAL_SET, SL_AMO_ADD = SL_SIGNAL_ADD, SL_AMO_INC, SL_AM
 typedef struct sl_amo_form {
   const char *name;         /* "atomic_fetch_add" */
   int op, fetch;            /* SL_AMO_*; 1: returns the old value (synchronous) */
-  unsigned mte, rdma;       /* dtypes (bit per sl_dtype) it takes over MTE, over RDMA */
+  unsigned types;           /* dtypes (bit per sl_dtype) its untyped and typed calls declare */
+  unsigned own[4];          /* dtypes each engine's own call takes (index SL_ENGINE_*; 0 unused) */
   unsigned engines;         /* the engines that declare it as their own call (bit per SL_ENGINE_*) */
 } sl_amo_form;
 /* who carries an atomic: the library's choice by topology, or the engine a
@@ -373,8 +386,11 @@ int sl_team_my_pe(const sl_machine *m, int team, int pe);      /* -1: not a memb
 int sl_team_n_pes(const sl_machine *m, int team, int pe);      /* -1: not a member */
 int sl_team_global(const sl_machine *m, int team, int n, int pe);
 int sl_team_translate(const sl_machine *m, int src, int src_pe, int dest, int pe);
-/* aclshmem_barrier(team) (sync 0: a quiet first) / aclshmem_sync(team) (sync 1) */
-int sl_team_barrier(sl_machine *m, int blk, int team, int sync);
+/* the team collectives: aclshmem_barrier (a quiet first), aclshmem_sync (no
+** quiet), aclshmemx_roce_barrier (roce_quiet to the team, then roce_sync),
+** aclshmemx_roce_team_sync (a dissemination over RoCE writes) */
+enum { SL_TEAM_BARRIER, SL_TEAM_SYNC, SL_TEAM_ROCE_BARRIER, SL_TEAM_ROCE_SYNC };
+int sl_team_barrier(sl_machine *m, int blk, int team, int kind);
 int sl_quiet(sl_machine *m, int blk);
 /* a DMA engine's transfer of elems from src to dst, one of them PE pe's
 ** copy of a symmetric buffer (get: src, else dst), through relay (-1: none;

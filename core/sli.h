@@ -259,7 +259,7 @@ typedef struct sl_block {
   int32_t wset;             /* 1: it waits on the set ws (a p2p_sync wait) */
   sl_wset ws;
   int64_t wcur;             /* SL_WS_ALL: the element it waits on (the library waits in order) */
-  int32_t wteam, wsync;     /* B_TEAM: its team, 1 for a sync (no quiet) */
+  int32_t wteam, wsync;     /* B_TEAM: its team, its SL_TEAM_* kind */
   sl_addr wub;              /* polling wait: UB that receives the flag */
   int64_t wbytes;
   sl_time wfirst, wperiod;  /* first poll completion, poll period (0: none) */

@@ -199,21 +199,45 @@ void sli_team_reset(sl_machine *m) {
     for (j = 0; j < m->teams[i].ngroups; j++) { m->teams[i].g[j].count = 0; m->teams[i].g[j].tmax = 0; }
 }
 
-/* a block arrives at its team's barrier (after its quiet) or sync; the last
-** block of the group releases every one of them */
+/* ceil(log2(n)): the rounds of a dissemination among n */
+static int rounds(int n) {
+  int k = 0;
+  while ((1 << k) < n) k++;
+  return k;
+}
+
+/* what aclshmemx_roce_team_sync among size PEs costs after its last
+** arrival, as the library runs it: the counter's store, then ceil(log2 size)
+** rounds, each an RDMA write of the 4-byte counter to the PE shift ahead
+** (WQE and doorbell from S, the NIC's setup, the bytes, RDMA's alpha to land),
+** the roce_quiet that polls for it (an issue), and the wait on the slot the
+** PE shift behind writes (a poll) */
+static sl_time roce_sync_cost(const sl_machine *m, int size) {
+  sl_time round = m->ps.issue + m->ps.signal + m->ps.dma_setup[SL_ENG_RDMA] +
+                  sli_ps(4.0 / m->p.rdma_GBps) + m->ps.alpha[SL_PATH_RDMA] + m->ps.issue +
+                  m->ps.poll;
+  return m->ps.signal + (sl_time)rounds(size) * round;
+}
+
+/* a block arrives at its team's collective (after its quiet, if any); the
+** last block of the group releases every one of them */
 void sli_team_arrive(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   sl_team *t = &m->teams[b->wteam];
   sl_tgroup *g = &t->g[t->group[b->pe]];
-  int r, i;
+  int r, i, kind = b->wsync;
   sl_time at;
   b->state = B_TEAM;
   if (b->t > g->tmax) g->tmax = b->t;
   if (++g->count < g->size * m->block_dim) return;
-  at = g->tmax + sli_barrier_cost(m, g->first, g->first + (g->size - 1) * g->stride, g->size);
+  at = g->tmax + (kind >= SL_TEAM_ROCE_BARRIER ? roce_sync_cost(m, g->size)
+                  : sli_barrier_cost(m, g->first, g->first + (g->size - 1) * g->stride,
+                                     g->size));
   g->count = 0;
   g->tmax = 0;
-  sli_race_meet_pes(m, g->first, g->stride, g->size, b->wsync);
+  /* after a full quiet the engines meet too; a roce_barrier joined its RDMA
+  ** transfers into S at its roce_quiet, a sync orders only S */
+  sli_race_meet_pes(m, g->first, g->stride, g->size, kind != SL_TEAM_BARRIER);
   for (r = 0; r < g->size; r++)
     for (i = 0; i < m->block_dim; i++) {
       int k = (g->first + r * g->stride) * m->block_dim + i;
@@ -221,26 +245,38 @@ void sli_team_arrive(sl_machine *m, int blk) {
     }
 }
 
-/* aclshmem_barrier(team) (sync = 0: its pipes drained first) and
-** aclshmem_sync(team) (sync = 1: stores only, no quiet) */
-int sl_team_barrier(sl_machine *m, int blk, int id, int sync) {
+/* a team collective of kind SL_TEAM_* (see sl.h) by block blk; a
+** roce_barrier of a PE outside the team returns at once, as the library's */
+int sl_team_barrier(sl_machine *m, int blk, int id, int kind) {
   sl_block *b = &m->blocks[blk];
   const sl_team *t = team_at(m, id);
   if (t == NULL) return sli_err(m, SL_EARG, 1, "not a team (%d)", id);
+  if (t->group[b->pe] < 0 && kind == SL_TEAM_ROCE_BARRIER) return SL_OK;
   if (t->group[b->pe] < 0)
     return sli_err(m, SL_EARG, 1, "PE %d is not a member of team %d", (int)b->pe, id);
   b->wteam = id;
-  b->wsync = sync;
+  b->wsync = kind;
   b->wsite = m->site;
-  if (sync) { b->t += m->ps.issue; sli_team_arrive(m, blk); return SL_OK; }
-  return sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_TEAM);   /* a quiet first */
+  switch (kind) {
+    case SL_TEAM_BARRIER:                                   /* a quiet first */
+      return sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_TEAM);
+    case SL_TEAM_ROCE_BARRIER:                              /* roce_quiet to each peer */
+      sli_race_dma_quiet(m, blk);
+      b->t += (sl_time)(t->g[t->group[b->pe]].size - 1) * m->ps.issue;
+      return sli_drain(m, blk, SL_DRAIN_DMA(SL_ENG_RDMA), ACT_TEAM);
+    default:
+      b->t += m->ps.issue;
+      sli_team_arrive(m, blk);
+      return SL_OK;
+  }
 }
 
 /* what a block waiting at a team barrier waits for */
 int sli_team_what(const sl_machine *m, const sl_block *b, char *out, size_t size) {
   const sl_team *t = &m->teams[b->wteam];
   const sl_tgroup *g = &t->g[t->group[b->pe]];
+  static const char *const names[] = { "barrier", "sync", "roce_barrier", "roce_sync" };
   return snprintf(out, size, "%s(team %d) (%d of %d blocks of its %d PEs arrived)",
-                  b->wsync ? "sync" : "barrier", (int)b->wteam, (int)g->count,
+                  names[b->wsync], (int)b->wteam, (int)g->count,
                   (int)(g->size * m->block_dim), (int)g->size);
 }

@@ -181,8 +181,8 @@ describe("Ascend950 atomics", function()
     end
   end)
 
-  it("bitwise atomics take the RDMA path only (the library aborts over MTE)", function()
-    local m = lab.machine{ soc = "Ascend950", pes = 8 }
+  it("bitwise atomics take RoCE (every PE once the init names ROCE), never MTE", function()
+    local m = lab.machine{ soc = "Ascend950", pes = 8 }       -- two servers: MTE|ROCE
     local x = m:malloc("int64", 1, "x"):fill("const", 12)     -- 0b1100
     local r = {}
     m:launch(function(k)
@@ -195,9 +195,12 @@ describe("Ascend950 atomics", function()
       r.a = k:atomic_fetch_and(x, -1, 4)                      -- 24
     end, 1)
     assert.same({ o = 8, x = 11, a = 24 }, r)
-    local e = H.err(m.launch, m, function(k) if k.pe == 0 then k:atomic_and(x, 1, 1) end end, 1)
-    H.contains(e, "atomic_and of int64 is not supported over hccs (only the RDMA and UDMA "
-               .. "engines do it)")
+    -- one server, the library's default init (MTE only): nothing carries them to PE 1
+    local one = lab.machine{ soc = "Ascend950", pes = 4 }
+    local y = one:malloc("int64", 1, "y")
+    local e = H.err(one.launch, one, function(k) if k.pe == 0 then k:atomic_and(y, 1, 1) end end, 1)
+    H.contains(e, "atomic_and to PE 1: only the RoCE and UDMA transports carry it and "
+               .. "data_op_engine_type gives neither to PE 1 (init with ROCE)")
   end)
 
   it("a fetch waits for the round trip: signal_ns + 2 alpha of its path", function()

@@ -106,6 +106,8 @@ local function kernel(k, g, acc, out, got, sig, x)
     k:team_my_pe(lab.TEAM_WORLD); k:team_n_pes(lab.TEAM_WORLD)
     k:team_translate_pe(lab.TEAM_WORLD, 0, lab.TEAM_WORLD); k:team_pe_mapping(lab.TEAM_WORLD, 0)
     k:barrier(lab.TEAM_WORLD); k:sync(lab.TEAM_WORLD)
+    k:roce_barrier(lab.TEAM_WORLD); k:roce_team_sync(lab.TEAM_WORLD); k:roce_sync(lab.TEAM_WORLD)
+    k:roce_barrier_all(); k:roce_sync_all()
   end
 end
 
@@ -143,7 +145,8 @@ local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pa
   "p", "g", "atomic_add", "atomic_fetch_add", "atomic_inc", "atomic_fetch_inc", "atomic_fetch",
   "atomic_set", "atomic_swap", "atomic_compare_swap", "atomic_and", "atomic_or", "atomic_xor",
   "atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor", "team_my_pe", "team_n_pes",
-  "team_translate_pe", "team_pe_mapping", "barrier", "sync" }
+  "team_translate_pe", "team_pe_mapping", "barrier", "sync", "roce_barrier", "roce_team_sync",
+  "roce_sync", "roce_barrier_all", "roce_sync_all" }
 
 describe("every primitive with its optional arguments omitted", function()
   it("the kernel calls every method of k", function()

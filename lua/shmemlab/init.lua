@@ -69,10 +69,66 @@ end
 
 -- options of lab.machine that are not profile figures
 local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true,
-                       data = true, task_rows = true }
+                       data = true, task_rows = true, data_op_engine_type = true }
 
 -- task rows a machine keeps per PE unless told (lab.machine{task_rows =}; 0 = all)
 lab.TASK_ROWS = 256
+
+-- data_op_engine_type_t (shmem_common_types.h): the engines an init names,
+-- as bits; lab.DATA_OP_MTE ... lab.DATA_OP_UDMA as ACLSHMEM_DATA_OP_*
+lab.DATA_OP = { MTE = 0x01, SDMA = 0x02, ROCE = 0x04, UDMA = 0x08 }
+for name, bit in pairs(lab.DATA_OP) do lab["DATA_OP_" .. name] = bit end
+
+local DOP_HELP = "a nonzero OR of MTE=1 SDMA=2 ROCE=4 UDMA=8, e.g. \"MTE|ROCE\""
+
+-- the bits of one name ("ROCE", "roce", "ACLSHMEM_DATA_OP_ROCE") or number
+local function dop_bit(w)
+  if math.type(w) == "integer" then return w end
+  local b = type(w) == "string" and lab.DATA_OP[w:upper():gsub("^ACLSHMEM_DATA_OP_", "")]
+  if not b then
+    error("bad argument #1 to 'machine' (unknown data_op_engine_type '" .. tostring(w)
+          .. "'; " .. DOP_HELP .. ")", 4)
+  end
+  return b
+end
+
+-- the bits of option data_op_engine_type (nil: MTE, and ROCE when the PEs
+-- span servers), checked as the library's check_attr does, and against the
+-- machine: the engines must exist, and PEs in other servers need ROCE
+local function data_op_bits(v, p, pes)
+  local domain = p.supernode_dies > 0 and p.supernode_dies or p.pes_per_server
+  local spans = pes > domain
+  if v == nil then return lab.DATA_OP.MTE | (spans and lab.DATA_OP.ROCE or 0) end
+  local bits = 0
+  if type(v) == "string" then
+    for w in v:gmatch("[^|,%s]+") do bits = bits | dop_bit(w) end
+  elseif type(v) == "table" then
+    for _, w in ipairs(v) do bits = bits | dop_bit(w) end
+  elseif math.type(v) == "integer" then bits = v
+  else
+    error("bad argument #1 to 'machine' (data_op_engine_type must be a string, a list or "
+          .. "an integer)", 3)
+  end
+  if bits <= 0 or bits & ~0x0f ~= 0 then
+    error("bad argument #1 to 'machine' (data_op_engine_type " .. tostring(bits)
+          .. " is not valid: " .. DOP_HELP .. ")", 3)
+  end
+  local function need(bit, ok, why)
+    if bits & bit ~= 0 and not ok then
+      error("bad argument #1 to 'machine' (data_op_engine_type: " .. why .. ")", 4)
+    end
+  end
+  need(lab.DATA_OP.UDMA, p.udma_GBps > 0, "UDMA, but this SoC has no UDMA engine "
+       .. "(udma_GBps = 0; Ascend950 has one)")
+  need(lab.DATA_OP.SDMA, p.sdma_GBps > 0, "SDMA, but this SoC has no SDMA engine "
+       .. "(sdma_GBps = 0)")
+  if spans and bits & lab.DATA_OP.ROCE == 0 then
+    error(string.format("bad argument #1 to 'machine' (data_op_engine_type has no ROCE, but "
+          .. "the %d PEs span %d servers of %d: only RoCE reaches across)", pes,
+          (pes + domain - 1) // domain, domain), 3)
+  end
+  return bits
+end
 
 -- check modes and their engine bits (mssanitizer / compute-sanitizer tools)
 lab.check_modes = { memcheck = 1, racecheck = 2, synccheck = 4, initcheck = 8, all = 15 }
@@ -175,6 +231,7 @@ function lab.machine(opts)
   p.prof_pe = prof_pe_of(opts.prof_pe, pes)
   p.check = check_bits(opts.check)
   p.timing_only = timing_only(opts.data, p.check)
+  p.data_op_engine_type = data_op_bits(opts.data_op_engine_type, p, pes)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
   local st = m:state()

@@ -73,6 +73,7 @@ static sl_params params(void) {
   p.sync_all_ns = 500; p.launch_us = 4; p.host_GBps = 24; p.host_setup_us = 10;
   p.sym_heap_bytes = 16 << 20; p.prof_pe = 1; p.time_limit_us = 0;
   p.l2_bytes = 0; p.l2_read_bytes_per_cycle = 110; p.dma_queue_depth = 2;   /* no L2 here */
+  p.data_op_engine_type = SL_DOP_MTE | SL_DOP_ROCE;   /* its PEs span servers */
   return p;
 }
 
