@@ -251,8 +251,8 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
   sli_l2_reset(m);
   m->gen++;
-  m->quiet = m->lprims = m->quiet_max = 0;
-  m->quiet_land = m->nland;
+  m->quiet = m->lprims = m->quiet_max = 0;   /* the runaway guard's (the blocks' are */
+  m->quiet_land = m->nland;                   /* zeroed above) */
   if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
   for (i = 0; i < n; i++) {
@@ -272,10 +272,6 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     }
     b->wnext = -1;
     b->scratch = -1;
-    b->spin = 0;
-    b->spin_land = -1;
-    memset(b->gsig, 0, sizeof(b->gsig));
-    b->gsig_i = 0;
     for (e = 0; e < SL_NQ; e++) b->qhead[e] = b->qtail[e] = b->mhead[e] = -1, b->kick[e] = -1;
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
