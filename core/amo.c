@@ -252,13 +252,21 @@ void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t) {
   double fold = d == NULL || !isf ? 0 : sl_get_num(dt, d, 0);     /* as its kind reads it */
   if (d != NULL && e->op != SL_AMO_FETCH) {
     sli_lazy_touch(m, &e->dst, es);      /* a staged copy reads it */
-    if (!isf) sl_set_int(dt, d, 0, int_op(e->op, old, e->val, e->val2));
-    else sl_set_num(dt, d, 0, e->op == SL_AMO_ADD ? fold + e->s : e->s);
+    if (!isf) {
+      int64_t nv = int_op(e->op, old, e->val, e->val2);
+      sl_set_int(dt, d, 0, nv);
+      if (nv != old) sli_progress(m);    /* a new value: the runaway guard's progress */
+    } else {
+      double nf = e->op == SL_AMO_ADD ? fold + e->s : e->s;
+      sl_set_num(dt, d, 0, nf);
+      if (nf != fold) sli_progress(m);
+    }
     sli_init_write(m, &e->dst, es);
     if (m->race && e->snap >= 0) sli_race_signal(m, &e->dst, e->snap, e->op != SL_AMO_SET);
     if (m->bufs[e->dst.buf].waiters > 0)
       sli_notify(m, &e->dst, es, t, e->blk);
   }
+  if (d == NULL) sli_progress(m);        /* unbacked: counted as a change */
   if (e->vop) {                          /* the reply travels back */
     sl_block *b = &m->blocks[e->blk];
     if (isf) { b->retkind = SL_RES_NUM; memcpy(&b->ret, &fold, sizeof(fold)); }

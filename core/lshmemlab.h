@@ -71,6 +71,7 @@ typedef struct lmach {
   int check;                /* the machine's check bits */
   lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
   wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
+  struct lrun *run;         /* the running launch's blocks (NULL outside one) */
   const void *ev_s[EV_SEEN];  /* hard event names seen last (their string objects, */
   int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
 } lmach;
@@ -108,6 +109,7 @@ LSL_FUNC lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_l
 
 /* lshmemlab_machine.c */
 LSL_FUNC char *lsl_copy_str(const char *s);
+LSL_FUNC void lsl_runaway_blocks(lua_State *L, lmach *lm, int quiet);
 LSL_FUNC void lsl_add_task(lua_State *L, int mi, int pe, const char *name, const char *type, double start, double stop);
 
 /* lshmemlab_launch.c */

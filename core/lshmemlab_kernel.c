@@ -117,19 +117,22 @@ void lsl_set_site(lua_State *L, lmach *lm) {
   sl_set_site(lm->m, id);
 }
 
-/* count the running primitive; a runaway block (doc/errors.md "Runaway kernels") is
-** stopped with the reason, at the calling line */
+/* count the running primitive; a runaway launch (doc/guard.md "Runaway kernels") is
+** stopped with the reason and the blocks still at it, at the calling line */
 static void runaway_check(lua_State *L, lmach *lm, int blk) {
   int why = sl_prim_tick(lm->m, blk);
+  if (why == SL_RUN_OK) return;
+  lsl_runaway_blocks(L, lm, why == SL_RUN_SPIN);
   if (why == SL_RUN_SPIN)
-    luaL_error(L, "runaway kernel: %I primitives in a row while the machine clock "
-               "stood still (no copy, vector op or signal landed: spinning, or polling "
-               "a value no one writes; the machine option spin_limit)",
-               (lua_Integer)sl_machine_params(lm->m)->spin_limit);
-  else if (why == SL_RUN_TOTAL)
-    luaL_error(L, "runaway kernel: the block called more than %I primitives in this "
-               "launch (the machine option primitive_limit)",
-               (lua_Integer)sl_machine_params(lm->m)->primitive_limit);
+    luaL_error(L, "runaway kernel: the launch's blocks called more than %I primitives in a row with "
+               "nothing new (no copy but repeats of their last ones, no vector op, no signal "
+               "or UB value changed, no block ended: spinning, polling a value no one writes, "
+               "or repeating the same copy; the machine option spin_limit); the blocks at it, "
+               "by line:%s",
+               (lua_Integer)sl_machine_params(lm->m)->spin_limit, lua_tostring(L, -1));
+  luaL_error(L, "runaway kernel: the block called more than %I primitives in this launch "
+             "(the machine option primitive_limit); the blocks at it, by line:%s",
+             (lua_Integer)sl_machine_params(lm->m)->primitive_limit, lua_tostring(L, -1));
 }
 
 /* lsl_kcheck when k is not the running block's own table: k (index 1) must name

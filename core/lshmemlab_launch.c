@@ -179,6 +179,7 @@ static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
 static int launch_fail(lua_State *L, lmach *lm, const char *msg) {
   sl_launch_abort(lm->m);
   lm->cur = -1;
+  lm->run = NULL;
   return luaL_error(L, "%s", msg);
 }
 
@@ -257,6 +258,126 @@ static int launch_args(lua_State *L, lmach *lm, int *nargs, int *ni) {
 typedef struct lblock { lua_State *co; const void *k; } lblock;
 typedef struct lrun { lblock *b; int cos, nblk, nargs; } lrun;
 
+/* where a block's code is: "file:line: in name" of co's innermost Lua
+** frame and the primitive it called (co is suspended in one, or running it) */
+static void block_line(lua_State *L, lua_State *co) {
+  lua_Debug ar, prim;
+  int lvl;
+  const char *name = NULL;
+  if (lua_getstack(co, 0, &prim) && lua_getinfo(co, "Sn", &prim) && prim.what[0] == 'C')
+    name = prim.name;
+  for (lvl = 0; lua_getstack(co, lvl, &ar); lvl++) {
+    if (lua_getinfo(co, "Sl", &ar) && ar.currentline > 0) {
+      lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline,
+                      name ? name : "(no primitive)");
+      return;
+    }
+  }
+  lua_pushliteral(L, "(no Lua line)");
+}
+
+/* the group of block blk in the groups table at index g (line -> index in
+** the array at g + 1), made when new: {blocks, primitives, "PE p block b",
+** line}; left on the stack */
+static void runaway_group(lua_State *L, int g, lua_State *co, int pe, int b) {
+  block_line(L, co);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, g) == LUA_TNUMBER) {
+    lua_rawgeti(L, g + 1, lua_tointeger(L, -1));
+    lua_replace(L, -3);
+    lua_pop(L, 1);
+    lua_pushfstring(L, "PE %d block %d", pe, b);
+    lua_rawseti(L, -2, 5);                             /* the last one so far */
+    return;
+  }
+  lua_pop(L, 1);
+  lua_createtable(L, 5, 0);
+  lua_pushinteger(L, 0); lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, 0); lua_rawseti(L, -2, 2);
+  lua_pushfstring(L, "PE %d block %d", pe, b); lua_rawseti(L, -2, 3);
+  lua_pushvalue(L, -2); lua_rawseti(L, -2, 4);
+  lua_pushvalue(L, -2);                                /* line -> index */
+  lua_pushinteger(L, (lua_Integer)lua_rawlen(L, g + 1) + 1);
+  lua_rawset(L, g);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, g + 1, (lua_Integer)lua_rawlen(L, g + 1) + 1);
+  lua_replace(L, -2);
+}
+
+/* add n to integer field i of the table on top */
+static void group_add(lua_State *L, int i, int64_t n) {
+  lua_rawgeti(L, -1, i);
+  lua_pushinteger(L, lua_tointeger(L, -1) + (lua_Integer)n);
+  lua_rawseti(L, -3, i);
+  lua_pop(L, 1);
+}
+
+/* the groups of the array at index a as text, the most blocks first (at most
+** 8 groups, the others counted), pushed */
+static void runaway_text(lua_State *L, int a) {
+  int i, k, n = (int)lua_rawlen(L, a), shown = 0;
+  luaL_Buffer B;
+  luaL_buffinit(L, &B);
+  for (k = 0; k < n && k < 8; k++) {
+    lua_Integer best = 0;
+    int at = 0;
+    for (i = 1; i <= n; i++) {
+      lua_Integer c;
+      lua_rawgeti(L, a, i);
+      lua_rawgeti(L, -1, 1);
+      c = lua_tointeger(L, -1);
+      lua_pop(L, 2);
+      if (c > best) best = c, at = i;
+    }
+    if (at == 0) break;
+    lua_rawgeti(L, a, at);
+    lua_rawgeti(L, -1, 4); lua_rawgeti(L, -2, 3); lua_rawgeti(L, -3, 5); lua_rawgeti(L, -4, 2);
+    lua_pushfstring(L, "\n  %I block%s at %s (%s%s%s), %I primitives", best,
+                    best > 1 ? "s" : "", lua_tostring(L, -4), lua_tostring(L, -3),
+                    best > 1 ? " to " : "", best > 1 ? lua_tostring(L, -2) : "",
+                    lua_tointeger(L, -1));
+    luaL_addvalue(&B);
+    lua_pop(L, 4);
+    lua_pushinteger(L, 0); lua_rawseti(L, -2, 1);      /* taken */
+    lua_pop(L, 1);
+    shown++;
+  }
+  if (n > shown) {
+    lua_pushfstring(L, "\n  and %d more lines", n - shown);
+    luaL_addvalue(&B);
+  }
+  luaL_pushresult(&B);
+}
+
+/* the blocks a runaway stop names (doc/guard.md "Runaway kernels"): the live
+** blocks that called primitives in the count that tripped (quiet: since
+** something last landed; else: in this launch), grouped by the line and
+** primitive they are at, pushed as one string */
+void lsl_runaway_blocks(lua_State *L, lmach *lm, int quiet) {
+  int blk, nb = lm->run != NULL ? lm->run->nblk : 0, g;
+  luaL_checkstack(L, 12, "runaway report");
+  lua_newtable(L);
+  g = lua_gettop(L);
+  lua_newtable(L);
+  for (blk = 0; blk < nb; blk++) {
+    lua_State *co = lm->run->b[blk].co;
+    int64_t launch, q, n;
+    int pe, b;
+    if (co == NULL) continue;                          /* not started, or ended */
+    sl_block_prims(lm->m, blk, &launch, &q);
+    n = quiet ? q : launch;
+    if (n == 0) continue;
+    sl_block_where(lm->m, blk, &pe, &b);
+    runaway_group(L, g, co, pe, b);
+    group_add(L, 1, 1);
+    group_add(L, 2, n);
+    lua_pop(L, 1);
+  }
+  runaway_text(L, g + 1);
+  lua_replace(L, g);
+  lua_settop(L, g);
+}
+
 /* the values block blk's coroutine co resumes with (a result the engine
 ** kept while it waited), pushed on co; their number */
 static int resume_values(sl_machine *m, int blk, lua_State *co) {
@@ -324,9 +445,55 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
 ** blocks makes the rest anew each launch) */
 #define POOL_MAX 4096
 
+/* distinct open frames a machine keeps (open_frames in its state) */
+#define OPEN_FRAMES_MAX 64
+
+/* block blk ended with frames open (a prof_start with no prof_end): noted in
+** the state table of the machine (index 1) as open_frames[key] = {pe, block,
+** frame, depth, site, launches}, one per PE, block, frame and site */
+static void open_frame_note(lua_State *L, lmach *lm, int blk) {
+  int frame, pe, b, depth, top = lua_gettop(L);
+  int32_t site;
+  if ((depth = sl_block_open_frames(lm->m, blk, &frame, &site)) == 0) return;
+  sl_block_where(lm->m, blk, &pe, &b);
+  luaL_checkstack(L, 8, "open frames");
+  lua_getiuservalue(L, 1, 1);
+  if (lua_getfield(L, -1, "open_frames") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "open_frames");
+  }
+  lua_pushfstring(L, "%d %d %d %d", pe, b, frame, (int)site);
+  lua_pushvalue(L, -1);
+  if (lua_rawget(L, -3) == LUA_TTABLE) {
+    lua_getfield(L, -1, "launches");
+    lua_pushinteger(L, lua_tointeger(L, -1) + 1);
+    lua_setfield(L, -3, "launches");
+  } else if (lua_rawlen(L, -3) < OPEN_FRAMES_MAX) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, pe); lua_setfield(L, -2, "pe");
+    lua_pushinteger(L, b); lua_setfield(L, -2, "block");
+    lua_pushinteger(L, frame); lua_setfield(L, -2, "frame");
+    lua_pushinteger(L, depth); lua_setfield(L, -2, "depth");
+    lua_pushinteger(L, 1); lua_setfield(L, -2, "launches");
+    if (site > 0 && lua_getfield(L, -4, "sites") == LUA_TTABLE) {
+      lua_rawgeti(L, -1, site);
+      lua_setfield(L, -3, "site");
+    }
+    lua_settop(L, top + 4);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -4, (lua_Integer)lua_rawlen(L, -4) + 1);   /* in order, */
+    lua_rawset(L, -3);                                         /* and by key */
+  }
+  lua_settop(L, top);
+}
+
 /* block blk ended: its k may go, its coroutine (returned, its stack emptied)
 ** is kept for a block of a later launch */
 static void launch_block_done(lua_State *L, lmach *lm, lrun *run, int blk) {
+  open_frame_note(L, lm, blk);
   sl_block_done(lm->m, blk);
   if (lm->npool < POOL_MAX) {
     lua_settop(run->b[blk].co, 0);
@@ -424,6 +591,7 @@ static int m_launch(lua_State *L) {
   memset(run.b, 0, sizeof(lblock) * (size_t)run.nblk);
   lua_createtable(L, 2 * run.nblk, 0);
   run.cos = lua_gettop(L);
+  lm->run = &run;
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
     lua_State *co;
@@ -442,6 +610,7 @@ static int m_launch(lua_State *L) {
       return launch_fail(L, lm, "too many kernel arguments");
     launch_resume(L, lm, &run, blk, co, nres);
   }
+  lm->run = NULL;
   return launch_result(L, lm, lua_tostring(L, ni), lua_tostring(L, ni + 1));
 }
 

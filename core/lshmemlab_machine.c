@@ -87,6 +87,7 @@ int lsl_new(lua_State *L) {
   read_params(L, &p);
   lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 4);
   lm->magic = MACH_MAGIC;
+  lm->run = NULL;
   lm->m = NULL;
   lm->cur = -1;
   lm->sites = NULL;
@@ -298,6 +299,25 @@ static int m_path(lua_State *L) {
   return 1;
 }
 
+/* the rows of one PE (on top, the machine's state below its tasks table) at
+** twice the state's task_rows: the oldest half goes (m:tasks returns the
+** last task_rows; 0 keeps all) */
+static void task_trim(lua_State *L) {
+  lua_Integer cap, n = (lua_Integer)lua_rawlen(L, -1), i;
+  lua_getfield(L, -3, "task_rows");
+  cap = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (cap <= 0 || n < 2 * cap) return;
+  for (i = 1; i <= cap; i++) {
+    lua_rawgeti(L, -1, n - cap + i);
+    lua_rawseti(L, -2, i);
+  }
+  for (i = n; i > cap; i--) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+  }
+}
+
 /* m:reach(a, b): PE a's topo_list entry for PE b, the SL_DOP_* bits of the
 ** transports that reach it (data_op_engine_type's values: MTE 1, SDMA 2,
 ** ROCE 4, UDMA 8) */
@@ -342,6 +362,7 @@ void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
   lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
   lua_pushnumber(L, (lua_Number)stop); lua_setfield(L, -2, "stop_us");
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  task_trim(L);
   lua_pop(L, 3);
 }
 
@@ -394,13 +415,25 @@ static int m_tostring(lua_State *L) {
   return 1;
 }
 
+/* m:runaway_counts(): the last launch's primitives (all blocks) and its
+** longest run of primitives with no progress, the count spin_limit bounds */
+static int m_runaway_counts(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int64_t prims, quiet;
+  sl_guard_stats(lm->m, &prims, &quiet);
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)prims); lua_setfield(L, -2, "primitives");
+  lua_pushinteger(L, (lua_Integer)quiet); lua_setfield(L, -2, "quiet_max");
+  return 1;
+}
+
 /* the machine's own methods */
 const luaL_Reg lsl_machine_methods[] = {
   {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
   {"host", m_host}, {"free", m_free}, {"memcpy", m_memcpy}, {"params", m_params},
   {"now", m_now}, {"events", m_events}, {"flow_stats", m_flow_stats},
   {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes}, {"path", m_path}, {"reach", m_reach},
-  {"state", m_state}, {"close", m_close},
+  {"state", m_state}, {"close", m_close}, {"runaway_counts", m_runaway_counts},
   {NULL, NULL}
 };
 

@@ -370,6 +370,7 @@ static int prof_prim(lua_State *L, int end) {
   lmach *lm = lsl_kcheck(L, &blk);
   lua_Integer f = kint(L, 2);
   luaL_argcheck(L, f >= 0, 2, "frame must be >= 0");
+  if (!end && !lm->check) lsl_set_site(L, lm);   /* a frame left open names its prof_start */
   return lsl_kdone(L, lm, blk, sl_prof(lm->m, blk, f > 1000000 ? 1000000 : (int)f, end), 0);
 }
 

@@ -251,6 +251,8 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   memset(m->sync_tmax, 0, (size_t)m->p.n_pes * sizeof(*m->sync_tmax));
   sli_l2_reset(m);
   m->gen++;
+  m->quiet = m->lprims = m->quiet_max = 0;   /* the runaway guard's (the blocks' are */
+  m->quiet_land = m->nland;                   /* zeroed above) */
   if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
   for (i = 0; i < n; i++) {
@@ -270,8 +272,6 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
     }
     b->wnext = -1;
     b->scratch = -1;
-    b->spin = 0;
-    b->spin_now = m->now;
     for (e = 0; e < SL_NQ; e++) b->qhead[e] = b->qtail[e] = b->mhead[e] = -1, b->kick[e] = -1;
     sli_wake(m, i, m->t0);
     if (b->state != B_READY) {
@@ -285,6 +285,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
 
 /* the running block finished its code: it ends when its pipes drained */
 void sl_block_done(sl_machine *m, int blk) {
+  sli_progress(m);                       /* a block that ends is progress */
   sli_drain(m, blk, SL_DRAIN_ALL | SL_DRAIN_ENGINES, ACT_END);
 }
 
@@ -359,6 +360,15 @@ int sl_block_frame(const sl_machine *m, int blk) {
   return b->fdepth > 0 ? b->fr[b->fdepth - 1].id : -1;
 }
 
+/* frames a block has open (prof_start with no prof_end yet): their number,
+** the innermost's id and the site of its prof_start (-1: none known) */
+int sl_block_open_frames(const sl_machine *m, int blk, int *frame, int32_t *site) {
+  const sl_block *b = &m->blocks[blk];
+  *frame = b->fdepth > 0 ? b->fr[b->fdepth - 1].id : -1;
+  *site = b->fdepth > 0 ? b->fr[b->fdepth - 1].site : -1;
+  return b->fdepth;
+}
+
 /* what a block gets as it resumes: SL_RES_NONE, SL_RES_INT (a woken wait's
 ** value), SL_RES_YIELDED (v values it yielded and left on its own stack) */
 int sl_block_result(sl_machine *m, int blk, int64_t *v) {
@@ -369,22 +379,56 @@ int sl_block_result(sl_machine *m, int blk, int64_t *v) {
   return k;
 }
 
-/* count one primitive of block blk before it runs: SL_RUN_SPIN when the block
-** has called more than spin_limit primitives in a row while the machine clock
-** (the time of the last event handled) stood still, SL_RUN_TOTAL when the
-** block has called more than primitive_limit in this launch; counts, never
-** wall time */
+/* count one primitive of block blk before it runs (doc/guard.md "Runaway
+** kernels"): SL_RUN_SPIN when all blocks together have called more than
+** spin_limit primitives since the last progress (sli_progress: a copy other
+** than its block's last four landed, a vector op landed, a signal or
+** set_value changed a value, a block ended) and the block itself called
+** more than spin_limit / SPIN_SHARE of them, SL_RUN_TOTAL when the block
+** has called more than primitive_limit in this launch (a backstop for a
+** loop that makes progress forever: vector ops, signals of new values).
+** The spin count is the launch's as a whole, so that a launch of many blocks
+** that all spin stops after as many primitives as one block would; counts,
+** never wall time */
+/* the least share of a spin a block must have called itself to be stopped:
+** spin_limit / SPIN_SHARE of it (122 of the default 1 M), so that thousands of
+** blocks each doing a little scalar work before the first copy lands are not
+** taken for a spin (a machine of 1024 PEs x 48 blocks is 49152 blocks) */
+#define SPIN_SHARE 8192
+
 int sl_prim_tick(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
-  if (m->now != b->spin_now) {
-    b->spin_now = m->now;
+  if (m->nland != m->quiet_land) {
+    m->quiet_land = m->nland;
+    m->quiet = 0;
+  }
+  if (b->spin_land != m->quiet_land) {
+    b->spin_land = m->quiet_land;
     b->spin = 0;
   }
   b->spin++;
   b->nprims++;
-  if (m->p.spin_limit > 0 && b->spin > m->p.spin_limit) return SL_RUN_SPIN;
+  m->lprims++;
+  if (++m->quiet > m->quiet_max) m->quiet_max = m->quiet;
+  if (m->p.spin_limit > 0 && m->quiet > m->p.spin_limit && b->spin > m->p.spin_limit / SPIN_SHARE)
+    return SL_RUN_SPIN;
   if (m->p.primitive_limit > 0 && b->nprims > m->p.primitive_limit) return SL_RUN_TOTAL;
   return SL_RUN_OK;
+}
+
+/* a block's runaway counts: primitives in this launch, and in the machine's
+** quiet streak (0 when it called none since something last landed) */
+void sl_block_prims(const sl_machine *m, int blk, int64_t *launch, int64_t *quiet) {
+  const sl_block *b = &m->blocks[blk];
+  *launch = b->nprims;
+  *quiet = b->spin_land == m->quiet_land ? b->spin : 0;
+}
+
+/* the launch's runaway counts: primitives of all blocks, the longest quiet
+** streak (the measure spin_limit's default is set against) */
+void sl_guard_stats(const sl_machine *m, int64_t *prims, int64_t *quiet_max) {
+  *prims = m->lprims;
+  *quiet_max = m->quiet_max;
 }
 
 /* keep a value for a block that yields before returning it */
@@ -474,6 +518,7 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
     }
   } else if (b->fdepth < SL_FSTACK) {
     b->fr[b->fdepth].id = frame;
+    b->fr[b->fdepth].site = m->site;
     b->fr[b->fdepth++].start = b->t;
   }
   if (frame >= SL_PROF_MAX_FRAME || b->b >= SL_PROF_MAX_BLOCK) return SL_OK;

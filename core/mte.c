@@ -259,9 +259,27 @@ void sli_lazy_reset(sl_machine *m) {
 }
 
 /* a copy lands: the one place where a transfer's bytes move */
+/* the runaway guard: a copy is progress unless it repeats one of the last
+** four its block landed (the same source, destination and size: a poll of a
+** flag into UB, a put of the same bytes to the same place again) */
+static void guard_copy(sl_machine *m, const sl_event *e) {
+  sl_block *b = &m->blocks[e->blk];
+  uint64_t h = 1469598103934665603u;
+  const int64_t f[] = { e->src.buf, e->src.pe, e->src.core, e->src.off,
+                        e->dst.buf, e->dst.pe, e->dst.core, e->dst.off, e->n };
+  size_t i;
+  for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+    h = (h ^ (uint64_t)f[i]) * 1099511628211u;
+  for (i = 0; i < 4; i++) if (b->gsig[i] == h) return;
+  b->gsig[b->gsig_i] = h;
+  b->gsig_i = (b->gsig_i + 1) & 3;
+  sli_progress(m);
+}
+
 static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
   const uint8_t *s;
   uint8_t *d;
+  guard_copy(m, e);
   if (m->p.check & SL_CHECK_INIT) {
     sli_init_read(m, &e->src, e->n, e->blk, e->pipe, e->site);
     sli_init_write(m, &e->dst, e->n);
@@ -344,6 +362,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
         sl_fill_pattern(dt, d, (size_t)e->n, SL_FILL_CONST, e->s, 0, 0, 0);
       else if (e->vop == SL_VEC_COPY) memmove(d, a, (size_t)e->n * sl_dtype_size(dt));
       else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
+      sli_progress(m);
       sli_landed(m, e->blk, SL_PIPE_V, 1, t);
       break;
     }
@@ -652,10 +671,16 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint) {
   int st;
-  uint8_t *p = ub_elem(m, blk, ub, i, 1, &st);
-  if (p == NULL) return st;             /* skipped, or unbacked: the write is dropped */
+  uint8_t *p = ub_elem(m, blk, ub, i, 1, &st), old[8];
+  size_t esz = sl_dtype_size((sl_dtype)ub->dtype);
+  if (p == NULL) {                      /* skipped, or unbacked: the write is dropped */
+    if (st == SL_OK) sli_progress(m);   /* a write the runaway guard cannot compare */
+    return st;
+  }
+  memcpy(old, p, esz);
   if (isint) sl_set_int((sl_dtype)ub->dtype, p, 0, ival);
   else sl_set_num((sl_dtype)ub->dtype, p, 0, num);
+  if (memcmp(old, p, esz) != 0) sli_progress(m);   /* the UB changed */
   return SL_OK;
 }
 

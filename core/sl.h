@@ -270,6 +270,9 @@ int sl_block_frame(const sl_machine *m, int blk);
 /* runaway kernels: why sl_prim_tick stops a block */
 enum { SL_RUN_OK = 0, SL_RUN_SPIN, SL_RUN_TOTAL };
 int sl_prim_tick(sl_machine *m, int blk);
+void sl_block_prims(const sl_machine *m, int blk, int64_t *launch, int64_t *quiet);
+int sl_block_open_frames(const sl_machine *m, int blk, int *frame, int32_t *site);
+void sl_guard_stats(const sl_machine *m, int64_t *prims, int64_t *quiet_max);
 int sl_describe_waits(const sl_machine *m, char *out, size_t size);
 /* what a resumed block gets back (sl_block_result, sl_block_stash): nothing,
 ** one integer (a woken wait's value), one number (v holds a double's

@@ -219,9 +219,9 @@ typedef struct sl_block {
   int32_t state, pe, b;
   int32_t retkind;          /* value handed back when it resumes */
   int64_t ret;
-  /* runaway guard: primitives called since the machine clock last moved */
+  /* runaway guard: primitives it called since something last landed */
   int64_t spin;
-  sl_time spin_now;         /* the machine clock when spin restarted */
+  int64_t spin_land;        /* the machine's landing count when spin restarted */
   int64_t nprims;           /* primitives it has called in this launch */
   int32_t atomic, atomic_dtype;
   /* line 1: the pipes' clocks */
@@ -243,7 +243,7 @@ typedef struct sl_block {
   int32_t fdepth;           /* frames open (fr) */
   sl_time xstart[SL_NQ];    /* when the running transfer began streaming (trace) */
   /* line 4 on: the frames open, the innermost four in line 4 */
-  struct { int32_t id; sl_time start; } fr[SL_FSTACK];
+  struct { int32_t id, site; sl_time start; } fr[SL_FSTACK];  /* site: of prof_start */
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
   int32_t mtail[SL_NQ];     /* the last shadow read waiting in each queue */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
@@ -273,6 +273,10 @@ typedef struct sl_block {
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
   int64_t scratch_bytes;    /* its size (set_mte_config may name another) */
+  /* runaway guard: the last copies it landed (a hash of source, destination
+  ** and size each), so a copy repeating one of them is no progress (mte.c) */
+  uint64_t gsig[4];
+  int32_t gsig_i;
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
@@ -389,6 +393,13 @@ struct sl_machine {
   int32_t wfhead, wfn, wfcap;
   uint64_t seq;
   int64_t nevents;          /* events handled since the machine was made */
+  /* runaway guard (machine.c sl_prim_tick): new effects since the machine
+  ** was made (sli_progress: a copy other than the block's last ones landed, a
+  ** vector op landed, a signal or set_value changed a value, a block ended),
+  ** primitives of all blocks since that count last moved, and primitives of
+  ** all blocks in the launch */
+  int64_t nland, quiet, quiet_land, lprims;
+  int64_t quiet_max;        /* the launch's longest quiet streak (sl_guard_stats) */
   sl_flow_stats fstats;     /* the flow solver's counts since then (flow.c) */
   /* the block waiting inline plus 1 (sim.c wait_inline; 0 none) and its
   ** own wake-up while it is held back from the queue (self_pending) */
@@ -497,6 +508,8 @@ void sli_ub_free(sl_machine *m);
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
+/* the runaway guard's progress count: something new happened (sl_prim_tick) */
+static inline void sli_progress(sl_machine *m) { m->nland++; }
 void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes);
 /* bytes at a are written or (UB) read: the staging records that see them
 ** move their bytes before (the test for no record inline: every landing asks) */

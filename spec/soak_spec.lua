@@ -15,8 +15,8 @@
 -- event pool, UB and reservation arrays, coroutine stacks) and fragment, which
 -- moves RSS by a few MiB at most once warm (not judged under ASan or
 -- valgrind, whose allocators hold freed memory). The machine's msprof task rows
--- (m:tasks, two per launch, documented to accumulate) are cleared every 500
--- launches with m:clear_tasks(), as a long-running user would.
+-- (m:tasks, two per launch) are bounded by task_rows (spec/task_rows_spec.lua);
+-- they are also cleared every 500 launches with m:clear_tasks().
 
 local lab = require("shmemlab")
 

@@ -737,6 +737,10 @@ function cli.run(o, out)
                 cli.idle_note(op, results))
     end
   end
+  for _, r in ipairs(results) do            -- the output is whole: then the run's error
+    local e = runner.run_error(r)
+    if e then return cli.EXIT.run, e end
+  end
   for _, r in ipairs(results) do if runner.any_wrong(r) then return cli.EXIT.wrong end end
   return cli.EXIT.ok
 end
@@ -772,11 +776,17 @@ function cli.main(argv, out, err, prog)
   end
   if o.help then out:write(cli.help(prog)) return cli.EXIT.ok end
   if o.list then list(out) return cli.EXIT.ok end
-  local ok, status = pcall(cli.run, o, out)
-  if ok then return status end
+  local ok, status, why = pcall(cli.run, o, out)
+  if ok then
+    if why then err:write(me, ": ", why, "\n") end
+    return status
+  end
   if runner.kind(status) == "usage" then
     err:write(me, ": ", status.message, hint)
     return cli.EXIT.usage
+  end
+  if runner.kind(status) == "run" and status.output and not o.json then
+    out:write(status.output)                -- what the failed run could still report
   end
   err:write(me, ": ", tostring(status), "\n")
   return cli.EXIT.run

@@ -69,7 +69,10 @@ end
 
 -- options of lab.machine that are not profile figures
 local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true,
-                       data = true, data_op_engine_type = true }
+                       data = true, task_rows = true, data_op_engine_type = true }
+
+-- task rows a machine keeps per PE unless told (lab.machine{task_rows =}; 0 = all)
+lab.TASK_ROWS = 256
 
 -- data_op_engine_type_t (shmem_common_types.h): the engines an init names,
 -- as bits; lab.DATA_OP_MTE ... lab.DATA_OP_UDMA as ACLSHMEM_DATA_OP_*
@@ -180,6 +183,16 @@ local function timing_only(data, bits)
   return true
 end
 
+-- the task_rows option: rows kept per PE (0 = all)
+local function task_rows(n)
+  if n == nil then return lab.TASK_ROWS end
+  if math.type(n) ~= "integer" or n < 0 then
+    error("bad argument #1 to 'machine' (task_rows must be an integer >= 0, got "
+          .. tostring(n) .. ")", 3)
+  end
+  return n
+end
+
 -- every key lab.machine takes with profile prof
 local function machine_keys(prof)
   local keys = {}
@@ -226,6 +239,7 @@ function lab.machine(opts)
   st.profile = p
   st.tasks = {}
   st.task_id = 0
+  st.task_rows = task_rows(opts.task_rows)
   st.check = p.check
   st.timing_only = p.timing_only
   return m
@@ -234,12 +248,35 @@ end
 local M = core.machine_methods
 -- m:launch and m:memcpy (C) record their msprof task rows in m:state().tasks
 
--- m:tasks(pe): the task rows of one PE in launch order
+-- m:tasks(pe): the task rows of one PE in launch order: the last task_rows of
+-- them (lab.machine{task_rows = N}, lab.TASK_ROWS by default; 0 keeps every row).
+-- The store holds at most twice that many and drops the oldest half when full,
+-- so a machine looped over thousands of launches keeps a bounded heap
 function M.tasks(m, pe)
-  return m:state().tasks[pe] or {}
+  local st = m:state()
+  local rows, cap = st.tasks[pe] or {}, st.task_rows
+  if cap == 0 or #rows <= cap then return rows end
+  return table.move(rows, #rows - cap + 1, #rows, 1, {})
 end
 
--- m:clear_tasks(): forget the task rows
+-- m:open_frames(): the frames blocks left open when their kernel returned (a
+-- prof_start with no prof_end), by PE, block and frame, one row per PE, block,
+-- frame and prof_start line: {pe, block, frame, depth (frames open), site
+-- ("file:line" of the prof_start, nil when unknown), launches (how many ended so)};
+-- at most 64 rows (later ones are counted in the rows they repeat, or dropped)
+function M.open_frames(m)
+  local rows, out = m:state().open_frames or {}, {}
+  for i, r in ipairs(rows) do out[i] = r end
+  table.sort(out, function(a, b)
+    if a.pe ~= b.pe then return a.pe < b.pe end
+    if a.block ~= b.block then return a.block < b.block end
+    if a.frame ~= b.frame then return a.frame < b.frame end
+    return (a.site or "") < (b.site or "")
+  end)
+  return out
+end
+
+-- m:clear_tasks(): forget the task rows (their ids start again at 1)
 function M.clear_tasks(m)
   local st = m:state()
   st.tasks = {}

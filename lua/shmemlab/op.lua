@@ -8,7 +8,12 @@
 --   defaults    its own defaults for the run configuration (count, block_dim, ...)
 --   unused      {[frame id] = "why this op has no such phase"} for every frame
 --               kind it does not use
---   describe(c) -> {algorithm =, chunk_elems =, cores =}
+--   describe(c, s) -> {algorithm =, chunk_elems =, ub_bytes =, cores =}: what the run's
+--               line prints ("algorithm: A; chunk N elements, UB B B, C cores per PE"),
+--               called after the measured launches with the state setup returned. All
+--               four are required: algorithm a string, chunk_elems, ub_bytes (the UB
+--               bytes a block stages through) and cores integers >= 0; a table without
+--               one of them is an error naming the op and the field (runner.describe)
 --   payload(c)  -> the numbers metrics.payload_bytes needs
 --   setup(m, c) -> state: buffers and deterministic inputs
 --   run(m, c, s) -> one whole operation (one or more launches, see op.launch)
@@ -35,7 +40,10 @@
 --   ub_bytes    the UB budget a block stages through (--ub-bytes, 190 KiB)
 --   sym_bytes   the symmetric heap the op may use (--sym-bytes, half the heap)
 --   root        the root PE of rooted collectives (--root, 0)
---   reduce      "sum" | "max" | "min" for reductions (--reduce; op.atomic checks it)
+--   reduce      "sum" | "max" | "min" for reductions (--reduce; op.atomic checks it). No
+--               built-in default: nil unless --reduce or the op's own defaults give it,
+--               so an op that reduces sets defaults = { reduce = "sum" } (ops/allreduce.lua)
+--               and op.atomic(name, nil) raises "unknown reduce 'nil'"
 --   src_pe, dst_pe, mode   p2p: the sender, receiver and "put" | "get" (--src, --dst, --mode)
 --   local_tokens, hidden, topk, experts, routing, routes_file, dispatch_dtype,
 --   seed, zipf_s, sigma    MoE dispatch/combine (--tokens, --hidden, ...; shmemlab.moe)

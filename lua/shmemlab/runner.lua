@@ -407,7 +407,7 @@ end
 -- a fresh machine for c
 local function machine(c)
   local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe, check = c.check,
-              data = not c.timing_only }
+              data = not c.timing_only, task_rows = 0 }   -- every row of a run: --output
   return lab.machine(o)
 end
 
@@ -422,9 +422,52 @@ local function spread(per_pe)
            skew_pct = mean > 0 and (mx - mn) / mean * 100 or 0 }
 end
 
--- warm up, measure and check one operator on a fresh machine
+-- the fields describe must return, each with the check of its value
+local DESCRIBE = {
+  { "algorithm", "a string", function(v) return type(v) == "string" end },
+  { "chunk_elems", "an integer >= 0", function(v) return math.type(v) == "integer" and v >= 0 end },
+  { "ub_bytes", "an integer >= 0 (the UB bytes a block stages through)",
+    function(v) return math.type(v) == "integer" and v >= 0 end },
+  { "cores", "an integer >= 0", function(v) return math.type(v) == "integer" and v >= 0 end },
+}
+
+-- op.describe(c, s) checked: a table with every field of DESCRIBE, else an error
+-- naming the op and the field (shmemlab.op's header)
+function runner.describe(op, c, s)
+  local d = op.describe(c, s)
+  if type(d) ~= "table" then
+    error(string.format("operator %s: describe must return a table {algorithm =, chunk_elems =, "
+                        .. "ub_bytes =, cores =}, got %s", op.name, type(d)), 0)
+  end
+  for _, f in ipairs(DESCRIBE) do
+    if not f[3](d[f[1]]) then
+      error(string.format("operator %s: describe must return %s as %s, got %s", op.name, f[1],
+                          f[2], tostring(d[f[1]])), 0)
+    end
+  end
+  return d
+end
+
+-- warm up, measure and check one operator on a fresh machine. A run that fails
+-- (a kernel fault, a runaway, a deadlock, an error in the op) raises a "run" error
+-- that keeps what can still be reported: in a checked run the reports made before
+-- the failure (e.reports, the sanitizer's summary text)
 function runner.measure(op, c)
   local m = machine(c)
+  local ok, r = pcall(runner.measure_on, m, op, c)
+  if ok then return r end
+  local e = runner.kind(r) and r or runner.error_of("run", tostring(r))
+  if e.kind == "run" and c.check and c.check ~= "none" then
+    local check = require("shmemlab.check")
+    local fine, text = pcall(check.summary, m, op.title or op.name)
+    if fine then e.reports = text end
+  end
+  m:close()
+  error(e, 0)
+end
+
+-- runner.measure on the machine m
+function runner.measure_on(m, op, c)
   local s = op.setup(m, c)
   for _ = 1, c.warmup do op.run(m, c, s) end
   m:reset_prof()
@@ -470,7 +513,8 @@ function runner.measure(op, c)
     op = op, machine = m, state = s, per_pe = per_pe, spread = spread(per_pe),
     e2e_us = sum_e / c.iters, launches = launches, path_bytes = moved,
     check = check,
-    describe = op.describe(c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
+    describe = runner.describe(op, c, s), frames = m:shadow_rows(), prof = m:get_prof(nil, false),
+    open_frames = m:open_frames(),
     deepep = op.deepep and op.deepep(c, s) or nil,
     trace = trace, iter_launches = launches // c.iters, signal_us = c.profile.signal_ns / 1000,
   }
@@ -536,9 +580,44 @@ end
 -- the reason of a frame an operator leaves unused on a machine of one PE
 runner.ONE_PE_REASON = "one PE: no peer to move data to or to wait for"
 
+-- the text naming the frames a run's blocks left open (m:open_frames rows), or nil
+function runner.open_frames_text(rows)
+  if rows == nil or #rows == 0 then return nil end
+  local out, names = {}, lab.frames.names
+  for i, r in ipairs(rows) do
+    if i > 4 then
+      out[#out + 1] = string.format("and %d more", #rows - 4)
+      break
+    end
+    out[#out + 1] = string.format("frame %d (%s) on PE %d block %d, prof_start at %s (%d launch%s)",
+      r.frame, names[r.frame] or "no name", r.pe, r.block, r.site or "an unknown line",
+      r.launches, r.launches == 1 and "" or "es")
+  end
+  return "left open (a prof_start with no prof_end when the kernel returned; its time is "
+    .. "not counted): " .. table.concat(out, "; ")
+end
+
 -- the frame report of a measured run {rows, text}; a frame the op does not
--- use and gives no reason for is an error naming the op
+-- use and gives no reason for is an error naming the op, and a frame its blocks
+-- left open is named (runner.open_frames_text): a note under the report, or, when
+-- the report cannot be made, the report's text and an error (open = true) the CLI
+-- prints after the rest of the output (exit 3)
 function runner.frames(res, op, c)
+  local open = runner.open_frames_text(res.open_frames)
+  if open then
+    local ok, fr = pcall(runner.frames_closed, res, op, c)
+    if ok then
+      fr.text = fr.text .. "frames " .. open .. "\n"
+      return fr
+    end
+    local msg = string.format("operator %s: frames %s", op.name, open)
+    return { rows = {}, text = "(no frame report: " .. msg .. ")\n", error = msg, open = true }
+  end
+  return runner.frames_closed(res, op, c)
+end
+
+-- the frame report of a measured run whose blocks closed every frame
+function runner.frames_closed(res, op, c)
   local e2e = res.e2e_us / math.max(1, res.launches // c.iters)
   local reasons = op.unused
   if c.pes == 1 then                 -- a collective of one is a copy: no peer, no wait
@@ -577,7 +656,11 @@ end
 -- the frame report of a measured run; in a checked run with errors the reports
 -- explain a frame left open (a deadlock salvaged): the report is replaced by a note
 local function frames_of(res, op, c)
-  if not (res.sanitizer and res.sanitizer.errors > 0) then return guarded(runner.frames, res, op, c) end
+  if not (res.sanitizer and res.sanitizer.errors > 0) then
+    local fr = guarded(runner.frames, res, op, c)
+    if fr.open then res.frame_error = fr.error end
+    return fr
+  end
   local ok, fr = pcall(runner.frames, res, op, c)
   if ok then return fr end
   res.frame_error = tostring(fr)
@@ -601,7 +684,13 @@ end
 function runner.run(spec, opts, release)
   local op = guarded(runner.load_op, spec)
   local c = runner.config(op, opts)
-  local res = guarded(runner.measure, op, c)
+  local ok, res = pcall(guarded, runner.measure, op, c)
+  if not ok then             -- the output that can still be made: the configuration, reports
+    if runner.kind(res) == "run" then
+      res.output = runner.config_text(c, op) .. (res.reports and res.reports .. "\n" or "")
+    end
+    error(res, 0)
+  end
   if release then runner.release(res) end
   local bound = require("shmemlab.bound").of(op.collective, c)   -- the baseline's too
   local base
@@ -701,6 +790,15 @@ function runner.text(r)
   local v = r.metrics.summary.verdict
   out[#out + 1] = string.format("\nverdict: %s (%s)\n", v.text, v.detail or v.rule)
   return table.concat(out)
+end
+
+-- the error of a run whose output is whole but whose op is wrong in a way that
+-- fails the run (a frame left open with no frame report: runner.frames), or nil
+function runner.run_error(r)
+  for _, fr in ipairs({ r.frames, r.baseline and r.baseline.frame_report or false }) do
+    if fr and fr.open then return fr.error end
+  end
+  return nil
 end
 
 -- true when any element of the op or its baseline is wrong, or a checked run

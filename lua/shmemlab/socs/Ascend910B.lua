@@ -95,7 +95,7 @@ return {
   time_limit_us = 60 * 1000 * 1000,      -- lab guard, not a hardware figure
   hccl_buffer_bytes = 200 * 1024 * 1024, -- hccl_docs: HCCL_BUFFSIZE default 200 (MB)
   instruction_budget = 200 * 1000 * 1000, -- lab guard (0 = none)
-  spin_limit = 1000 * 1000,       -- lab guard (0 = none): doc/errors.md "Runaway kernels"
+  spin_limit = 1000 * 1000,       -- lab guard (0 = none): doc/guard.md "Runaway kernels"
   primitive_limit = 2 * 1000 * 1000,    -- lab guard (0 = none): primitives per block and launch
   -- each source once, so reports can print them (fidelity.lua prints the list)
   sources = {
