@@ -281,8 +281,9 @@ function cli.parse(argv, prog)
     return nil, "a PE sweep (--pes with a list or range) and a size sweep (-b, -e) do not combine"
   end
   if o.factor and o.factor < 2 then return nil, "-f must be at least 2" end
-  local families = table.concat(runner.BASELINES, ", ")
-  if o.baseline and o.baseline ~= "none" and not families:find("%f[%w]" .. o.baseline .. "%f[%W]") then
+  local families, known = table.concat(runner.BASELINES, ", "), { none = true }
+  for _, f in ipairs(runner.BASELINES) do known[f] = true end
+  if o.baseline and not known[o.baseline] then
     return nil, "--baseline must be " .. families .. " or none"
   end
   if o.moe_mode and o.moe_mode ~= "normal" and o.moe_mode ~= "ll" then
