@@ -46,16 +46,16 @@ local function pairs_of(p, f)            -- one step of f(i) -> {to, bytes} or n
   end
   return st
 end
-function PATTERN.mesh_all(p, u)
+function PATTERN.mesh_all(p, u)            -- peers by offset: each round a permutation
   return { pairs_of(p, function(i)
     local t = {}
-    for j = 0, p - 1 do if j ~= i then t[#t + 1] = { j, u } end end
+    for k = 1, p - 1 do t[k] = { (i + k) % p, u } end
     return t
   end) }
 end
 function PATTERN.scatter_mesh(p, u, root)
   local st = {}
-  for j = 0, p - 1 do if j ~= root then st[#st + 1] = { root, j, u } end end
+  for k = 1, p - 1 do st[k] = { root, (root + k) % p, u } end
   return { st }
 end
 function PATTERN.ring(p, u, nsteps)
@@ -206,7 +206,7 @@ end
 -- waits for every notify newer than the ones it has seen; block 0 waits for the
 -- last notifies at the end
 local function kernel(k, a)
-  local pe, B, ub = k.pe, k.block_num, k:ub("int32", 16)
+  local pe, B, ub = k.pe, k.block_num, k:ub("int32", 16, "backed")
   local seen = {}
   local function wait_for(list)
     for _, w in ipairs(list) do
@@ -225,14 +225,14 @@ local function kernel(k, a)
       k:prof_start(lab.frames.REMOTE_PUT_GET)
       for j = k.block + 1, #mine, B do
         local t = mine[j]
-        local n, flag = t[2], a.tags:sub(s * FLAG, FLAG)
-        if t[3] == "RDMA" then
-          k:roce_put_nbi(a.land:sub(0, n), a.src:sub(0, n), ub, n, t[1])
-          k:roce_put_nbi(a.flags:sub(pe * FLAG, FLAG), flag, ub, FLAG, t[1])
-        else
-          k:sdma_put_nbi(a.land:sub(0, n), a.src:sub(0, n), ub, n, t[1], 0)
-          k:sdma_put_nbi(a.flags:sub(pe * FLAG, FLAG), flag, ub, FLAG, t[1], 0)
+        local flag = a.tags:sub(s * FLAG, FLAG)
+        for off = 0, t[2] - 1, a.piece do           -- a descriptor per CCL buffer's worth
+          local n = math.min(a.piece, t[2] - off)
+          if t[3] == "RDMA" then k:roce_put_nbi(a.land:sub(0, n), a.src:sub(0, n), ub, n, t[1])
+          else k:sdma_put_nbi(a.land:sub(0, n), a.src:sub(0, n), ub, n, t[1], 0) end
         end
+        if t[3] == "RDMA" then k:roce_put_nbi(a.flags:sub(pe * FLAG, FLAG), flag, ub, FLAG, t[1])
+        else k:sdma_put_nbi(a.flags:sub(pe * FLAG, FLAG), flag, ub, FLAG, t[1], 0) end
       end
       k:prof_end(lab.frames.REMOTE_PUT_GET)
     end
@@ -250,8 +250,9 @@ local function width(steps, cores)
 end
 
 -- setup of a task-mode baseline: the schedule, a landing zone as large as the
--- largest transfer (every transfer lands at its start: the bytes are not the
--- result), notify slots (one per sender) and the notify values of each step
+-- largest transfer or the CCL buffer (HCCL_BUFFSIZE: a larger transfer is one
+-- descriptor per buffer's worth; every one lands at the zone's start: the bytes
+-- are not the result), notify slots (one per sender) and each step's notify value
 function L.setup(m, c, plan)
   local n, per = c.pes, plan.topology.per_server
   local steps = L.schedule(plan, n, per, c.root or 0)
@@ -261,8 +262,9 @@ function L.setup(m, c, plan)
       for _, t in ipairs(sends) do big = math.max(big, t[2]) end
     end
   end
+  big = math.min(big, c.profile.hccl_buffer_bytes)
   return {
-    hccl_plan = plan, steps = steps, recv = receives(steps, n), base = 0,
+    hccl_plan = plan, steps = steps, recv = receives(steps, n), base = 0, piece = big,
     blocks = width(steps, c.cores),
     land = m:malloc("int8", big, "hccl_land"), src = m:alloc("int8", big, "hccl_src"),
     flags = m:malloc("int32", n * FLAG, "hccl_notify", "backed"),
