@@ -149,7 +149,9 @@ local A3 = {}
 function A3.allgather(t, b, _, n)
   local S, P = t.servers, t.per_server
   if S == 1 then
-    if b <= 2 * MiB then return "AllGatherMeshOpbaseExecutor", { ph(0, "mesh", "allgather", P, b, "hccs") } end
+    if b <= 2 * MiB then
+      return "AllGatherMeshOpbaseExecutor", { ph(0, "mesh", "allgather", P, b, "hccs") }
+    end
     return "AlignedAllGatherDoubleRingFor91093Executor", { ph(0, "ring", "allgather", P, b, "hccs") }
   end
   if b <= 4 * MiB then

@@ -321,6 +321,10 @@ function L.wrap(def)
     def.unused[id] = def.unused[id] or "HCCL task plan (beyond one server): SDMA and RDMA "
       .. "engines move the data, no core copies or computes"
   end
+  def.plan_text = function(c)           -- what the run header names (nil: AIV kernels)
+    local ok, plan = pcall(L.plan, c, def.collective)
+    if ok and not plan.aiv then return string.format("HCCL %s mode: %s", plan.mode, plan.text) end
+  end
   def.unchecked = function(_, s)
     if not s.hccl_plan.aiv then return "HCCL task plan: sizes and paths, not values" end
   end

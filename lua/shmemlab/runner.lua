@@ -91,6 +91,9 @@ local function baseline_text(c, op)
   if c.baseline == "none" or type(op) ~= "table" then return c.baseline end
   local path, found = runner.baseline_path(op, c.baseline)
   local mode = c.moe_mode and string.format(" (moe mode %s)", c.moe_mode) or ""
+  local b = found and c.profile and runner.load_op(path)
+  local plan = b and b.plan_text and b.plan_text(c)      -- HCCL beyond one server
+  if plan then mode = string.format("%s (%s)", mode, plan) end
   if found then return c.baseline .. mode end
   return string.format("none (no %s: name one with op.define{baseline = ...})", path)
 end
