@@ -291,7 +291,8 @@ function A.select(prof, collective, n, bytes, mode)
     text = text .. " (AIV mode beyond one server: HCCL's AIV-RDMA executors are not "
            .. "emulated; the task plan runs)"
   end
-  return { mode = mode, executor = exec, phases = phases, topology = t, text = text }
+  return { mode = mode, executor = exec, phases = phases, topology = t, text = text,
+           collective = collective }
 end
 
 return A

@@ -12,6 +12,7 @@ local algo = require("shmemlab.hccl_algo")
 
 local L = {}
 local FLAG = 8                          -- int32 per flag slot (32 bytes)
+L.UNUSED = "HCCL task plan: SDMA and RDMA engines move the data, no core copies or computes"
 
 -- the ranks of a phase's groups: one group of every PE, a server's PEs (level 0)
 -- or the same-index PEs of every server (level 1)
@@ -226,10 +227,11 @@ local function kernel(k, a)
       for j = k.block + 1, #mine, B do
         local t = mine[j]
         local flag = a.tags:sub(s * FLAG, FLAG)
+        local at = k.block * a.slot_bytes
         for off = 0, t[2] - 1, a.piece do           -- a descriptor per CCL buffer's worth
           local n = math.min(a.piece, t[2] - off)
-          if t[3] == "RDMA" then k:roce_put_nbi(a.land:sub(0, n), a.src:sub(0, n), ub, n, t[1])
-          else k:sdma_put_nbi(a.land:sub(0, n), a.src:sub(0, n), ub, n, t[1], 0) end
+          if t[3] == "RDMA" then k:roce_put_nbi(a.land:sub(at, n), a.src:sub(0, n), ub, n, t[1])
+          else k:sdma_put_nbi(a.land:sub(at, n), a.src:sub(0, n), ub, n, t[1], 0) end
         end
         if t[3] == "RDMA" then k:roce_put_nbi(a.flags:sub(pe * FLAG, FLAG), flag, ub, FLAG, t[1])
         else k:sdma_put_nbi(a.flags:sub(pe * FLAG, FLAG), flag, ub, FLAG, t[1], 0) end
@@ -255,7 +257,15 @@ end
 -- are not the result), notify slots (one per sender) and each step's notify value
 function L.setup(m, c, plan)
   local n, per = c.pes, plan.topology.per_server
-  local steps = L.schedule(plan, n, per, c.root or 0)
+  local loops = L.loops(c, plan)
+  local scaled = { phases = {}, topology = plan.topology }
+  for i, x in ipairs(plan.phases) do
+    local y = {}
+    for k, v in pairs(x) do y[k] = v end
+    y.unit = (x.unit + loops - 1) // loops
+    scaled.phases[i] = y
+  end
+  local steps = L.schedule(scaled, n, per, c.root or 0)
   local big = 1
   for _, by in ipairs(steps) do
     for _, sends in pairs(by) do
@@ -263,10 +273,16 @@ function L.setup(m, c, plan)
     end
   end
   big = math.min(big, c.profile.hccl_buffer_bytes)
+  local blocks = width(steps, c.cores)
+  -- a landing slot per block (a sender's transfers to one peer share its block's
+  -- queue, so writes into a slot are ordered) while they fit in half the heap
+  local slots = blocks * big * 2 <= m:state().profile.sym_heap_bytes and blocks or 1
+  local src = m:alloc("int8", big, "hccl_src")
+  if not m:timing_only() then src:fill("zero") end
   return {
-    hccl_plan = plan, steps = steps, recv = receives(steps, n), base = 0, piece = big,
-    blocks = width(steps, c.cores),
-    land = m:malloc("int8", big, "hccl_land"), src = m:alloc("int8", big, "hccl_src"),
+    hccl_plan = plan, steps = steps, recv = receives(steps, n), base = 0, piece = big, loops = loops,
+    blocks = blocks, slot_bytes = slots > 1 and big or 0,
+    land = m:malloc("int8", big * slots, "hccl_land"), src = src,
     flags = m:malloc("int32", n * FLAG, "hccl_notify", "backed"),
     tags = m:alloc("int32", (#steps + 1) * FLAG, "hccl_notify_values", "backed"),
   }
@@ -274,14 +290,28 @@ end
 
 -- one launch: the notify values of this launch (above every earlier one)
 function L.run(m, _, s)
-  local v = {}
-  for i = 0, #s.steps do
-    for j = 1, FLAG do v[i * FLAG + j] = s.base + i end
+  local out = {}
+  for i = 1, s.loops do
+    local v = {}
+    for st = 0, #s.steps do
+      for j = 1, FLAG do v[st * FLAG + j] = s.base + st end
+    end
+    s.tags:fill(v)
+    out[i] = m:launch({ name = "hccl_task_plan", kernel = kernel }, s.blocks, s)
+    s.base = s.base + #s.steps + 1
   end
-  s.tags:fill(v)
-  local r = m:launch({ name = "hccl_task_plan", kernel = kernel }, s.blocks, s)
-  s.base = s.base + #s.steps + 1
-  return { r }
+  return out
+end
+
+-- the bytes a rank's CCL buffer must hold for the whole collective
+local RANK_BYTES = { allgather = true, reduce_scatter = true, alltoall = true }
+
+-- the loops of an operation: HCCL's op-base executors run the algorithm once per
+-- CCL buffer's worth (HCCL_BUFFSIZE) of a rank's data, each loop a launch here
+function L.loops(c, plan)
+  local b = c.count * lab.core.dtype_size(c.dtype)
+  local total = RANK_BYTES[plan.collective] and b * c.pes or b
+  return math.max(1, (total + c.profile.hccl_buffer_bytes - 1) // c.profile.hccl_buffer_bytes)
 end
 
 -- the plan of a run: --baseline hccl (nil: the lab's default), hccl-aiv, hccl-sdma
@@ -317,10 +347,11 @@ function L.wrap(def)
     return { algorithm = string.format("HCCL %s mode, %s: %s", p.mode, p.executor, p.text),
              chunk_elems = "-", ub_bytes = 64, cores = s.blocks }
   end
-  for id in pairs(lab.frames.names) do   -- the task plan's blocks only post and wait
-    def.unused[id] = def.unused[id] or "HCCL task plan (beyond one server): SDMA and RDMA "
-      .. "engines move the data, no core copies or computes"
-  end
+  -- a frame the task plan leaves unused (its blocks only post and wait) has this
+  -- reason; looked up, not listed, so a one-PE run still gives its own reasons
+  setmetatable(def.unused, { __index = function(_, id)
+    if lab.frames.names[id] then return L.UNUSED end
+  end })
   def.plan_text = function(c)           -- what the run header names (nil: AIV kernels)
     local ok, plan = pcall(L.plan, c, def.collective)
     if ok and not plan.aiv then return string.format("HCCL %s mode: %s", plan.mode, plan.text) end
