@@ -328,8 +328,11 @@ end
 -- the task plan otherwise; def is the op.define table of the AIV baseline
 function L.wrap(def)
   local setup, run, describe = def.setup, def.run, def.describe
+  local aiv_title = def.title
+  local task_title = (aiv_title:gsub("emulated AIV orchestration", "emulated HCCL task plan"))
   def.setup = function(m, c)
     local plan = L.plan(c, def.collective)
+    def.title = plan.aiv and aiv_title or task_title     -- each run loads its baseline anew
     if plan.aiv then
       local s = setup(m, c)
       s.hccl_plan = plan
