@@ -146,10 +146,12 @@ local function pipeline_steps(x, n, per)
   return out
 end
 
--- the steps of a plan on n PEs: steps[s][pe] = list of {to, bytes, engine}
+-- the steps of a plan on n PEs: steps[s][pe] = list of {to, bytes, engine}, and
+-- starts[s] = true where a phase after the first begins
 function L.schedule(plan, n, per, root)
-  local steps = {}
+  local steps, starts = {}, {}
   for _, x in ipairs(plan.phases) do
+    if #steps > 0 then starts[#steps + 1] = true end
     if x.algo == "pipeline" then
       for _, st in ipairs(pipeline_steps(x, n, per)) do
         local by = {}
@@ -180,7 +182,7 @@ function L.schedule(plan, n, per, root)
       end
     end
   end
-  return steps
+  return steps, starts
 end
 
 -- what a PE waits for before step s: the newest tag from each sender of every
@@ -204,8 +206,10 @@ local function receives(steps, n)
 end
 
 -- block b of PE pe: its sends of a step are b + 1, b + 1 + B, ...; before them it
--- waits for every notify newer than the ones it has seen; block 0 waits for the
--- last notifies at the end
+-- waits for every notify newer than the ones it has seen; at a phase's start every
+-- block waits for its own transfers to land and for the PE's other blocks (HCCL's
+-- executors run the levels one after the other); block 0 waits for the last
+-- notifies at the end
 local function kernel(k, a)
   local pe, B, ub = k.pe, k.block_num, k:ub("int32", 16, "backed")
   local seen = {}
@@ -219,7 +223,14 @@ local function kernel(k, a)
       end
     end
   end
+  local posted = {}
   for s, by in ipairs(a.steps) do
+    if a.starts[s] then                  -- a phase ends when every stream's tasks are done
+      if posted.SDMA then k:sdma_quiet(ub, 0) end
+      if posted.RDMA then k:roce_quiet(pe, ub, 0) end
+      posted = {}
+      k:sync_all()
+    end
     local mine = by[pe]
     if mine and #mine > k.block then
       wait_for(a.recv[s][pe])
@@ -228,6 +239,7 @@ local function kernel(k, a)
         local t = mine[j]
         local flag = a.tags:sub(s * FLAG, FLAG)
         local at = k.block * a.slot_bytes
+        posted[t[3]] = true
         for off = 0, t[2] - 1, a.piece do           -- a descriptor per CCL buffer's worth
           local n = math.min(a.piece, t[2] - off)
           if t[3] == "RDMA" then k:roce_put_nbi(a.land:sub(at, n), a.src:sub(0, n), ub, n, t[1])
@@ -265,7 +277,7 @@ function L.setup(m, c, plan)
     y.unit = (x.unit + loops - 1) // loops
     scaled.phases[i] = y
   end
-  local steps = L.schedule(scaled, n, per, c.root or 0)
+  local steps, starts = L.schedule(scaled, n, per, c.root or 0)
   local big = 1
   for _, by in ipairs(steps) do
     for _, sends in pairs(by) do
@@ -280,7 +292,8 @@ function L.setup(m, c, plan)
   local src = m:alloc("int8", big, "hccl_src")
   if not m:timing_only() then src:fill("zero") end
   return {
-    hccl_plan = plan, steps = steps, recv = receives(steps, n), base = 0, piece = big, loops = loops,
+    hccl_plan = plan, steps = steps, starts = starts, recv = receives(steps, n), base = 0,
+    piece = big, loops = loops,
     blocks = blocks, slot_bytes = slots > 1 and big or 0,
     land = m:malloc("int8", big * slots, "hccl_land"), src = src,
     flags = m:malloc("int32", n * FLAG, "hccl_notify", "backed"),
