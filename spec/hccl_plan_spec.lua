@@ -126,6 +126,11 @@ describe("HCCL plan selection (cann-hccl SelectAlg)", function()
     plan, err = A.select(lab.soc("Ascend950"), "allgather", 16, 1024)
     assert.is_nil(plan)
     assert.matches("no HCCL selection table for allgather on Ascend950", err)
+    local fallback = require("shmemlab.hccl_levels").plan(
+      { profile = lab.soc("Ascend950"), pes = 16, count = 1024, dtype = "int8", baseline = "hccl-sdma" },
+      "allgather")
+    assert.is_true(fallback.aiv)                     -- the AIV kernels, as before
+    assert.matches("no HCCL selection table", fallback.note)
   end)
 end)
 
