@@ -169,6 +169,16 @@ describe("--baseline hccl-aiv / hccl-sdma", function()
     assert.are.equal(0, r.shmem.check.wrong)
   end)
 
+  it("runs its task plans clean under --tool all beyond one server", function()
+    for _, name in ipairs(OPS) do
+      for _, case in ipairs({ { "Ascend910B", 32 }, { "Ascend910_93", 32 } }) do
+        local r = runner.run(name, { soc = case[1], pes = case[2], count = 512, warmup = 0,
+                                     iters = 1, check = "all" })
+        assert.equal(0, r.baseline.sanitizer.errors, name .. ": " .. r.baseline.sanitizer.text)
+      end
+    end
+  end)
+
   it("keeps the AIV kernels inside one server in AIV mode", function()
     local r = runner.run("allgather", { pes = 8, count = 4096, baseline = "hccl-aiv",
                                         warmup = 0, iters = 1 })

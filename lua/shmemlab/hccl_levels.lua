@@ -238,7 +238,7 @@ local function kernel(k, a)
       for j = k.block + 1, #mine, B do
         local t = mine[j]
         local flag = a.tags:sub(s * FLAG, FLAG)
-        local at = k.block * a.slot_bytes
+        local at = ((a.step_slots and (s - 1) * B or 0) + k.block) * a.slot_bytes
         posted[t[3]] = true
         for off = 0, t[2] - 1, a.piece do           -- a descriptor per CCL buffer's worth
           local n = math.min(a.piece, t[2] - off)
@@ -286,15 +286,17 @@ function L.setup(m, c, plan)
   end
   big = math.min(big, c.profile.hccl_buffer_bytes)
   local blocks = width(steps, c.cores)
-  -- a landing slot per block (a sender's transfers to one peer share its block's
-  -- queue, so writes into a slot are ordered) while they fit in half the heap
-  local slots = blocks * big * 2 <= m:state().profile.sym_heap_bytes and blocks or 1
+  -- a landing slot per step and block (no two writes of a launch share one), else
+  -- per block (a step's writes apart), else one, as fits in half the heap
+  local half = m:state().profile.sym_heap_bytes // 2
+  local by_step = #steps * blocks * big <= half
+  local slots = by_step and #steps * blocks or (blocks * big <= half and blocks or 1)
   local src = m:alloc("int8", big, "hccl_src")
   if not m:timing_only() then src:fill("zero") end
   return {
     hccl_plan = plan, steps = steps, starts = starts, recv = receives(steps, n), base = 0,
     piece = big, loops = loops,
-    blocks = blocks, slot_bytes = slots > 1 and big or 0,
+    blocks = blocks, slot_bytes = slots > 1 and big or 0, step_slots = by_step,
     land = m:malloc("int8", big * slots, "hccl_land"), src = src,
     flags = m:malloc("int32", n * FLAG, "hccl_notify", "backed"),
     tags = m:alloc("int32", (#steps + 1) * FLAG, "hccl_notify_values", "backed"),
