@@ -133,8 +133,9 @@ cli.OPTIONS = {
     .. "0 skips it (#wrong N/A)" },
   { "--average -a", "A", "combine", "combine", "how the per-PE figures combine: 0 PE 0, 1 mean, "
     .. "2 min, 3 max (default; the slowest PE)" },
-  { "--baseline", "B", "baseline", "str", "hccl | deepep | mc2 | none (default: hccl; MoE ops "
-    .. "the shipping kernels of --moe-mode: deepep for normal, mc2 for ll)" },
+  { "--baseline", "B", "baseline", "str", "hccl | hccl-aiv | hccl-sdma | deepep | mc2 | none "
+    .. "(default: hccl; MoE ops the shipping kernels of --moe-mode: deepep for normal, mc2 for ll; "
+    .. "hccl-aiv, hccl-sdma: HCCL's expansion modes, doc/hccl.md)" },
   { "--prof-pe", "P", "prof_pe", "int", "cycle profiling PE (default 0; -1 = off)" },
   { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
     .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
@@ -281,8 +282,9 @@ function cli.parse(argv, prog)
     return nil, "a PE sweep (--pes with a list or range) and a size sweep (-b, -e) do not combine"
   end
   if o.factor and o.factor < 2 then return nil, "-f must be at least 2" end
-  local families = table.concat(runner.BASELINES, ", ")
-  if o.baseline and o.baseline ~= "none" and not families:find("%f[%w]" .. o.baseline .. "%f[%W]") then
+  local families, known = table.concat(runner.BASELINES, ", "), { none = true }
+  for _, f in ipairs(runner.BASELINES) do known[f] = true end
+  if o.baseline and not known[o.baseline] then
     return nil, "--baseline must be " .. families .. " or none"
   end
   if o.moe_mode and o.moe_mode ~= "normal" and o.moe_mode ~= "ll" then
@@ -749,8 +751,8 @@ local function list(out)
     local ok, op = pcall(runner.load_op, name)
     if ok then
       local has = {}
-      for _, f in ipairs(runner.BASELINES) do
-        if runner.load_baseline(op, f) then has[#has + 1] = f end
+      for _, f in ipairs(runner.BASELINES) do     -- a mode of another family's folder: not listed
+        if not runner.BASELINE_DIR[f] and runner.load_baseline(op, f) then has[#has + 1] = f end
       end
       local has_base = #has > 0 and "baseline " .. table.concat(has, ",") or "no baseline"
       out:write(string.format("%-16s %-15s %-25s %s\n", name, op.collective, has_base,
