@@ -363,7 +363,7 @@ function L.wrap(def)
     if s.hccl_plan.aiv then return describe(c, s) end
     local p = s.hccl_plan
     return { algorithm = string.format("HCCL %s mode, %s: %s", p.mode, p.executor, p.text),
-             chunk_elems = "-", ub_bytes = 64, cores = s.blocks }
+             chunk_elems = 0, ub_bytes = 64, cores = s.blocks }   -- no UB chunk: engines move the data
   end
   -- a frame the task plan leaves unused (its blocks only post and wait) has this
   -- reason; looked up, not listed, so a one-PE run still gives its own reasons
