@@ -746,7 +746,7 @@ local function text_printer(op, o, out, runs, sizes)
       if i == 1 then out:write(runner.config_text(r.config, op), sweep_head(r)) end
       out:write(sweep_line(r))
     end
-    out:flush()
+    if out.flush then out:flush() end
   end
   local finish = function(results)
     if pe_sweep then
@@ -810,7 +810,8 @@ local function execute(o, op, points, err, each)
   end
   local jobs = o.jobs or par.cores()
   if jobs < 1 then runner.usage("-j must be at least 1, got %d", jobs) end
-  local popts = { jobs = jobs, output = o.output ~= nil, err = err, what = op.name }
+  local popts = { jobs = jobs, output = o.output ~= nil, err = par.progress_stream(err),
+                  what = op.name }
   local sh = o.shard_run
   if not sh then return par.map(op, points, popts, each) end
   local mine, list = par.share(#points, sh.index, sh.count), {}
@@ -999,8 +1000,7 @@ function cli.tune(o, op, out, err)
   local runs = plan(o, op)
   local groups = {}
   for i, ro in ipairs(runs) do
-    groups[i] = tune.group(op, ro)
-    if o.tune_points then groups[i].exhaustive = #groups[i].space <= o.tune_points end
+    groups[i] = tune.group(op, ro, o.tune_points)
     if o.shard_run or o.merged then groups[i].exhaustive = true end   -- shards: every point
   end
   local sharded = false
@@ -1021,7 +1021,7 @@ function cli.tune(o, op, out, err)
     if chk.wrong and (chk.wrong > 0 or not chk.equal) then status = cli.EXIT.wrong end
     docs[i] = tune_json(o, op, g, rows, best, chk)
     if not o.json then out:write(i > 1 and "\n" or "", tune_text(op, g, docs[i])) end
-    out:flush()
+    if out.flush then out:flush() end
   end
   if o.json then
     local json = require("shmemlab.json")

@@ -86,7 +86,7 @@ local required = { "name", "collective", "dtypes", "unused", "describe", "payloa
 
 -- a define error about the tune field of operator t
 local function tune_error(t, fmt, ...)
-  error(string.format("operator '%s': tune: " .. fmt, tostring(t.name), ...), 3)
+  error(string.format("operator '%s': tune: " .. fmt, tostring(t.name), ...), 4)
 end
 
 -- the tune field of an operator checked: knobs with a name and values or a range (each

@@ -190,18 +190,29 @@ end
 -- the progress line on err: shown once a run has taken PROGRESS_S seconds
 par.PROGRESS_S = 3
 
+-- the stream a run of several points shows its progress on: err when it is the process's
+-- stderr and a terminal, or when SHMEMLAB_PROGRESS=1 (to a log); else nil (silent, as the
+-- README's captured outputs need)
+function par.progress_stream(err)
+  local env = os.getenv("SHMEMLAB_PROGRESS")
+  if env == "1" then return err end
+  if env == "0" or err ~= io.stderr then return nil end
+  if par.tty == nil then par.tty = os.execute("[ -t 2 ]") == true end
+  return par.tty and err or nil
+end
+
 -- a progress reporter of total points on err (nil: silent); step(done) after each
 -- point, finish() at the end
 local function progress(err, total, what)
   local t0, shown = os.time(), false
   local function step(done)
     local elapsed = os.time() - t0
-    if not err or elapsed < par.PROGRESS_S then return end
+    if not err or total < 2 or elapsed < par.PROGRESS_S then return end
     shown = true
     local left = done > 0 and math.floor(elapsed / done * (total - done) + 0.5) or 0
     err:write(string.format("\r%s: %d/%d points done, %d s elapsed, about %d s left   ", what,
                             done, total, elapsed, left))
-    err:flush()
+    if err.flush then err:flush() end
   end
   return step, function() if shown then err:write("\n") end end
 end
@@ -286,7 +297,7 @@ function par.map(op, points, o, each)
     results[i] = r
     if each then each(i, r) end
   end
-  if (o.jobs or 1) <= 1 or #points <= 1 then
+  if (o.jobs or 1) <= 1 or #points <= 1 or not op.path then     -- an op table: here
     local step, finish = progress(o.err, #points, o.what or "shmemlab")
     for i, pt in ipairs(points) do
       keep(i, runner.run(op, pt.opts, true))

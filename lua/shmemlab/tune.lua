@@ -95,8 +95,9 @@ local function point_opts(ro, knobs, is_default)
   return t
 end
 
--- a new group: ro (its runner options), c (its configuration), the default knobs, the space
-function tune.group(op, ro)
+-- a new group: ro (its runner options), c (its configuration), the default knobs, the
+-- space; exhaustive when it has at most max (default tune.EXHAUSTIVE) points
+function tune.group(op, ro, max)
   local c = runner.config(op, ro)
   local g = { opts = ro, config = c, default = tune.defaults(op, c), evaluated = {}, order = {} }
   g.space, g.refused, g.why = tune.space(op, c)
@@ -107,7 +108,8 @@ function tune.group(op, ro)
     g.space[#g.space + 1] = g.default
     g.index[g.default_key] = #g.space
   end
-  g.exhaustive = #g.space <= (ro.tune_points or tune.EXHAUSTIVE)
+  g.max = max or tune.EXHAUSTIVE
+  g.exhaustive = #g.space <= g.max
   return g
 end
 
@@ -251,7 +253,7 @@ function tune.search_text(g)
   end
   local how = g.exhaustive and "exhaustive" or string.format("coordinate descent from the "
     .. "default (at most %d passes; the space exceeds --tune-points %d)", tune.PASSES,
-    g.opts.tune_points or tune.EXHAUSTIVE)
+    g.max)
   return string.format("# tune: %s, %d of %d valid points run%s\n", how, #g.order, #g.space,
                        refused)
 end
