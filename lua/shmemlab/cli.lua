@@ -1003,13 +1003,8 @@ function cli.tune(o, op, out, err)
     groups[i] = tune.group(op, ro, o.tune_points)
     if o.shard_run or o.merged then groups[i].exhaustive = true end   -- shards: every point
   end
-  local sharded = false
-  tune.search(op, groups, function(pts)
-    local res = execute(o, op, pts, err)
-    if not res then sharded = true; res = {} end
-    return res
-  end)
-  if sharded then return cli.EXIT.ok end
+  local searched = tune.search(op, groups, function(pts) return execute(o, op, pts, err) end)
+  if not searched then return cli.EXIT.ok end      -- a shard: its points are in its file
   local docs, status = {}, cli.EXIT.ok
   for i, g in ipairs(groups) do
     local rows = tune.rows(g)

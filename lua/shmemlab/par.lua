@@ -14,8 +14,8 @@ local par = {}
 ------------------------------------------------------------------------------
 -- results as data
 
--- the keys a portable result leaves out: closures, machines, the op's state, and
--- (unless the run writes --output folders) what only those folders read
+-- the keys a portable result leaves out when they hold tables: the op, the machine, the
+-- op's state, and (unless the run writes --output folders) what only those folders read
 local DROP = { op = true, machine = true, state = true }
 local OUTPUT_ONLY = { frames = true, prof = true, trace = true, frame_report = true,
                       frame_compare = true }
@@ -38,7 +38,7 @@ local function literal(v, out, drop, seen)
     local keys = {}
     for k in pairs(v) do
       local x = v[k]
-      if not (drop[k] and (k ~= "op" or type(x) == "table")) and type(x) ~= "function"
+      if not (drop[k] and type(x) == "table") and type(x) ~= "function"
          and type(x) ~= "userdata" then
         keys[#keys + 1] = k
       end
