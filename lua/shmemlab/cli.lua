@@ -953,7 +953,7 @@ end
 -- the JSON of a group's search
 local function tune_json(o, op, g, rows, best, chk)
   local json = require("shmemlab.json")
-  local c = g.config
+  local c = g.default_result.config          -- as the op resolved it (MoE: count)
   local list = json.array()
   for i, r in ipairs(rows) do
     list[i] = { rank = r.rank, knobs = r.knobs, kernel_us = tonumber(r.kernel_us),
@@ -986,7 +986,7 @@ local function tune_text(op, g, doc)
       .. "(timing-only %s: %s)\n", chk.wrong, metrics.fmt3(chk.kernel_us),
       metrics.fmt3(best.kernel_us), chk.equal and "equal" or "DIFFERENT")
   end
-  return runner.config_text(g.config, op) .. tune.search_text(g) .. table_text
+  return runner.config_text(g.default_result.config, op) .. tune.search_text(g) .. table_text
     .. "best: " .. best.command .. "\n"
     .. "best (JSON): " .. json.encode({ op = op.name, pes = doc.pes, count = doc.count,
          dtype = doc.dtype, knobs = best.knobs, kernel_us = best.kernel_us,
