@@ -206,6 +206,14 @@ describe("--tune", function()
     assert.is_true(tonumber(rows[1][6]) <= tonumber(default[6]))
   end)
 
+  it("refuses --plot and --output (the best's command line takes them)", function()
+    for _, opt in ipairs({ { "--plot", "t.svg" }, { "--output", "t_out" } }) do
+      local st, _, e = H.run(H.append(SMALL, { "--tune", opt[1], opt[2] }))
+      assert.equal(2, st)
+      assert.matches(opt[1] .. " does not combine with --tune", e, 1, true)
+    end
+  end)
+
   it("refuses an op without knobs", function()
     local dir = H.tmpdir()
     local path = dir .. "/plain.lua"

@@ -997,6 +997,10 @@ end
 function cli.tune(o, op, out, err)
   local tune = require("shmemlab.tune")
   tune.knobs(op)
+  for _, opt in ipairs({ { "output", "--output" }, { "plot", "--plot" } }) do
+    if o[opt[1]] then runner.usage("%s does not combine with --tune (run the best's command "
+      .. "line with it)", opt[2]) end
+  end
   local runs = plan(o, op)
   local groups = {}
   for i, ro in ipairs(runs) do
@@ -1074,6 +1078,7 @@ function cli.merge(argv, out, err, prog)
   local m, msg = cli.parse(again, prog)
   if not m then runner.usage("merge: %s", msg) end
   if m.shards or m.shard then runner.usage("merge: the shards' command line names a shard") end
+  if m.output then runner.usage("merge: --output needs the machines of the runs (run without shards)") end
   m.merged, m.prog, m.argv = all, prog, all.argv
   return cli.run(m, out, err)
 end
