@@ -180,7 +180,8 @@ describe("shards", function()
     local _, serial = H.run(SWEEP)
     local words = {}
     for i, a in ipairs(SWEEP) do words[i] = a end
-    local env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
+    local env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+      .. "OMPI_MCA_rmaps_base_oversubscribe=1"
     local out = H.sh(string.format("%s mpirun -n 2 lua5.4 run_op.lua %s --shards %s -j 1", env,
                                    table.concat(words, " "), dir))
     assert.matches("exit=0\n$", out)
