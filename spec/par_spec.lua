@@ -71,6 +71,23 @@ describe("-j N", function()
     assert.same({ 4096, 8192, 16384, 32768 }, sizes)
   end)
 
+  it("shows a progress line (points done, elapsed, what is left) once a run takes long", function()
+    local err, was = H.sink(), par.PROGRESS_S
+    par.PROGRESS_S = 0                         -- every run counts as long
+    local op = require("shmemlab.runner").load_op("allgather")
+    local points = {}
+    for i, n in ipairs({ 1024, 2048 }) do
+      points[i] = { opts = { count = n, warmup = 0, iters = 1, baseline = "none", timing_only = true } }
+    end
+    local ok, e = pcall(par.map, op, points, { jobs = 2, err = err, what = "allgather" })
+    par.PROGRESS_S = was
+    assert.is_true(ok, e)
+    local text = err:text()
+    assert.matches("\rallgather: 1/2 points done, %d+ s elapsed, about %d+ s left", text)
+    assert.matches("\rallgather: 2/2 points done, %d+ s elapsed, about 0 s left +\n$", text)
+    assert.is_nil(par.progress_stream(H.sink()))   -- not the process's stderr: silent
+  end)
+
   it("refuses -j 0, and names a failed point's error", function()
     local status, _, err = H.run(H.append(SWEEP, { "-j", "0" }))
     assert.equal(2, status)
