@@ -156,10 +156,10 @@ cli.OPTIONS = {
   { "--tune", nil, "tune", nil, "search the op's tuning space (its knobs) at the given size(s) and "
     .. "PE count(s): a ranked table, the best as a command line and JSON, re-run with data and "
     .. "checked (doc/tune.md)" },
-  { "--tune-points", "N", "tune_points", "int", "--tune runs every point of a space of at most N "
-    .. "valid points (default 64), else a coordinate descent" },
+  { "--tune-points", "N", "tune_points", "int", "a tuning space of at most N valid points runs "
+    .. "whole (default 64), a larger one by coordinate descent" },
   { "--knob", "KEY=VALUE", "knobs", "knob", "set one of the op's tune knobs (e.g. --knob "
-    .. "buffers=1; --tune lists them)" },
+    .. "buffers=1; doc/tune.md lists them)" },
   { "-j --jobs", "N", "jobs", "int", "worker processes for the points of a sweep or a --tune "
     .. "(default: the cores; 1: all in this process); the output is the same" },
   { "--shards", "DIR", "shards", "str", "run this process's shard of the points and write it to "
@@ -241,7 +241,11 @@ local function epilog(prog, with_keys)
     "   3 the run failed: a kernel fault, a deadlock, an error in the operator",
     "",
     "Environment: SHMEMLAB_OPS names the folder of operators (default: ops/ beside lua/ in a "
-    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed).",
+    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed); SHMEMLAB_PROGRESS=1 shows "
+    .. "a long run's progress on stderr when it is not a terminal (0: never).",
+    "",
+    string.format("Shards: %s merge DIR [--json] [--plot FILE.svg] prints the run whose shards "
+      .. "--shards DIR wrote, as one process would have (doc/tune.md).", prog),
     "",
     string.format("--set keys (%s's value, unit; %s --soc NAME --set KEY=VALUE):", prof.name, prog) }
   if not with_keys then lines[#lines] = string.format("%s --help also lists the --set keys, with "
