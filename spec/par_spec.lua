@@ -51,6 +51,36 @@ describe("-j N", function()
     wipe(dir)
   end)
 
+  it("writes the --output folders of the serial run (time stamps apart)", function()
+    -- every file under dir, by its path with the 14-digit time stamps blanked
+    local function files(dir)
+      local t = {}
+      local function walk(d, rel)
+        for f in lfs.dir(d) do
+          if f ~= "." and f ~= ".." then
+            local path, r = d .. "/" .. f, (rel == "" and "" or rel .. "/") .. f
+            if lfs.attributes(path, "mode") == "directory" then
+              walk(path, r)
+            else
+              t[r:gsub("%d%d%d%d%d%d%d%d%d%d%d%d%d%d", "STAMP")] =
+                (io.open(path):read("a"):gsub("%d%d%d%d%d%d%d%d%d%d%d%d%d%d", "STAMP"))
+            end
+          end
+        end
+      end
+      walk(dir, "")
+      return t
+    end
+    local a, b = H.tmpdir(), H.tmpdir()
+    local args = { "allgather", "-b", "4K", "-e", "8K", "-w", "1", "-n", "2" }
+    assert.equal(0, (H.run(H.append(args, { "-j", "1", "--output", a }))))
+    assert.equal(0, (H.run(H.append(args, { "-j", "2", "--output", b }))))
+    local fa, fb = files(a), files(b)
+    assert.is_not_nil(fa["result.csv"])
+    assert.same(fa, fb)
+    assert.equal(0, os.execute("rm -rf '" .. a .. "' '" .. b .. "'") and 0 or 1)
+  end)
+
   it("writes each row as soon as it and the rows before it are done, in order", function()
     local out = H.sink()
     local writes = {}
