@@ -206,6 +206,18 @@ describe("--tune", function()
     assert.is_true(tonumber(rows[1][6]) <= tonumber(default[6]))
   end)
 
+  it("holds the knobs the command line sets", function()
+    local st, text = H.run(H.append(SMALL, { "--tune", "--block-dim", "48", "--knob", "buffers=2" }))
+    assert.equal(0, st)
+    assert.matches("# tune: exhaustive, 5 of 5 valid points run; 5 refused by the op's constraints "
+      .. "(5: algorithm one_step or card_relay;", text, 1, true)
+    assert.matches("; held by the command line: block_dim 48, buffers 2\n", text, 1, true)
+    local rows = table_rows(text)
+    assert.equal(5, #rows)
+    for _, r in ipairs(rows) do assert.same({ "48", "2" }, { r[2], r[4] }) end
+    assert.same({ "1", "48", "16384", "2", "one_step", "11.523" }, { table.unpack(rows[1], 1, 6) })
+  end)
+
   it("refuses --plot and --output (the best's command line takes them)", function()
     for _, opt in ipairs({ { "--plot", "t.svg" }, { "--output", "t_out" } }) do
       local st, _, e = H.run(H.append(SMALL, { "--tune", opt[1], opt[2] }))

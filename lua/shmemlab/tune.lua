@@ -61,9 +61,17 @@ local function with(c, knobs)
   return t
 end
 
--- tune.space(op, c) -> the valid points (knob tables, the last knob fastest), the number
--- refused, and {why = count} of the refusals
-function tune.space(op, c)
+-- the values a knob takes in a search: the one fixed[name] names (a knob the command line
+-- set), else all of the knob's
+local function values_of(knob, fixed)
+  local v = fixed and fixed[knob.name]
+  if v ~= nil then return { v } end
+  return (op_lib.knob_values(knob))
+end
+
+-- tune.space(op, c [, fixed]) -> the valid points (knob tables, the last knob fastest), the
+-- number refused, and {why = count} of the refusals; fixed = {knob = value} holds knobs
+function tune.space(op, c, fixed)
   local knobs, points, refused, why = tune.knobs(op), {}, 0, {}
   local function walk(i, cur)
     if i > #knobs then
@@ -75,7 +83,7 @@ function tune.space(op, c)
       end
       return
     end
-    for _, v in ipairs((op_lib.knob_values(knobs[i]))) do
+    for _, v in ipairs(values_of(knobs[i], fixed)) do
       cur[knobs[i].name] = v
       walk(i + 1, cur)
     end
@@ -96,11 +104,14 @@ local function point_opts(ro, knobs, is_default)
 end
 
 -- a new group: ro (its runner options), c (its configuration), the default knobs, the
--- space; exhaustive when it has at most max (default tune.EXHAUSTIVE) points
+-- space; exhaustive when it has at most max (default tune.EXHAUSTIVE) points. A knob that
+-- ro sets (the command line: --block-dim, --knob ...) is held at its value
 function tune.group(op, ro, max)
   local c = runner.config(op, ro)
-  local g = { opts = ro, config = c, default = tune.defaults(op, c), evaluated = {}, order = {} }
-  g.space, g.refused, g.why = tune.space(op, c)
+  local g = { opts = ro, config = c, default = tune.defaults(op, c), evaluated = {}, order = {},
+              fixed = {}, knobs = tune.knobs(op) }
+  for _, k in ipairs(g.knobs) do g.fixed[k.name] = ro[k.name] end
+  g.space, g.refused, g.why = tune.space(op, c, g.fixed)
   g.index = {}
   for i, p in ipairs(g.space) do g.index[tune.key(op, p)] = i end
   g.default_key = tune.key(op, g.default)
@@ -166,7 +177,7 @@ end
 -- current best
 local function line_of(op, g, i)
   local knob, cur, list = tune.knobs(op)[i], best_of(g).knobs, {}
-  for _, v in ipairs((op_lib.knob_values(knob))) do
+  for _, v in ipairs(values_of(knob, g.fixed)) do
     local p = copy(cur)
     p[knob.name] = v
     if g.index[tune.key(op, p)] then list[#list + 1] = p end
@@ -254,8 +265,13 @@ function tune.search_text(g)
   local how = g.exhaustive and "exhaustive" or string.format("coordinate descent from the "
     .. "default (at most %d passes; the space exceeds --tune-points %d)", tune.PASSES,
     g.max)
-  return string.format("# tune: %s, %d of %d valid points run%s\n", how, #g.order, #g.space,
-                       refused)
+  local held = {}
+  for _, k in ipairs(g.knobs) do
+    if g.fixed[k.name] ~= nil then held[#held + 1] = k.name .. " " .. tostring(g.fixed[k.name]) end
+  end
+  return string.format("# tune: %s, %d of %d valid points run%s%s\n", how, #g.order, #g.space,
+                       refused, #held > 0 and "; held by the command line: "
+                       .. table.concat(held, ", ") or "")
 end
 
 -- the ranked table of a group: legend, header, rows
