@@ -1,7 +1,8 @@
 -- bench/par.lua: what -j buys, and what --tune finds (doc/tune.md).
 --   sweep: one size sweep of 8 sizes (allgather, timing-only) as two whole processes,
 --          `-j 1` then `-j J`, in one run: both walls and their ratio; the two outputs must
---          be the same bytes (else exit 1)
+--          be the same bytes (else exit 1); and the CPU seconds each used (with its
+--          workers), so CPU / wall says how many cores the machine gave it
 --   tune:  `--tune` on allgather at 8 PEs: the default configuration's kernel_us, the
 --          best's, and how many points ran (virtual times: exact, the same on any machine)
 -- Options after `--` go to every run_op.lua process of the part that runs.
@@ -38,22 +39,36 @@ local function now()
   return t
 end
 
--- run run_op.lua with args (and the extra options); its stdout and wall seconds
+-- seconds of a `times` figure: 1m2.500000s -> 62.5
+local function secs(t)
+  local m, s = t:match("(%d+)m([%d.]+)s")
+  return tonumber(m) * 60 + tonumber(s)
+end
+
+-- run run_op.lua with args (and the extra options); its stdout, wall seconds and the CPU
+-- seconds (user + sys) of it and every process it started (sh's `times`)
 local function run(args)
   local words = {}
   for _, a in ipairs(args) do words[#words + 1] = q(a) end
   for _, a in ipairs(extra) do words[#words + 1] = q(a) end
-  local cmd = string.format("cd %s && %s run_op.lua %s 2>&1", q(ROOT), LUA, table.concat(words, " "))
+  local tmp = os.tmpname()
+  local cmd = string.format("cd %s && %s run_op.lua %s > %s 2>&1; rc=$?; times; exit $rc", q(ROOT),
+                            LUA, table.concat(words, " "), q(tmp))
   local t0 = now()
   local p = assert(io.popen(cmd))
-  local out = p:read("a")
+  local timing = p:read("a")
   local ok, _, code = p:close()
   local wall = now() - t0
+  local f = assert(io.open(tmp))
+  local out = f:read("a")
+  f:close()
+  os.remove(tmp)
   if not ok then
     fail(string.format("run_op.lua %s failed (exit %s): %s", table.concat(args, " "),
                        tostring(code), out:match("[^\n]*\n?$")))
   end
-  return out, wall
+  local u, sy = timing:match("\n(%S+) (%S+)\n?$")
+  return out, wall, secs(u) + secs(sy)
 end
 
 -- a copy of list with more items
@@ -64,14 +79,15 @@ local function plus(list, ...)
 end
 
 if part == "all" or part == "sweep" then
-  local serial, t1 = run(plus(SWEEP, "-j", "1"))
-  local parallel, tj = run(plus(SWEEP, "-j", tostring(jobs)))
+  local serial, t1, c1 = run(plus(SWEEP, "-j", "1"))
+  local parallel, tj, cj = run(plus(SWEEP, "-j", tostring(jobs)))
   if serial ~= parallel then fail("the -j " .. jobs .. " output differs from the serial one") end
   local rows = 0
   for _ in serial:gmatch("\n%s+%d+%s+%d+%s+int32") do rows = rows + 1 end
   print(string.format("sweep of %d sizes (lua run_op.lua %s): -j 1 %.2f s, -j %d %.2f s, "
-    .. "ratio %.2f (target <= 0.60); outputs identical", rows, table.concat(plus(SWEEP,
-    table.unpack(extra)), " "), t1, jobs, tj, tj / t1))
+    .. "ratio %.2f (target <= 0.60); outputs identical; CPU (user + sys) -j 1 %.2f s, -j %d "
+    .. "%.2f s: the machine gave %.2f and %.2f cores", rows, table.concat(plus(SWEEP,
+    table.unpack(extra)), " "), t1, jobs, tj, tj / t1, c1, jobs, cj, c1 / t1, cj / tj))
 end
 
 if part == "all" or part == "tune" then

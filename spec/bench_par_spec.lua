@@ -16,6 +16,7 @@ describe("bench/par.lua", function()
     local out = sh("lua5.4 bench/par.lua sweep 2 -- -w 0 -n 1")
     assert.matches("^sweep of 8 sizes %(lua run_op.lua allgather %-b 512K %-e 64M %-%-timing%-only "
       .. "%-w 0 %-n 1%): %-j 1 [%d.]+ s, %-j 2 [%d.]+ s, ratio [%d.]+ %(target <= 0.60%); "
-      .. "outputs identical\nexit=0\n$", out)
+      .. "outputs identical; CPU %(user %+ sys%) %-j 1 [%d.]+ s, %-j 2 [%d.]+ s: the machine gave "
+      .. "[%d.]+ and [%d.]+ cores\nexit=0\n$", out)
   end)
 end)
