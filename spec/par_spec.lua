@@ -145,6 +145,16 @@ return op
   end)
 end)
 
+describe("the order of the points", function()
+  it("hands out the jobs - 1 costliest first, then the plan's order", function()
+    local list = {}
+    for i, n in ipairs({ 1, 2, 4, 8, 16, 32, 64, 128 }) do list[i] = { opts = { count = n } } end
+    assert.same({ 8, 1, 2, 3, 4, 5, 6, 7 }, par.order(list, 2))
+    assert.same({ 8, 7, 1, 2, 3, 4, 5, 6 }, par.order(list, 3))
+    assert.same({ 1, 2, 3, 4, 5, 6, 7, 8 }, par.order(list, 1))
+  end)
+end)
+
 describe("results as data", function()
   it("round-trips numbers exactly, integers as integers, JSON arrays as arrays", function()
     local json = require("shmemlab.json")

@@ -222,6 +222,27 @@ local function cost(ro)
   return (ro.count or 0) * (ro.pes or 8) + (ro.local_tokens or 0) * (ro.hidden or 0)
 end
 
+-- par.order(points, jobs) -> the order the workers take the points in: the jobs - 1
+-- costliest first (each keeps a worker busy while the others go on), then the rest in the
+-- plan's order, so that the first rows come early and the longest point does not start last
+function par.order(list, jobs)
+  local by_cost = {}
+  for n in ipairs(list) do by_cost[n] = n end
+  table.sort(by_cost, function(a, b)
+    local ca, cb = cost(list[a].opts), cost(list[b].opts)
+    if ca ~= cb then return ca > cb end
+    return a < b
+  end)
+  local order, first = {}, {}
+  for i = 1, math.min(jobs - 1, #by_cost) do
+    order[i], first[by_cost[i]] = by_cost[i], true
+  end
+  for n in ipairs(list) do
+    if not first[n] then order[#order + 1] = n end
+  end
+  return order
+end
+
 -- run the points with jobs workers; each(i, r) in the order of i as soon as 1..i are done
 local function run_workers(op, list, jobs, o, each)
   local dir = scratch()
@@ -230,19 +251,12 @@ local function run_workers(op, list, jobs, o, each)
       .. "require('shmemlab.par').worker(arg[1], arg[2])\n", package.path, package.cpath))
     write(dir .. "/run.sh", string.format("%s %s \"$1.in\" \"$1.out\" 2>\"$1.err\"\necho \"$1\"\n",
       q(interpreter()), q(dir .. "/worker.lua")))
-    local order = {}
     for n, pt in ipairs(list) do
       write(string.format("%s/%d.in", dir, n), par.encode({ op = op.path, opts = pt.opts,
                                                             output = o.output }))
-      order[n] = n
     end
-    table.sort(order, function(a, b)
-      local ca, cb = cost(list[a].opts), cost(list[b].opts)
-      if ca ~= cb then return ca > cb end
-      return a < b
-    end)
     local names = {}
-    for i, n in ipairs(order) do names[i] = string.format("%s/%d", dir, n) end
+    for i, n in ipairs(par.order(list, jobs)) do names[i] = string.format("%s/%d", dir, n) end
     write(dir .. "/points", table.concat(names, "\n") .. "\n")
     local p = assert(io.popen(string.format("xargs -P %d -n 1 sh %s < %s", jobs,
                                             q(dir .. "/run.sh"), q(dir .. "/points"))))
