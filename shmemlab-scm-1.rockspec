@@ -80,6 +80,7 @@ build = {
     ["shmemlab.moe"] = "lua/shmemlab/moe.lua",
     ["shmemlab.msprof"] = "lua/shmemlab/msprof.lua",
     ["shmemlab.op"] = "lua/shmemlab/op.lua",
+    ["shmemlab.par"] = "lua/shmemlab/par.lua",
     ["shmemlab.plot"] = "lua/shmemlab/plot.lua",
     ["shmemlab.prof"] = "lua/shmemlab/prof.lua",
     ["shmemlab.relay"] = "lua/shmemlab/relay.lua",
@@ -89,6 +90,7 @@ build = {
     ["shmemlab.socs.Ascend910_93"] = "lua/shmemlab/socs/Ascend910_93.lua",
     ["shmemlab.socs.Ascend950"] = "lua/shmemlab/socs/Ascend950.lua",
     ["shmemlab.sweep"] = "lua/shmemlab/sweep.lua",
+    ["shmemlab.tune"] = "lua/shmemlab/tune.lua",
   },
   -- the operators beside the modules, where the runner looks when installed
   -- (share/lua/5.4/shmemlab/ops/), and the `shmemlab` command

@@ -185,6 +185,7 @@ local function check_keys(op, opts)
   local known = {}
   for k in pairs(KNOWN) do known[k] = true end
   for k in pairs(op.defaults or {}) do known[k] = true end
+  for _, knob in ipairs(op.tune and op.tune.knobs or {}) do known[knob.name] = true end
   for k in pairs(opts) do
     if not known[k] then
       runner.usage("unknown option '%s' of operator %s%s", tostring(k), op.name,
@@ -209,6 +210,16 @@ local function check_resolved(op, c)
     end)
     if not fine then runner.usage("%s", tostring(e)) end
   end
+end
+
+-- the first of op's tune constraints (op.define's tune) that the configuration c
+-- refuses, or nil: its why (a constraint that raises an error refuses)
+function runner.refused(op, c)
+  for _, con in ipairs(op.tune and op.tune.constraints or {}) do
+    local ok, fine = pcall(con.ok, c)
+    if not (ok and fine) then return con.why end
+  end
+  return nil
 end
 
 -- the configuration's values checked before anything runs (usage errors)
@@ -244,6 +255,8 @@ local function check_config(op, c)
     end
   end
   check_resolved(op, c)
+  local why = runner.refused(op, c)
+  if why then runner.usage("operator %s refuses this configuration: it needs %s", op.name, why) end
 end
 
 -- the MoE mode of a run and its baseline, once the options are checked: --moe-mode,
