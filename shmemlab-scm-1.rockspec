@@ -70,6 +70,8 @@ build = {
     ["shmemlab.validation"] = "lua/shmemlab/validation.lua",
     ["shmemlab.frames"] = "lua/shmemlab/frames.lua",
     ["shmemlab.hccl"] = "lua/shmemlab/hccl.lua",
+    ["shmemlab.hccl_algo"] = "lua/shmemlab/hccl_algo.lua",
+    ["shmemlab.hccl_levels"] = "lua/shmemlab/hccl_levels.lua",
     ["shmemlab.mc2"] = "lua/shmemlab/mc2.lua",
     ["shmemlab"] = "lua/shmemlab/init.lua",
     ["shmemlab.json"] = "lua/shmemlab/json.lua",
@@ -78,6 +80,7 @@ build = {
     ["shmemlab.moe"] = "lua/shmemlab/moe.lua",
     ["shmemlab.msprof"] = "lua/shmemlab/msprof.lua",
     ["shmemlab.op"] = "lua/shmemlab/op.lua",
+    ["shmemlab.par"] = "lua/shmemlab/par.lua",
     ["shmemlab.plot"] = "lua/shmemlab/plot.lua",
     ["shmemlab.prof"] = "lua/shmemlab/prof.lua",
     ["shmemlab.relay"] = "lua/shmemlab/relay.lua",
@@ -87,6 +90,7 @@ build = {
     ["shmemlab.socs.Ascend910_93"] = "lua/shmemlab/socs/Ascend910_93.lua",
     ["shmemlab.socs.Ascend950"] = "lua/shmemlab/socs/Ascend950.lua",
     ["shmemlab.sweep"] = "lua/shmemlab/sweep.lua",
+    ["shmemlab.tune"] = "lua/shmemlab/tune.lua",
   },
   -- the operators beside the modules, where the runner looks when installed
   -- (share/lua/5.4/shmemlab/ops/), and the `shmemlab` command

@@ -44,7 +44,7 @@ local function kernel(k, a)
         k:prof_end(F.SIGNAL_WAIT)
         k:prof_start(F.REMOTE_PUT_GET)
         op.get_pipelined(k, a.output:sub(p * a.count + base + first, n),
-                         a.stage:sub(first, n), ub, n, p)
+                         a.stage:sub(first, n), ub, n, p, a.buffers)
         k:prof_end(F.REMOTE_PUT_GET)
       end
     end
@@ -69,7 +69,8 @@ local function port_side(k, a, ub, half)
   for i, piece in ipairs(list) do
     relay.parts(a.count, src, piece, function(q, off, len)
       k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
-      op.get_pipelined(k, a.output:sub(q * a.count + off, len), source(a, q, off, len), ub, len, q)
+      op.get_pipelined(k, a.output:sub(q * a.count + off, len), source(a, q, off, len), ub, len, q,
+                       a.buffers)
     end)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
     k:signal_op(a.fwd:sub(k.block, 1), (a.epoch - 1) * #list + i, lab.SIGNAL_SET, k.pe ~ 1)
@@ -87,7 +88,8 @@ local function sio_side(k, a, ub, half)
   local n = math.max(0, math.min(per, a.count - first))
   if n > 0 and a.input_sym then
     k:prof_start(F.COPY_IN)
-    op.get_pipelined(k, a.output:sub(k.pe * a.count + first, n), a.input:sub(first, n), ub, n, k.pe)
+    op.get_pipelined(k, a.output:sub(k.pe * a.count + first, n), a.input:sub(first, n), ub, n, k.pe,
+                     a.buffers)
     k:prof_end(F.COPY_IN)
   end
   k:prof_start(F.SIGNAL_WAIT)
@@ -95,7 +97,8 @@ local function sio_side(k, a, ub, half)
   k:prof_end(F.SIGNAL_WAIT)
   k:prof_start(F.REMOTE_PUT_GET)
   if n > 0 then
-    op.get_pipelined(k, a.output:sub(mate * a.count + first, n), source(a, mate, first, n), ub, n, mate)
+    op.get_pipelined(k, a.output:sub(mate * a.count + first, n), source(a, mate, first, n), ub, n,
+                     mate, a.buffers)
   end
   k:prof_end(F.REMOTE_PUT_GET)
   local src = relay.outside(k, mate % 2)
@@ -107,7 +110,7 @@ local function sio_side(k, a, ub, half)
     k:prof_start(F.REMOTE_PUT_GET)
     relay.parts(a.count, src, piece, function(q, off, len)
       local at = q * a.count + off
-      op.get_pipelined(k, a.output:sub(at, len), a.output:sub(at, len), ub, len, mate)
+      op.get_pipelined(k, a.output:sub(at, len), a.output:sub(at, len), ub, len, mate, a.buffers)
     end)
     k:prof_end(F.REMOTE_PUT_GET)
   end
@@ -119,7 +122,8 @@ local function kernel_card(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local own = a.output:sub(k.pe * a.count, a.count)
   op.publish(k, { staged = not a.input_sym, stage = own, chunk = a.count, count = a.count,
-                  esize = a.esize, ready = a.ready }, a.input, 1, 0, a.count, a.epoch, ub)
+                  esize = a.esize, ready = a.ready, buffers = a.buffers }, a.input, 1, 0, a.count,
+             a.epoch, ub)
   local half = k.block_num // 2
   if k.block < half then port_side(k, a, ub, half) else sio_side(k, a, ub, half) end
 end
@@ -136,6 +140,11 @@ local function setup_card(m, c, s)
   s.fwd = m:malloc("int32", c.block_dim, "fwd", "backed")         -- [b]: pieces of the mate's block b
   s.expect = op.allgather_expect(m, c, s.input)
   return s
+end
+
+-- does the card relay apply to the configuration c (shmemlab.relay.applies)?
+local function relay_applies(c)
+  return relay.applies(c, c.pes * c.count, lab.core.dtype_size(c.dtype))
 end
 
 return op.define {
@@ -164,9 +173,24 @@ return op.define {
 
   payload = op.shard_payload,
 
+  tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES, op.KNOB_BUFFERS,
+    { name = "algorithm", values = { "one_step", "card_relay" },
+      default = function(c) return relay_applies(c) and "card_relay" or "one_step" end,
+      doc = "one_step: every PE reads every shard; card_relay: each outside shard enters a "
+        .. "card once (A3)" } }, {
+    { why = "algorithm one_step or card_relay; card_relay needs two dies per card, at least "
+        .. "three whole cards, an even block_dim and 1.25 MiB of outside shards per port "
+        .. "(shmemlab.relay.applies)",
+      ok = function(c)
+        return c.algorithm == nil or c.algorithm == "one_step"
+          or (c.algorithm == "card_relay" and relay_applies(c))
+      end } }),
+
   setup = function(m, c)
     local s = op.state(c, { epoch = 0 })
-    if relay.applies(c, c.pes * c.count, s.esize) then return setup_card(m, c, s) end
+    local relayed = relay_applies(c)
+    if c.algorithm ~= nil then relayed = c.algorithm == "card_relay" end
+    if relayed then return setup_card(m, c, s) end
     s.slices = math.max(1, c.block_dim // c.pes)
     op.fit_ub(c, s)
     local fits = c.count * s.esize <= c.sym_bytes

@@ -46,7 +46,7 @@ local function kernel(k, a)
       k:prof_start(F.REMOTE_PUT_GET)
       if n > 0 then
         op.put_pipelined(k, a.dest:sub((a.staged and 0 or base) + off, n), a.acc:sub(at, n), ub,
-                         n, q)
+                         n, q, a.buffers)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       end
       k:signal_op(slot(a, "arrived"), 1, lab.SIGNAL_ADD, q)
@@ -100,6 +100,7 @@ return op.define {
   end,
 
   payload = op.elems_payload,
+  tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES, op.KNOB_BUFFERS }),
 
   setup = function(m, c)
     local s = op.state(c, { n_pes = c.pes, epoch = 0 })

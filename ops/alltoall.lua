@@ -37,7 +37,7 @@ local function kernel(k, a)
         k:prof_end(F.SIGNAL_WAIT)
         k:prof_start(F.REMOTE_PUT_GET)                 -- shard me of PE from -> slot from
         op.get_pipelined(k, a.output:sub(from * a.count + base + first, n),
-                         a.stage:sub(me * a.stride + first, n), ub, n, from)
+                         a.stage:sub(me * a.stride + first, n), ub, n, from, a.buffers)
         k:prof_end(F.REMOTE_PUT_GET)
       end
     end
@@ -65,6 +65,7 @@ return op.define {
   end,
 
   payload = op.shard_payload,
+  tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES, op.KNOB_BUFFERS }),
 
   setup = function(m, c)
     local s = op.state(c, { epoch = 0 })

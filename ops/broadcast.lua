@@ -71,6 +71,7 @@ return op.define {
   end,
 
   payload = op.elems_payload,
+  tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES }),
 
   setup = function(m, c)
     local s = op.state(c, { root = op.pe_option(c.root or 0, "root", c.pes), magic = 0 })

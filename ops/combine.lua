@@ -86,12 +86,14 @@ return op.define {
   end,
 
   payload = moe.payload,
+  tune = moe.tune(false),
   deepep = moe.deepep_combine,
 
   setup = function(m, c)
     local s = moe.state(c)
     local R, T, H = s.routes, s.routes.tokens, s.hidden
-    s.tile_tokens = moe.tile_tokens(s, 1 + R.topk, 1)         -- topk rows + output row, tmp
+    s.tile_tokens = math.min(moe.tile_tokens(s, 1 + R.topk, 1),   -- topk rows + output row, tmp
+                             c.tile_tokens or math.huge)          -- the tune knob
     s.plan = moe.plan(R, c.block_dim, s.tile_tokens)
     s.chunk_rows = s.ub_rows // 2                             -- double-buffered put-back
     s.putback = moe.putback_plan(R, c.block_dim, s.chunk_rows,

@@ -59,13 +59,15 @@ return op.define {
   end,
 
   payload = moe.dispatch_payload,
+  tune = moe.tune(true),
   deepep = moe.deepep_dispatch,
 
   setup = function(m, c)
     local s = moe.state(c)
     local R, cap = s.routes, s.routes.max_recv
     s.wire = moe.wire(c, s)                                    -- the rows' dtype on the wire
-    s.tile_tokens = moe.dispatch_tile_tokens(s, R.topk)        -- tile row + topk packed rows
+    s.tile_tokens = math.min(moe.dispatch_tile_tokens(s, R.topk),   -- tile row + topk packed rows
+                             c.tile_tokens or math.huge)      -- the tune knob
     s.plan = moe.plan(R, c.block_dim, s.tile_tokens, nil, nil, true)   -- staggered destinations
     s.route_table = moe.route_buffer(m, R)
     s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)

@@ -78,6 +78,9 @@ return op.define {
 
   active_pes = op.src_dst_pes,
   payload = op.elems_payload,
+  tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES,
+    { name = "mode", values = { "put", "get" }, doc = "put: src writes dst's staging; get: dst "
+      .. "reads src's staging (--mode)" } }),
 
   setup = function(m, c)
     local src, dst = op.p2p_pes(c)

@@ -60,6 +60,7 @@ return op.define {
   end,
 
   payload = op.shard_payload,
+  tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES, op.KNOB_BUFFERS }),
 
   setup = function(m, c)
     local s = op.state(c, { epoch = 0 })

@@ -12,7 +12,7 @@
 set -eu
 
 PACKAGES="lua5.4 liblua5.4-dev lua-filesystem lua-busted lua-check lua-cjson lua-argparse
-lua-dkjson gcc make pkg-config valgrind"
+lua-dkjson gcc make pkg-config valgrind openmpi-bin"
 [ $# -eq 0 ] || PACKAGES="$*"
 
 is_root() { [ "$(id -u)" -eq 0 ]; }

@@ -61,7 +61,7 @@ describe("MoE modes", function()
   it("refuses an unknown mode or baseline", function()
     assert.matches("--moe-mode must be one of normal, ll, got 'fast'",
                    usage_of("dispatch", { moe_mode = "fast" }), 1, true)
-    assert.matches("--baseline must be one of hccl, deepep, mc2, none, got 'nccl'",
+    assert.matches("--baseline must be one of hccl, hccl-aiv, hccl-sdma, deepep, mc2, none, got 'nccl'",
                    usage_of("dispatch", { baseline = "nccl" }), 1, true)
     local o, err = cli.parse({ "dispatch", "--moe-mode", "fast" })
     assert.is_nil(o)

@@ -51,6 +51,12 @@ function cli.kinds.shape(v)
   if not m then return nil, "option --shape needs M,N, got '" .. v .. "'" end
   return { math.tointeger(tonumber(m)), math.tointeger(tonumber(n)) }
 end
+function cli.kinds.knob(v)
+  local k, sv = v:match("^([%a_][%w_]*)=(.+)$")
+  if not k then return nil, "option --knob needs KEY=VALUE, got '" .. v .. "'" end
+  return { k, math.tointeger(tonumber(sv)) or (sv == "true" and true) or (sv == "false" and false)
+              or sv }
+end
 function cli.kinds.set(v)
   local k, sv = v:match("^([%w_]+)=(.+)$")
   if not k then return nil, "option --set needs KEY=VALUE, got '" .. v .. "'" end
@@ -133,8 +139,9 @@ cli.OPTIONS = {
     .. "0 skips it (#wrong N/A)" },
   { "--average -a", "A", "combine", "combine", "how the per-PE figures combine: 0 PE 0, 1 mean, "
     .. "2 min, 3 max (default; the slowest PE)" },
-  { "--baseline", "B", "baseline", "str", "hccl | deepep | mc2 | none (default: hccl; MoE ops "
-    .. "the shipping kernels of --moe-mode: deepep for normal, mc2 for ll)" },
+  { "--baseline", "B", "baseline", "str", "hccl | hccl-aiv | hccl-sdma | deepep | mc2 | none "
+    .. "(default: hccl; MoE ops the shipping kernels of --moe-mode: deepep for normal, mc2 for ll; "
+    .. "hccl-aiv, hccl-sdma: HCCL's expansion modes, doc/hccl.md)" },
   { "--prof-pe", "P", "prof_pe", "int", "cycle profiling PE (default 0; -1 = off)" },
   { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
     .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
@@ -146,6 +153,21 @@ cli.OPTIONS = {
     .. "bus bandwidth and efficiency against PE count (--pes LIST)" },
   { "--tool", "MODE", "check", "tool", "a checked run (mssanitizer's --tool): memcheck | "
     .. "racecheck | synccheck | initcheck | all" },
+  "Tuning and parallel runs",
+  { "--tune", nil, "tune", nil, "search the op's tuning space (its knobs) at the given size(s) and "
+    .. "PE count(s): a ranked table, the best as a command line and JSON, re-run with data and "
+    .. "checked (doc/tune.md)" },
+  { "--tune-points", "N", "tune_points", "int", "a tuning space of at most N valid points runs "
+    .. "whole (default 64), a larger one by coordinate descent" },
+  { "--knob", "KEY=VALUE", "knobs", "knob", "set one of the op's tune knobs (e.g. --knob "
+    .. "buffers=1; doc/tune.md lists them)" },
+  { "-j --jobs", "N", "jobs", "int", "worker processes for the points of a sweep or a --tune "
+    .. "(default: the cores; 1: all in this process); the output is the same" },
+  { "--shards", "DIR", "shards", "str", "run this process's shard of the points and write it to "
+    .. "DIR (`merge DIR` prints the whole run); the shard from --shard or the launcher" },
+  { "--shard", "I/N", "shard", "str", "shard I (0-based) of N (default: SLURM_ARRAY_TASK_ID/"
+    .. "COUNT, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE)" },
+  "Other",
   { "--list", nil, "list", nil, "list the operators" },
   { "-h --help", nil, "help", nil, "this text" },
 }
@@ -180,7 +202,7 @@ local function parser(prog)
       if argname then
         local first = names:match("%S+")          -- the name errors give
         o:argname(argname):convert(function(v) return cli.kinds[kind](v, first) end)
-        if kind == "set" then o:count("*") end
+        if kind == "set" or kind == "knob" then o:count("*") end
       end
       table.insert(groups[#groups], o)
     end
@@ -220,7 +242,11 @@ local function epilog(prog, with_keys)
     "   3 the run failed: a kernel fault, a deadlock, an error in the operator",
     "",
     "Environment: SHMEMLAB_OPS names the folder of operators (default: ops/ beside lua/ in a "
-    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed).",
+    .. "checkout, PREFIX/share/lua/5.4/shmemlab/ops when installed); SHMEMLAB_PROGRESS=1 shows "
+    .. "a long run's progress on stderr when it is not a terminal (0: never).",
+    "",
+    string.format("Shards: %s merge DIR [--json] [--plot FILE.svg] prints the run whose shards "
+      .. "--shards DIR wrote, as one process would have (doc/tune.md).", prog),
     "",
     string.format("--set keys (%s's value, unit; %s --soc NAME --set KEY=VALUE):", prof.name, prog) }
   if not with_keys then lines[#lines] = string.format("%s --help also lists the --set keys, with "
@@ -266,6 +292,9 @@ function cli.parse(argv, prog)
     local v = r[row[3]]
     if row[4] == "set" then
       for _, kv in ipairs(v) do o.overrides[kv[1]] = kv[2] end
+    elseif row[4] == "knob" then
+      if #v > 0 then o.knobs = {} end
+      for _, kv in ipairs(v) do o.knobs[kv[1]] = kv[2] end
     elseif v ~= nil then
       o[row[3]] = v
     end
@@ -281,8 +310,9 @@ function cli.parse(argv, prog)
     return nil, "a PE sweep (--pes with a list or range) and a size sweep (-b, -e) do not combine"
   end
   if o.factor and o.factor < 2 then return nil, "-f must be at least 2" end
-  local families = table.concat(runner.BASELINES, ", ")
-  if o.baseline and o.baseline ~= "none" and not families:find("%f[%w]" .. o.baseline .. "%f[%W]") then
+  local families, known = table.concat(runner.BASELINES, ", "), { none = true }
+  for _, f in ipairs(runner.BASELINES) do known[f] = true end
+  if o.baseline and not known[o.baseline] then
     return nil, "--baseline must be " .. families .. " or none"
   end
   if o.moe_mode and o.moe_mode ~= "normal" and o.moe_mode ~= "ll" then
@@ -294,15 +324,18 @@ end
 -- the docs' usage block (doc/cli.md): the help without the --set keys (they follow the profile)
 cli.usage = cli.help(nil, true)
 
--- runner options from CLI options
+-- the options of the command line itself, not of a run
+local NOT_RUN = {}
+for k in ([[op json plot output minbytes maxbytes factor tune tune_points knobs jobs shards shard
+  argv prog merged shard_run]]):gmatch("%S+") do NOT_RUN[k] = true end
+
+-- runner options from CLI options: --knob's knobs as options of their own
 local function run_opts(o)
   local r = {}
   for k, v in pairs(o) do
-    if k ~= "op" and k ~= "json" and k ~= "plot" and k ~= "output" and k ~= "minbytes"
-       and k ~= "maxbytes" and k ~= "factor" then
-      r[k] = v
-    end
+    if not NOT_RUN[k] then r[k] = v end
   end
+  for k, v in pairs(o.knobs or {}) do r[k] = v end
   r.trace = o.output ~= nil
   return r
 end
@@ -426,7 +459,7 @@ local function json_checked(res)
   for _, rep in ipairs(sz.reports) do
     local row = {}
     for k, v in pairs(rep) do row[k] = v end
-    row.text = require("shmemlab.check").format(res.machine, rep)
+    row.text = rep.text or require("shmemlab.check").format(res.machine, rep)
     reports[#reports + 1] = row
   end
   return { errors = sz.errors, reports = reports, summary = sz.text:match("[^\n]*\n?$"),
@@ -515,39 +548,39 @@ function cli.redop_root(op, c)
   return reduces and c.reduce or "none", op.collective == "broadcast" and c.root or -1
 end
 
--- the nccl-tests style table of a sweep: the op, its bound and the baseline on kernel time,
--- then the kernel ratio and the end-to-end comparison
-local function sweep_table(results)
-  local family = results[1].config.baseline
-  local out = { cli.sweep_legend(family) }
-  local base = results[1].baseline ~= nil
+-- the head of the nccl-tests style table of a sweep whose first result is r1: the legend
+-- and the header (the op, its bound and the baseline on kernel time, then the kernel ratio
+-- and the end-to-end comparison)
+local function sweep_head(r1)
+  local family = r1.config.baseline
   local head = string.format("#%11s %12s %6s %6s %5s | %10s %10s %8s %9s %9s %7s |", "size",
     "count", "type", "redop", "root", "kernel_us", "bound_us", "eff_%", "algbw", "busbw", "#wrong")
-  if base then
+  if r1.baseline then
     head = head .. string.format(" %10s %8s %9s %9s %7s | %12s %10s %10s %9s", family .. "_kern",
       "eff_%", "algbw", "busbw", "#wrong", "ratio_kernel", "e2e_us", family .. "_e2e", "ratio_e2e")
   else
     head = head .. string.format(" %10s", "e2e_us")
   end
-  out[#out + 1] = head .. "\n"
-  for _, r in ipairs(results) do
-    local s = r.metrics.summary
-    local redop, root = cli.redop_root(r.op, r.config)
-    local line = string.format("%12d %12d %6s %6s %5d | %s |", r.config.count *
-      lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype, redop, root,
-      sweep_cells(s, runner.wrong_cell(r.shmem.check), true))
-    if base then
-      local b = r.baseline.metrics.summary
-      line = line .. string.format(" %s | %12s %10s %10s %9s",
-        sweep_cells(b, runner.wrong_cell(r.baseline.check)), metrics.fmt(s.ratio_pct, 1) .. "%",
-        metrics.fmt3(s.e2e_latency_us), metrics.fmt3(b.e2e_latency_us),
-        metrics.fmt(s.e2e_ratio_pct, 1) .. "%")
-    else
-      line = line .. string.format(" %10s", metrics.fmt3(s.e2e_latency_us))
-    end
-    out[#out + 1] = line .. "\n"
+  return cli.sweep_legend(family) .. head .. "\n"
+end
+
+-- the line of one result of a sweep table
+local function sweep_line(r)
+  local s = r.metrics.summary
+  local redop, root = cli.redop_root(r.op, r.config)
+  local line = string.format("%12d %12d %6s %6s %5d | %s |", r.config.count *
+    lab.core.dtype_size(r.config.dtype), r.config.count, r.config.dtype, redop, root,
+    sweep_cells(s, runner.wrong_cell(r.shmem.check), true))
+  if r.baseline then
+    local b = r.baseline.metrics.summary
+    line = line .. string.format(" %s | %12s %10s %10s %9s",
+      sweep_cells(b, runner.wrong_cell(r.baseline.check)), metrics.fmt(s.ratio_pct, 1) .. "%",
+      metrics.fmt3(s.e2e_latency_us), metrics.fmt3(b.e2e_latency_us),
+      metrics.fmt(s.e2e_ratio_pct, 1) .. "%")
+  else
+    line = line .. string.format(" %10s", metrics.fmt3(s.e2e_latency_us))
   end
-  return table.concat(out)
+  return line .. "\n"
 end
 
 -- the folder of path and its mode (lfs), or the nearest existing one above it when up
@@ -631,9 +664,9 @@ local function json_doc(op, results, pe_sweep)
     .. "\n"
 end
 
--- the text of a size sweep: configuration, table, wrong checks and reports, trailer
-local function size_sweep_text(op, results)
-  local out = { runner.config_text(results[1].config, op), sweep_table(results) }
+-- the end of a size sweep's text: wrong checks and reports, trailer
+local function size_sweep_tail(op, results)
+  local out = {}
   for _, r in ipairs(results) do
     if r.shmem.check.wrong > 0 then out[#out + 1] = runner.check_text(op.name, r.shmem.check) end
     for _, res in ipairs({ r.shmem, r.baseline }) do
@@ -706,22 +739,126 @@ function cli.idle_note(op, results)
     .. "PEs %s alone\n", folders, idle, table.concat(list, " and "))
 end
 
+-- the streaming printer of a sweep's text: each(i, r) writes what the text has up to row
+-- i (the configuration and the head with the first), finish(results) the rest; the same
+-- bytes as the whole text written at once
+local function text_printer(op, o, out, runs, sizes)
+  local pe_sweep = type(o.pes) == "table"
+  local each = function(i, r)
+    if pe_sweep then
+      if i == 1 then out:write(sweep.text_head(r, sweep.counts_text(o.pes))) end
+      out:write(sweep.line(sweep.row(r)))
+    elseif sizes then
+      if i == 1 then out:write(runner.config_text(r.config, op), sweep_head(r)) end
+      out:write(sweep_line(r))
+    end
+    if out.flush then out:flush() end
+  end
+  local finish = function(results)
+    if pe_sweep then
+      local busbw = {}
+      for i, row in ipairs(sweep.rows(results)) do busbw[i] = row.op.busbw_GBps end
+      out:write(sweep.text_tail(results), cli.trailer(results, busbw))
+    elseif sizes then
+      out:write(size_sweep_tail(op, results))
+    else
+      out:write(runner.text(results[1]), "\n", cli.trailer(results))
+    end
+  end
+  if o.json or #runs == 0 then each = nil end
+  return each, finish
+end
+
+-- the shard this process runs (--shards DIR): index, count from --shard I/N or the
+-- launcher's environment (par.shard_env); nil when not sharded
+local function shard_of(o)
+  if not o.shards then
+    if o.shard then runner.usage("--shard needs --shards DIR (where the shard writes its rows)") end
+    return nil
+  end
+  if o.output then runner.usage("--output does not combine with --shards (each folder needs "
+    .. "its machines: run it without shards)") end
+  local index, count
+  if o.shard then
+    index, count = o.shard:match("^(%d+)/(%d+)$")
+    index, count = math.tointeger(tonumber(index)), math.tointeger(tonumber(count))
+  else
+    index, count = require("shmemlab.par").shard_env()
+    if not index then runner.usage("--shards needs --shard I/N or a launcher's environment "
+      .. "(SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT, OMPI_COMM_WORLD_RANK and "
+      .. "OMPI_COMM_WORLD_SIZE, PMI_RANK and PMI_SIZE)") end
+  end
+  if not (index and count and count >= 1 and index >= 0 and index < count) then
+    runner.usage("--shard must be I/N with 0 <= I < N, got '%s'", tostring(o.shard))
+  end
+  check_writable(o.shards, "--shards", true)
+  require("shmemlab.msprof").mkdir_p(o.shards)
+  return { index = index, count = count }
+end
+
+-- run the points (par points) as the options ask: from a merge's shards, as this process's
+-- shard (writes its file; returns nil), or here and in workers (par.map); each(i, r) in
+-- order
+local function execute(o, op, points, err, each)
+  local par = require("shmemlab.par")
+  if o.merged then
+    if #points ~= o.merged.points then
+      runner.usage("merge: the shards hold %d points, their command line plans %d",
+                   o.merged.points, #points)
+    end
+    local results = {}
+    for i = 1, #points do
+      if not o.merged.results[i] then runner.usage("merge: the shards lack point %d", i) end
+      results[i] = par.attach(o.merged.results[i], op)
+      if each then each(i, results[i]) end
+    end
+    return results
+  end
+  local jobs = o.jobs or par.cores()
+  if jobs < 1 then runner.usage("-j must be at least 1, got %d", jobs) end
+  local popts = { jobs = jobs, output = o.output ~= nil, err = par.progress_stream(err),
+                  what = op.name }
+  local sh = o.shard_run
+  if not sh then return par.map(op, points, popts, each) end
+  local mine, list = par.share(#points, sh.index, sh.count), {}
+  for j, i in ipairs(mine) do list[j] = points[i] end
+  local got, results = par.map(op, list, popts), {}
+  for j, i in ipairs(mine) do results[i] = par.portable(got[j]) end
+  local path = par.write_shard(o.shards, sh.index, sh.count,
+    { argv = o.argv, points = #points, index = sh.index, count = sh.count, results = results })
+  err:write(string.format("%s: shard %d of %d: %d of %d points written to %s (merge: %s "
+    .. "merge %s)\n", op.name, sh.index, sh.count, #mine, #points, path, o.prog or cli.PROG,
+    o.shards))
+  return nil
+end
+
 -- run everything the options ask for; returns the exit status
-function cli.run(o, out)
+function cli.run(o, out, err)
+  err = err or io.stderr
   local op = runner.load_op(o.op)
+  for name in pairs(o.knobs or {}) do
+    local known = {}
+    for _, k in ipairs(op.tune and op.tune.knobs or {}) do known[k.name] = true end
+    if not known[name] then
+      local list = {}
+      for _, k in ipairs(op.tune and op.tune.knobs or {}) do list[#list + 1] = k.name end
+      runner.usage("operator %s has no tune knob '%s' (its knobs: %s)", op.name, name,
+                   #list > 0 and table.concat(list, ", ") or "none")
+    end
+  end
+  o.shard_run = o.shard_run or shard_of(o)
+  if o.tune then return cli.tune(o, op, out, err) end
   local runs, sizes = plan(o, op)
-  local results = sweep.run(op, runs)            -- every machine closed once measured
+  local points = {}
+  for i, ro in ipairs(runs) do points[i] = { opts = ro } end
+  local each, finish = text_printer(op, o, out, runs, sizes)
+  local results = execute(o, op, points, err, (sizes or type(o.pes) == "table") and each or nil)
+  if not results then return cli.EXIT.ok end       -- a shard: its rows are in its file
   local pe_sweep = type(o.pes) == "table"
   if o.json then
     out:write(json_doc(op, results, pe_sweep))
-  elseif pe_sweep then
-    local busbw = {}
-    for i, row in ipairs(sweep.rows(results)) do busbw[i] = row.op.busbw_GBps end
-    out:write(sweep.text(results), cli.trailer(results, busbw))
-  elseif sizes then
-    out:write(size_sweep_text(op, results))
   else
-    out:write(runner.text(results[1]), "\n", cli.trailer(results))
+    finish(results)
   end
   if o.plot then
     local folder = folder_of(o.plot, false)       -- created with its parents, as --output's
@@ -745,14 +882,173 @@ function cli.run(o, out)
   return cli.EXIT.ok
 end
 
+------------------------------------------------------------------------------
+-- --tune
+
+-- the CLI option of each runner key (its long name and kind), from cli.OPTIONS
+local function option_of()
+  local by = {}
+  for _, row in ipairs(cli.OPTIONS) do
+    if type(row) == "table" then
+      local long = row[1]:match("%-%-[%w-]+")
+      by[row[3]] = { name = long, kind = row[4], flag = row[2] == nil }
+    end
+  end
+  return by
+end
+
+-- a shell word (quoted when it needs it)
+local function shell_word(w)
+  w = tostring(w)
+  if w:match("^[%w%-_./=,:+@%%]+$") then return w end
+  return "'" .. w:gsub("'", "'\\''") .. "'"
+end
+
+-- the command line (argv, without the program) that runs op with runner options ro:
+-- each option the user gave, in the help's order, then --knob for knobs without one
+function cli.command_argv(op_arg, op, ro)
+  local by, argv, done = option_of(), { op_arg }, {}
+  local function add(...) for _, w in ipairs({ ... }) do argv[#argv + 1] = tostring(w) end end
+  for _, row in ipairs(cli.OPTIONS) do
+    local key = type(row) == "table" and row[3]
+    local v = key and ro[key]
+    local spec = key and by[key]
+    if key and v ~= nil and not done[key] and key ~= "timing_only" and key ~= "json" then
+      done[key] = true
+      if key == "overrides" then
+        local keys = {}
+        for k in pairs(v) do keys[#keys + 1] = k end
+        table.sort(keys)
+        for _, k in ipairs(keys) do add("--set", k .. "=" .. tostring(v[k])) end
+      elseif spec.flag then
+        if v == true then add(spec.name) end
+      elseif spec.kind == "shape" then
+        add(spec.name, string.format("%d,%d", v[1], v[2] or 1))
+      elseif spec.kind == "onoff" then
+        add(spec.name, v and "1" or "0")
+      else
+        add(spec.name, v)
+      end
+    end
+  end
+  for _, k in ipairs(op.tune.knobs) do
+    if ro[k.name] ~= nil and not by[k.name] then add("--knob", k.name .. "=" .. tostring(ro[k.name])) end
+  end
+  return argv
+end
+
+-- the command of argv as one shell line
+function cli.command_text(prog, argv)
+  local words = { prog }
+  for i, w in ipairs(argv) do words[i + 1] = shell_word(w) end
+  return table.concat(words, " ")
+end
+
+-- the best point of a group re-run with data and checked: {wrong, kernel_us (printed),
+-- equal (to the timing-only run's printed kernel_us), text} or {skipped = why}
+local function data_check(op, g, best)
+  local ro = {}
+  for k, v in pairs(g.opts) do ro[k] = v end
+  for k, v in pairs(best.knobs) do ro[k] = v end
+  ro.timing_only, ro.verify, ro.baseline, ro.trace = nil, true, "none", false
+  local ok, r = pcall(runner.run, op, ro, true)
+  if not ok then
+    if runner.kind(r) == "usage" then return { skipped = tostring(r) } end
+    error(r, 0)
+  end
+  local k = metrics.fmt3(r.metrics.summary.latency_us)
+  local t = metrics.fmt3(best.kernel_us)
+  return { wrong = r.shmem.check.wrong, check = r.shmem.check, kernel_us = k, equal = k == t,
+           timing_kernel_us = t }
+end
+
+-- the JSON of a group's search
+local function tune_json(o, op, g, rows, best, chk)
+  local json = require("shmemlab.json")
+  local c = g.default_result.config          -- as the op resolved it (MoE: count)
+  local list = json.array()
+  for i, r in ipairs(rows) do
+    list[i] = { rank = r.rank, knobs = r.knobs, kernel_us = tonumber(r.kernel_us),
+                bound_us = tonumber(r.bound_us), efficiency_pct = tonumber(r.eff),
+                ratio_pct = r.ratio ~= "-" and tonumber(r.ratio:sub(1, -2)) or nil,
+                default = r.default or nil }
+  end
+  local argv = cli.command_argv(o.op, op, best.opts)
+  return { pes = c.pes, count = c.count, dtype = c.dtype, soc = c.soc,
+           search = g.exhaustive and "exhaustive" or "coordinate descent",
+           points_run = #g.order, points_valid = #g.space, refused = g.refused, rows = list,
+           best = { knobs = best.knobs, kernel_us = tonumber(metrics.fmt3(best.kernel_us)),
+                    argv = argv, command = cli.command_text(o.prog or cli.PROG, argv) },
+           data_check = chk.skipped and { skipped = chk.skipped }
+             or { wrong = chk.wrong, kernel_us = tonumber(chk.kernel_us), equal = chk.equal } }
+end
+
+-- the text of a group's search: configuration, search line, table, best, its check
+local function tune_text(op, g, doc)
+  local tune = require("shmemlab.tune")
+  local json = require("shmemlab.json")
+  local table_text = tune.table(op, g)
+  local best = doc.best
+  local chk = doc.data_check
+  local check_line
+  if chk.skipped then
+    check_line = string.format("check of the best, with data: not run (%s)\n", chk.skipped)
+  else
+    check_line = string.format("check of the best, with data: %d wrong elements; kernel_us %s "
+      .. "(timing-only %s: %s)\n", chk.wrong, metrics.fmt3(chk.kernel_us),
+      metrics.fmt3(best.kernel_us), chk.equal and "equal" or "DIFFERENT")
+  end
+  return runner.config_text(g.default_result.config, op) .. tune.search_text(g) .. table_text
+    .. "best: " .. best.command .. "\n"
+    .. "best (JSON): " .. json.encode({ op = op.name, pes = doc.pes, count = doc.count,
+         dtype = doc.dtype, knobs = best.knobs, kernel_us = best.kernel_us,
+         argv = best.argv }) .. "\n" .. check_line
+end
+
+-- --tune: search the op's space at each planned size and PE count; returns the exit status
+function cli.tune(o, op, out, err)
+  local tune = require("shmemlab.tune")
+  tune.knobs(op)
+  for _, opt in ipairs({ { "output", "--output" }, { "plot", "--plot" } }) do
+    if o[opt[1]] then runner.usage("%s does not combine with --tune (run the best's command "
+      .. "line with it)", opt[2]) end
+  end
+  local runs = plan(o, op)
+  local groups = {}
+  for i, ro in ipairs(runs) do
+    groups[i] = tune.group(op, ro, o.tune_points)
+    if o.shard_run or o.merged then groups[i].exhaustive = true end   -- shards: every point
+  end
+  local searched = tune.search(op, groups, function(pts) return execute(o, op, pts, err) end)
+  if not searched then return cli.EXIT.ok end      -- a shard: its points are in its file
+  local docs, status = {}, cli.EXIT.ok
+  for i, g in ipairs(groups) do
+    local rows = tune.rows(g)
+    local best = rows[1].entry
+    best.opts = {}
+    for k, v in pairs(g.opts) do best.opts[k] = v end
+    for k, v in pairs(best.knobs) do best.opts[k] = v end
+    local chk = data_check(op, g, best)
+    if chk.wrong and (chk.wrong > 0 or not chk.equal) then status = cli.EXIT.wrong end
+    docs[i] = tune_json(o, op, g, rows, best, chk)
+    if not o.json then out:write(i > 1 and "\n" or "", tune_text(op, g, docs[i])) end
+    if out.flush then out:flush() end
+  end
+  if o.json then
+    local json = require("shmemlab.json")
+    out:write(json.encode({ version = lab.version, op = op.name, tune = docs }), "\n")
+  end
+  return status
+end
+
 -- the operator list
 local function list(out)
   for _, name in ipairs(runner.list()) do
     local ok, op = pcall(runner.load_op, name)
     if ok then
       local has = {}
-      for _, f in ipairs(runner.BASELINES) do
-        if runner.load_baseline(op, f) then has[#has + 1] = f end
+      for _, f in ipairs(runner.BASELINES) do     -- a mode of another family's folder: not listed
+        if not runner.BASELINE_DIR[f] and runner.load_baseline(op, f) then has[#has + 1] = f end
       end
       local has_base = #has > 0 and "baseline " .. table.concat(has, ",") or "no baseline"
       out:write(string.format("%-16s %-15s %-25s %s\n", name, op.collective, has_base,
@@ -763,20 +1059,64 @@ local function list(out)
   end
 end
 
+-- the options of how a run is spread (they change no figure): a shard's, the workers'
+local SPREAD = { ["--shard"] = true, ["--shards"] = true, ["-j"] = true, ["--jobs"] = true }
+
+-- argv without the options that spread the run (--shard, --shards, -j): what every shard
+-- of a run has alike, and what `merge` runs again
+function cli.shard_argv(argv)
+  local t, skip = {}, false
+  for _, a in ipairs(argv or {}) do
+    if skip then
+      skip = false
+    elseif SPREAD[a] then
+      skip = true
+    elseif not (a:match("^%-%-shards?=") or a:match("^%-%-jobs=") or a:match("^%-j=?%d")) then
+      t[#t + 1] = a
+    end
+  end
+  return t
+end
+
+-- `merge DIR [options]`: the shards under DIR joined into the output of the run that made
+-- them (its command line, with options added here such as --json or --plot FILE)
+function cli.merge(argv, out, err, prog)
+  local dir = argv[2]
+  if not dir or dir:match("^%-") then runner.usage("merge needs the folder of the shards: merge DIR") end
+  local all = require("shmemlab.par").read_shards(dir)
+  local again = {}
+  for _, a in ipairs(all.argv) do again[#again + 1] = a end
+  for i = 3, #argv do again[#again + 1] = argv[i] end
+  local m, msg = cli.parse(again, prog)
+  if not m then runner.usage("merge: %s", msg) end
+  if m.shards or m.shard then runner.usage("merge: the shards' command line names a shard") end
+  if m.output then runner.usage("merge: --output needs the machines of the runs (run without shards)") end
+  m.merged, m.prog, m.argv = all, prog, all.argv
+  return cli.run(m, out, err)
+end
+
 -- main(argv[, out, err, prog]) -> exit status (cli.EXIT); a usage error is one line on
 -- stderr. prog is the command's name (cli.PROG, or "shmemlab" for the installed command).
 function cli.main(argv, out, err, prog)
   out, err, prog = out or io.stdout, err or io.stderr, prog or cli.PROG
   local me = prog:match("%S+$")
   local hint = " (" .. prog .. " --help lists the options)\n"
-  local o, msg = cli.parse(argv or {}, prog)
-  if not o then
-    err:write(me, ": ", msg, hint)
-    return cli.EXIT.usage
+  argv = argv or {}
+  local o, msg
+  if argv[1] ~= "merge" then
+    o, msg = cli.parse(argv, prog)
+    if not o then
+      err:write(me, ": ", msg, hint)
+      return cli.EXIT.usage
+    end
+    if o.help then out:write(cli.help(prog)) return cli.EXIT.ok end
+    if o.list then list(out) return cli.EXIT.ok end
+    o.prog, o.argv = prog, cli.shard_argv(argv)
   end
-  if o.help then out:write(cli.help(prog)) return cli.EXIT.ok end
-  if o.list then list(out) return cli.EXIT.ok end
-  local ok, status, why = pcall(cli.run, o, out)
+  local ok, status, why = pcall(function()
+    if not o then return cli.merge(argv, out, err, prog) end
+    return cli.run(o, out, err)
+  end)
   if ok then
     if why then err:write(me, ": ", why, "\n") end
     return status
@@ -785,7 +1125,7 @@ function cli.main(argv, out, err, prog)
     err:write(me, ": ", status.message, hint)
     return cli.EXIT.usage
   end
-  if runner.kind(status) == "run" and status.output and not o.json then
+  if runner.kind(status) == "run" and status.output and not (o and o.json) then
     out:write(status.output)                -- what the failed run could still report
   end
   err:write(me, ": ", tostring(status), "\n")

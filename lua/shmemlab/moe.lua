@@ -696,6 +696,38 @@ function moe.dispatch_tile_tokens(s, topk)
   return n
 end
 
+-- the most tokens a tile of c's configuration holds (the tune knob tile_tokens' bound):
+-- a dispatch's (dispatch true) or a combine's; nil when not even one fits
+function moe.tile_fit(c, dispatch)
+  local copy = {}
+  for k, v in pairs(c) do copy[k] = v end
+  local ok, n = pcall(function()
+    local cfg = moe.config(copy)
+    local esize = lab.core.dtype_size(c.dtype)
+    local s = op.fit_ub(c, { esize = esize, hidden = cfg.hidden,
+                             stride = moe.stride(cfg.hidden, esize) })
+    s.ub_rows = s.ub_elems // s.stride
+    if not dispatch then return moe.tile_tokens(s, 1 + cfg.topk, 1) end
+    s.wire = moe.wire(c, s)
+    return moe.dispatch_tile_tokens(s, cfg.topk)
+  end)
+  return ok and n or nil
+end
+
+-- the tune knob tile_tokens of a dispatch (dispatch true) or a combine, and its constraint
+function moe.tune(dispatch)
+  return op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES,
+    { name = "tile_tokens", range = { 1, 32, "x2" },
+      default = function(c) return moe.tile_fit(c, dispatch) end,
+      doc = "tokens per tile, so rows per destination of one put (default: as many as the UB "
+        .. "holds)" } }, {
+    { why = "tile_tokens an integer from 1 to the tokens a tile's UB rows hold",
+      ok = function(c)
+        local n, fit = c.tile_tokens, moe.tile_fit(c, dispatch)
+        return n == nil or (math.type(n) == "integer" and n >= 1 and fit ~= nil and n <= fit)
+      end } })
+end
+
 -- tokens per tile when a tile needs rows_per_token UB rows per token plus extra rows
 function moe.tile_tokens(s, rows_per_token, extra)
   local n = (s.ub_rows - (extra or 0)) // rows_per_token

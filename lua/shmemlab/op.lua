@@ -20,6 +20,16 @@
 --   check(m, c, s) -> wrong [, index, pe, expected, actual]  (reference in C)
 --   active_pes(c) (optional) -> the PEs that take part (p2p); metrics use them only
 --   title       (optional) the name a report gives it (HCCL baselines: hccl.title)
+--   tune        (optional) the op's tunable parameters, what --tune searches
+--               (shmemlab.tune): { knobs = {knob, ...}, constraints = {constraint, ...} },
+--               a knob { name = a key of the configuration c (an option such as block_dim,
+--               ub_bytes, mode, or a key of the op's defaults), values = {v, ...} or range =
+--               {lo, hi, "xF" | "+S"}, default = the value when c has none (a value or
+--               function(c) -> value; else c[name]), doc = one line }; a constraint
+--               { why = what it requires, ok = function(c) -> true when the configuration c
+--               (the knobs' values in place) satisfies it }: the search skips the
+--               configurations it refuses, and a run with such a configuration is a usage
+--               error naming why (runner.config)
 --   baseline    (optional) the baseline run_op.lua measures beside it: a name in the
 --               folder of --baseline's family, ops/hccl/ by default ("broadcast"), or a
 --               path to an op file; without it ops/<family>/<name>.lua, and outside
@@ -82,6 +92,65 @@ op.DTYPES = { "int32", "int8", "int16", "int64", "uint8", "fp16", "bf16", "fp32"
 local required = { "name", "collective", "dtypes", "unused", "describe", "payload",
                    "setup", "run", "check" }
 
+-- a define error about the tune field of operator t
+local function tune_error(t, fmt, ...)
+  error(string.format("operator '%s': tune: " .. fmt, tostring(t.name), ...), 4)
+end
+
+-- the tune field of an operator checked: knobs with a name and values or a range (each
+-- once), constraints with a reason and a function
+local function check_tune(t)
+  local tune = t.tune
+  if type(tune) ~= "table" or type(tune.knobs) ~= "table" or #tune.knobs == 0 then
+    tune_error(t, "needs knobs = {{name =, values = | range =}, ...}")
+  end
+  local seen = {}
+  for i, k in ipairs(tune.knobs) do
+    if type(k) ~= "table" or type(k.name) ~= "string" or not k.name:match("^[%a_][%w_]*$") then
+      tune_error(t, "knob %d needs a name (a configuration key)", i)
+    end
+    if seen[k.name] then tune_error(t, "knob '%s' is declared twice", k.name) end
+    seen[k.name] = true
+    local ok, why = op.knob_values(k)
+    if not ok then tune_error(t, "knob '%s': %s", k.name, why) end
+  end
+  for i, con in ipairs(tune.constraints or {}) do
+    if type(con) ~= "table" or type(con.why) ~= "string" or con.why == ""
+       or type(con.ok) ~= "function" then
+      tune_error(t, "constraint %d needs why = 'what it requires' and ok = function(c)", i)
+    end
+  end
+end
+
+-- the values of a tune knob (a list, or a range {lo, hi, "xF" | "+S"} expanded: lo,
+-- lo*F or lo+S, ... up to hi), or nil and why not
+function op.knob_values(k)
+  if k.values ~= nil then
+    if type(k.values) ~= "table" or #k.values == 0 then return nil, "values must be a non-empty list" end
+    for _, v in ipairs(k.values) do
+      local kind = math.type(v) == "integer" and "int" or type(v)
+      if kind ~= "int" and kind ~= "string" and kind ~= "boolean" then
+        return nil, "values must be integers, strings or booleans"
+      end
+    end
+    return k.values
+  end
+  local r = k.range
+  local lo, hi, step = r and r[1], r and r[2], r and r[3]
+  local kind, by = tostring(step):match("^([x+])(%d+)$")
+  by = math.tointeger(tonumber(by))
+  if math.type(lo) ~= "integer" or math.type(hi) ~= "integer" or lo > hi or not kind
+     or (kind == "x" and (by < 2 or lo < 1)) or (kind == "+" and by < 1) then
+    return nil, "needs values = {...} or range = {lo, hi, 'xF' (F >= 2, lo >= 1) | '+S'}"
+  end
+  local list, v = {}, lo
+  while v <= hi do
+    list[#list + 1] = v
+    v = kind == "x" and v * by or v + by
+  end
+  return list
+end
+
 -- validate an operator table and give it its defaults
 function op.define(t)
   if type(t) ~= "table" then
@@ -99,6 +168,7 @@ function op.define(t)
     end
   end
   t.defaults = t.defaults or {}
+  if t.tune ~= nil then check_tune(t) end
   return t
 end
 
@@ -133,31 +203,35 @@ end
 -- 1) and the chunks alternate, so the MTE2 read of one chunk overlaps the
 -- MTE3 write of the one before (mte_put_nbi / mte_get_nbi alone wait for each
 -- chunk's write to land before reading the next); returns with the last
--- writes in flight
-local function pipelined(k, get, dst, src, ub, count, pe)
-  local half = #ub // 2
+-- writes in flight. bufs = 1 (the tune knob buffers): one buffer of the whole UB, each
+-- read waiting for the write before it
+local function pipelined(k, get, dst, src, ub, count, pe, bufs)
+  bufs = bufs or 2
+  local half = #ub // bufs
   local bytes = half * ESIZE[ub.dtype]
   local move = get and k.mte_get_nbi or k.mte_put_nbi
   local done, c = 0, 0
   while done < count do
-    local h, n = c % 2, count - done
+    local h, n = c % bufs, count - done
     if n > half then n = half end
-    if c >= 2 then k:wait_flag("MTE3_MTE2", h) end     -- that half was written out
+    if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that half was written out
     move(k, sub(dst, done, n), sub(src, done, n), sub(ub, h * half, half), bytes, n, pe, h)
     k:set_flag("MTE3_MTE2", h)
     done, c = done + n, c + 1
   end
-  for h = 0, math.min(c, 2) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % 2) end
+  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
 end
 
--- double-buffered put of count elements of src to PE pe's dst (see pipelined)
-function op.put_pipelined(k, dst, src, ub, count, pe)
-  pipelined(k, false, dst, src, ub, count, pe)
+-- double-buffered (bufs, default 2) put of count elements of src to PE pe's dst (see
+-- pipelined)
+function op.put_pipelined(k, dst, src, ub, count, pe, bufs)
+  pipelined(k, false, dst, src, ub, count, pe, bufs)
 end
 
--- double-buffered get of count elements of PE pe's src to dst (see pipelined)
-function op.get_pipelined(k, dst, src, ub, count, pe)
-  pipelined(k, true, dst, src, ub, count, pe)
+-- double-buffered (bufs, default 2) get of count elements of PE pe's src to dst (see
+-- pipelined)
+function op.get_pipelined(k, dst, src, ub, count, pe, bufs)
+  pipelined(k, true, dst, src, ub, count, pe, bufs)
 end
 
 -- the reduce-scatter phase of reduce_scatter and allreduce: with the MTE atomic
@@ -172,7 +246,7 @@ function op.atomic_scatter(k, a, ub, piece, signal)
     local p, j = op.item(k, item)
     local at, src_off, n = piece(p, j)
     if n > 0 then
-      op.put_pipelined(k, sub(a.acc, at, n), sub(a.input, src_off, n), ub, n, p)
+      op.put_pipelined(k, sub(a.acc, at, n), sub(a.input, src_off, n), ub, n, p, a.buffers)
       k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)     -- the piece has landed
     end
     k:signal_op(signal(j), 1, lab.SIGNAL_ADD, p)
@@ -304,12 +378,49 @@ function op.src_dst_pes(c)
 end
 
 ------------------------------------------------------------------------------
+-- tune (op.define's tune field): the knobs the built-in operators share
+
+-- AIV blocks per PE
+op.KNOB_BLOCK_DIM = { name = "block_dim", values = { 4, 8, 16, 24, 32, 48 },
+                      doc = "AIV blocks per PE (--block-dim)" }
+-- the UB a block stages through: the chunk of each copy
+op.KNOB_UB_BYTES = { name = "ub_bytes", values = { 16384, 32768, 65536, 131072, 194560 },
+                     doc = "UB bytes a block stages through, the chunk of each copy (--ub-bytes)" }
+-- single or double buffering of the pipelined copies (op.put_pipelined, op.get_pipelined)
+op.KNOB_BUFFERS = { name = "buffers", values = { 1, 2 }, default = 2,
+                    doc = "1: one UB buffer, each read waits for the write before it; 2: two "
+                      .. "halves, a read overlaps the write before it" }
+
+-- the constraints every op with the shared knobs has
+op.TUNE_CONSTRAINTS = {
+  { why = "block_dim within the SoC's AIV cores per PE",
+    ok = function(c) return c.block_dim <= c.cores end },
+  { why = "ub_bytes within the core's UB (the profile's ub_bytes)",
+    ok = function(c) return c.ub_bytes <= c.profile.ub_bytes end },
+  { why = "buffers 1 (single) or 2 (double), each buffer at least one 32-byte block",
+    ok = function(c)
+      local b = c.buffers or 2
+      return (b == 1 or b == 2) and c.ub_bytes // b >= 32
+    end },
+}
+
+-- a tune field: the knobs named (op.KNOB_* tables or the op's own), the shared
+-- constraints and the op's own ones (extra)
+function op.tune(knobs, extra)
+  local cons = {}
+  for _, con in ipairs(op.TUNE_CONSTRAINTS) do cons[#cons + 1] = con end
+  for _, con in ipairs(extra or {}) do cons[#cons + 1] = con end
+  return { knobs = knobs, constraints = cons }
+end
+
+------------------------------------------------------------------------------
 -- setup
 
 -- the state an operator's setup starts from: t (default {}) with dtype, count, esize
 function op.state(c, t)
   t = t or {}
   t.dtype, t.count, t.esize = c.dtype, c.count, lab.core.dtype_size(c.dtype)
+  t.buffers = c.buffers                 -- the tune knob (nil: double-buffered)
   return t
 end
 

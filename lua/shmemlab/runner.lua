@@ -50,7 +50,11 @@ end
 -- the baselines --baseline names: each a folder of ops/ holding operators named as
 -- the ops they measure (hccl: HCCL's algorithms; deepep: DeepEP-Ascend's normal-mode
 -- MoE kernels; mc2: CANN's MoeDistributeDispatch/Combine, the low-latency ones)
-runner.BASELINES = { "hccl", "deepep", "mc2" }
+runner.BASELINES = { "hccl", "hccl-aiv", "hccl-sdma", "deepep", "mc2" }
+
+-- the folder of ops/ a family's operators live in: HCCL's expansion modes share
+-- ops/hccl/ (the operator reads c.baseline: doc/hccl.md)
+runner.BASELINE_DIR = { ["hccl-aiv"] = "hccl", ["hccl-sdma"] = "hccl" }
 
 -- MoE modes (--moe-mode) and the baseline each defaults to: the shipping kernels
 runner.MOE_BASELINE = { normal = "deepep", ll = "mc2" }
@@ -63,7 +67,7 @@ runner.LL_MAX_TOKENS = 256
 -- name in ops/<family>/ or a path), else ops/<family>/<op.name>.lua, else (families
 -- other than hccl) ops/<family>/<op.collective>.lua; and whether it exists
 function runner.baseline_path(op, family)
-  family = family or "hccl"
+  family = runner.BASELINE_DIR[family] or family or "hccl"
   local b = op.baseline or op.name
   if b:find("[/\\]") or b:find("%.lua$") then return b, exists(b) end
   local path = string.format("%s/%s/%s.lua", ops_dir(), family, b)
@@ -87,6 +91,9 @@ local function baseline_text(c, op)
   if c.baseline == "none" or type(op) ~= "table" then return c.baseline end
   local path, found = runner.baseline_path(op, c.baseline)
   local mode = c.moe_mode and string.format(" (moe mode %s)", c.moe_mode) or ""
+  local b = found and c.profile and runner.load_op(path)
+  local plan = b and b.plan_text and b.plan_text(c)      -- HCCL beyond one server
+  if plan then mode = string.format("%s (%s)", mode, plan) end
   if found then return c.baseline .. mode end
   return string.format("none (no %s: name one with op.define{baseline = ...})", path)
 end
@@ -178,6 +185,7 @@ local function check_keys(op, opts)
   local known = {}
   for k in pairs(KNOWN) do known[k] = true end
   for k in pairs(op.defaults or {}) do known[k] = true end
+  for _, knob in ipairs(op.tune and op.tune.knobs or {}) do known[knob.name] = true end
   for k in pairs(opts) do
     if not known[k] then
       runner.usage("unknown option '%s' of operator %s%s", tostring(k), op.name,
@@ -202,6 +210,16 @@ local function check_resolved(op, c)
     end)
     if not fine then runner.usage("%s", tostring(e)) end
   end
+end
+
+-- the first of op's tune constraints (op.define's tune) that the configuration c
+-- refuses, or nil: its why (a constraint that raises an error refuses)
+function runner.refused(op, c)
+  for _, con in ipairs(op.tune and op.tune.constraints or {}) do
+    local ok, fine = pcall(con.ok, c)
+    if not (ok and fine) then return con.why end
+  end
+  return nil
 end
 
 -- the configuration's values checked before anything runs (usage errors)
@@ -237,6 +255,8 @@ local function check_config(op, c)
     end
   end
   check_resolved(op, c)
+  local why = runner.refused(op, c)
+  if why then runner.usage("operator %s refuses this configuration: it needs %s", op.name, why) end
 end
 
 -- the MoE mode of a run and its baseline, once the options are checked: --moe-mode,
@@ -498,7 +518,8 @@ function runner.measure_on(m, op, c)
   local trace
   if c.trace then trace = m:trace_records(true); m:trace(0) end
   local check = { wrong = 0, unchecked = c.timing_only and "timing-only"   -- no bytes to compare
-                                      or c.verify == false and "--check 0" or nil }
+                                      or c.verify == false and "--check 0"
+                                      or op.unchecked and op.unchecked(c, s) or nil }
   if not check.unchecked then
     local wrong, at, pe, want, got = op.check(m, c, s)
     check = { wrong = wrong, index = at, pe = pe, expected = want, actual = got }

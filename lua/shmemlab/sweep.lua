@@ -130,24 +130,27 @@ function sweep.servers(p, n)
   return (n + p.pes_per_server - 1) // p.pes_per_server, (n + dom - 1) // dom
 end
 
--- sweep.rows(results) -> one row per result: pes, servers, domains, payload (bytes per PE),
+-- sweep.row(r) -> the row of one result: pes, servers, domains, payload (bytes per PE),
 -- bound_us (printed), op = side, base = side or nil, ratio (printed, "236.9%") or nil
+function sweep.row(r)
+  local s, c = r.metrics.summary, r.config
+  local bf = metrics.bus_factor(r.op.collective, c.pes)
+  local bound_s, bound_us = printed(r.bound.us)
+  local servers, domains = sweep.servers(c.profile, c.pes)
+  local row = { pes = c.pes, servers = servers, domains = domains, payload = s.payload_bytes,
+                bound_us = bound_s, bus_factor = bf,
+                op = side(s, s.payload_bytes, bf, bound_us, r.shmem.check) }
+  if r.baseline then
+    row.base = side(r.baseline.metrics.summary, s.payload_bytes, bf, bound_us, r.baseline.check)
+    row.ratio = metrics.fmt(row.base.t / row.op.t * 100, 1) .. "%"
+  end
+  return row
+end
+
+-- sweep.rows(results) -> one row per result (sweep.row)
 function sweep.rows(results)
   local rows = {}
-  for i, r in ipairs(results) do
-    local s, c = r.metrics.summary, r.config
-    local bf = metrics.bus_factor(r.op.collective, c.pes)
-    local bound_s, bound_us = printed(r.bound.us)
-    local servers, domains = sweep.servers(c.profile, c.pes)
-    local row = { pes = c.pes, servers = servers, domains = domains, payload = s.payload_bytes,
-                  bound_us = bound_s, bus_factor = bf,
-                  op = side(s, s.payload_bytes, bf, bound_us, r.shmem.check) }
-    if r.baseline then
-      row.base = side(r.baseline.metrics.summary, s.payload_bytes, bf, bound_us, r.baseline.check)
-      row.ratio = metrics.fmt(row.base.t / row.op.t * 100, 1) .. "%"
-    end
-    rows[i] = row
-  end
+  for i, r in ipairs(results) do rows[i] = sweep.row(r) end
   return rows
 end
 
@@ -173,39 +176,49 @@ local function cells(sd, with_bound, bound_s)
     with_bound and string.format(" %10s", bound_s) or "", sd.eff, sd.algbw, sd.busbw, sd.wrong)
 end
 
--- sweep.table(results) -> the text of the table: the legend, the header, one line per count
-function sweep.table(results)
-  local rows = sweep.rows(results)
-  local base = rows[1].base ~= nil
-  local out = { legend(results[1]) }
+-- sweep.head(r1) -> the legend and the header of the table whose first result is r1
+function sweep.head(r1)
   local head = string.format("#%5s %7s %7s %12s | %10s %10s %8s %9s %9s %7s |", "PEs", "servers",
     "domains", "payload_B", "kernel_us", "bound_us", "eff_%", "algbw", "busbw", "#wrong")
-  if base then
+  if r1.baseline then
     head = head .. string.format(" %10s %8s %9s %9s %7s | %8s",
-      results[1].config.baseline .. "_kern", "eff_%", "algbw", "busbw", "#wrong", "ratio")
+      r1.config.baseline .. "_kern", "eff_%", "algbw", "busbw", "#wrong", "ratio")
   end
-  out[#out + 1] = head .. "\n"
-  for _, row in ipairs(rows) do
-    local line = string.format("%6d %7d %7d %12d | %s |", row.pes, row.servers, row.domains,
-      row.payload, cells(row.op, true, row.bound_us))
-    if base then line = line .. string.format(" %s | %8s", cells(row.base), row.ratio) end
-    out[#out + 1] = line .. "\n"
-  end
+  return legend(r1) .. head .. "\n"
+end
+
+-- sweep.line(row) -> the line of one row (sweep.row)
+function sweep.line(row)
+  local line = string.format("%6d %7d %7d %12d | %s |", row.pes, row.servers, row.domains,
+    row.payload, cells(row.op, true, row.bound_us))
+  if row.base then line = line .. string.format(" %s | %8s", cells(row.base), row.ratio) end
+  return line .. "\n"
+end
+
+-- sweep.table(results) -> the text of the table: the legend, the header, one line per count
+function sweep.table(results)
+  local out = { sweep.head(results[1]) }
+  for _, row in ipairs(sweep.rows(results)) do out[#out + 1] = sweep.line(row) end
   return table.concat(out)
 end
 
--- the counts as the header shows them: "8, 16, 32"
+-- the counts as the header shows them: "8, 16, 32" (results, or a list of counts)
 local function counts_text(results)
   local t = {}
-  for i, r in ipairs(results) do t[i] = tostring(r.config.pes) end
+  for i, r in ipairs(results) do t[i] = tostring(type(r) == "table" and r.config.pes or r) end
   return table.concat(t, ", ")
 end
+sweep.counts_text = counts_text
 
--- sweep.text(results) -> the whole text report: the configuration line, the table, then
--- every wrong check and every checked run's reports, by PE count
-function sweep.text(results)
-  local r1 = results[1]
-  local out = { runner.config_text(r1.config, r1.op, counts_text(results)), sweep.table(results) }
+-- sweep.text_head(r1, counts) -> the configuration line (counts: the PE counts as text)
+-- and the table's head
+function sweep.text_head(r1, counts)
+  return runner.config_text(r1.config, r1.op, counts) .. sweep.head(r1)
+end
+
+-- sweep.text_tail(results) -> every wrong check and every checked run's reports, by PE count
+function sweep.text_tail(results)
+  local out = {}
   for _, r in ipairs(results) do
     local at = string.format("%d PEs: ", r.config.pes)
     if r.shmem.check.wrong > 0 then
@@ -219,6 +232,15 @@ function sweep.text(results)
       if res.sanitizer and res.sanitizer.errors > 0 then out[#out + 1] = at .. res.sanitizer.text end
     end
   end
+  return table.concat(out)
+end
+
+-- sweep.text(results) -> the whole text report: the configuration line, the table, then
+-- every wrong check and every checked run's reports, by PE count
+function sweep.text(results)
+  local out = { sweep.text_head(results[1], counts_text(results)) }
+  for _, row in ipairs(sweep.rows(results)) do out[#out + 1] = sweep.line(row) end
+  out[#out + 1] = sweep.text_tail(results)
   return table.concat(out)
 end
 

@@ -8,6 +8,7 @@
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
+local levels = require("shmemlab.hccl_levels")
 local F = lab.frames
 
 -- flag slots of a rank: 0 = "my data is staged"; 1 + r = "rank r finished reading"
@@ -50,7 +51,7 @@ local function kernel(k, a)
   k:prof_end(F.SIGNAL_WAIT)
 end
 
-return op.define {
+return levels.wrap(op.define {
   name = "hccl_allgather",
   collective = "allgather",
   title = hccl.title("AllGather"),
@@ -81,4 +82,4 @@ return op.define {
   end,
 
   check = op.check_output,
-}
+})

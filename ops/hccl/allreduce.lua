@@ -13,6 +13,7 @@
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
+local levels = require("shmemlab.hccl_levels")
 local F = lab.frames
 
 -- flag slots of a rank: 0 = "my slice is seeded", 1 = "my slice is reduced",
@@ -85,7 +86,7 @@ local function kernel(k, a)
   hccl.post_sync(k, a.comm, flag, STAGED + n, tag)           -- Wait(b, tag) per peer
 end
 
-return op.define {
+return levels.wrap(op.define {
   name = "hccl_allreduce",
   collective = "allreduce",
   title = hccl.title("AllReduce"),
@@ -120,4 +121,4 @@ return op.define {
   end,
 
   check = op.check_output,
-}
+})

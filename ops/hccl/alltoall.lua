@@ -10,6 +10,7 @@
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
+local levels = require("shmemlab.hccl_levels")
 local F = lab.frames
 
 -- flag slots of a rank: READY + r = "rank r staged my shard";
@@ -50,7 +51,7 @@ local function kernel(k, a)
   end
 end
 
-return op.define {
+return levels.wrap(op.define {
   name = "hccl_alltoall",
   collective = "alltoall",
   title = hccl.title("AllToAll"),
@@ -87,4 +88,4 @@ return op.define {
   end,
 
   check = op.check_output,
-}
+})

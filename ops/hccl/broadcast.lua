@@ -9,6 +9,7 @@
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
+local levels = require("shmemlab.hccl_levels")
 local F = lab.frames
 
 -- flag slots of a rank: READY + b = "block b's share is staged" (the root's);
@@ -53,7 +54,7 @@ local function kernel(k, a)
   end
 end
 
-return op.define {
+return levels.wrap(op.define {
   name = "hccl_broadcast",
   collective = "broadcast",
   title = hccl.title("Broadcast"),
@@ -86,4 +87,4 @@ return op.define {
   end,
 
   check = op.check_output,
-}
+})

@@ -12,6 +12,7 @@
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local hccl = require("shmemlab.hccl")
+local levels = require("shmemlab.hccl_levels")
 local F = lab.frames
 
 -- flag slots of a rank: 0 = "my output is seeded", 1 + q = "rank q staged my
@@ -56,7 +57,7 @@ local function kernel(k, a)
   hccl.post_sync(k, a.comm, flag, STAGED + n, tag)           -- Wait(b, tag) per peer
 end
 
-return op.define {
+return levels.wrap(op.define {
   name = "hccl_reduce_scatter",
   collective = "reduce_scatter",
   title = hccl.title("ReduceScatter"),
@@ -95,4 +96,4 @@ return op.define {
   end,
 
   check = op.check_output,
-}
+})
