@@ -27,17 +27,39 @@ relay.MIN_PORT_BYTES = 1280 * 1024
 -- shards at 224 GB/s against one at 164 on the port) and the relay is slower
 relay.MIN_CARDS = 3
 
+-- relay.card_fits(c, sym_elems, esize) -> true when the card relay can run c: two dies
+-- per card, whole cards and at least two, an even number of blocks (half over the port,
+-- half over SIO), and the sym_elems elements of esize bytes it keeps symmetric within the
+-- op's symmetric budget
+function relay.card_fits(c, sym_elems, esize)
+  return c.profile.dies_per_card == 2 and c.pes % 2 == 0 and c.pes // 2 >= 2
+    and c.block_dim >= 2 and c.block_dim % 2 == 0
+    and sym_elems * esize <= c.sym_bytes
+end
+
 -- relay.applies(c, sym_elems, esize) -> true when the run configuration c takes the
--- card relay: two dies per card, whole cards and at least MIN_CARDS, an even number of
--- blocks (half over the port, half over SIO), a die's half of the outside shards of
--- c.count elements of esize bytes at least MIN_PORT_BYTES, and the sym_elems
--- elements the relay keeps symmetric within the op's symmetric budget
+-- card relay by default: it fits (relay.card_fits), at least MIN_CARDS cards, and a
+-- die's half of the outside shards of c.count elements at least MIN_PORT_BYTES
 function relay.applies(c, sym_elems, esize)
   local cards = c.pes // 2
-  return c.profile.dies_per_card == 2 and c.pes % 2 == 0 and cards >= relay.MIN_CARDS
-    and c.block_dim >= 2 and c.block_dim % 2 == 0
+  return relay.card_fits(c, sym_elems, esize) and cards >= relay.MIN_CARDS
     and (cards - 1) * c.count * esize >= relay.MIN_PORT_BYTES
-    and sym_elems * esize <= c.sym_bytes
+end
+
+-- relay.mode(c, name, fits) -> "flat" | "hier" | "auto": what --algo (c.algo) asks of op
+-- name; "hier" is an error when no relay fits the run (fits false)
+function relay.mode(c, name, fits)
+  if c.algo == "hier" and not fits then
+    error(string.format("%s: --algo hier needs several whole servers (or cards of two dies), "
+      .. "blocks enough and the relay's buffers within --sym-bytes; this run has none", name), 0)
+  end
+  return c.algo or "auto"
+end
+
+-- relay.take(mode, fits, worth) -> true when a relay that fits runs: asked for, or
+-- chosen (mode "auto") because it is worth it
+function relay.take(mode, fits, worth)
+  return fits and (mode == "hier" or (mode == "auto" and worth))
 end
 
 -- the outside dies of parity par, rotated by k's card so that the cards start apart
@@ -83,6 +105,59 @@ function relay.parts(count, src, piece, f)
     f(src[i + 1], off, len, first)
     first, n = first + len, n - len
   end
+end
+
+------------------------------------------------------------------------------
+-- server relay (several servers or supernodes, one die per card: A2 servers joined by
+-- RoCE): the same idea one level up. The domain (shmemlab.bound.domain_pes: the PEs
+-- that reach each other without RDMA) plays the card, a PE's local index in its domain
+-- the parity: PE (S, i) pulls over its NIC the shards of the outside PEs of local index
+-- i, (S', i) for every other domain S', into its symmetric window, and each of its
+-- domain's PEs (itself included) pulls them from there over the in-domain links. So each
+-- outside shard crosses the NICs into a domain once, and the in-domain forward runs
+-- piece by piece under the NIC traffic.
+
+-- the blocks of a PE that pull over its NIC; one more copies the PE's own shard and
+-- window into its output, the others pull from the domain's other PEs
+relay.NIC_BLOCKS = 2
+-- the least a PE's NIC must carry (its outside shards) for the server relay to pay for
+-- its second step: the crossover of the two allgather designs measured in the lab on A2,
+-- 16 to 64 PEs (doc/hier.md): 32 KiB one-step faster, 48 KiB relay faster
+relay.SERVER_MIN_BYTES = 40 * 1024
+
+-- relay.domains(c) -> PEs per domain, domains (0 domains when the job does not split
+-- into more than one whole domain)
+function relay.domains(c)
+  local m = require("shmemlab.bound").domain_pes(c.profile)
+  if m < 2 or c.pes <= m or c.pes % m ~= 0 then return m, 0 end
+  return m, c.pes // m
+end
+
+-- relay.server_fits(c, sym_elems, esize) -> true when the server relay can run c: one
+-- die per card, whole domains (at least two), blocks enough for the NIC, the own copy
+-- and one per other PE of the domain, and the sym_elems elements of esize bytes it keeps
+-- symmetric within the op's symmetric budget
+function relay.server_fits(c, sym_elems, esize)
+  local m, g = relay.domains(c)
+  return g >= 2 and c.profile.dies_per_card == 1
+    and c.block_dim >= relay.NIC_BLOCKS + m
+    and sym_elems * esize <= c.sym_bytes
+end
+
+-- relay.server_worth(c, esize) -> true when the server relay pays for its second step
+-- (a piece lands, is announced, then crosses the in-domain links): a PE's outside
+-- shards of c.count elements at least SERVER_MIN_BYTES
+function relay.server_worth(c, esize)
+  local _, g = relay.domains(c)
+  return (g - 1) * c.count * esize >= relay.SERVER_MIN_BYTES
+end
+
+-- the outside PEs of local index i, rotated by PE pe's domain so that the domains start
+-- apart: the sources a relayer of domain pe // m pulls, in its window's order
+function relay.outside_of(pe, i, m, n)
+  local list, g, mine = {}, n // m, pe // m
+  for k = 1, g - 1 do list[#list + 1] = ((mine + k) % g) * m + i end
+  return list
 end
 
 return relay
