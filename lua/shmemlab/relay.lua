@@ -124,6 +124,9 @@ relay.NIC_BLOCKS = 2
 -- its second step: the crossover of the two allgather designs measured in the lab on A2,
 -- 16 to 64 PEs (doc/hier.md): 32 KiB one-step faster, 48 KiB relay faster
 relay.SERVER_MIN_BYTES = 40 * 1024
+-- the pieces a slice of a reducing server relay is summed and announced in: the NIC
+-- starts on a slice's first piece while its server still adds up the others
+relay.SERVER_PIECES = 8
 
 -- relay.domains(c) -> PEs per domain, domains (0 domains when the job does not split
 -- into more than one whole domain)
