@@ -172,6 +172,14 @@ local function spiece(a, x)
   return first, math.min(per, a.count - first)
 end
 
+-- server relay: signal v (op) on sig at me, or (push: the others push onto my buffers)
+-- at every PE of my server
+local function announce(k, a, sig, v, how)
+  if not a.push then return k:signal_op(sig, v, how, k.pe) end
+  local first_pe = k.pe - k.pe % a.dom
+  for d = 0, a.dom - 1 do k:signal_op(sig, v, how, first_pe + d) end
+end
+
 -- server relay, own block: my partials of my outside owners' slices into my server
 -- buffer as bases, piece by piece, each announced to me (base) and counted at the
 -- owner (sums)
@@ -183,11 +191,11 @@ local function own_side(k, a, ub)
     for x = 0, a.pieces - 1 do
       local first, n = spiece(a, x)
       if n > 0 then
-        op.get_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
                          a.input:sub(owner * a.count + first, n), ub, n, k.pe)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       end
-      k:signal_op(a.base:sub((o - 1) * a.pieces + x, 1), a.epoch, lab.SIGNAL_SET, k.pe)
+      announce(k, a, a.base:sub(((i * #owners) + o - 1) * a.pieces + x, 1), a.epoch, lab.SIGNAL_SET)
       k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
     end
   end
@@ -208,7 +216,7 @@ local function peer_side(k, a, ub, q, t, tn)
   for o, owner in ipairs(owners) do
     for x = t, a.pieces - 1, tn do
       local first, n = spiece(a, x)
-      k:signal_wait_until(a.base:sub((o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
+      k:signal_wait_until(a.base:sub((i * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
       if n > 0 then
         op.get_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
                          a.input:sub(owner * a.count + first, n), ub, n, q)
@@ -217,11 +225,44 @@ local function peer_side(k, a, ub, q, t, tn)
       k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
     end
   end
-  k:signal_wait_until(a.outb, lab.CMP_GE, a.epoch * a.nic)
+  k:signal_wait_until(a.outb:sub(i, 1), lab.CMP_GE, a.epoch * a.nic)
   for x = t, a.pieces - 1, tn do
     local first, n = spiece(a, x)
     if n > 0 then
       op.get_pipelined(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, q)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay, pusher block (the input beyond the symmetric budget): share t of tn of
+-- the pieces for PE q (same server): my partials of q's outside owners' slices added onto
+-- q's bases (atomic puts), each piece counted at its owner, then my partials of q's own
+-- slice added onto q's output
+local function push_side(k, a, ub, q, t, tn)
+  local j = q % a.dom
+  local owners = relay.outside_of(q, j, a.dom, k.n_pes)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for o, owner in ipairs(owners) do
+    for x = t, a.pieces - 1, tn do
+      local first, n = spiece(a, x)
+      k:signal_wait_until(a.base:sub((j * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
+      if n > 0 then
+        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+                         a.input:sub(owner * a.count + first, n), ub, n, q)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      k:signal_op(a.sums:sub(q // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+    end
+  end
+  k:signal_wait_until(a.outb:sub(j, 1), lab.CMP_GE, a.epoch * a.nic)
+  for x = t, a.pieces - 1, tn do
+    local first, n = spiece(a, x)
+    if n > 0 then
+      op.put_pipelined(k, a.output:sub(first, n), a.input:sub(q * a.count + first, n), ub, n, q)
     end
   end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
@@ -240,11 +281,12 @@ local function nic_side(k, a, ub, b)
   for x = b, a.pieces - 1, a.nic do
     local first, n = spiece(a, x)
     if n > 0 then
-      op.get_pipelined(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, k.pe)
+      local move = a.push and op.put_pipelined or op.get_pipelined     -- the symmetric side
+      move(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, k.pe)
     end
   end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  k:signal_op(a.outb, 1, lab.SIGNAL_ADD, k.pe)
+  announce(k, a, a.outb:sub(i, 1), 1, lab.SIGNAL_ADD)
   k:prof_end(F.COPY_IN)
   k:prof_start(F.REMOTE_PUT_GET)
   k:set_atomic(a.atomic, a.dtype)
@@ -283,22 +325,27 @@ local function kernel_server(k, a)
   local r, peers = k.block - a.nic - 1, a.dom - 1
   local kk = r % peers + 1
   local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
-  peer_side(k, a, ub, first_pe + (k.pe % a.dom + kk) % a.dom, r // peers, tn)
+  local q = first_pe + (k.pe % a.dom + kk) % a.dom
+  if a.push then return push_side(k, a, ub, q, r // peers, tn) end
+  peer_side(k, a, ub, q, r // peers, tn)
 end
 
--- server relay: a symmetric input and server buffer (the server's sums of the slices of
--- my outside owners), the output local
+-- server relay: a symmetric server buffer (the server's sums of the slices of my outside
+-- owners); the input symmetric when it fits the budget with it (the others pull from it),
+-- else the output (the others push onto it)
 local function setup_server(m, c, s)
   local dom, g = relay.domains(c)
   s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, c.count, 1
   s.pieces = relay.SERVER_PIECES
-  s.input = op.fill_reduce_input(m:malloc(c.dtype, c.count * c.pes, "input"))
-  s.output = m:alloc(c.dtype, c.count, "output")
+  s.push = (c.pes + g - 1) * c.count * s.esize > c.sym_bytes
+  s.input = op.fill_reduce_input((s.push and m.alloc or m.malloc)(m, c.dtype, c.count * c.pes,
+                                                                     "input"))
+  s.output = (s.push and m.malloc or m.alloc)(m, c.dtype, c.count, "output")
   s.sbuf = m:malloc(c.dtype, (g - 1) * c.count, "server")
   s.ready = m:malloc("int32", dom, "ready", "backed")            -- [j]: server PE j's input
-  s.base = m:malloc("int32", (g - 1) * s.pieces, "base", "backed") -- [o, x]: my base in place
+  s.base = m:malloc("int32", dom * (g - 1) * s.pieces, "base", "backed") -- [j, o, x]: PE j's base
   s.sums = m:malloc("int32", g * s.pieces, "sums", "backed")      -- [S, x]: partials in at S
-  s.outb = m:malloc("int32", 8, "outb", "backed")       -- NIC blocks whose output bases are in
+  s.outb = m:malloc("int32", dom, "outb", "backed")     -- [j]: PE j's NIC blocks' output bases
   s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
   return s
 end
@@ -352,7 +399,7 @@ return op.define {
     s.atomic = op.atomic("reduce_scatter", c.reduce)
     op.fit_ub(c, s)
     local card = c.block_dim % 4 == 0 and relay.card_fits(c, c.pes // 2 * c.count, s.esize)
-    local server = relay.server_fits(c, (c.pes + c.pes // relay.domains(c)) * c.count, s.esize)
+    local server = relay.server_fits(c, (c.pes // relay.domains(c) + 1) * c.count, s.esize)
     local mode = relay.mode(c, "reduce_scatter", card or server)
     if relay.take(mode, card, relay.applies(c, c.pes // 2 * c.count, s.esize)) then
       return setup_card(m, c, s)
