@@ -124,6 +124,10 @@ relay.NIC_BLOCKS = 2
 -- its second step: the crossover of the two allgather designs measured in the lab on A2,
 -- 16 to 64 PEs (doc/hier.md): 32 KiB one-step faster, 48 KiB relay faster
 relay.SERVER_MIN_BYTES = 40 * 1024
+-- the same for reduce_scatter's server relay, per slice: its crossover measured in the
+-- lab on A2, 16 to 64 PEs (doc/hier.md): 32 KiB slices one-step faster at 32 and 64
+-- PEs, 64 KiB relay faster at 16, 32 and 64
+relay.SERVER_MIN_SLICE_BYTES = 64 * 1024
 -- the pieces a slice of a reducing server relay is summed and announced in: the NIC
 -- starts on a slice's first piece while its server still adds up the others
 relay.SERVER_PIECES = 8
@@ -147,11 +151,13 @@ function relay.server_fits(c, sym_elems, esize)
     and sym_elems * esize <= c.sym_bytes
 end
 
--- relay.server_worth(c, esize) -> true when the server relay pays for its second step
--- (a piece lands, is announced, then crosses the in-domain links): a PE's outside
--- shards of c.count elements at least SERVER_MIN_BYTES
-function relay.server_worth(c, esize)
+-- relay.server_worth(c, esize, reducing) -> true when the server relay pays for its
+-- second step (a piece lands, is announced, then crosses the in-domain links): a PE's
+-- outside shards of c.count elements at least SERVER_MIN_BYTES, or for a reducing relay
+-- (more pieces and signals) a slice at least SERVER_MIN_SLICE_BYTES
+function relay.server_worth(c, esize, reducing)
   local _, g = relay.domains(c)
+  if reducing then return c.count * esize >= relay.SERVER_MIN_SLICE_BYTES end
   return (g - 1) * c.count * esize >= relay.SERVER_MIN_BYTES
 end
 
