@@ -124,103 +124,12 @@ local function kernel_card(k, a)
   if k.block < half then port_side(k, a, ub, half) else sio_side(k, a, ub, half) end
 end
 
--- server relay, NIC side: block b's pieces of the outside shards of my local index,
--- pulled over my NIC into my window, each announced to every PE of my domain (me too)
--- once it has landed
-local function nic_side(k, a, ub, b)
-  local i = k.pe % a.dom
-  local src = relay.outside_of(k.pe, i, a.dom, k.n_pes)
-  local list = relay.pieces(a, #src, b, a.nic)
-  local first_pe = k.pe - i
-  k:prof_start(F.REMOTE_PUT_GET)
-  for idx, piece in ipairs(list) do
-    relay.parts(a.count, src, piece, function(q, off, len, at)
-      k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
-      op.get_pipelined(k, a.win:sub(at, len), a.input:sub(off, len), ub, len, q)
-    end)
-    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
-    for d = 0, a.dom - 1 do
-      k:signal_op(a.fwd:sub(i * a.nic + b, 1), (a.epoch - 1) * #list + idx, lab.SIGNAL_SET,
-                  first_pe + (i + d) % a.dom)
-    end
-  end
-  k:prof_end(F.REMOTE_PUT_GET)
-end
-
--- server relay: from PE q of my domain (local index j; q may be me), share t of tn of
--- q's shard, then of each piece q's NIC blocks announce, in the order they land
-local function from_relayer(k, a, ub, q, t, tn)
-  local j = q % a.dom
-  local per = op.split(a.count, tn, a.esize)
-  local first = t * per
-  local n = math.max(0, math.min(per, a.count - first))
-  k:prof_start(F.SIGNAL_WAIT)
-  k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
-  k:prof_end(F.SIGNAL_WAIT)
-  k:prof_start(F.REMOTE_PUT_GET)
-  if n > 0 then
-    op.get_pipelined(k, a.output:sub(q * a.count + first, n), a.input:sub(first, n), ub, n, q)
-  end
-  k:prof_end(F.REMOTE_PUT_GET)
-  local src = relay.outside_of(q, j, a.dom, k.n_pes)
-  local lists, most = {}, 0
-  for b = 0, a.nic - 1 do
-    lists[b] = relay.pieces(a, #src, b, a.nic)
-    most = math.max(most, #lists[b])
-  end
-  for idx = 1, most do
-    for b = 0, a.nic - 1 do
-      local piece = lists[b][idx]
-      if piece then
-        k:prof_start(F.SIGNAL_WAIT)
-        k:signal_wait_until(a.fwd:sub(j * a.nic + b, 1), lab.CMP_GE,
-                            (a.epoch - 1) * #lists[b] + idx)
-        k:prof_end(F.SIGNAL_WAIT)
-        local sp = op.split(piece[2], tn, a.esize)
-        local lo = math.min(piece[2], t * sp)
-        local part = { piece[1] + lo, math.min(sp, piece[2] - lo) }
-        if part[2] > 0 then
-          k:prof_start(F.REMOTE_PUT_GET)
-          relay.parts(a.count, src, part, function(o, off, len, at)
-            op.get_pipelined(k, a.output:sub(o * a.count + off, len), a.win:sub(at, len),
-                             ub, len, q)
-          end)
-          k:prof_end(F.REMOTE_PUT_GET)
-        end
-      end
-    end
-  end
-end
-
--- server relay: announce my shard, then NIC blocks, one block on my own shard and
--- window, the rest spread over the other PEs of my domain
-local function kernel_server(k, a)
-  local ub = k:ub(a.dtype, a.ub_elems)
-  k:prof_start(F.SIGNAL_WAIT)
-  for p = k.block, k.n_pes - 1, k.block_num do
-    k:signal_op(a.ready:sub(k.pe, 1), a.epoch, lab.SIGNAL_SET, p)
-  end
-  k:prof_end(F.SIGNAL_WAIT)
-  if k.block < a.nic then return nic_side(k, a, ub, k.block) end
-  if k.block == a.nic then return from_relayer(k, a, ub, k.pe, 0, 1) end
-  local r, peers = k.block - a.nic - 1, a.dom - 1
-  local kk = r % peers + 1
-  local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
-  local i = k.pe % a.dom
-  from_relayer(k, a, ub, k.pe - i + (i + kk) % a.dom, r // peers, tn)
-end
-
--- server relay: a symmetric input and window (the outside shards of my local index),
--- the output local
+-- server relay: a symmetric input and window, the output local
 local function setup_server(m, c, s)
-  local dom, g = relay.domains(c)
-  s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, c.count, 1
   op.fit_ub(c, s)
+  relay.gather_buffers(m, c, s, c.count)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
-  s.win = m:malloc(c.dtype, (g - 1) * c.count, "window")
   s.output = m:alloc(c.dtype, c.count * c.pes, "output")
-  s.ready = m:malloc("int32", c.pes, "ready", "backed")           -- [p]: PE p's shard is readable
-  s.fwd = m:malloc("int32", dom * s.nic, "fwd", "backed")          -- [i, b]: pieces of PE i's NIC block b
   s.expect = op.allgather_expect(m, c, s.input)
   return s
 end
@@ -295,7 +204,8 @@ return op.define {
 
   run = function(m, c, s)
     s.epoch = s.epoch + 1
-    return op.launch(m, c, s, "allgather", s.relay and kernel_card or s.server and kernel_server or kernel)
+    return op.launch(m, c, s, "allgather",
+                     s.relay and kernel_card or s.server and relay.gather_server or kernel)
   end,
 
   check = op.check_output,

@@ -164,188 +164,15 @@ local function kernel_card(k, a)
   end
 end
 
--- server relay: the pieces of a slice (a.pieces of them, whole 32-byte blocks):
--- {first, n} of piece x (0-based)
-local function spiece(a, x)
-  local per = op.split(a.count, a.pieces, a.esize)
-  local first = math.min(a.count, x * per)
-  return first, math.min(per, a.count - first)
-end
-
--- server relay: signal v (op) on sig at me, or (push: the others push onto my buffers)
--- at every PE of my server
-local function announce(k, a, sig, v, how)
-  if not a.push then return k:signal_op(sig, v, how, k.pe) end
-  local first_pe = k.pe - k.pe % a.dom
-  for d = 0, a.dom - 1 do k:signal_op(sig, v, how, first_pe + d) end
-end
-
--- server relay, own block: my partials of my outside owners' slices into my server
--- buffer as bases, piece by piece, each announced to me (base) and counted at the
--- owner (sums)
-local function own_side(k, a, ub)
-  local i = k.pe % a.dom
-  local owners = relay.outside_of(k.pe, i, a.dom, k.n_pes)
-  k:prof_start(F.COPY_IN)
-  for o, owner in ipairs(owners) do
-    for x = 0, a.pieces - 1 do
-      local first, n = spiece(a, x)
-      if n > 0 then
-        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
-                         a.input:sub(owner * a.count + first, n), ub, n, k.pe)
-        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-      end
-      announce(k, a, a.base:sub(((i * #owners) + o - 1) * a.pieces + x, 1), a.epoch, lab.SIGNAL_SET)
-      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
-    end
-  end
-  k:prof_end(F.COPY_IN)
-end
-
--- server relay, reader block: share t of tn of the pieces of PE q (same server):
--- q's partials of my outside owners' slices added onto my bases (atomic gets), each
--- piece counted at its owner, then q's partials of my own slice added onto my output
-local function peer_side(k, a, ub, q, t, tn)
-  local i = k.pe % a.dom
-  local owners = relay.outside_of(k.pe, i, a.dom, k.n_pes)
-  k:prof_start(F.SIGNAL_WAIT)
-  k:signal_wait_until(a.ready:sub(q % a.dom, 1), lab.CMP_GE, a.epoch)
-  k:prof_end(F.SIGNAL_WAIT)
-  k:prof_start(F.REMOTE_PUT_GET)
-  k:set_atomic(a.atomic, a.dtype)
-  for o, owner in ipairs(owners) do
-    for x = t, a.pieces - 1, tn do
-      local first, n = spiece(a, x)
-      k:signal_wait_until(a.base:sub((i * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
-      if n > 0 then
-        op.get_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
-                         a.input:sub(owner * a.count + first, n), ub, n, q)
-        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-      end
-      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
-    end
-  end
-  k:signal_wait_until(a.outb:sub(i, 1), lab.CMP_GE, a.epoch * a.nic)
-  for x = t, a.pieces - 1, tn do
-    local first, n = spiece(a, x)
-    if n > 0 then
-      op.get_pipelined(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, q)
-    end
-  end
-  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  k:set_atomic_none()
-  k:prof_end(F.REMOTE_PUT_GET)
-end
-
--- server relay, pusher block (the input beyond the symmetric budget): share t of tn of
--- the pieces for PE q (same server): my partials of q's outside owners' slices added onto
--- q's bases (atomic puts), each piece counted at its owner, then my partials of q's own
--- slice added onto q's output
-local function push_side(k, a, ub, q, t, tn)
-  local j = q % a.dom
-  local owners = relay.outside_of(q, j, a.dom, k.n_pes)
-  k:prof_start(F.REMOTE_PUT_GET)
-  k:set_atomic(a.atomic, a.dtype)
-  for o, owner in ipairs(owners) do
-    for x = t, a.pieces - 1, tn do
-      local first, n = spiece(a, x)
-      k:signal_wait_until(a.base:sub((j * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
-      if n > 0 then
-        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
-                         a.input:sub(owner * a.count + first, n), ub, n, q)
-        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-      end
-      k:signal_op(a.sums:sub(q // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
-    end
-  end
-  k:signal_wait_until(a.outb:sub(j, 1), lab.CMP_GE, a.epoch * a.nic)
-  for x = t, a.pieces - 1, tn do
-    local first, n = spiece(a, x)
-    if n > 0 then
-      op.put_pipelined(k, a.output:sub(first, n), a.input:sub(q * a.count + first, n), ub, n, q)
-    end
-  end
-  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  k:set_atomic_none()
-  k:prof_end(F.REMOTE_PUT_GET)
-end
-
--- server relay, NIC block b: my partial of my slice's pieces b, b + nic, ... into my
--- output as their bases (counted in outb), then the server sums of those pieces from the
--- PE of my local index in each other server, over my NIC, added on (atomic gets) once
--- all the server's partials are in
-local function nic_side(k, a, ub, b)
-  local i, g = k.pe % a.dom, k.n_pes // a.dom
-  local mine = k.pe // a.dom
-  k:prof_start(F.COPY_IN)
-  for x = b, a.pieces - 1, a.nic do
-    local first, n = spiece(a, x)
-    if n > 0 then
-      local move = a.push and op.put_pipelined or op.get_pipelined     -- the symmetric side
-      move(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, k.pe)
-    end
-  end
-  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  announce(k, a, a.outb:sub(i, 1), 1, lab.SIGNAL_ADD)
-  k:prof_end(F.COPY_IN)
-  k:prof_start(F.REMOTE_PUT_GET)
-  k:set_atomic(a.atomic, a.dtype)
-  for d = 1, g - 1 do
-    local srv = (mine - d) % g                   -- the server that has mine earliest first
-    local relayer = srv * a.dom + i
-    local owners = relay.outside_of(relayer, i, a.dom, k.n_pes)
-    local o = (mine - srv) % g                   -- my place in the relayer's list
-    assert(owners[o] == k.pe)
-    for x = b, a.pieces - 1, a.nic do
-      local first, n = spiece(a, x)
-      k:signal_wait_until(a.sums:sub(srv * a.pieces + x, 1), lab.CMP_GE, a.epoch * a.dom)
-      if n > 0 then
-        op.get_pipelined(k, a.output:sub(first, n), a.sbuf:sub((o - 1) * a.count + first, n),
-                         ub, n, relayer)
-      end
-    end
-  end
-  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  k:set_atomic_none()
-  k:prof_end(F.REMOTE_PUT_GET)
-end
-
--- server relay: announce my input to my server, then NIC blocks, one block on my own
--- partials, the rest spread over the other PEs of my server
-local function kernel_server(k, a)
-  local ub = k:ub(a.dtype, a.ub_elems)
-  local first_pe = k.pe - k.pe % a.dom
-  k:prof_start(F.SIGNAL_WAIT)
-  for d = k.block, a.dom - 1, k.block_num do
-    k:signal_op(a.ready:sub(k.pe % a.dom, 1), a.epoch, lab.SIGNAL_SET, first_pe + d)
-  end
-  k:prof_end(F.SIGNAL_WAIT)
-  if k.block < a.nic then return nic_side(k, a, ub, k.block) end
-  if k.block == a.nic then return own_side(k, a, ub) end
-  local r, peers = k.block - a.nic - 1, a.dom - 1
-  local kk = r % peers + 1
-  local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
-  local q = first_pe + (k.pe % a.dom + kk) % a.dom
-  if a.push then return push_side(k, a, ub, q, r // peers, tn) end
-  peer_side(k, a, ub, q, r // peers, tn)
-end
-
--- server relay: a symmetric server buffer (the server's sums of the slices of my outside
--- owners); the input symmetric when it fits the budget with it (the others pull from it),
--- else the output (the others push onto it)
+-- server relay: the input symmetric when it fits the budget beside the server buffer
+-- (the others pull from it), else the output (the others push onto it)
 local function setup_server(m, c, s)
-  local dom, g = relay.domains(c)
-  s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, c.count, 1
-  s.pieces = relay.SERVER_PIECES
-  s.push = (c.pes + g - 1) * c.count * s.esize > c.sym_bytes
-  s.input = op.fill_reduce_input((s.push and m.alloc or m.malloc)(m, c.dtype, c.count * c.pes,
-                                                                     "input"))
-  s.output = (s.push and m.malloc or m.alloc)(m, c.dtype, c.count, "output")
-  s.sbuf = m:malloc(c.dtype, (g - 1) * c.count, "server")
-  s.ready = m:malloc("int32", dom, "ready", "backed")            -- [j]: server PE j's input
-  s.base = m:malloc("int32", dom * (g - 1) * s.pieces, "base", "backed") -- [j, o, x]: PE j's base
-  s.sums = m:malloc("int32", g * s.pieces, "sums", "backed")      -- [S, x]: partials in at S
-  s.outb = m:malloc("int32", dom, "outb", "backed")     -- [j]: PE j's NIC blocks' output bases
+  local _, g = relay.domains(c)
+  local push = (c.pes + g - 1) * c.count * s.esize > c.sym_bytes
+  relay.reduce_buffers(m, c, s, c.count, push)
+  s.input = op.fill_reduce_input((push and m.alloc or m.malloc)(m, c.dtype, c.count * c.pes,
+                                                                   "input"))
+  s.output = (push and m.malloc or m.alloc)(m, c.dtype, c.count, "output")
   s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
   return s
 end
@@ -423,7 +250,7 @@ return op.define {
   run = function(m, c, s)
     s.epoch = s.epoch + 1
     return op.launch(m, c, s, "reduce_scatter",
-                     s.relay and kernel_card or s.server and kernel_server or kernel)
+                     s.relay and kernel_card or s.server and relay.reduce_server or kernel)
   end,
 
   check = op.check_output,

@@ -9,7 +9,9 @@
 -- outside shard crosses the card's ports once, the two ports share the work, and the
 -- SIO forward runs piece by piece under the port traffic. The pieces shrink toward
 -- the end so that what is left to forward once the port traffic is done is small.
+local lab = require("shmemlab")
 local op = require("shmemlab.op")
+local F = lab.frames
 
 local relay = {}
 
@@ -167,6 +169,291 @@ function relay.outside_of(pe, i, m, n)
   local list, g, mine = {}, n // m, pe // m
   for k = 1, g - 1 do list[#list + 1] = ((mine + k) % g) * m + i end
   return list
+end
+
+-- server relay, NIC side: block b's pieces of the outside shards of my local index,
+-- pulled over my NIC into my window, each announced to every PE of my domain (me too)
+-- once it has landed
+local function gather_nic(k, a, ub, b)
+  local i = k.pe % a.dom
+  local src = relay.outside_of(k.pe, i, a.dom, k.n_pes)
+  local list = relay.pieces(a, #src, b, a.nic)
+  local first_pe = k.pe - i
+  k:prof_start(F.REMOTE_PUT_GET)
+  for idx, piece in ipairs(list) do
+    relay.parts(a.count, src, piece, function(q, off, len, at)
+      k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
+      op.get_pipelined(k, a.win:sub(at, len), a.input:sub(off, len), ub, len, q)
+    end)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
+    for d = 0, a.dom - 1 do
+      k:signal_op(a.fwd:sub(i * a.nic + b, 1), (a.epoch - 1) * #list + idx, lab.SIGNAL_SET,
+                  first_pe + (i + d) % a.dom)
+    end
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay: from PE q of my domain (local index j; q may be me), share t of tn of
+-- q's shard, then of each piece q's NIC blocks announce, in the order they land
+local function gather_from(k, a, ub, q, t, tn)
+  local j = q % a.dom
+  local per = op.split(a.count, tn, a.esize)
+  local first = t * per
+  local n = math.max(0, math.min(per, a.count - first))
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
+  k:prof_end(F.SIGNAL_WAIT)
+  k:prof_start(F.REMOTE_PUT_GET)
+  if n > 0 then
+    op.get_pipelined(k, a.output:sub(q * a.count + first, n), a.input:sub(first, n), ub, n, q)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+  local src = relay.outside_of(q, j, a.dom, k.n_pes)
+  local lists, most = {}, 0
+  for b = 0, a.nic - 1 do
+    lists[b] = relay.pieces(a, #src, b, a.nic)
+    most = math.max(most, #lists[b])
+  end
+  for idx = 1, most do
+    for b = 0, a.nic - 1 do
+      local piece = lists[b][idx]
+      if piece then
+        k:prof_start(F.SIGNAL_WAIT)
+        k:signal_wait_until(a.fwd:sub(j * a.nic + b, 1), lab.CMP_GE,
+                            (a.epoch - 1) * #lists[b] + idx)
+        k:prof_end(F.SIGNAL_WAIT)
+        local sp = op.split(piece[2], tn, a.esize)
+        local lo = math.min(piece[2], t * sp)
+        local part = { piece[1] + lo, math.min(sp, piece[2] - lo) }
+        if part[2] > 0 then
+          k:prof_start(F.REMOTE_PUT_GET)
+          relay.parts(a.count, src, part, function(o, off, len, at)
+            op.get_pipelined(k, a.output:sub(o * a.count + off, len), a.win:sub(at, len),
+                             ub, len, q)
+          end)
+          k:prof_end(F.REMOTE_PUT_GET)
+        end
+      end
+    end
+  end
+end
+
+-- relay.gather_server(k, a): the kernel of an allgather server relay (a: the state
+-- relay.gather_buffers set up, with input, output, epoch, ub_elems): announce my shard,
+-- then NIC blocks, one block on my own shard and window, the rest spread over the other
+-- PEs of my domain
+function relay.gather_server(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  k:prof_start(F.SIGNAL_WAIT)
+  for p = k.block, k.n_pes - 1, k.block_num do
+    k:signal_op(a.ready:sub(k.pe, 1), a.epoch, lab.SIGNAL_SET, p)
+  end
+  k:prof_end(F.SIGNAL_WAIT)
+  if k.block < a.nic then return gather_nic(k, a, ub, k.block) end
+  if k.block == a.nic then return gather_from(k, a, ub, k.pe, 0, 1) end
+  local r, peers = k.block - a.nic - 1, a.dom - 1
+  local kk = r % peers + 1
+  local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
+  local i = k.pe % a.dom
+  gather_from(k, a, ub, k.pe - i + (i + kk) % a.dom, r // peers, tn)
+end
+
+-- server relay: the pieces of a slice (a.pieces of them, whole 32-byte blocks):
+-- {first, n} of piece x (0-based)
+local function spiece(a, x)
+  local per = op.split(a.count, a.pieces, a.esize)
+  local first = math.min(a.count, x * per)
+  return first, math.min(per, a.count - first)
+end
+
+-- server relay: signal v (op) on sig at me, or (push: the others push onto my buffers)
+-- at every PE of my server
+local function announce(k, a, sig, v, how)
+  if not a.push then return k:signal_op(sig, v, how, k.pe) end
+  local first_pe = k.pe - k.pe % a.dom
+  for d = 0, a.dom - 1 do k:signal_op(sig, v, how, first_pe + d) end
+end
+
+-- server relay, own block: my partials of my outside owners' slices into my server
+-- buffer as bases, piece by piece, each announced to me (base) and counted at the
+-- owner (sums)
+local function reduce_own(k, a, ub)
+  local i = k.pe % a.dom
+  local owners = relay.outside_of(k.pe, i, a.dom, k.n_pes)
+  k:prof_start(F.COPY_IN)
+  for o, owner in ipairs(owners) do
+    for x = 0, a.pieces - 1 do
+      local first, n = spiece(a, x)
+      if n > 0 then
+        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+                         a.input:sub(owner * a.count + first, n), ub, n, k.pe)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      announce(k, a, a.base:sub(((i * #owners) + o - 1) * a.pieces + x, 1), a.epoch, lab.SIGNAL_SET)
+      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+    end
+  end
+  k:prof_end(F.COPY_IN)
+end
+
+-- server relay, reader block: share t of tn of the pieces of PE q (same server):
+-- q's partials of my outside owners' slices added onto my bases (atomic gets), each
+-- piece counted at its owner, then q's partials of my own slice added onto my output
+local function reduce_pull(k, a, ub, q, t, tn)
+  local i = k.pe % a.dom
+  local owners = relay.outside_of(k.pe, i, a.dom, k.n_pes)
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(a.ready:sub(q % a.dom, 1), lab.CMP_GE, a.epoch)
+  k:prof_end(F.SIGNAL_WAIT)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for o, owner in ipairs(owners) do
+    for x = t, a.pieces - 1, tn do
+      local first, n = spiece(a, x)
+      k:signal_wait_until(a.base:sub((i * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
+      if n > 0 then
+        op.get_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+                         a.input:sub(owner * a.count + first, n), ub, n, q)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+    end
+  end
+  k:signal_wait_until(a.outb:sub(i, 1), lab.CMP_GE, a.epoch * a.nic)
+  for x = t, a.pieces - 1, tn do
+    local first, n = spiece(a, x)
+    if n > 0 then
+      op.get_pipelined(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, q)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay, pusher block (the input beyond the symmetric budget): share t of tn of
+-- the pieces for PE q (same server): my partials of q's outside owners' slices added onto
+-- q's bases (atomic puts), each piece counted at its owner, then my partials of q's own
+-- slice added onto q's output
+local function reduce_push(k, a, ub, q, t, tn)
+  local j = q % a.dom
+  local owners = relay.outside_of(q, j, a.dom, k.n_pes)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for o, owner in ipairs(owners) do
+    for x = t, a.pieces - 1, tn do
+      local first, n = spiece(a, x)
+      k:signal_wait_until(a.base:sub((j * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
+      if n > 0 then
+        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+                         a.input:sub(owner * a.count + first, n), ub, n, q)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      k:signal_op(a.sums:sub(q // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+    end
+  end
+  k:signal_wait_until(a.outb:sub(j, 1), lab.CMP_GE, a.epoch * a.nic)
+  for x = t, a.pieces - 1, tn do
+    local first, n = spiece(a, x)
+    if n > 0 then
+      op.put_pipelined(k, a.output:sub(first, n), a.input:sub(q * a.count + first, n), ub, n, q)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay, NIC block b: my partial of my slice's pieces b, b + nic, ... into my
+-- output as their bases (counted in outb), then the server sums of those pieces from the
+-- PE of my local index in each other server, over my NIC, added on (atomic gets) once
+-- all the server's partials are in
+local function reduce_nic(k, a, ub, b)
+  local i, g = k.pe % a.dom, k.n_pes // a.dom
+  local mine = k.pe // a.dom
+  k:prof_start(F.COPY_IN)
+  for x = b, a.pieces - 1, a.nic do
+    local first, n = spiece(a, x)
+    if n > 0 then
+      local move = a.push and op.put_pipelined or op.get_pipelined     -- the symmetric side
+      move(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, k.pe)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  announce(k, a, a.outb:sub(i, 1), 1, lab.SIGNAL_ADD)
+  k:prof_end(F.COPY_IN)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for d = 1, g - 1 do
+    local srv = (mine - d) % g                   -- the server that has mine earliest first
+    local relayer = srv * a.dom + i
+    local owners = relay.outside_of(relayer, i, a.dom, k.n_pes)
+    local o = (mine - srv) % g                   -- my place in the relayer's list
+    assert(owners[o] == k.pe)
+    for x = b, a.pieces - 1, a.nic do
+      local first, n = spiece(a, x)
+      k:signal_wait_until(a.sums:sub(srv * a.pieces + x, 1), lab.CMP_GE, a.epoch * a.dom)
+      if n > 0 then
+        op.get_pipelined(k, a.output:sub(first, n), a.sbuf:sub((o - 1) * a.count + first, n),
+                         ub, n, relayer)
+      end
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- relay.reduce_server(k, a): the kernel of a reduce_scatter server relay (a: the state
+-- relay.reduce_buffers set up, with input, output, atomic, epoch, ub_elems): announce my
+-- input to my server, then NIC blocks, one block on my own
+-- partials, the rest spread over the other PEs of my server
+function relay.reduce_server(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local first_pe = k.pe - k.pe % a.dom
+  k:prof_start(F.SIGNAL_WAIT)
+  for d = k.block, a.dom - 1, k.block_num do
+    k:signal_op(a.ready:sub(k.pe % a.dom, 1), a.epoch, lab.SIGNAL_SET, first_pe + d)
+  end
+  k:prof_end(F.SIGNAL_WAIT)
+  if k.block < a.nic then return reduce_nic(k, a, ub, k.block) end
+  if k.block == a.nic then return reduce_own(k, a, ub) end
+  local r, peers = k.block - a.nic - 1, a.dom - 1
+  local kk = r % peers + 1
+  local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
+  local q = first_pe + (k.pe % a.dom + kk) % a.dom
+  if a.push then return reduce_push(k, a, ub, q, r // peers, tn) end
+  reduce_pull(k, a, ub, q, r // peers, tn)
+end
+
+-- relay.gather_buffers(m, c, s, count) -> s: the server relay's fields and buffers of an
+-- allgather of count elements a PE on c: the symmetric window (the outside shards of my
+-- local index) and flags; the op allocates input (symmetric) and output
+function relay.gather_buffers(m, c, s, count)
+  local dom, g = relay.domains(c)
+  s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
+  s.win = m:malloc(c.dtype, (g - 1) * count, "window")
+  s.ready = m:malloc("int32", c.pes, "ready", "backed")           -- [p]: PE p's shard is readable
+  s.fwd = m:malloc("int32", dom * s.nic, "fwd", "backed")          -- [i, b]: pieces of PE i's NIC block b
+  return s
+end
+
+-- relay.reduce_buffers(m, c, s, count, push) -> s: the server relay's fields and buffers
+-- of a reduce_scatter of count-element slices on c: the symmetric server buffer (the
+-- server's sums of the slices of my outside owners) and flags; the op allocates input
+-- and output, the input symmetric (the others pull from it) or, push, the output (the
+-- others push onto it)
+function relay.reduce_buffers(m, c, s, count, push)
+  local dom, g = relay.domains(c)
+  s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
+  s.pieces, s.push = relay.SERVER_PIECES, push
+  s.sbuf = m:malloc(c.dtype, (g - 1) * count, "server")
+  s.ready = m:malloc("int32", dom, "ready", "backed")            -- [j]: server PE j's input
+  s.base = m:malloc("int32", dom * (g - 1) * s.pieces, "base", "backed") -- [j, o, x]: PE j's base
+  s.sums = m:malloc("int32", g * s.pieces, "sums", "backed")      -- [S, x]: partials in at S
+  s.outb = m:malloc("int32", dom, "outb", "backed")     -- [j]: PE j's NIC blocks' output bases
+  return s
 end
 
 return relay
