@@ -48,12 +48,14 @@ function relay.applies(c, sym_elems, esize)
     and (cards - 1) * c.count * esize >= relay.MIN_PORT_BYTES
 end
 
--- relay.mode(c, name, fits) -> "flat" | "hier" | "auto": what --algo (c.algo) asks of op
--- name; "hier" is an error when no relay fits the run (fits false)
-function relay.mode(c, name, fits)
+-- relay.mode(c, name, fits [, also]) -> "flat" | "hier" | "auto": what --algo (c.algo)
+-- asks of op name; "hier" is an error when no relay fits the run (fits false), naming
+-- what a relay needs (also: what the op needs besides)
+function relay.mode(c, name, fits, also)
   if c.algo == "hier" and not fits then
     error(string.format("%s: --algo hier needs several whole servers (or cards of two dies), "
-      .. "blocks enough and the relay's buffers within --sym-bytes; this run has none", name), 0)
+      .. "blocks enough%s and the relay's buffers within --sym-bytes; this run has none", name,
+      also and ", " .. also or ""), 0)
   end
   return c.algo or "auto"
 end
@@ -121,7 +123,7 @@ end
 
 -- the blocks of a PE that pull over its NIC; one more copies the PE's own shard and
 -- window into its output, the others pull from the domain's other PEs
-relay.NIC_BLOCKS = 2
+relay.NIC_BLOCKS = 1
 -- the least a PE's NIC must carry (its outside shards) for the server relay to pay for
 -- its second step: the crossover of the two allgather designs measured in the lab on A2,
 -- 16 to 64 PEs (doc/hier.md): 32 KiB one-step faster, 48 KiB relay faster
@@ -130,9 +132,12 @@ relay.SERVER_MIN_BYTES = 40 * 1024
 -- lab on A2, 16 to 64 PEs (doc/hier.md): 32 KiB slices one-step faster at 32 and 64
 -- PEs, 64 KiB relay faster at 16, 32 and 64
 relay.SERVER_MIN_SLICE_BYTES = 64 * 1024
--- the pieces a slice of a reducing server relay is summed and announced in: the NIC
--- starts on a slice's first piece while its server still adds up the others
+-- the pieces a slice of a reducing server relay is summed and announced in (at most
+-- SERVER_PIECES, each at least SERVER_PIECE_BYTES): the NIC starts on a slice's first
+-- piece while its server still adds up the others; a smaller piece would cost its
+-- alpha and its wait without the double-buffered get's overlap
 relay.SERVER_PIECES = 8
+relay.SERVER_PIECE_BYTES = 256 * 1024
 
 -- relay.domains(c) -> PEs per domain, domains (0 domains when the job does not split
 -- into more than one whole domain)
@@ -447,7 +452,8 @@ end
 function relay.reduce_buffers(m, c, s, count, push)
   local dom, g = relay.domains(c)
   s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
-  s.pieces, s.push = relay.SERVER_PIECES, push
+  s.pieces = math.max(1, math.min(relay.SERVER_PIECES, count * s.esize // relay.SERVER_PIECE_BYTES))
+  s.push = push
   s.sbuf = m:malloc(c.dtype, (g - 1) * count, "server")
   s.ready = m:malloc("int32", dom, "ready", "backed")            -- [j]: server PE j's input
   s.base = m:malloc("int32", dom * (g - 1) * s.pieces, "base", "backed") -- [j, o, x]: PE j's base
