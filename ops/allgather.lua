@@ -188,7 +188,8 @@ return op.define {
     if relay.take(mode, card, relay.applies(c, c.pes * c.count, s.esize)) then
       return setup_card(m, c, s)
     end
-    if relay.take(mode, server, relay.server_worth(c, s.esize)) then
+    local outside = (c.pes // relay.domains(c) - 1) * c.count * s.esize     -- over my NIC
+    if relay.take(mode, server, relay.server_worth("allgather", outside)) then
       return setup_server(m, c, s)
     end
     s.slices = math.max(1, c.block_dim // c.pes)

@@ -157,8 +157,7 @@ return op.define {
     local own = server_slice(c, s.esize)
     local fits = own ~= nil and relay.server_fits(c, c.count + 2 * own, s.esize)
     local mode = relay.mode(c, "allreduce", fits, "a count of whole 32-byte slices, one a PE")
-    if relay.take(mode, fits, fits and relay.server_worth({ profile = c.profile, pes = c.pes,
-                                                            count = own }, s.esize, true)) then
+    if relay.take(mode, fits, relay.server_worth("allreduce", c.count * s.esize)) then
       return setup_server(m, c, s, own)
     end
     local slice = math.min(op.split(c.count, c.pes, s.esize),

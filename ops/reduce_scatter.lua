@@ -231,7 +231,7 @@ return op.define {
     if relay.take(mode, card, relay.applies(c, c.pes // 2 * c.count, s.esize)) then
       return setup_card(m, c, s)
     end
-    if relay.take(mode, server, relay.server_worth(c, s.esize, true)) then
+    if relay.take(mode, server, relay.server_worth("reduce_scatter", c.count * s.esize)) then
       return setup_server(m, c, s)
     end
     op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))

@@ -124,14 +124,13 @@ end
 -- the blocks of a PE that pull over its NIC; one more copies the PE's own shard and
 -- window into its output, the others pull from the domain's other PEs
 relay.NIC_BLOCKS = 1
--- the least a PE's NIC must carry (its outside shards) for the server relay to pay for
--- its second step: the crossover of the two allgather designs measured in the lab on A2,
--- 16 to 64 PEs (doc/hier.md): 32 KiB one-step faster, 48 KiB relay faster
-relay.SERVER_MIN_BYTES = 40 * 1024
--- the same for reduce_scatter's server relay, per slice: its crossover measured in the
--- lab on A2, 16 to 64 PEs (doc/hier.md): 32 KiB slices one-step faster at 32 and 64
--- PEs, 64 KiB relay faster at 16, 32 and 64
-relay.SERVER_MIN_SLICE_BYTES = 64 * 1024
+-- the least data for an op's server relay to pay for its second step, the crossovers
+-- with the one-step designs measured in the lab on A2, 16 to 64 PEs (doc/hier.md; the
+-- one-step design below, the relay above): allgather, a PE's outside shards (the bytes
+-- its NIC carries: 32 KiB / 48 KiB at 16 PEs, 24 / 48 at 32); reduce_scatter, a slice
+-- (32 KiB / 64 KiB at 32 and 64 PEs); allreduce, the vector (256 KiB / 512 KiB at 16 and 32)
+relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 64 * 1024,
+                     allreduce = 384 * 1024 }
 -- the pieces a slice of a reducing server relay is summed and announced in (at most
 -- SERVER_PIECES, each at least SERVER_PIECE_BYTES): the NIC starts on a slice's first
 -- piece while its server still adds up the others; a smaller piece would cost its
@@ -158,14 +157,11 @@ function relay.server_fits(c, sym_elems, esize)
     and sym_elems * esize <= c.sym_bytes
 end
 
--- relay.server_worth(c, esize, reducing) -> true when the server relay pays for its
--- second step (a piece lands, is announced, then crosses the in-domain links): a PE's
--- outside shards of c.count elements at least SERVER_MIN_BYTES, or for a reducing relay
--- (more pieces and signals) a slice at least SERVER_MIN_SLICE_BYTES
-function relay.server_worth(c, esize, reducing)
-  local _, g = relay.domains(c)
-  if reducing then return c.count * esize >= relay.SERVER_MIN_SLICE_BYTES end
-  return (g - 1) * c.count * esize >= relay.SERVER_MIN_BYTES
+-- relay.server_worth(name, bytes) -> true when op name's server relay pays for its
+-- second step (a piece lands, is announced, then crosses the in-domain links): bytes (the
+-- op's measure of SERVER_MIN) at least SERVER_MIN[name]
+function relay.server_worth(name, bytes)
+  return bytes >= relay.SERVER_MIN[name]
 end
 
 -- the outside PEs of local index i, rotated by PE pe's domain so that the domains start
