@@ -1,7 +1,10 @@
--- shmemlab.relay: the plumbing of the card-relay designs (ops/allgather.lua,
+-- shmemlab.relay: the relay designs that cross a cut once (shmemlab.bound's card and
+-- domain cuts; doc/hier.md): the plumbing of the card relays (ops/allgather.lua,
 -- ops/reduce_scatter.lua) on a SoC with two dies per card (A3: each die has its own
 -- HCCS switch port, the two dies of a card are joined by SIO, and SIO carries only
--- bytes already on the card; see shmemlab.bound's card cut).
+-- bytes already on the card), the server relays' kernels across the RDMA cut between
+-- servers (allgather, reduce_scatter; allreduce runs both), and the choice between a
+-- relay and an op's one-step design (--algo flat | hier, or the size).
 --
 -- A card relay splits the other cards' dies by parity: die d works with the outside
 -- dies of its own parity (d % 2) over its port, its card-mate (d ~ 1) with the
