@@ -54,8 +54,8 @@ describe("server relays on several A2 servers", function()
     assert.matches("^signal ready", algo("allgather", 8, MiB16))      -- one server
     assert.matches("^server relay", algo("allgather", 16, 8, { algo = "hier" }))
     assert.matches("^signal ready", algo("allgather", 16, MiB16, { algo = "flat" }))
-    assert.matches("server relay", algo("reduce_scatter", 32, 16384))   -- 64 KiB slices
-    assert.matches("atomic%-add puts", algo("reduce_scatter", 32, 8192))
+    assert.matches("server relay", algo("reduce_scatter", 32, 1024))    -- 4 KiB slices
+    assert.matches("atomic%-add puts", algo("reduce_scatter", 32, 512))
     assert.matches("server relays", algo("allreduce", 16, 131072))      -- 512 KiB
     assert.matches("atomic%-add puts", algo("allreduce", 16, 65536))
     assert.matches("atomic%-add puts", algo("allreduce", 16, 131073)) -- no whole slices

@@ -131,9 +131,10 @@ relay.NIC_BLOCKS = 1
 -- with the one-step designs measured in the lab on A2, 16 to 64 PEs (doc/hier.md; the
 -- one-step design below, the relay above): allgather, a PE's outside shards (the bytes
 -- its NIC carries: 32 KiB / 48 KiB at 16 PEs, 24 / 48 at 32); reduce_scatter, a slice
--- (32 KiB / 64 KiB at 32 and 64 PEs); allreduce, the vector (256 KiB / 512 KiB at 16 and
--- 32); broadcast, the data (8 KiB / 16 KiB at 32 PEs; 4 KiB already pays at 16)
-relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 64 * 1024,
+-- (2 KiB / 4 KiB at 16 and 32 PEs, 1 KiB / 4 KiB at 64); allreduce, the vector (256 KiB /
+-- 512 KiB at 16 and 32); broadcast, the data (8 KiB / 16 KiB at 32 PEs; 4 KiB already
+-- pays at 16)
+relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 4 * 1024,
                      allreduce = 384 * 1024, broadcast = 12 * 1024 }
 -- broadcast's server relay: the blocks of a holder that fetch its pieces (chunks taken in
 -- turn, so that one's alpha runs under another's bytes); the chunks, BCAST_CHUNKS per
