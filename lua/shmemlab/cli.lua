@@ -117,6 +117,8 @@ cli.OPTIONS = {
   { "--src", "P", "src_pe", "int", "p2p: source PE" },
   { "--dst", "P", "dst_pe", "int", "p2p: destination PE" },
   { "--mode", "M", "mode", "str", "p2p: put | get" },
+  { "--algo", "A", "algo", "str", "flat | hier: the op's one-level design or its relay across "
+    .. "the server or card cut (default: the op chooses from the topology and the size)" },
   { "--block-dim", "N", "block_dim", "int", "AIV blocks per PE (default: the op's, at most the "
     .. "SoC's cores)" },
   { "--ub-bytes", "N", "ub_bytes", "size", "UB bytes an op may stage through (190K)" },
