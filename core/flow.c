@@ -300,6 +300,14 @@ static void flow_gone(sl_machine *m) {
   flow_free(m, f);
 }
 
+/* with a window (settle_ns > 0) a flow starts streaming at the next window
+** boundary at or after now, so the starts within one window settle together */
+static sl_time window_start(const sl_machine *m, sl_time now) {
+  sl_time w = m->ps.settle;
+  if (w <= 0 || now % w == 0) return now;
+  return (now / w + 1) * w;
+}
+
 /* a new flow of bytes of block blk (pipe, or a DMA engine when eng >= 0)
 ** capped at cap bytes per ps, from now; -1 when out of memory */
 static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t bytes, double cap,
@@ -308,6 +316,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   sl_flow *fl;
   if (m->ended >= 0) flow_gone(m);
   if ((f = flow_new(m)) < 0) return -1;
+  now = window_start(m, now);
   if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
   m->settle_t = now;
   m->fstats.starts++;
@@ -338,10 +347,16 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
 
 /* when flow fl, at its rate from now, moves its last byte (FLOW_NEVER when
 ** that is past int64 picoseconds: converting a larger double is undefined) */
-static sl_time end_at(const sl_flow *fl, sl_time now) {
+static sl_time end_at(const sl_machine *m, const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
+  sl_time e, w = m->ps.settle;
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
-  return now + (d > 0 ? (sl_time)d : 0);
+  e = now + (d > 0 ? (sl_time)d : 0);
+  if (w > 0 && e % w != 0) {            /* a window: the nearest boundary, not before now */
+    sl_time lo = e / w * w;
+    e = e - lo < (w + 1) / 2 && lo >= now ? lo : lo + w;
+  }
+  return e;
 }
 
 /* flow fl's cap: the core's rate, or less where one resource it crosses
@@ -368,7 +383,7 @@ static int fits(const sl_res *r, double more) {
 /* flow f has joined its resources (ok) or ran out of memory doing so: its
 ** cap counts on them; into the end heap, at once at its cap when it has room
 ** there everywhere, else to be rated at the next settle */
-static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
+static int flow_commit(sl_machine *m, int32_t f, int ok) {
   sl_flow *fl = &m->flows[f];
   int j, room = 1;
   if (!ok) {
@@ -393,7 +408,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     return SL_OK;
   }
   set_rate(m, fl, fl->cap, -1);      /* room everywhere: its own cap */
-  fl->end = end_at(fl, now);
+  fl->end = end_at(m, fl, fl->t);     /* from its start (now, or its window's) */
   m->fh.h[m->fh.pos[f]].k = fl->end;   /* from last of all: it can only rise */
   heap_up(&m->fh, m->fh.pos[f]);
   flow_event(m);
@@ -415,10 +430,11 @@ static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes
   m->ended = -1;
   m->fstats.starts++;
   m->fstats.continued++;
+  now = window_start(m, now);
   fl->rem = (double)bytes;
   fl->t = now;
   fl->seq = m->flow_seq++;
-  fl->end = end_at(fl, now);
+  fl->end = end_at(m, fl, now);
   heap_append(&m->fh, f, fl->end, fl->seq);
   heap_up(&m->fh, m->fh.pos[f]);
   flow_event(m);
@@ -448,7 +464,7 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path, int64_
   if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
     ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
              : join_path(m, f, path, b->pe, gm_pe, 1.0 / p->hccs_write_eff);
-  return flow_commit(m, f, ok, now);
+  return flow_commit(m, f, ok);
 }
 
 /* a DMA engine's transfer of bytes from GM of src_pe to GM of dst_pe starts
@@ -480,7 +496,7 @@ int sli_flow_start_dma(sl_machine *m, int blk, int eng, int get, int src_pe, int
     ok = join_path(m, f, sl_path(m, src_pe, dst_pe), src_pe, dst_pe, eff);
   if (ok && eng != SL_ENG_RDMA)
     ok = res_join(m, f, &m->dma[2 * me + (eng == SL_ENG_UDMA)], 1.0);
-  return flow_commit(m, f, ok, now);
+  return flow_commit(m, f, ok);
 }
 
 /* ---------------------------------------------------------- the solver */
@@ -855,7 +871,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
     set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
-    fl->end = end_at(fl, now);
+    fl->end = end_at(m, fl, now);
     if (m->fh.pos[f] >= 0 && m->fh.h[m->fh.pos[f]].k != fl->end) {
       m->fh.h[m->fh.pos[f]].k = fl->end;
       heap_fix(&m->fh, m->fh.pos[f]);

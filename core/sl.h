@@ -129,6 +129,8 @@ typedef struct sl_params {
   int scalar_amo;           /* 1: Ascend950's scalar and RDMA engine atomics (fetch,
                             ** inc, set, swap, compare-swap, bitwise; the wide adds) */
   int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
+  double settle_ns;         /* the flow solver's window: flow starts and ends within
+                            ** it settle together (0: exact; core/flow.c) */
 } sl_params;
 
 /* check modes (mssanitizer / compute-sanitizer tools) */

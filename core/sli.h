@@ -323,6 +323,7 @@ typedef struct sl_team sl_team;   /* a team (team.c) */
 typedef struct sl_ps {
   sl_time issue, scalar, signal, poll, pipe_barrier, barrier_base, sync_all,
           vec_setup, mte_setup;
+  sl_time settle;           /* the flow solver's window (0: exact) */
   sl_time alpha[SL_NPATHS];
   sl_time dma_setup[SL_NENG], dma_task[SL_NENG];
 } sl_ps;
