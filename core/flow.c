@@ -300,13 +300,9 @@ static void flow_gone(sl_machine *m) {
   flow_free(m, f);
 }
 
-/* with a window (settle_ns > 0) a flow starts streaming at the next window
-** boundary at or after now, so the starts within one window settle together */
-static sl_time window_start(const sl_machine *m, sl_time now) {
-  sl_time w = m->ps.settle;
-  if (w <= 0 || now % w == 0) return now;
-  return (now / w + 1) * w;
-}
+/* when the changes since settle_t are settled: settle_t itself (exact), or
+** a window later (settle_ns) */
+static sl_time settle_at(const sl_machine *m) { return m->settle_t + m->ps.settle; }
 
 /* a new flow of bytes of block blk (pipe, or a DMA engine when eng >= 0)
 ** capped at cap bytes per ps, from now; -1 when out of memory */
@@ -316,9 +312,8 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   sl_flow *fl;
   if (m->ended >= 0) flow_gone(m);
   if ((f = flow_new(m)) < 0) return -1;
-  now = window_start(m, now);
-  if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
-  m->settle_t = now;
+  if (m->ndirty > 0 && settle_at(m) < now) sli_flow_settle(m, settle_at(m));
+  if (m->ndirty == 0) m->settle_t = now;   /* else a window since an earlier change is open */
   m->fstats.starts++;
   fl = &m->flows[f];                  /* all fields but at[], which nres counts */
   fl->rate = 0;
@@ -347,16 +342,10 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
 
 /* when flow fl, at its rate from now, moves its last byte (FLOW_NEVER when
 ** that is past int64 picoseconds: converting a larger double is undefined) */
-static sl_time end_at(const sl_machine *m, const sl_flow *fl, sl_time now) {
+static sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
-  sl_time e, w = m->ps.settle;
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
-  e = now + (d > 0 ? (sl_time)d : 0);
-  if (w > 0 && e % w != 0) {            /* a window: the nearest boundary, not before now */
-    sl_time lo = e / w * w;
-    e = e - lo < (w + 1) / 2 && lo >= now ? lo : lo + w;
-  }
-  return e;
+  return now + (d > 0 ? (sl_time)d : 0);
 }
 
 /* flow fl's cap: the core's rate, or less where one resource it crosses
@@ -408,7 +397,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok) {
     return SL_OK;
   }
   set_rate(m, fl, fl->cap, -1);      /* room everywhere: its own cap */
-  fl->end = end_at(m, fl, fl->t);     /* from its start (now, or its window's) */
+  fl->end = end_at(fl, fl->t);
   m->fh.h[m->fh.pos[f]].k = fl->end;   /* from last of all: it can only rise */
   heap_up(&m->fh, m->fh.pos[f]);
   flow_event(m);
@@ -430,11 +419,10 @@ static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes
   m->ended = -1;
   m->fstats.starts++;
   m->fstats.continued++;
-  now = window_start(m, now);
   fl->rem = (double)bytes;
   fl->t = now;
   fl->seq = m->flow_seq++;
-  fl->end = end_at(m, fl, now);
+  fl->end = end_at(fl, now);
   heap_append(&m->fh, f, fl->end, fl->seq);
   heap_up(&m->fh, m->fh.pos[f]);
   flow_event(m);
@@ -871,7 +859,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
     set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
-    fl->end = end_at(m, fl, now);
+    fl->end = end_at(fl, now);
     if (m->fh.pos[f] >= 0 && m->fh.h[m->fh.pos[f]].k != fl->end) {
       m->fh.h[m->fh.pos[f]].k = fl->end;
       heap_fix(&m->fh, m->fh.pos[f]);
@@ -883,8 +871,8 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
 /* settle the flows' changes before the event at next (an EV_FLOW when
 ** flow_next) is handled: changes at one instant are settled once */
 void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
-  if (m->ndirty > 0 && (flow_next || next > m->settle_t))
-    sli_flow_settle(m, m->settle_t);
+  if (m->ndirty > 0 && (flow_next ? next >= settle_at(m) : next > settle_at(m)))
+    sli_flow_settle(m, settle_at(m));
 }
 
 /* what the solver did since the machine was made */
@@ -892,12 +880,13 @@ void sl_machine_flow_stats(const sl_machine *m, sl_flow_stats *s) { *s = m->fsta
 
 /* EV_FLOW at t: the flows that end by t end; their pipes go on */
 void sli_flow_due(sl_machine *m, sl_time t) {
-  if (m->ndirty > 0) sli_flow_settle(m, m->settle_t);
+  if (m->ndirty > 0 && t >= settle_at(m)) sli_flow_settle(m, settle_at(m));
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
-  m->settle_t = t;                       /* the ends below change rates from t on: a
+  if (m->ndirty == 0) m->settle_t = t;   /* the ends below change rates from t on: a
                                             pipe that starts its next flow at t must
-                                            not settle them at an earlier change */
+                                            not settle them at an earlier change (a
+                                            window open since an earlier one stays) */
   while (m->fh.n > 0 && m->fh.h[0].k <= t) {
     int32_t f = m->fh.h[0].id;
     sl_flow *fl = &m->flows[f];
