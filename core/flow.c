@@ -77,6 +77,7 @@ void sli_res_clear(sl_machine *m, int release) {
   m->stamp = 0;
   m->flow_ev_t = INT64_MAX;
   m->settle_t = 0;
+  m->settled_t = INT64_MIN / 2;
   if (release) {
     free(m->flows); free(m->fh.h); free(m->fh.pos); free(m->dirty); free(m->scr);
     rs_free(&m->rs);
@@ -300,9 +301,14 @@ static void flow_gone(sl_machine *m) {
   flow_free(m, f);
 }
 
-/* when the changes since settle_t are settled: settle_t itself (exact), or
-** a window later (settle_ns) */
-static sl_time settle_at(const sl_machine *m) { return m->settle_t + m->ps.settle; }
+/* when the changes since settle_t are settled: at settle_t (exact), or with
+** a window (settle_ns) no sooner than a window after the last settle: a
+** change after a quiet window is settled at its instant, the changes that
+** follow it within the window together at the window's end */
+static sl_time settle_at(const sl_machine *m) {
+  sl_time w = m->settled_t + m->ps.settle;
+  return w > m->settle_t ? w : m->settle_t;
+}
 
 /* a new flow of bytes of block blk (pipe, or a DMA engine when eng >= 0)
 ** capped at cap bytes per ps, from now; -1 when out of memory */
@@ -837,6 +843,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   double caps[NCAPS];
   int ncaps;
   if (m->ndirty == 0) return;
+  m->settled_t = now;
   if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
   F = m->scr;
   R = m->scr + m->nflows;

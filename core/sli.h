@@ -364,6 +364,7 @@ struct sl_machine {
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
+  sl_time settled_t;        /* the last settle's time: a window (settle_ns) from it */
   uint64_t flow_seq;
   int32_t ended;            /* a flow that ended, still on its resources while its
                                pipe may start the same transfer again (-1: none) */
