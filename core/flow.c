@@ -22,6 +22,11 @@
 ** until none does. A change costs what it moves, not what it is connected
 ** to. Between changes every rate is constant, so each flow's end is known;
 ** the earliest is one EV_FLOW event.
+** With a settle window (settle_ns > 0, doc/scale.md) a change after a quiet
+** window is settled at its instant, and the changes within settle_ns after a
+** settle together at the window's end: till then every flow keeps its rate
+** and a new flow that must share moves nothing, so each change takes effect
+** at most a window late and no resource carries more than it has.
 */
 #include <math.h>
 #include <stdlib.h>
