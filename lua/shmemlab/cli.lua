@@ -145,6 +145,9 @@ cli.OPTIONS = {
     .. "(default: hccl; MoE ops the shipping kernels of --moe-mode: deepep for normal, mc2 for ll; "
     .. "hccl-aiv, hccl-sdma: HCCL's expansion modes, doc/hccl.md)" },
   { "--prof-pe", "P", "prof_pe", "int", "cycle profiling PE (default 0; -1 = off)" },
+  { "--settle-ns", "N", "settle_ns", "int", "the flow solver's window: flow starts and ends "
+    .. "within N ns settle together, faster at scale, each off by < N ns (default: the profile's "
+    .. "settle_ns, 0 = exact)" },
   { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
     .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
   "Output",

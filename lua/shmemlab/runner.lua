@@ -144,7 +144,7 @@ local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode algo src_pe dst_pe local_tokens hidden topk experts
   routing routes_file dispatch_dtype moe_mode seed sigma zipf_s flags timing_only verify
-  combine mem_limit]]):gmatch("%S+") do
+  combine mem_limit settle_ns]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -308,6 +308,10 @@ function runner.config(op, opts)
   end
   local prof = lab.soc(c.soc)
   check_overrides(prof, c.overrides)
+  if c.settle_ns ~= nil then               -- --settle-ns: the profile's window, for this run
+    int_in(c.settle_ns, "--settle-ns", 0, 1000 * 1000 * 1000)
+    prof.settle_ns = c.settle_ns
+  end
   c.cores = prof.aiv_cores
   c.block_dim = c.block_dim or 16
   if math.type(c.block_dim) == "integer" and c.block_dim > c.cores then
