@@ -80,6 +80,25 @@ function sections.copy()
          mib >= 16 and "(goal >= 0.85)" or "(goal >= 0.6)")
     m:close()
   end
+  -- 16 blocks of PE 0 put 1/16 of 1 MiB each to PE 1 (the ops' split)
+  local n, blocks = MiB // 4, 16
+  local m = lab.machine{ pes = 2 }
+  local a = { n = n, src = m:alloc("int32", n, "src"):fill("iota"), dst = m:malloc("int32", n, "dst") }
+  local per = n // blocks
+  local function split_put(k)
+    if k.pe ~= 0 then return end
+    local ub = k:ub("int32", UB_ELEMS)
+    k:mte_put_nbi(a.dst:sub(k.block * per, per), a.src:sub(k.block * per, per), ub, UB_ELEMS * 4,
+                  per, 1, 0)
+    k:quiet()
+  end
+  local src0, dst1 = a.src:on(0), a.dst:on(1)
+  m:launch(split_put, blocks)
+  local t_cpy, t_put = side_by_side(64,
+    function() core.bench_memcpy(dst1, src0) end,
+    function() m:launch(split_put, blocks) end)
+  line(" 1 MiB mte_put_nbi by 16 blocks landed / memcpy", t_cpy / t_put, "ratio", "(goal >= 0.6)")
+  m:close()
 end
 
 -- ---------------------------------------------------------------- reduce
@@ -139,6 +158,11 @@ local prims = {
   { "satisfied signal_wait_until", function(k, s)
       for _ = 1, s.reps do k:signal_wait_until(s.sig, lab.CMP_GE, 0) end
     end },
+  { "remote mte_put_nbi of 32 bytes", function(k, s)
+      local ub, peer = k:ub("int32", 8), (k.pe + 1) % k.n_pes
+      for _ = 1, s.reps do k:mte_put_nbi(s.rdst, s.small, ub, 32, 8, peer, 0) end
+      k:quiet()
+    end },
   { "set_flag / wait_flag pair", function(k, s)
       for _ = 1, s.reps do k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0) end
     end },
@@ -148,6 +172,7 @@ local function empty(k, s) for _ = 1, s.reps do local _ = k.pe end end
 local function per_prim(pes, blocks)
   local m = lab.machine{ pes = pes, spin_limit = 0 }
   local s = { sig = m:malloc("int32", 8, "sig"), small = m:alloc("int32", 8, "small"),
+              rdst = m:malloc("int32", 8, "rdst"),
               reps = reps_of(pes, blocks) }
   for _, p in ipairs(prims) do
     local body = p[2]

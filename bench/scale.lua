@@ -13,7 +13,9 @@
 -- gone before the next). Run with `make scale`
 -- (or `make bench`); `lua5.4 bench/scale.lua --max-pes 256` stops earlier;
 -- a timing-only case is stopped after `--budget S` seconds (600; 0: none),
--- and the line says so: at 1024 PEs x 48 blocks they take minutes to hours.
+-- and the line says so: at 1024 PEs x 48 blocks they take minutes to hours;
+-- `--settle-ns N` runs the timing-only cases with the flow solver's window of
+-- N ns (doc/scale.md; default: the profile's, 0 = exact).
 local runner = require("shmemlab.runner")
 local lab = require("shmemlab")
 
@@ -112,10 +114,13 @@ if arg[1] == "--one" then
   one(arg[2], arg[3])
   return
 end
-local max_pes, budget = 1024, 600
+local max_pes, budget, settle = 1024, 600, nil
 for i = 1, #arg - 1 do
   if arg[i] == "--max-pes" then max_pes = assert(tonumber(arg[i + 1]), "--max-pes N") end
   if arg[i] == "--budget" then budget = assert(tonumber(arg[i + 1]), "--budget S") end
+  if arg[i] == "--settle-ns" then
+    settle = assert(math.tointeger(tonumber(arg[i + 1])), "--settle-ns N (an integer)")
+  end
 end
 
 header("allgather, 1024 int32 per PE, data mode, one launch (16 blocks per PE)")
@@ -143,7 +148,8 @@ if not probe then
   print("timing-only figures: skipped (this engine has no timing-only machines)")
   return
 end
-header("timing-only (data = false), 1024 PEs x 48 blocks, one launch")
+header(string.format("timing-only (data = false), 1024 PEs x 48 blocks, one launch, settle "
+                     .. "window %s", settle and settle .. " ns" or "the profile's"))
 local cases = {
   { "allgather 1 MiB per PE", "allgather", "count = 262144" },
   { "alltoall 1 KiB per pair", "alltoall", "count = 256" },
@@ -152,7 +158,8 @@ local cases = {
 for _, c in ipairs(cases) do
   if max_pes >= 1024 then
     local r, err = case(c[2], string.format("{ pes = 1024, block_dim = 48, timing_only = true, "
-                                             .. "%s }", c[3]), budget)
+                                             .. "%s%s }", c[3], settle and ", settle_ns = "
+                                             .. settle or ""), budget)
     if r then row(c[1], r)
     elseif err == "budget" then
       print(string.format("%s: stopped after the budget of %d s (--budget S)", c[1], budget))

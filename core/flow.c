@@ -22,6 +22,11 @@
 ** until none does. A change costs what it moves, not what it is connected
 ** to. Between changes every rate is constant, so each flow's end is known;
 ** the earliest is one EV_FLOW event.
+** With a settle window (settle_ns > 0, doc/scale.md) a change after a quiet
+** window is settled at its instant, and the changes within settle_ns after a
+** settle together at the window's end: till then every flow keeps its rate
+** and a new flow that must share moves nothing, so each change takes effect
+** at most a window late and no resource carries more than it has.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -77,6 +82,7 @@ void sli_res_clear(sl_machine *m, int release) {
   m->stamp = 0;
   m->flow_ev_t = INT64_MAX;
   m->settle_t = 0;
+  m->settled_t = INT64_MIN / 2;
   if (release) {
     free(m->flows); free(m->fh.h); free(m->fh.pos); free(m->dirty); free(m->scr);
     rs_free(&m->rs);
@@ -300,6 +306,15 @@ static void flow_gone(sl_machine *m) {
   flow_free(m, f);
 }
 
+/* when the changes since settle_t are settled: at settle_t (exact), or with
+** a window (settle_ns) no sooner than a window after the last settle: a
+** change after a quiet window is settled at its instant, the changes that
+** follow it within the window together at the window's end */
+static sl_time settle_at(const sl_machine *m) {
+  sl_time w = m->settled_t + m->ps.settle;
+  return w > m->settle_t ? w : m->settle_t;
+}
+
 /* a new flow of bytes of block blk (pipe, or a DMA engine when eng >= 0)
 ** capped at cap bytes per ps, from now; -1 when out of memory */
 static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t bytes, double cap,
@@ -308,8 +323,8 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   sl_flow *fl;
   if (m->ended >= 0) flow_gone(m);
   if ((f = flow_new(m)) < 0) return -1;
-  if (m->ndirty > 0 && m->settle_t < now) sli_flow_settle(m, m->settle_t);
-  m->settle_t = now;
+  if (m->ndirty > 0 && settle_at(m) < now) sli_flow_settle(m, settle_at(m));
+  if (m->ndirty == 0) m->settle_t = now;   /* else a window since an earlier change is open */
   m->fstats.starts++;
   fl = &m->flows[f];                  /* all fields but at[], which nres counts */
   fl->rate = 0;
@@ -368,7 +383,7 @@ static int fits(const sl_res *r, double more) {
 /* flow f has joined its resources (ok) or ran out of memory doing so: its
 ** cap counts on them; into the end heap, at once at its cap when it has room
 ** there everywhere, else to be rated at the next settle */
-static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
+static int flow_commit(sl_machine *m, int32_t f, int ok) {
   sl_flow *fl = &m->flows[f];
   int j, room = 1;
   if (!ok) {
@@ -393,7 +408,7 @@ static int flow_commit(sl_machine *m, int32_t f, int ok, sl_time now) {
     return SL_OK;
   }
   set_rate(m, fl, fl->cap, -1);      /* room everywhere: its own cap */
-  fl->end = end_at(fl, now);
+  fl->end = end_at(fl, fl->t);
   m->fh.h[m->fh.pos[f]].k = fl->end;   /* from last of all: it can only rise */
   heap_up(&m->fh, m->fh.pos[f]);
   flow_event(m);
@@ -448,7 +463,7 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path, int64_
   if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
     ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
              : join_path(m, f, path, b->pe, gm_pe, 1.0 / p->hccs_write_eff);
-  return flow_commit(m, f, ok, now);
+  return flow_commit(m, f, ok);
 }
 
 /* a DMA engine's transfer of bytes from GM of src_pe to GM of dst_pe starts
@@ -480,7 +495,7 @@ int sli_flow_start_dma(sl_machine *m, int blk, int eng, int get, int src_pe, int
     ok = join_path(m, f, sl_path(m, src_pe, dst_pe), src_pe, dst_pe, eff);
   if (ok && eng != SL_ENG_RDMA)
     ok = res_join(m, f, &m->dma[2 * me + (eng == SL_ENG_UDMA)], 1.0);
-  return flow_commit(m, f, ok, now);
+  return flow_commit(m, f, ok);
 }
 
 /* ---------------------------------------------------------- the solver */
@@ -833,6 +848,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   double caps[NCAPS];
   int ncaps;
   if (m->ndirty == 0) return;
+  m->settled_t = now;
   if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
   F = m->scr;
   R = m->scr + m->nflows;
@@ -867,8 +883,8 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
 /* settle the flows' changes before the event at next (an EV_FLOW when
 ** flow_next) is handled: changes at one instant are settled once */
 void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
-  if (m->ndirty > 0 && (flow_next || next > m->settle_t))
-    sli_flow_settle(m, m->settle_t);
+  if (m->ndirty > 0 && (flow_next ? next >= settle_at(m) : next > settle_at(m)))
+    sli_flow_settle(m, settle_at(m));
 }
 
 /* what the solver did since the machine was made */
@@ -876,12 +892,13 @@ void sl_machine_flow_stats(const sl_machine *m, sl_flow_stats *s) { *s = m->fsta
 
 /* EV_FLOW at t: the flows that end by t end; their pipes go on */
 void sli_flow_due(sl_machine *m, sl_time t) {
-  if (m->ndirty > 0) sli_flow_settle(m, m->settle_t);
+  if (m->ndirty > 0 && t >= settle_at(m)) sli_flow_settle(m, settle_at(m));
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
-  m->settle_t = t;                       /* the ends below change rates from t on: a
+  if (m->ndirty == 0) m->settle_t = t;   /* the ends below change rates from t on: a
                                             pipe that starts its next flow at t must
-                                            not settle them at an earlier change */
+                                            not settle them at an earlier change (a
+                                            window open since an earlier one stays) */
   while (m->fh.n > 0 && m->fh.h[0].k <= t) {
     int32_t f = m->fh.h[0].id;
     sl_flow *fl = &m->flows[f];

@@ -22,7 +22,7 @@ static const char *latency_check(const sl_params *p) {
     LAT_NS(rdma_alpha_ns), LAT_NS(signal_ns), LAT_NS(poll_ns), LAT_NS(pipe_barrier_ns),
     LAT_NS(barrier_base_ns), LAT_NS(sync_all_ns), LAT_NS(sdma_setup_ns),
     LAT_NS(rdma_setup_ns), LAT_NS(udma_setup_ns), LAT_NS(sdma_task_ns),
-    LAT_NS(rdma_task_ns), LAT_NS(udma_task_ns),
+    LAT_NS(rdma_task_ns), LAT_NS(udma_task_ns), LAT_NS(settle_ns),
 #undef LAT_NS
     { "launch_us", offsetof(sl_params, launch_us), 1e6 },
     { "host_setup_us", offsetof(sl_params, host_setup_us), 1e6 },
@@ -97,6 +97,7 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ps.sync_all = sli_ps(p->sync_all_ns);
   m->ps.vec_setup = sli_ps(p->vec_setup_ns);
   m->ps.mte_setup = sli_ps(p->mte_setup_ns);
+  m->ps.settle = sli_ps(p->settle_ns);
   m->ps.alpha[SL_PATH_LOCAL] = sli_ps(p->local_alpha_ns);
   m->ps.alpha[SL_PATH_HCCS] = sli_ps(p->hccs_alpha_ns);
   m->ps.alpha[SL_PATH_SIO] = sli_ps(p->sio_alpha_ns);

@@ -131,6 +131,8 @@ typedef struct sl_params {
   int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
   int data_op_engine_type;  /* SL_DOP_* bits: the init's engines (aclshmemx_init_attr's
                             ** option_attr.data_op_engine_type) */
+  double settle_ns;         /* the flow solver's window: flow starts and ends within
+                            ** it settle together (0: exact; core/flow.c) */
 } sl_params;
 
 /* data_op_engine_type_t (shmem_common_types.h): the engines a job inits; the

@@ -327,6 +327,7 @@ typedef struct sl_team sl_team;   /* a team (team.c) */
 typedef struct sl_ps {
   sl_time issue, scalar, signal, poll, pipe_barrier, barrier_base, sync_all,
           vec_setup, mte_setup;
+  sl_time settle;           /* the flow solver's window (0: exact) */
   sl_time alpha[SL_NPATHS];
   sl_time dma_setup[SL_NENG], dma_task[SL_NENG];
 } sl_ps;
@@ -367,6 +368,7 @@ struct sl_machine {
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
+  sl_time settled_t;        /* the last settle's time: a window (settle_ns) from it */
   uint64_t flow_seq;
   int32_t ended;            /* a flow that ended, still on its resources while its
                                pipe may start the same transfer again (-1: none) */

@@ -128,6 +128,16 @@ local function kernel_card(k, a)
   if k.block < half then port_side(k, a, ub, half) else sio_side(k, a, ub, half) end
 end
 
+-- server relay: a symmetric input and window, the output local
+local function setup_server(m, c, s)
+  op.fit_ub(c, s)
+  relay.gather_buffers(m, c, s, c.count)
+  s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
+  s.output = m:alloc(c.dtype, c.count * c.pes, "output")
+  s.expect = op.allgather_expect(m, c, s.input)
+  return s
+end
+
 -- card relay: a symmetric output, the input symmetric too when both fit the budget
 local function setup_card(m, c, s)
   s.relay, s.chunk, s.rounds = true, c.count, 1
@@ -142,9 +152,22 @@ local function setup_card(m, c, s)
   return s
 end
 
--- does the card relay apply to the configuration c (shmemlab.relay.applies)?
-local function relay_applies(c)
-  return relay.applies(c, c.pes * c.count, lab.core.dtype_size(c.dtype))
+-- can a relay run c (--algo hier): the card relay, or the server relay
+local function relay_fits(c, esize)
+  return relay.card_fits(c, c.pes * c.count, esize)
+    or relay.server_fits(c, c.pes // relay.domains(c) * c.count, esize)
+end
+
+-- the design c runs: "card" (the card relay), "server" (the server relay) or nil
+-- (one step), as --algo asks (c.algo) or, by default, where the relay pays
+local function design(c, esize)
+  local card = relay.card_fits(c, c.pes * c.count, esize)
+  local server = relay.server_fits(c, c.pes // relay.domains(c) * c.count, esize)
+  local mode = relay.mode(c, "allgather", card or server)
+  if relay.take(mode, card, relay.applies(c, c.pes * c.count, esize)) then return "card" end
+  local outside = (c.pes // relay.domains(c) - 1) * c.count * esize     -- over my NIC
+  if relay.take(mode, server, relay.server_worth("allgather", outside)) then return "server" end
+  return nil
 end
 
 return op.define {
@@ -160,6 +183,12 @@ return op.define {
   },
 
   describe = function(c, s)
+    if s.server then
+      return { algorithm = string.format("server relay: signal ready, get the outside shards of "
+                 .. "my local index over the NIC into a window (%d block%s), every PE of the "
+                 .. "server gets them from there (pull)", s.nic, s.nic == 1 and "" or "s"),
+               chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    end
     if s.relay then
       return { algorithm = "card relay: " .. (s.input_sym and "" or "copy into the own output slot, ")
                  .. "signal ready, get half the outside shards over the die's port, the other "
@@ -174,23 +203,22 @@ return op.define {
   payload = op.shard_payload,
 
   tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES, op.KNOB_BUFFERS,
-    { name = "algorithm", values = { "one_step", "card_relay" },
-      default = function(c) return relay_applies(c) and "card_relay" or "one_step" end,
-      doc = "one_step: every PE reads every shard; card_relay: each outside shard enters a "
-        .. "card once (A3)" } }, {
-    { why = "algorithm one_step or card_relay; card_relay needs two dies per card, at least "
-        .. "three whole cards, an even block_dim and 1.25 MiB of outside shards per port "
-        .. "(shmemlab.relay.applies)",
+    { name = "algo", values = { "flat", "hier" },
+      default = function(c) return design(c, lab.core.dtype_size(c.dtype)) and "hier" or "flat" end,
+      doc = "flat: every PE reads every shard; hier: each outside shard crosses the card or "
+        .. "server cut once (the card or server relay)" } }, {
+    { why = "algo flat or hier; hier needs several whole servers or cards of two dies, blocks "
+        .. "enough and the relay's buffers within --sym-bytes (shmemlab.relay)",
       ok = function(c)
-        return c.algorithm == nil or c.algorithm == "one_step"
-          or (c.algorithm == "card_relay" and relay_applies(c))
+        return c.algo == nil or c.algo == "flat"
+          or (c.algo == "hier" and relay_fits(c, lab.core.dtype_size(c.dtype)))
       end } }),
 
   setup = function(m, c)
     local s = op.state(c, { epoch = 0 })
-    local relayed = relay_applies(c)
-    if c.algorithm ~= nil then relayed = c.algorithm == "card_relay" end
-    if relayed then return setup_card(m, c, s) end
+    local d = design(c, s.esize)
+    if d == "card" then return setup_card(m, c, s) end
+    if d == "server" then return setup_server(m, c, s) end
     s.slices = math.max(1, c.block_dim // c.pes)
     op.fit_ub(c, s)
     local fits = c.count * s.esize <= c.sym_bytes
@@ -204,7 +232,8 @@ return op.define {
 
   run = function(m, c, s)
     s.epoch = s.epoch + 1
-    return op.launch(m, c, s, "allgather", s.relay and kernel_card or kernel)
+    return op.launch(m, c, s, "allgather",
+                     s.relay and kernel_card or s.server and relay.gather_server or kernel)
   end,
 
   check = op.check_output,

@@ -9,8 +9,17 @@
 -- whenever no operation is running: the owner resets each part once its last
 -- reader (a put of its own) is done. Inputs beyond the symmetric budget run in
 -- rounds inside the one launch, through a staging buffer and a copy-out.
+-- On several servers (one die per card, A2: shmemlab.relay.server_fits, the count a
+-- multiple of the PEs in whole 32-byte slices) the hierarchical design: two launches,
+-- reduce_scatter's server relay over slices of count / n_pes elements into a symmetric
+-- slice, then allgather's server relay of the slices into the output. So each slice
+-- leaves a server once reduced, and enters each other server once.
+-- On two dies per card (A3) the same two steps with the card relays: ops/reduce_scatter's
+-- into ops/allgather's symmetric input, then ops/allgather's (both ops' own setups and
+-- runs on count / n_pes elements), when both take their card relay.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
+local relay = require("shmemlab.relay")
 local F = lab.frames
 
 -- signal slots (32 bytes apart): contrib[j], pushed[j] per part, arrived
@@ -81,6 +90,72 @@ local function kernel(k, a)
   end
 end
 
+-- server relay: the slice each PE owns, when the count splits into whole 32-byte slices
+local function server_slice(c, esize)
+  local slice = c.count // c.pes
+  if c.count % c.pes ~= 0 or (slice * esize) % 32 ~= 0 then return nil end
+  return slice
+end
+
+-- server relay: the reduce_scatter's state (the input symmetric when it fits, the slice
+-- symmetric) and the allgather's (the slices in, the output out)
+local function setup_server(m, c, s, slice)
+  local _, g = relay.domains(c)
+  local push = (c.count + 2 * g * slice) * s.esize > c.sym_bytes
+  op.fit_ub(c, s)
+  local r = { dtype = c.dtype, count = slice, esize = s.esize, atomic = s.atomic, epoch = 0,
+              ub_elems = s.ub_elems }
+  relay.reduce_buffers(m, c, r, slice, push)
+  r.input = op.fill_reduce_input((push and m.alloc or m.malloc)(m, c.dtype, c.count, "input"))
+  r.output = m:malloc(c.dtype, slice, "slice")
+  local a = { dtype = c.dtype, count = slice, esize = s.esize, epoch = 0, ub_elems = s.ub_elems }
+  relay.gather_buffers(m, c, a, slice)
+  a.input, a.output = r.output, m:alloc(c.dtype, c.count, "output")
+  s.server, s.rs, s.ag, s.chunk, s.rounds = true, r, a, c.count, 1
+  s.input, s.output = r.input, a.output
+  s.expect = op.allreduce_expect(m, c, s.input, s.atomic)
+  return s
+end
+
+-- card relays: reduce_scatter's and allgather's states on slices of the count, the
+-- reduce_scatter's output the allgather's (symmetric) input; nil when either op would
+-- not take its card relay
+local function setup_card(m, c, s, slice)
+  local runner = require("shmemlab.runner")
+  local sub = setmetatable({ count = slice }, { __index = c })
+  local rs_sym, ag_sym = c.pes // 2 * slice, c.pes * slice    -- the two ops' relay buffers
+  if not (relay.card_fits(sub, rs_sym, s.esize) and c.block_dim % 4 == 0
+          and relay.card_fits(sub, ag_sym, s.esize)) then return nil end
+  if c.algo ~= "hier" and not (relay.applies(sub, rs_sym, s.esize)
+                               and relay.applies(sub, ag_sym, s.esize)) then return nil end
+  local rs_op, ag_op = runner.load_op("reduce_scatter"), runner.load_op("allgather")
+  local r, a = rs_op.setup(m, sub), ag_op.setup(m, sub)
+  assert(r.relay and a.relay, "allreduce: the card relays' choice differs from their ops'")
+  r.output = a.input
+  s.card, s.sub, s.rs, s.ag, s.rs_op, s.ag_op = true, sub, r, a, rs_op, ag_op
+  s.chunk, s.rounds, s.ub_bytes = c.count, 1, a.ub_bytes
+  s.input, s.output = r.input, a.output
+  s.expect = op.allreduce_expect(m, c, s.input, s.atomic)
+  return s
+end
+
+-- card relays: the two ops' launches, one after the other
+local function run_card(m, _, s)
+  local list = {}
+  for _, r in ipairs(s.rs_op.run(m, s.sub, s.rs)) do list[#list + 1] = r end
+  for _, r in ipairs(s.ag_op.run(m, s.sub, s.ag)) do list[#list + 1] = r end
+  return list
+end
+
+-- server relay: the two launches of one operation
+local function run_server(m, c, s)
+  s.rs.epoch, s.ag.epoch = s.rs.epoch + 1, s.ag.epoch + 1
+  return { m:launch({ name = "allreduce_reduce_scatter", kernel = relay.reduce_server }, c.block_dim,
+                    s.rs),
+           m:launch({ name = "allreduce_allgather", kernel = relay.gather_server }, c.block_dim,
+                    s.ag) }
+end
+
 return op.define {
   name = "allreduce",
   collective = "allreduce",
@@ -90,9 +165,23 @@ return op.define {
     [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
     [F.LOCAL_COMPUTE] = "the reduction is done by the MTE atomic unit on the UB->GM "
                         .. "copies (set_atomic): no vector compute",
+    [F.FINALIZE] = "server relays: the sums land in the slice and the gets in the output "
+                   .. "itself: no copy-out or reset",
   },
 
   describe = function(c, s)
+    if s.card then
+      return { algorithm = string.format("%s: card relays: reduce_scatter's (partials summed on the "
+                 .. "card, atomic-%s gets over the port) into a symmetric slice, then allgather's "
+                 .. "(half the outside slices over each die's port, the rest over SIO)", c.reduce,
+                 s.atomic), chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    end
+    if s.server then
+      return { algorithm = string.format("%s: server relays: reduce_scatter's (atomic-%s gets, "
+                 .. "the server sums over the NIC) into a symmetric slice, then allgather's "
+                 .. "(slices over the NIC into a window, spread in the server)", c.reduce,
+                 s.atomic), chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    end
     return { algorithm = string.format("%s: atomic-%s puts to the owners' symmetric "
                                        .. "accumulators, signal, owners put to every PE%s",
                                        c.reduce, s.atomic, s.staged and ", copy out" or ""),
@@ -105,6 +194,16 @@ return op.define {
   setup = function(m, c)
     local s = op.state(c, { n_pes = c.pes, epoch = 0 })
     s.atomic = op.atomic("allreduce", c.reduce)
+    local own = server_slice(c, s.esize)
+    local fits = own ~= nil and relay.server_fits(c, c.count + 2 * own, s.esize)
+    local card = own ~= nil and c.profile.dies_per_card == 2 and c.block_dim % 4 == 0
+                 and relay.card_fits(c, c.count, s.esize)
+    local mode = relay.mode(c, "allreduce", fits or card,
+                            "a count of whole 32-byte slices, one a PE (A3: block_dim of 4s)")
+    if relay.take(mode, fits, relay.server_worth("allreduce", c.count * s.esize)) then
+      return setup_server(m, c, s, own)
+    end
+    if relay.take(mode, card, true) and setup_card(m, c, s, own) then return s end
     local slice = math.min(op.split(c.count, c.pes, s.esize),
                            op.fit(c.sym_bytes // (c.pes + 1), s.esize))
     op.plan_rounds(c, s, slice * c.pes)
@@ -130,6 +229,8 @@ return op.define {
   end,
 
   run = function(m, c, s)
+    if s.server then return run_server(m, c, s) end
+    if s.card then return run_card(m, c, s) end
     s.epoch = s.epoch + 1
     return op.launch(m, c, s, "allreduce", kernel)
   end,

@@ -1,15 +1,34 @@
 -- reduce_scatter: PE p ends with the reduction (c.reduce = "sum" | "max" |
 -- "min") of slice p of every PE's input (input = n_pes * count elements per
--- PE, output = count). SHMEM style: the (owner, part) pieces are spread over
--- the blocks; each is put to its owner's symmetric accumulation buffer with
--- the MTE atomic unit on (set_atomic add/max/min: the reduction happens on
--- the UB->GM copy) and announced by a SIGNAL_ADD there. Once every piece has
--- arrived the owner copies the accumulator to its output and resets it to
--- the reduction's identity (0, the lowest or the highest value), the state
--- it has whenever no operation is running. Outputs beyond the symmetric
--- budget run in rounds inside the one launch.
+-- PE, output = count). The design follows the topology:
+--   one step (one server, or little data): the (owner, part) pieces are spread over
+--   the blocks; each is put to its owner's symmetric accumulation buffer with the MTE
+--   atomic unit on (set_atomic add/max/min: the reduction happens on the UB->GM copy)
+--   and announced by a SIGNAL_ADD there. Once every piece has arrived the owner copies
+--   the accumulator to its output and resets it to the reduction's identity (0, the
+--   lowest or the highest value), the state it has whenever no operation is running.
+--   Outputs beyond the symmetric budget run in rounds inside the one launch.
+--   card relay (two dies per card, A3: shmemlab.relay.applies, block_dim a multiple of
+--   4): each outside slice leaves the card once, reduced on the card first. A quarter
+--   of die d's blocks copy d's partials of its outside owners (those of d's parity)
+--   into d's symmetric card buffer as bases and announce each to the mate; a quarter
+--   put d's partial of the mate's own slice into the mate's landing buffer, then add
+--   (atomic put over SIO) d's partials of the mate's outside owners onto the mate's
+--   bases and tell each owner its card sum is complete; half sum d's own slice in d's
+--   output: d's partial, the mate's from the landing buffer, then the card sums of the
+--   outside dies of d's parity pulled over d's port with atomic gets.
+--   server relay (several servers, one die per card, A2: shmemlab.relay.server_fits):
+--   each outside slice leaves the server once, reduced in the server first. PE (S, i)
+--   keeps in its symmetric server buffer the sums of the slices of the outside PEs of
+--   local index i: one block copies its own partials there as bases (and its partial
+--   of its own slice into its output), the others pull the other server PEs' partials
+--   onto them with atomic gets over the in-server links, piece by piece, each piece
+--   announced to its owner; two blocks of the owner pull the finished server sums over
+--   the NIC with atomic gets onto its output, then its server's partials of its own
+--   slice are added there too.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
+local relay = require("shmemlab.relay")
 local F = lab.frames
 
 local function kernel(k, a)
@@ -41,6 +60,138 @@ local function kernel(k, a)
   end
 end
 
+-- card relay: parts b * w .. b * w + w - 1 of half parts of count elements,
+-- [first, first + n) (w = 1 for a port block, 2 for a copy or SIO block)
+local function part(a, half, b, w)
+  local per = op.split(a.count, half, a.esize) * (w or 1)
+  return b * per, math.max(0, math.min(per, a.count - b * per))
+end
+
+-- card relay, copy quarter (block c): my partials of part c (of a quarter) of my
+-- outside owners' slices, one after the other, copied into my card buffer as the bases
+-- the mate adds onto, each announced to the mate; it waits for nothing, so it runs ahead
+local function copy_side(k, a, ub, c, quarter)
+  local first, n = part(a, 2 * quarter, c, 2)
+  local mine = relay.outside(k, k.pe % 2)
+  k:prof_start(F.COPY_IN)
+  for i = 1, #mine do
+    if n > 0 then
+      op.put_pipelined(k, a.card:sub((i - 1) * a.count + first, n),
+                       a.input:sub(mine[i] * a.count + first, n), ub, n, k.pe)
+      k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    end
+    k:signal_op(a.base:sub(c, 1), (a.epoch - 1) * #mine + i, lab.SIGNAL_SET, k.pe ~ 1)
+  end
+  k:prof_end(F.COPY_IN)
+end
+
+-- card relay, SIO quarter (block c): first my partial of part c of the mate's own slice
+-- into its landing buffer; then for each of the mate's outside owners in turn, once the
+-- mate's base of part c is in place, my partial added onto it over SIO (atomic) and
+-- announced to the owner (its port halves' parts 2c and 2c + 1)
+local function sio_side(k, a, ub, c, quarter)
+  local mate, half = k.pe ~ 1, 2 * quarter
+  local first, n = part(a, half, c, 2)
+  local theirs = relay.outside(k, mate % 2)
+  k:prof_start(F.REMOTE_PUT_GET)
+  if n > 0 then                                          -- mine of the mate's slice
+    op.put_pipelined(k, a.landing:sub(first, n), a.input:sub(mate * a.count + first, n), ub, n, mate)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  end
+  k:signal_op(a.arrived, 1, lab.SIGNAL_ADD, mate)
+  k:set_atomic(a.atomic, a.dtype)
+  for i = 1, #theirs do
+    k:signal_wait_until(a.base:sub(c, 1), lab.CMP_GE, (a.epoch - 1) * #theirs + i)
+    if n > 0 then
+      op.put_pipelined(k, a.card:sub((i - 1) * a.count + first, n),
+                       a.input:sub(theirs[i] * a.count + first, n), ub, n, mate)
+      k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    end
+    for j = 2 * c, 2 * c + 1 do
+      k:signal_op(a.ready:sub(k.pe // 2 * half + j, 1), a.epoch, lab.SIGNAL_SET, theirs[i])
+    end
+  end
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- card relay, port half (block b): part b of my slice in my output: my partial, the
+-- mate's (once all of its parts have landed) added, then the card sums from the outside
+-- dies of my parity over my port, the card before mine first (it combines my slice
+-- first), each added on the way in (atomic gets: the reduction happens on the UB -> GM
+-- copy)
+local function port_side(k, a, ub, half)
+  local b = k.block
+  local first, n = part(a, half, b)
+  local out = n > 0 and a.output:sub(first, n) or nil
+  k:prof_start(F.COPY_IN)
+  if n > 0 then
+    op.copy_gm(k, out, a.input:sub(k.pe * a.count + first, n), n, ub)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  end
+  k:prof_end(F.COPY_IN)
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(a.arrived, lab.CMP_GE, a.epoch * (half // 2))
+  k:prof_end(F.SIGNAL_WAIT)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  if n > 0 then op.get_pipelined(k, out, a.landing:sub(first, n), ub, n, k.pe) end
+  local cards = k.n_pes // 2
+  for i = 1, cards - 1 do
+    local card = (k.pe // 2 - i) % cards
+    k:signal_wait_until(a.ready:sub(card * half + b, 1), lab.CMP_GE, a.epoch)
+    if n > 0 then
+      op.get_pipelined(k, out, a.card:sub((i - 1) * a.count + first, n), ub, n, card * 2 + k.pe % 2)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- card relay: half the blocks sum my slice, a quarter copy the bases, a quarter add
+-- onto the mate's over SIO
+local function kernel_card(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local half = k.block_num // 2
+  local quarter = half // 2
+  if k.block < half then
+    port_side(k, a, ub, half)
+  elseif k.block < half + quarter then
+    copy_side(k, a, ub, k.block - half, quarter)
+  else
+    sio_side(k, a, ub, k.block - half - quarter, quarter)
+  end
+end
+
+-- server relay: the input symmetric when it fits the budget beside the server buffer
+-- (the others pull from it), else the output (the others push onto it)
+local function setup_server(m, c, s)
+  local _, g = relay.domains(c)
+  local push = (c.pes + g - 1) * c.count * s.esize > c.sym_bytes
+  relay.reduce_buffers(m, c, s, c.count, push)
+  s.input = op.fill_reduce_input((push and m.alloc or m.malloc)(m, c.dtype, c.count * c.pes,
+                                                                   "input"))
+  s.output = (push and m.malloc or m.alloc)(m, c.dtype, c.count, "output")
+  s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
+  return s
+end
+
+-- card relay: the landing buffer of the mate's partial and the card buffer ((cards - 1)
+-- slices: the card's sums of my outside owners' slices) symmetric
+local function setup_card(m, c, s)
+  s.relay, s.chunk, s.rounds = true, c.count, 1
+  s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count * c.pes, "input"))
+  s.output = m:alloc(c.dtype, c.count, "output")
+  s.landing = m:malloc(c.dtype, c.count, "landing")
+  s.card = m:malloc(c.dtype, (c.pes // 2 - 1) * c.count, "card")
+  s.arrived = m:malloc("int32", 8, "arrived", "backed")          -- the mate's parts of my slice
+  s.base = m:malloc("int32", c.block_dim, "base", "backed")       -- [c]: the mate's bases of part c
+  s.ready = m:malloc("int32", c.pes // 2 * c.block_dim, "ready", "backed") -- [card, b]: its sum
+  s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
+  return s
+end
+
 return op.define {
   name = "reduce_scatter",
   collective = "reduce_scatter",
@@ -50,13 +201,22 @@ return op.define {
     [F.COPY_IN] = "the MTE puts read the input in place: no staging copy-in",
     [F.LOCAL_COMPUTE] = "the reduction is done by the MTE atomic unit on the UB->GM "
                         .. "copies (set_atomic): no vector compute",
+    [F.FINALIZE] = "card and server relays: the sums land in the output itself: no copy-out",
   },
 
   describe = function(c, s)
-    return { algorithm = string.format("%s: atomic-%s puts to the owners' symmetric "
-                                       .. "accumulators, signal, copy out and reset",
-                                       c.reduce, s.atomic),
-             chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    local alg = string.format("%s: atomic-%s puts to the owners' symmetric accumulators, "
+                              .. "signal, copy out and reset", c.reduce, s.atomic)
+    if s.relay then
+      alg = string.format("%s: card relay: my partials of the outside slices as bases in a card "
+        .. "buffer, the mate's added over SIO (atomic-%s puts), each owner gets its card sums "
+        .. "over its port with atomic gets", c.reduce, s.atomic)
+    elseif s.server then
+      alg = string.format("%s: server relay: my partials of my local index's outside slices as "
+        .. "bases in a server buffer, the server's added with atomic-%s gets, each owner gets "
+        .. "its server sums over the NIC with atomic gets", c.reduce, s.atomic)
+    end
+    return { algorithm = alg, chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
   payload = op.shard_payload,
@@ -65,6 +225,16 @@ return op.define {
   setup = function(m, c)
     local s = op.state(c, { epoch = 0 })
     s.atomic = op.atomic("reduce_scatter", c.reduce)
+    op.fit_ub(c, s)
+    local card = c.block_dim % 4 == 0 and relay.card_fits(c, c.pes // 2 * c.count, s.esize)
+    local server = relay.server_fits(c, (c.pes // relay.domains(c) + 1) * c.count, s.esize)
+    local mode = relay.mode(c, "reduce_scatter", card or server)
+    if relay.take(mode, card, relay.applies(c, c.pes // 2 * c.count, s.esize)) then
+      return setup_card(m, c, s)
+    end
+    if relay.take(mode, server, relay.server_worth("reduce_scatter", c.count * s.esize)) then
+      return setup_server(m, c, s)
+    end
     op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))
     s.parts = math.max(1, c.block_dim // c.pes)
     op.fit_ub(c, s)
@@ -80,7 +250,8 @@ return op.define {
 
   run = function(m, c, s)
     s.epoch = s.epoch + 1
-    return op.launch(m, c, s, "reduce_scatter", kernel)
+    return op.launch(m, c, s, "reduce_scatter",
+                     s.relay and kernel_card or s.server and relay.reduce_server or kernel)
   end,
 
   check = op.check_output,

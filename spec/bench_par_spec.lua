@@ -8,7 +8,7 @@ describe("bench/par.lua", function()
   it("--tune on allgather at 8 PEs finds one at least as good as the default", function()
     local out = sh("lua5.4 bench/par.lua tune 1 -- --count 65536 -w 1 -n 2")
     assert.equal("tune allgather at 8 PEs, count 65536 (exhaustive, 60 of 60 points): default "
-      .. "kernel_us 11.827, best 11.523 (algorithm=one_step block_dim=48 buffers=2 "
+      .. "kernel_us 11.827, best 11.523 (algo=flat block_dim=48 buffers=2 "
       .. "ub_bytes=16384), best/default 0.974\nexit=0\n", out)
   end)
 

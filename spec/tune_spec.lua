@@ -57,7 +57,7 @@ describe("op.define's tune field", function()
   end)
 
   it("is declared by every built-in op: block_dim and ub_bytes, and each op's own", function()
-    local own = { allgather = { "buffers", "algorithm" }, alltoall = { "buffers" },
+    local own = { allgather = { "buffers", "algo" }, alltoall = { "buffers" },
       allreduce = { "buffers" }, reduce_scatter = { "buffers" }, broadcast = {},
       p2p = { "mode" }, dispatch = { "tile_tokens" }, combine = { "tile_tokens" } }
     for name, extra in pairs(own) do
@@ -72,7 +72,7 @@ describe("op.define's tune field", function()
 end)
 
 describe("the tune space", function()
-  it("of allgather at 8 PEs of Ascend910B: 60 points, the card relay refused", function()
+  it("of allgather at 8 PEs of Ascend910B: 60 points, the relays refused", function()
     local o = runner.load_op("allgather")
     local c = runner.config(o, { count = 65536 })
     local points, refused, why = tune.space(o, c)
@@ -80,9 +80,9 @@ describe("the tune space", function()
     assert.equal(60, refused)
     for reason, n in pairs(why) do
       assert.equal(60, n)
-      assert.matches("card_relay needs two dies per card", reason, 1, true)
+      assert.matches("hier needs several whole servers or cards of two dies", reason, 1, true)
     end
-    assert.same({ block_dim = 16, ub_bytes = 194560, buffers = 2, algorithm = "one_step" },
+    assert.same({ block_dim = 16, ub_bytes = 194560, buffers = 2, algo = "flat" },
                 tune.defaults(o, c))
   end)
 
@@ -99,17 +99,17 @@ describe("the tune space", function()
   end)
 
   it("a run outside the constraints is a usage error naming the constraint", function()
-    local status, _, err = H.run({ "allgather", "--knob", "algorithm=card_relay" })
+    local status, _, err = H.run({ "allgather", "--algo", "hier" })
     assert.equal(2, status)
-    assert.matches("operator allgather refuses this configuration: it needs algorithm one_step "
-      .. "or card_relay; card_relay needs two dies per card", err, 1, true)
+    assert.matches("operator allgather refuses this configuration: it needs algo flat or hier; "
+      .. "hier needs several whole servers or cards of two dies", err, 1, true)
     status, _, err = H.run({ "allgather", "--knob", "buffers=3" })
     assert.equal(2, status)
     assert.matches("it needs buffers 1 (single) or 2 (double)", err, 1, true)
     status, _, err = H.run({ "allgather", "--knob", "tile_tokens=4" })
     assert.equal(2, status)
     assert.matches("operator allgather has no tune knob 'tile_tokens' (its knobs: block_dim, "
-      .. "ub_bytes, buffers, algorithm)", err, 1, true)
+      .. "ub_bytes, buffers, algo)", err, 1, true)
   end)
 end)
 
@@ -146,9 +146,9 @@ describe("--tune", function()
     assert.equal(60, #rows)
     local default
     for _, r in ipairs(rows) do if r[#r] == "default" then default = r end end
-    assert.same({ "9", "16", "194560", "2", "one_step", "11.827", "10.063", "85.1", "213.8%",
+    assert.same({ "9", "16", "194560", "2", "flat", "11.827", "10.063", "85.1", "213.8%",
                   "default" }, default)
-    assert.same({ "1", "48", "16384", "2", "one_step", "11.523", "10.063", "87.3", "219.5%" },
+    assert.same({ "1", "48", "16384", "2", "flat", "11.523", "10.063", "87.3", "219.5%" },
                 rows[1])
     assert.is_true(tonumber(rows[1][6]) <= tonumber(default[6]))
     for i = 2, #rows do assert.is_true(tonumber(rows[i - 1][6]) <= tonumber(rows[i][6])) end
@@ -165,10 +165,10 @@ describe("--tune", function()
 
   it("prints the best as a command line that reproduces it, and as JSON", function()
     local line = out:match("\nbest: ([^\n]+)")
-    assert.equal("lua run_op.lua allgather --count 65536 --block-dim 48 --ub-bytes 16384 "
-      .. "--warmup 1 --iters 2 --knob buffers=2 --knob algorithm=one_step", line)
+    assert.equal("lua run_op.lua allgather --count 65536 --algo flat --block-dim 48 --ub-bytes "
+      .. "16384 --warmup 1 --iters 2 --knob buffers=2", line)
     local doc = cjson.decode(out:match("\nbest %(JSON%): ([^\n]+)"))
-    assert.same({ block_dim = 48, ub_bytes = 16384, buffers = 2, algorithm = "one_step" }, doc.knobs)
+    assert.same({ block_dim = 48, ub_bytes = 16384, buffers = 2, algo = "flat" }, doc.knobs)
     assert.equal(11.523, doc.kernel_us)
     local argv = H.append(doc.argv, { "--timing-only", "--baseline", "none", "--json" })
     local st, again = H.run(argv)
@@ -210,12 +210,12 @@ describe("--tune", function()
     local st, text = H.run(H.append(SMALL, { "--tune", "--block-dim", "48", "--knob", "buffers=2" }))
     assert.equal(0, st)
     assert.matches("# tune: exhaustive, 5 of 5 valid points run; 5 refused by the op's constraints "
-      .. "(5: algorithm one_step or card_relay;", text, 1, true)
+      .. "(5: algo flat or hier;", text, 1, true)
     assert.matches("; held by the command line: block_dim 48, buffers 2\n", text, 1, true)
     local rows = table_rows(text)
     assert.equal(5, #rows)
     for _, r in ipairs(rows) do assert.same({ "48", "2" }, { r[2], r[4] }) end
-    assert.same({ "1", "48", "16384", "2", "one_step", "11.523" }, { table.unpack(rows[1], 1, 6) })
+    assert.same({ "1", "48", "16384", "2", "flat", "11.523" }, { table.unpack(rows[1], 1, 6) })
   end)
 
   it("refuses --plot and --output (the best's command line takes them)", function()

@@ -117,6 +117,8 @@ cli.OPTIONS = {
   { "--src", "P", "src_pe", "int", "p2p: source PE" },
   { "--dst", "P", "dst_pe", "int", "p2p: destination PE" },
   { "--mode", "M", "mode", "str", "p2p: put | get" },
+  { "--algo", "A", "algo", "str", "flat | hier: the op's one-level design or its relay across "
+    .. "the server or card cut (default: the op chooses from the topology and the size)" },
   { "--block-dim", "N", "block_dim", "int", "AIV blocks per PE (default: the op's, at most the "
     .. "SoC's cores)" },
   { "--ub-bytes", "N", "ub_bytes", "size", "UB bytes an op may stage through (190K)" },
@@ -143,6 +145,9 @@ cli.OPTIONS = {
     .. "(default: hccl; MoE ops the shipping kernels of --moe-mode: deepep for normal, mc2 for ll; "
     .. "hccl-aiv, hccl-sdma: HCCL's expansion modes, doc/hccl.md)" },
   { "--prof-pe", "P", "prof_pe", "int", "cycle profiling PE (default 0; -1 = off)" },
+  { "--settle-ns", "N", "settle_ns", "int", "the flow solver's window: flow starts and ends "
+    .. "within N ns settle together, faster at scale, each off by < N ns (default: the profile's "
+    .. "settle_ns, 0 = exact)" },
   { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
     .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
   "Output",

@@ -1,7 +1,10 @@
--- shmemlab.relay: the plumbing of the card-relay designs (ops/allgather.lua,
+-- shmemlab.relay: the relay designs that cross a cut once (shmemlab.bound's card and
+-- domain cuts; doc/hier.md): the plumbing of the card relays (ops/allgather.lua,
 -- ops/reduce_scatter.lua) on a SoC with two dies per card (A3: each die has its own
 -- HCCS switch port, the two dies of a card are joined by SIO, and SIO carries only
--- bytes already on the card; see shmemlab.bound's card cut).
+-- bytes already on the card), the server relays' kernels across the RDMA cut between
+-- servers (allgather, reduce_scatter; allreduce runs both), and the choice between a
+-- relay and an op's one-step design (--algo flat | hier, or the size).
 --
 -- A card relay splits the other cards' dies by parity: die d works with the outside
 -- dies of its own parity (d % 2) over its port, its card-mate (d ~ 1) with the
@@ -9,7 +12,9 @@
 -- outside shard crosses the card's ports once, the two ports share the work, and the
 -- SIO forward runs piece by piece under the port traffic. The pieces shrink toward
 -- the end so that what is left to forward once the port traffic is done is small.
+local lab = require("shmemlab")
 local op = require("shmemlab.op")
+local F = lab.frames
 
 local relay = {}
 
@@ -27,17 +32,42 @@ relay.MIN_PORT_BYTES = 1280 * 1024
 -- shards at 224 GB/s against one at 164 on the port) and the relay is slower
 relay.MIN_CARDS = 3
 
+-- relay.card_fits(c, sym_elems, esize) -> true when the card relay can run c: two dies
+-- per card, whole cards and at least two, an even number of blocks (half over the port,
+-- half over SIO), and the sym_elems elements of esize bytes it keeps symmetric within the
+-- op's symmetric budget
+function relay.card_fits(c, sym_elems, esize)
+  return c.profile.dies_per_card == 2 and c.pes % 2 == 0 and c.pes // 2 >= 2
+    and c.block_dim >= 2 and c.block_dim % 2 == 0
+    and sym_elems * esize <= c.sym_bytes
+end
+
 -- relay.applies(c, sym_elems, esize) -> true when the run configuration c takes the
--- card relay: two dies per card, whole cards and at least MIN_CARDS, an even number of
--- blocks (half over the port, half over SIO), a die's half of the outside shards of
--- c.count elements of esize bytes at least MIN_PORT_BYTES, and the sym_elems
--- elements the relay keeps symmetric within the op's symmetric budget
+-- card relay by default: it fits (relay.card_fits), at least MIN_CARDS cards, and a
+-- die's half of the outside shards of c.count elements at least MIN_PORT_BYTES
 function relay.applies(c, sym_elems, esize)
   local cards = c.pes // 2
-  return c.profile.dies_per_card == 2 and c.pes % 2 == 0 and cards >= relay.MIN_CARDS
-    and c.block_dim >= 2 and c.block_dim % 2 == 0
+  return relay.card_fits(c, sym_elems, esize) and cards >= relay.MIN_CARDS
     and (cards - 1) * c.count * esize >= relay.MIN_PORT_BYTES
-    and sym_elems * esize <= c.sym_bytes
+end
+
+-- relay.mode(c, name, fits [, also]) -> "flat" | "hier" | "auto": what --algo (c.algo)
+-- asks of op name; "hier" is an error when no relay fits the run (fits false), naming
+-- what a relay needs (also: what the op needs besides)
+function relay.mode(c, name, fits, also)
+  if c.algo == "hier" and not fits then
+    local runner = require("shmemlab.runner")
+    error(runner.error_of("refused", string.format("%s: --algo hier needs several whole "
+      .. "servers (or cards of two dies), blocks enough%s and the relay's buffers within "
+      .. "--sym-bytes; this run has none", name, also and ", " .. also or "")), 0)
+  end
+  return c.algo or "auto"
+end
+
+-- relay.take(mode, fits, worth) -> true when a relay that fits runs: asked for, or
+-- chosen (mode "auto") because it is worth it
+function relay.take(mode, fits, worth)
+  return fits and (mode == "hier" or (mode == "auto" and worth))
 end
 
 -- the outside dies of parity par, rotated by k's card so that the cards start apart
@@ -83,6 +113,362 @@ function relay.parts(count, src, piece, f)
     f(src[i + 1], off, len, first)
     first, n = first + len, n - len
   end
+end
+
+------------------------------------------------------------------------------
+-- server relay (several servers or supernodes, one die per card: A2 servers joined by
+-- RoCE): the same idea one level up. The domain (shmemlab.bound.domain_pes: the PEs
+-- that reach each other without RDMA) plays the card, a PE's local index in its domain
+-- the parity: PE (S, i) pulls over its NIC the shards of the outside PEs of local index
+-- i, (S', i) for every other domain S', into its symmetric window, and each of its
+-- domain's PEs (itself included) pulls them from there over the in-domain links. So each
+-- outside shard crosses the NICs into a domain once, and the in-domain forward runs
+-- piece by piece under the NIC traffic.
+
+-- the blocks of a PE that pull over its NIC; one more copies the PE's own shard and
+-- window into its output, the others pull from the domain's other PEs
+relay.NIC_BLOCKS = 1
+-- the least data for an op's server relay to pay for its second step, the crossovers
+-- with the one-step designs measured in the lab on A2, 16 to 64 PEs (doc/hier.md; the
+-- one-step design below, the relay above): allgather, a PE's outside shards (the bytes
+-- its NIC carries: 32 KiB / 48 KiB at 16 PEs, 24 / 48 at 32); reduce_scatter, a slice
+-- (2 KiB / 4 KiB at 16 and 32 PEs, 1 KiB / 4 KiB at 64); allreduce, the vector (256 KiB /
+-- 512 KiB at 16 and 32); broadcast, the data (8 KiB / 16 KiB at 32 PEs; 4 KiB already
+-- pays at 16)
+relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 4 * 1024,
+                     allreduce = 384 * 1024, broadcast = 12 * 1024 }
+-- broadcast's server relay: the blocks of a holder that fetch its pieces (chunks taken in
+-- turn, so that one's alpha runs under another's bytes); the chunks, BCAST_CHUNKS per
+-- server at most and each at least BCAST_CHUNK_BYTES (each chunk pays a hop of the chain
+-- of servers and the announcements of its pieces)
+relay.FETCH_BLOCKS = 2
+relay.BCAST_CHUNKS = 8
+relay.BCAST_CHUNK_BYTES = 128 * 1024
+-- the pieces a slice of a reducing server relay is summed and announced in (at most
+-- SERVER_PIECES, each at least SERVER_PIECE_BYTES): the NIC starts on a slice's first
+-- piece while its server still adds up the others; a smaller piece would cost its
+-- alpha and its wait without the double-buffered get's overlap
+relay.SERVER_PIECES = 8
+relay.SERVER_PIECE_BYTES = 256 * 1024
+
+-- relay.domains(c) -> PEs per domain, domains (0 domains when the job does not split
+-- into more than one whole domain)
+function relay.domains(c)
+  local m = require("shmemlab.bound").domain_pes(c.profile)
+  if m < 2 or c.pes <= m or c.pes % m ~= 0 then return m, 0 end
+  return m, c.pes // m
+end
+
+-- relay.server_fits(c, sym_elems, esize) -> true when the server relay can run c: one
+-- die per card, whole domains (at least two), blocks enough for the NIC, the own copy
+-- and one per other PE of the domain, and the sym_elems elements of esize bytes it keeps
+-- symmetric within the op's symmetric budget
+function relay.server_fits(c, sym_elems, esize)
+  local m, g = relay.domains(c)
+  return g >= 2 and c.profile.dies_per_card == 1
+    and c.block_dim >= relay.NIC_BLOCKS + m
+    and sym_elems * esize <= c.sym_bytes
+end
+
+-- relay.server_worth(name, bytes) -> true when op name's server relay pays for its
+-- second step (a piece lands, is announced, then crosses the in-domain links): bytes (the
+-- op's measure of SERVER_MIN) at least SERVER_MIN[name]
+function relay.server_worth(name, bytes)
+  return bytes >= relay.SERVER_MIN[name]
+end
+
+-- the outside PEs of local index i, rotated by PE pe's domain so that the domains start
+-- apart: the sources a relayer of domain pe // m pulls, in its window's order
+function relay.outside_of(pe, i, m, n)
+  local list, g, mine = {}, n // m, pe // m
+  for k = 1, g - 1 do list[#list + 1] = ((mine + k) % g) * m + i end
+  return list
+end
+
+-- server relay, NIC side: block b's pieces of the outside shards of my local index,
+-- pulled over my NIC into my window, each announced to every PE of my domain (me too)
+-- once it has landed
+local function gather_nic(k, a, ub, b)
+  local i = k.pe % a.dom
+  local src = relay.outside_of(k.pe, i, a.dom, k.n_pes)
+  local list = relay.pieces(a, #src, b, a.nic)
+  local first_pe = k.pe - i
+  k:prof_start(F.REMOTE_PUT_GET)
+  for idx, piece in ipairs(list) do
+    relay.parts(a.count, src, piece, function(q, off, len, at)
+      k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
+      op.get_pipelined(k, a.win:sub(at, len), a.input:sub(off, len), ub, len, q)
+    end)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
+    for d = 0, a.dom - 1 do
+      k:signal_op(a.fwd:sub(i * a.nic + b, 1), (a.epoch - 1) * #list + idx, lab.SIGNAL_SET,
+                  first_pe + (i + d) % a.dom)
+    end
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay: from PE q of my domain (local index j; q may be me), share t of tn of
+-- q's shard, then of each piece q's NIC blocks announce, in the order they land
+local function gather_from(k, a, ub, q, t, tn)
+  local j = q % a.dom
+  local per = op.split(a.count, tn, a.esize)
+  local first = t * per
+  local n = math.max(0, math.min(per, a.count - first))
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
+  k:prof_end(F.SIGNAL_WAIT)
+  k:prof_start(F.REMOTE_PUT_GET)
+  if n > 0 then
+    op.get_pipelined(k, a.output:sub(q * a.count + first, n), a.input:sub(first, n), ub, n, q)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+  local src = relay.outside_of(q, j, a.dom, k.n_pes)
+  local lists, most = {}, 0
+  for b = 0, a.nic - 1 do
+    lists[b] = relay.pieces(a, #src, b, a.nic)
+    most = math.max(most, #lists[b])
+  end
+  for idx = 1, most do
+    for b = 0, a.nic - 1 do
+      local piece = lists[b][idx]
+      if piece then
+        k:prof_start(F.SIGNAL_WAIT)
+        k:signal_wait_until(a.fwd:sub(j * a.nic + b, 1), lab.CMP_GE,
+                            (a.epoch - 1) * #lists[b] + idx)
+        k:prof_end(F.SIGNAL_WAIT)
+        local sp = op.split(piece[2], tn, a.esize)
+        local lo = math.min(piece[2], t * sp)
+        local part = { piece[1] + lo, math.min(sp, piece[2] - lo) }
+        if part[2] > 0 then
+          k:prof_start(F.REMOTE_PUT_GET)
+          relay.parts(a.count, src, part, function(o, off, len, at)
+            op.get_pipelined(k, a.output:sub(o * a.count + off, len), a.win:sub(at, len),
+                             ub, len, q)
+          end)
+          k:prof_end(F.REMOTE_PUT_GET)
+        end
+      end
+    end
+  end
+end
+
+-- relay.gather_server(k, a): the kernel of an allgather server relay (a: the state
+-- relay.gather_buffers set up, with input, output, epoch, ub_elems): announce my shard,
+-- then NIC blocks, one block on my own shard and window, the rest spread over the other
+-- PEs of my domain
+function relay.gather_server(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  k:prof_start(F.SIGNAL_WAIT)
+  for p = k.block, k.n_pes - 1, k.block_num do
+    k:signal_op(a.ready:sub(k.pe, 1), a.epoch, lab.SIGNAL_SET, p)
+  end
+  k:prof_end(F.SIGNAL_WAIT)
+  if k.block < a.nic then return gather_nic(k, a, ub, k.block) end
+  if k.block == a.nic then return gather_from(k, a, ub, k.pe, 0, 1) end
+  local r, peers = k.block - a.nic - 1, a.dom - 1
+  local kk = r % peers + 1
+  local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
+  local i = k.pe % a.dom
+  gather_from(k, a, ub, k.pe - i + (i + kk) % a.dom, r // peers, tn)
+end
+
+-- server relay: the pieces of a slice (a.pieces of them, whole 32-byte blocks):
+-- {first, n} of piece x (0-based)
+local function spiece(a, x)
+  local per = op.split(a.count, a.pieces, a.esize)
+  local first = math.min(a.count, x * per)
+  return first, math.min(per, a.count - first)
+end
+
+-- server relay: signal v (op) on sig at me, or (push: the others push onto my buffers)
+-- at every PE of my server
+local function announce(k, a, sig, v, how)
+  if not a.push then return k:signal_op(sig, v, how, k.pe) end
+  local first_pe = k.pe - k.pe % a.dom
+  for d = 0, a.dom - 1 do k:signal_op(sig, v, how, first_pe + d) end
+end
+
+-- server relay, own block: my partials of my outside owners' slices into my server
+-- buffer as bases, piece by piece, each announced to me (base) and counted at the
+-- owner (sums)
+local function reduce_own(k, a, ub)
+  local i = k.pe % a.dom
+  local owners = relay.outside_of(k.pe, i, a.dom, k.n_pes)
+  k:prof_start(F.COPY_IN)
+  for o, owner in ipairs(owners) do
+    for x = 0, a.pieces - 1 do
+      local first, n = spiece(a, x)
+      if n > 0 then
+        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+                         a.input:sub(owner * a.count + first, n), ub, n, k.pe)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      announce(k, a, a.base:sub(((i * #owners) + o - 1) * a.pieces + x, 1), a.epoch, lab.SIGNAL_SET)
+      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+    end
+  end
+  k:prof_end(F.COPY_IN)
+end
+
+-- server relay, reader block: share t of tn of the pieces of PE q (same server):
+-- q's partials of my outside owners' slices added onto my bases (atomic gets), each
+-- piece counted at its owner, then q's partials of my own slice added onto my output
+local function reduce_pull(k, a, ub, q, t, tn)
+  local i = k.pe % a.dom
+  local owners = relay.outside_of(k.pe, i, a.dom, k.n_pes)
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(a.ready:sub(q % a.dom, 1), lab.CMP_GE, a.epoch)
+  k:prof_end(F.SIGNAL_WAIT)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for o, owner in ipairs(owners) do
+    for x = t, a.pieces - 1, tn do
+      local first, n = spiece(a, x)
+      k:signal_wait_until(a.base:sub((i * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
+      if n > 0 then
+        op.get_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+                         a.input:sub(owner * a.count + first, n), ub, n, q)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+    end
+  end
+  k:signal_wait_until(a.outb:sub(i, 1), lab.CMP_GE, a.epoch * a.nic)
+  for x = t, a.pieces - 1, tn do
+    local first, n = spiece(a, x)
+    if n > 0 then
+      op.get_pipelined(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, q)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay, pusher block (the input beyond the symmetric budget): share t of tn of
+-- the pieces for PE q (same server): my partials of q's outside owners' slices added onto
+-- q's bases (atomic puts), each piece counted at its owner, then my partials of q's own
+-- slice added onto q's output
+local function reduce_push(k, a, ub, q, t, tn)
+  local j = q % a.dom
+  local owners = relay.outside_of(q, j, a.dom, k.n_pes)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for o, owner in ipairs(owners) do
+    for x = t, a.pieces - 1, tn do
+      local first, n = spiece(a, x)
+      k:signal_wait_until(a.base:sub((j * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
+      if n > 0 then
+        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
+                         a.input:sub(owner * a.count + first, n), ub, n, q)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      end
+      k:signal_op(a.sums:sub(q // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+    end
+  end
+  k:signal_wait_until(a.outb:sub(j, 1), lab.CMP_GE, a.epoch * a.nic)
+  for x = t, a.pieces - 1, tn do
+    local first, n = spiece(a, x)
+    if n > 0 then
+      op.put_pipelined(k, a.output:sub(first, n), a.input:sub(q * a.count + first, n), ub, n, q)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay, NIC block b: my partial of my slice's pieces b, b + nic, ... into my
+-- output as their bases (counted in outb), then the server sums of those pieces from the
+-- PE of my local index in each other server, over my NIC, added on (atomic gets) once
+-- all the server's partials are in
+local function reduce_nic(k, a, ub, b)
+  local i, g = k.pe % a.dom, k.n_pes // a.dom
+  local mine = k.pe // a.dom
+  k:prof_start(F.COPY_IN)
+  for x = b, a.pieces - 1, a.nic do
+    local first, n = spiece(a, x)
+    if n > 0 then
+      local move = a.push and op.put_pipelined or op.get_pipelined     -- the symmetric side
+      move(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, k.pe)
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  announce(k, a, a.outb:sub(i, 1), 1, lab.SIGNAL_ADD)
+  k:prof_end(F.COPY_IN)
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:set_atomic(a.atomic, a.dtype)
+  for d = 1, g - 1 do
+    local srv = (mine - d) % g                   -- the server that has mine earliest first
+    local relayer = srv * a.dom + i
+    local owners = relay.outside_of(relayer, i, a.dom, k.n_pes)
+    local o = (mine - srv) % g                   -- my place in the relayer's list
+    assert(owners[o] == k.pe)
+    for x = b, a.pieces - 1, a.nic do
+      local first, n = spiece(a, x)
+      k:signal_wait_until(a.sums:sub(srv * a.pieces + x, 1), lab.CMP_GE, a.epoch * a.dom)
+      if n > 0 then
+        op.get_pipelined(k, a.output:sub(first, n), a.sbuf:sub((o - 1) * a.count + first, n),
+                         ub, n, relayer)
+      end
+    end
+  end
+  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  k:set_atomic_none()
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- relay.reduce_server(k, a): the kernel of a reduce_scatter server relay (a: the state
+-- relay.reduce_buffers set up, with input, output, atomic, epoch, ub_elems): announce my
+-- input to my server, then NIC blocks, one block on my own
+-- partials, the rest spread over the other PEs of my server
+function relay.reduce_server(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local first_pe = k.pe - k.pe % a.dom
+  k:prof_start(F.SIGNAL_WAIT)
+  for d = k.block, a.dom - 1, k.block_num do
+    k:signal_op(a.ready:sub(k.pe % a.dom, 1), a.epoch, lab.SIGNAL_SET, first_pe + d)
+  end
+  k:prof_end(F.SIGNAL_WAIT)
+  if k.block < a.nic then return reduce_nic(k, a, ub, k.block) end
+  if k.block == a.nic then return reduce_own(k, a, ub) end
+  local r, peers = k.block - a.nic - 1, a.dom - 1
+  local kk = r % peers + 1
+  local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
+  local q = first_pe + (k.pe % a.dom + kk) % a.dom
+  if a.push then return reduce_push(k, a, ub, q, r // peers, tn) end
+  reduce_pull(k, a, ub, q, r // peers, tn)
+end
+
+-- relay.gather_buffers(m, c, s, count) -> s: the server relay's fields and buffers of an
+-- allgather of count elements a PE on c: the symmetric window (the outside shards of my
+-- local index) and flags; the op allocates input (symmetric) and output
+function relay.gather_buffers(m, c, s, count)
+  local dom, g = relay.domains(c)
+  s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
+  s.win = m:malloc(c.dtype, (g - 1) * count, "window")
+  s.ready = m:malloc("int32", c.pes, "ready", "backed")           -- [p]: PE p's shard is readable
+  s.fwd = m:malloc("int32", dom * s.nic, "fwd", "backed")          -- [i, b]: pieces of PE i's NIC block b
+  return s
+end
+
+-- relay.reduce_buffers(m, c, s, count, push) -> s: the server relay's fields and buffers
+-- of a reduce_scatter of count-element slices on c: the symmetric server buffer (the
+-- server's sums of the slices of my outside owners) and flags; the op allocates input
+-- and output, the input symmetric (the others pull from it) or, push, the output (the
+-- others push onto it)
+function relay.reduce_buffers(m, c, s, count, push)
+  local dom, g = relay.domains(c)
+  s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
+  s.pieces = math.max(1, math.min(relay.SERVER_PIECES, count * s.esize // relay.SERVER_PIECE_BYTES))
+  s.push = push
+  s.sbuf = m:malloc(c.dtype, (g - 1) * count, "server")
+  s.ready = m:malloc("int32", dom, "ready", "backed")            -- [j]: server PE j's input
+  s.base = m:malloc("int32", dom * (g - 1) * s.pieces, "base", "backed") -- [j, o, x]: PE j's base
+  s.sums = m:malloc("int32", g * s.pieces, "sums", "backed")      -- [S, x]: partials in at S
+  s.outb = m:malloc("int32", dom, "outb", "backed")     -- [j]: PE j's NIC blocks' output bases
+  return s
 end
 
 return relay

@@ -142,9 +142,9 @@ runner.DTYPE_ALIASES = { float = "fp32", half = "fp16", bfloat16 = "bf16" }
 -- run configuration keys every operator may receive (an op's defaults add its own)
 local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
-  block_dim sym_bytes check trace reduce mode src_pe dst_pe local_tokens hidden topk experts
+  block_dim sym_bytes check trace reduce mode algo src_pe dst_pe local_tokens hidden topk experts
   routing routes_file dispatch_dtype moe_mode seed sigma zipf_s flags timing_only verify
-  combine mem_limit]]):gmatch("%S+") do
+  combine mem_limit settle_ns]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -237,6 +237,7 @@ local function check_config(op, c)
   end
   one_of(c.reduce, "--reduce", "sum max min")
   one_of(c.mode, "--mode", "put get")
+  one_of(c.algo, "--algo", "flat hier")
   one_of(c.baseline, "--baseline", table.concat(runner.BASELINES, " ") .. " none")
   one_of(c.combine, "--average", "max mean min pe0")
   if c.verify ~= nil and type(c.verify) ~= "boolean" then
@@ -307,6 +308,10 @@ function runner.config(op, opts)
   end
   local prof = lab.soc(c.soc)
   check_overrides(prof, c.overrides)
+  if c.settle_ns ~= nil then               -- --settle-ns: the profile's window, for this run
+    int_in(c.settle_ns, "--settle-ns", 0, 1000 * 1000 * 1000)
+    prof.settle_ns = c.settle_ns
+  end
   c.cores = prof.aiv_cores
   c.block_dim = c.block_dim or 16
   if math.type(c.block_dim) == "integer" and c.block_dim > c.cores then

@@ -97,6 +97,9 @@ return {
   instruction_budget = 200 * 1000 * 1000, -- lab guard (0 = none)
   spin_limit = 1000 * 1000,       -- lab guard (0 = none): doc/guard.md "Runaway kernels"
   primitive_limit = 2 * 1000 * 1000,    -- lab guard (0 = none): primitives per block and launch
+  settle_ns = 0,                  -- lab setting, not a hardware figure: the flow solver's window
+                                  -- (0 = exact; N > 0 settles the flow starts and ends within N ns
+                                  -- together, each off by < N ns: doc/scale.md "Settle windows")
   -- each source once, so reports can print them (fidelity.lua prints the list)
   sources = {
     shmem_amo = "hicann/shmem include/device/gm2gm/shmem_device_amo.h @ 643bfb7: the "
