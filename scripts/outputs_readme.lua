@@ -108,5 +108,7 @@ if check then
   print(string.format("outputs-readme: %d generated blocks of %d docs are current", n, #paths))
   return
 end
-for i, path in ipairs(paths) do spill(path, texts[i]) end
+for i, path in ipairs(paths) do                -- only the docs whose blocks moved
+  if texts[i] ~= slurp(path) then spill(path, texts[i]) end
+end
 print(string.format("outputs-readme: %d generated blocks of %d docs rewritten", n, #paths))
