@@ -143,10 +143,3 @@ describe("allreduce card relays on A3", function()
     end
   end)
 end)
-
-describe("doc/hier.md", function()
-  it("prints what each block that starts with '$ lua run_op.lua' shows", function()
-    local out = cli.sh("lua5.4 scripts/outputs_readme.lua --check doc/hier.md")
-    assert.matches("are current\nexit=0", out, 1, true)
-  end)
-end)
