@@ -3,7 +3,6 @@
 -- relay on A3, --algo flat|hier, and doc/hier.md's blocks.
 local H = require("spec.helpers.ops")
 local relay = require("shmemlab.relay")
-local cli = require("spec.helpers.cli")
 
 local MiB16 = 4 * 1024 * 1024          -- int32 elements of 16 MiB
 
