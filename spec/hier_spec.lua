@@ -3,7 +3,6 @@
 -- relay on A3, --algo flat|hier, and doc/hier.md's blocks.
 local H = require("spec.helpers.ops")
 local relay = require("shmemlab.relay")
-local cli = require("spec.helpers.cli")
 
 local MiB16 = 4 * 1024 * 1024          -- int32 elements of 16 MiB
 
@@ -141,12 +140,5 @@ describe("allreduce card relays on A3", function()
       assert.matches("card relays", c.shmem.describe.algorithm, 1, true)
       exact(c, "allreduce on " .. o.pes .. " dies")
     end
-  end)
-end)
-
-describe("doc/hier.md", function()
-  it("prints what each block that starts with '$ lua run_op.lua' shows", function()
-    local out = cli.sh("lua5.4 scripts/outputs_readme.lua --check doc/hier.md")
-    assert.matches("are current\nexit=0", out, 1, true)
   end)
 end)
