@@ -19,13 +19,7 @@ local function shell(args, env)
   return out
 end
 
--- remove a folder and its files
-local function wipe(dir)
-  for f in lfs.dir(dir) do
-    if f ~= "." and f ~= ".." then os.remove(dir .. "/" .. f) end
-  end
-  lfs.rmdir(dir)
-end
+local wipe = require("shmemlab.par").wipe
 
 describe("-j N", function()
   it("prints a size sweep byte for byte as the serial run", function()

@@ -171,8 +171,8 @@ local function scratch()
   return base
 end
 
--- remove a scratch folder and its files
-local function wipe(dir)
+-- par.wipe(dir): remove a scratch folder and its files
+function par.wipe(dir)
   local lfs = require("lfs")
   for f in lfs.dir(dir) do
     if f ~= "." and f ~= ".." then os.remove(dir .. "/" .. f) end
@@ -280,7 +280,7 @@ local function run_workers(op, list, jobs, o, each)
       error(runner.error_of("run", string.format("worker of point %d gave no result", next_i)), 0)
     end
   end)
-  wipe(dir)
+  par.wipe(dir)
   if not ok then error(err, 0) end
 end
 

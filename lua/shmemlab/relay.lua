@@ -311,48 +311,20 @@ local function reduce_own(k, a, ub)
   k:prof_end(F.COPY_IN)
 end
 
--- server relay, reader block: share t of tn of the pieces of PE q (same server):
--- q's partials of my outside owners' slices added onto my bases (atomic gets), each
--- piece counted at its owner, then q's partials of my own slice added onto my output
-local function reduce_pull(k, a, ub, q, t, tn)
-  local i = k.pe % a.dom
-  local owners = relay.outside_of(k.pe, i, a.dom, k.n_pes)
-  k:prof_start(F.SIGNAL_WAIT)
-  k:signal_wait_until(a.ready:sub(q % a.dom, 1), lab.CMP_GE, a.epoch)
-  k:prof_end(F.SIGNAL_WAIT)
-  k:prof_start(F.REMOTE_PUT_GET)
-  k:set_atomic(a.atomic, a.dtype)
-  for o, owner in ipairs(owners) do
-    for x = t, a.pieces - 1, tn do
-      local first, n = spiece(a, x)
-      k:signal_wait_until(a.base:sub((i * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
-      if n > 0 then
-        op.get_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
-                         a.input:sub(owner * a.count + first, n), ub, n, q)
-        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-      end
-      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
-    end
+-- server relay, mover block: share t of tn of the pieces of PE dst's sums, dst = me when
+-- pulling from q (its partials, once q is ready) or q when pushing to it (a.push: mine):
+-- the partials of dst's outside owners' slices added onto dst's bases (atomic gets or
+-- puts), each piece counted at its owner, then those of dst's own slice onto dst's output
+local function reduce_move(k, a, ub, q, t, tn)
+  local dst = a.push and q or k.pe
+  local move = a.push and op.put_pipelined or op.get_pipelined
+  local j = dst % a.dom
+  local owners = relay.outside_of(dst, j, a.dom, k.n_pes)
+  if not a.push then
+    k:prof_start(F.SIGNAL_WAIT)
+    k:signal_wait_until(a.ready:sub(q % a.dom, 1), lab.CMP_GE, a.epoch)
+    k:prof_end(F.SIGNAL_WAIT)
   end
-  k:signal_wait_until(a.outb:sub(i, 1), lab.CMP_GE, a.epoch * a.nic)
-  for x = t, a.pieces - 1, tn do
-    local first, n = spiece(a, x)
-    if n > 0 then
-      op.get_pipelined(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, q)
-    end
-  end
-  k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  k:set_atomic_none()
-  k:prof_end(F.REMOTE_PUT_GET)
-end
-
--- server relay, pusher block (the input beyond the symmetric budget): share t of tn of
--- the pieces for PE q (same server): my partials of q's outside owners' slices added onto
--- q's bases (atomic puts), each piece counted at its owner, then my partials of q's own
--- slice added onto q's output
-local function reduce_push(k, a, ub, q, t, tn)
-  local j = q % a.dom
-  local owners = relay.outside_of(q, j, a.dom, k.n_pes)
   k:prof_start(F.REMOTE_PUT_GET)
   k:set_atomic(a.atomic, a.dtype)
   for o, owner in ipairs(owners) do
@@ -360,19 +332,17 @@ local function reduce_push(k, a, ub, q, t, tn)
       local first, n = spiece(a, x)
       k:signal_wait_until(a.base:sub((j * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
       if n > 0 then
-        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
-                         a.input:sub(owner * a.count + first, n), ub, n, q)
+        move(k, a.sbuf:sub((o - 1) * a.count + first, n), a.input:sub(owner * a.count + first, n),
+             ub, n, q)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       end
-      k:signal_op(a.sums:sub(q // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+      k:signal_op(a.sums:sub(dst // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
     end
   end
   k:signal_wait_until(a.outb:sub(j, 1), lab.CMP_GE, a.epoch * a.nic)
   for x = t, a.pieces - 1, tn do
     local first, n = spiece(a, x)
-    if n > 0 then
-      op.put_pipelined(k, a.output:sub(first, n), a.input:sub(q * a.count + first, n), ub, n, q)
-    end
+    if n > 0 then move(k, a.output:sub(first, n), a.input:sub(dst * a.count + first, n), ub, n, q) end
   end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
   k:set_atomic_none()
@@ -437,8 +407,7 @@ function relay.reduce_server(k, a)
   local kk = r % peers + 1
   local tn = (k.block_num - a.nic - 1 - (kk - 1) + peers - 1) // peers
   local q = first_pe + (k.pe % a.dom + kk) % a.dom
-  if a.push then return reduce_push(k, a, ub, q, r // peers, tn) end
-  reduce_pull(k, a, ub, q, r // peers, tn)
+  reduce_move(k, a, ub, q, r // peers, tn)
 end
 
 -- relay.gather_buffers(m, c, s, count) -> s: the server relay's fields and buffers of an
