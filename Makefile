@@ -263,6 +263,8 @@ install: all
 	done
 	install -m 755 bin/shmemlab '$(DESTDIR)$(BINDIR)/shmemlab'
 	install -m 644 LICENSE README.md '$(DESTDIR)$(DOCDIR)/'
+	install -d '$(DESTDIR)$(DOCDIR)/doc'
+	install -m 644 doc/*.md doc/*.svg '$(DESTDIR)$(DOCDIR)/doc/'
 
 # What install put there, and nothing else: its files, then its own folders (shmemlab/
 # under lib/lua/5.4 and share/lua/5.4, share/doc/shmemlab) where they are left empty.
@@ -270,12 +272,13 @@ install: all
 uninstall:
 	rm -f '$(DESTDIR)$(LUA_LIBDIR)/shmemlab/core.so' '$(DESTDIR)$(BINDIR)/shmemlab' \
 	  '$(DESTDIR)$(DOCDIR)/LICENSE' '$(DESTDIR)$(DOCDIR)/README.md'
+	@set -e; for f in doc/*.md doc/*.svg; do rm -f '$(DESTDIR)$(DOCDIR)'/"$$f"; done
 	@set -e; for f in $$(cd lua && find shmemlab -type f -name '*.lua' | sort) \
 	  $$(find ops -type f -name '*.lua' | sed 's|^|shmemlab/|' | sort); do \
 	  rm -f '$(DESTDIR)$(LUA_DATDIR)'/"$$f"; \
 	done
 	@set -e; for d in '$(DESTDIR)$(LUA_DATDIR)/shmemlab' '$(DESTDIR)$(LUA_LIBDIR)/shmemlab' \
-	  '$(DESTDIR)$(DOCDIR)'; do \
+	  '$(DESTDIR)$(DOCDIR)/doc' '$(DESTDIR)$(DOCDIR)'; do \
 	  if [ -d "$$d" ]; then find "$$d" -depth -type d -empty -delete; fi; \
 	done
 

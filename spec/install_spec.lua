@@ -160,6 +160,7 @@ describe("an install without the system's Lua paths", function()
     assert.equal("exit=0\n", sh(make .. "install >/dev/null"))
     assert.is_not.equal(before, files(stage))
     assert.truthy(io.open(stage .. "/usr/bin/shmemlab"))
+    assert.truthy(io.open(stage .. "/usr/share/doc/shmemlab/doc/cli.md"))   -- the README's links
     assert.equal("exit=0\n", sh(make .. "uninstall >/dev/null"))
     local after = files(stage)
     os.execute("rm -rf '" .. tmp .. "'")
