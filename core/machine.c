@@ -79,15 +79,8 @@ const char *sl_params_check(const sl_params *p) {
   return NULL;
 }
 
-/* a new machine, or NULL with *status set */
-sl_machine *sl_machine_new(const sl_params *p, int *status) {
-  sl_machine *m;
-  size_t ncore, n = (size_t)p->n_pes;
-  if (sl_params_check(p) != NULL) { *status = SL_EARG; return NULL; }
-  m = calloc(1, sizeof(*m));
-  if (m == NULL) { *status = SL_ENOMEM; return NULL; }
-  m->p = *p;
-  m->free_ev = -1;
+/* the machine's timing figures in picoseconds, from the profile's nanoseconds */
+static void set_ps(sl_machine *m, const sl_params *p) {
   m->ps.issue = sli_ps(p->issue_ns);
   m->ps.scalar = sli_ps(p->scalar_ns);
   m->ps.signal = sli_ps(p->signal_ns);
@@ -108,6 +101,18 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m->ps.dma_task[SL_ENG_SDMA] = sli_ps(p->sdma_task_ns);
   m->ps.dma_task[SL_ENG_RDMA] = sli_ps(p->rdma_task_ns);
   m->ps.dma_task[SL_ENG_UDMA] = sli_ps(p->udma_task_ns);
+}
+
+/* a new machine, or NULL with *status set */
+sl_machine *sl_machine_new(const sl_params *p, int *status) {
+  sl_machine *m;
+  size_t ncore, n = (size_t)p->n_pes;
+  if (sl_params_check(p) != NULL) { *status = SL_EARG; return NULL; }
+  m = calloc(1, sizeof(*m));
+  if (m == NULL) { *status = SL_ENOMEM; return NULL; }
+  m->p = *p;
+  m->free_ev = -1;
+  set_ps(m, p);
   ncore = n * (size_t)p->cores;
   m->ub = calloc(ncore, sizeof(*m->ub));
   m->ubcap = calloc(ncore, sizeof(*m->ubcap));
