@@ -841,12 +841,10 @@ end
 function cli.run(o, out, err)
   err = err or io.stderr
   local op = runner.load_op(o.op)
+  local known, list = {}, {}
+  for _, k in ipairs(op.tune and op.tune.knobs or {}) do known[k.name], list[#list + 1] = true, k.name end
   for name in pairs(o.knobs or {}) do
-    local known = {}
-    for _, k in ipairs(op.tune and op.tune.knobs or {}) do known[k.name] = true end
     if not known[name] then
-      local list = {}
-      for _, k in ipairs(op.tune and op.tune.knobs or {}) do list[#list + 1] = k.name end
       runner.usage("operator %s has no tune knob '%s' (its knobs: %s)", op.name, name,
                    #list > 0 and table.concat(list, ", ") or "none")
     end

@@ -107,11 +107,13 @@ function sweep.run(op, runs, each)
   return results
 end
 
--- the number printed for x (3 decimals), and that printed number
-local function printed(x)
+-- sweep.printed(x) -> the number printed for x (3 decimals), and that printed number
+-- (a table's later columns are computed from what it printed, so they recompute)
+function sweep.printed(x)
   local s = metrics.fmt3(x)
   return s, tonumber(s)
 end
+local printed = sweep.printed
 
 -- one side of a row (the op or the baseline): kernel_us, algbw, busbw, eff_% as printed,
 -- each derived one from the printed figures before it

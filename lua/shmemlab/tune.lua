@@ -221,11 +221,7 @@ end
 ------------------------------------------------------------------------------
 -- the report
 
--- a printed figure and its number
-local function printed(x)
-  local s = metrics.fmt3(x)
-  return s, tonumber(s)
-end
+local printed = require("shmemlab.sweep").printed     -- a printed figure and its number
 
 -- tune.rows(g) -> the ranked rows of a searched group: {rank, knobs, kernel_us, bound_us,
 -- eff, ratio (strings as printed), default = true on the default point}; eff and ratio
