@@ -163,15 +163,17 @@ ctest: $(CTEST_BINS)
 	done; \
 	exit $$fail
 
+# Each spec file runs in its own busted process, JOBS at a time (scripts/spec_run.lua);
+# the last line adds up busted's counts. One file: lua5.4 $$(command -v busted) spec/X_spec.lua
 spec: all
 	@test -n "$(BUSTED)" || { echo "make: busted not found (run make deps)" >&2; exit 1; }
-	$(LUA) $(BUSTED)
+	$(LUA) scripts/spec_run.lua $(JOBS) default '$(LUA) $(BUSTED)'
 
 test-asan: deps
 	$(MAKE) --no-print-directory BUILD=build-asan CFLAGS='$(ASAN_CFLAGS)' \
 	  LDFLAGS='$(ASAN_LDFLAGS)' CTEST_ENV='$(ASAN_ENV)' module ctest
 	@test -n "$(BUSTED)" || { echo "make: busted not found (run make deps)" >&2; exit 1; }
-	LD_PRELOAD='$(ASAN_PRELOAD)' $(ASAN_ENV) $(LUA) $(BUSTED) --run=asan
+	$(LUA) scripts/spec_run.lua $(JOBS) asan "env LD_PRELOAD='$(ASAN_PRELOAD)' $(ASAN_ENV) $(LUA) $(BUSTED)"
 
 # ---------------------------------------------------------------- bench
 # Each measurement table is written into the doc that holds its markers, with the machine
