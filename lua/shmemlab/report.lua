@@ -203,6 +203,42 @@ local function comparison_lines(s, add)
   end
 end
 
+-- formula_text's line of the bytes moved on each path, beside the logical payload
+local function path_line(s, path_bytes, add)
+  if type(path_bytes) ~= "table" then return add("bytes per path: not measured") end
+  local parts, total = {}, 0
+  for _, p in ipairs(PATHS) do
+    local b = path_bytes[p] or 0
+    total = total + b
+    parts[#parts + 1] = p .. "=" .. int_or_3(b)
+  end
+  add("bytes per path: %s (total %s) beside logical payload %s", table.concat(parts, " "),
+    int_or_3(total), int_or_3(s.payload_bytes))
+end
+
+-- formula_text's lines of DeepEP's bandwidth figures, when the summary has them
+local function deepep_lines(s, add)
+  if not s.deepep_bandwidth_GBps then return end
+  add("%s = %s * %s / %s / 1e3 = %s (DeepEP's: the rows a rank receives, local rows "
+    .. "included, as BF16 rows of hidden x 2 bytes whatever the dtype on the wire; rows = the "
+    .. "mean over PEs; time = the slowest PE's kernel; [PERF]: each PE's own rows and "
+    .. "kernel_us)", metrics.DEEPEP_FORMULA, int_or_3(s.deepep_recv_rows),
+    int_or_3(s.deepep_row_bytes), fmt3(s.latency_us), fmt3(s.deepep_bandwidth_GBps))
+  add("%s = %s * %s / %s / 1e3 = %s (the same rows as they travel: %s on the wire)",
+    metrics.DEEPEP_WIRE_FORMULA, int_or_3(s.deepep_recv_rows), int_or_3(s.deepep_wire_row_bytes),
+    fmt3(s.latency_us), fmt3(s.deepep_wire_bandwidth_GBps), tostring(s.deepep_wire_dtype))
+end
+
+-- formula_text's line of the baseline's DeepEP figures, when it has them
+local function baseline_deepep_line(b, add)
+  if not (b and b.deepep_bandwidth_GBps) then return end
+  add("baseline deepep_bandwidth_GBps = %s * %s / %s / 1e3 = %s; wire %s * %s / %s / 1e3 = "
+    .. "%s (%s on the wire)", int_or_3(b.deepep_recv_rows), int_or_3(b.deepep_row_bytes),
+    fmt3(b.latency_us), fmt3(b.deepep_bandwidth_GBps), int_or_3(b.deepep_recv_rows),
+    int_or_3(b.deepep_wire_row_bytes), fmt3(b.latency_us), fmt3(b.deepep_wire_bandwidth_GBps),
+    tostring(b.deepep_wire_dtype))
+end
+
 -- report.formula_text(summary [, path_bytes]) -> text explaining every number of the summary:
 -- formulas, the bus factor used, the peak and its source, the timing boundary and, beside
 -- the logical payload, the bytes that moved on each path: path_bytes (or summary.path_bytes)
@@ -216,18 +252,7 @@ function M.formula_text(s, path_bytes)
   local function add(...) L[#L + 1] = string.format(...) end
   add("op: %s on %d PEs", s.op, s.n_pes)
   add("logical_payload_bytes = %s (single-PE semantic bytes)", int_or_3(s.payload_bytes))
-  if type(path_bytes) == "table" then
-    local parts, total = {}, 0
-    for _, p in ipairs(PATHS) do
-      local b = path_bytes[p] or 0
-      total = total + b
-      parts[#parts + 1] = p .. "=" .. int_or_3(b)
-    end
-    add("bytes per path: %s (total %s) beside logical payload %s", table.concat(parts, " "),
-      int_or_3(total), int_or_3(s.payload_bytes))
-  else
-    add("bytes per path: not measured")
-  end
+  path_line(s, path_bytes, add)
   add("latency_us = max over PEs of kernel_us = %s; e2e_latency_us = max over PEs of e2e_us = %s",
     fmt3(s.latency_us), fmt3(s.e2e_latency_us))
   add("timing boundary: %s", M.TIMING_BOUNDARY)
@@ -245,25 +270,9 @@ function M.formula_text(s, path_bytes)
   add("peak_bandwidth_GBps = %s (%s)", fmt3(s.peak_bandwidth_GBps), tostring(s.peak_source))
   add("bandwidth_utilization_pct = kernel_bus_bandwidth_GBps / peak_bandwidth_GBps * 100 = %s",
     fmt3(s.bandwidth_utilization_pct))
-  if s.deepep_bandwidth_GBps then
-    add("%s = %s * %s / %s / 1e3 = %s (DeepEP's: the rows a rank receives, local rows "
-      .. "included, as BF16 rows of hidden x 2 bytes whatever the dtype on the wire; rows = the "
-      .. "mean over PEs; time = the slowest PE's kernel; [PERF]: each PE's own rows and "
-      .. "kernel_us)", metrics.DEEPEP_FORMULA, int_or_3(s.deepep_recv_rows),
-      int_or_3(s.deepep_row_bytes), fmt3(s.latency_us), fmt3(s.deepep_bandwidth_GBps))
-    add("%s = %s * %s / %s / 1e3 = %s (the same rows as they travel: %s on the wire)",
-      metrics.DEEPEP_WIRE_FORMULA, int_or_3(s.deepep_recv_rows), int_or_3(s.deepep_wire_row_bytes),
-      fmt3(s.latency_us), fmt3(s.deepep_wire_bandwidth_GBps), tostring(s.deepep_wire_dtype))
-  end
+  deepep_lines(s, add)
   comparison_lines(s, add)
-  local b = s.baseline
-  if b and b.deepep_bandwidth_GBps then
-    add("baseline deepep_bandwidth_GBps = %s * %s / %s / 1e3 = %s; wire %s * %s / %s / 1e3 = "
-      .. "%s (%s on the wire)", int_or_3(b.deepep_recv_rows), int_or_3(b.deepep_row_bytes),
-      fmt3(b.latency_us), fmt3(b.deepep_bandwidth_GBps), int_or_3(b.deepep_recv_rows),
-      int_or_3(b.deepep_wire_row_bytes), fmt3(b.latency_us), fmt3(b.deepep_wire_bandwidth_GBps),
-      tostring(b.deepep_wire_dtype))
-  end
+  baseline_deepep_line(s.baseline, add)
   if s.verdict then
     add("verdict: %s (rule: %s; %s)", s.verdict.text, s.verdict.rule, s.verdict.detail or "")
   end
@@ -271,11 +280,94 @@ function M.formula_text(s, path_bytes)
   return table.concat(L, "\n") .. "\n"
 end
 
-local function check_num(v, what, positive)
+-- raises frame_report's argument error (at the given level, default 3) unless v is a
+-- number > 0 (positive) or >= 0
+local function check_num(v, what, positive, level)
   if type(v) ~= "number" or v ~= v or (positive and v <= 0) or (not positive and v < 0) then
     error(string.format("bad argument #1 to 'frame_report' (%s must be a number %s 0)", what,
-      positive and ">" or ">="), 3)
+      positive and ">" or ">="), level or 3)
   end
+end
+
+-- the rows of frame_report's fr.rows with count > 0, by frame id (each row checked)
+local function frame_lists(frows)
+  local by_frame, seen = {}, {}
+  for i, r in ipairs(frows) do
+    if math.type(r.frame) ~= "integer" or math.type(r.block) ~= "integer" or math.type(r.pe) ~= "integer" then
+      error(string.format("bad argument #1 to 'frame_report' (rows[%d] needs integer pe, block, frame)",
+        i), 3)
+    end
+    check_num(r.cycles, "rows[" .. i .. "].cycles", false, 4)
+    check_num(r.count, "rows[" .. i .. "].count", false, 4)
+    local key = string.format("%d/%d/%d", r.pe, r.block, r.frame)
+    if seen[key] then
+      error(string.format("bad argument #1 to 'frame_report' (rows[%d] repeats pe %s block %d frame %d)",
+        i, tostring(r.pe), r.block, r.frame), 3)
+    end
+    seen[key] = true
+    if r.count > 0 then
+      local list = by_frame[r.frame] or {}
+      by_frame[r.frame] = list
+      list[#list + 1] = r
+    end
+  end
+  return by_frame
+end
+
+-- the frames a report lists: the five kinds in order, then the custom ids found (by id)
+local function frame_order(by_frame, F)
+  local order = {}
+  for _, k in ipairs(frames_mod.kinds) do order[#order + 1] = { id = k.id, key = k.key, name = k.name } end
+  local extra = {}
+  for id in pairs(by_frame) do
+    if id >= frames_mod.FIRST_CUSTOM then extra[#extra + 1] = id end
+  end
+  table.sort(extra)
+  local key_of = {}
+  for _, k in ipairs(F.custom_kinds or {}) do key_of[k.id] = k.key end
+  for _, id in ipairs(extra) do
+    order[#order + 1] = { id = id, key = key_of[id], name = frames_mod.name(id, F) }
+  end
+  return order
+end
+
+-- fills a used frame's row from its (pe, block) rows: sums, per-launch figures, long tail
+local function frame_sums(row, list, fr)
+  local cycles, count, tail = 0, 0, nil
+  for _, r in ipairs(list) do
+    cycles, count = cycles + r.cycles, count + r.count
+    if not tail or r.cycles > tail.cycles
+      or (r.cycles == tail.cycles and (r.pe < tail.pe or (r.pe == tail.pe and r.block < tail.block))) then
+      tail = r
+    end
+  end
+  row.cycles, row.count, row.cores = cycles, count, #list
+  row.avg_us = cycles / count / fr.cycle2us
+  row.max_core_us = tail.cycles / fr.cycle2us / fr.launches
+  row.share_pct = row.max_core_us / fr.e2e_us * 100
+  row.tail_pe, row.tail_block = tail.pe, tail.block
+  local mean = cycles / #list
+  row.tail_over_mean = mean > 0 and tail.cycles / mean or 1
+end
+
+-- the frame report's table as text
+local function frame_text(rows, fr)
+  local line = "%-8s%-24s%-15s%-10s%-13s%-13s%-11s%s"
+  local T = { string.format(line, "FrameID", "Frame", "Cycles", "Count", "avg_us", "max_core_us",
+    "share_%", "long_tail") }
+  for _, r in ipairs(rows) do
+    if r.used then
+      T[#T + 1] = string.format(line, r.id, r.name, int_or_3(r.cycles), int_or_3(r.count), fmt3(r.avg_us),
+        fmt3(r.max_core_us), fmt3(r.share_pct), string.format("pe %s block %d (x%s of mean)",
+          tostring(r.tail_pe), r.tail_block, metrics.fmt(r.tail_over_mean, 2)))
+    else
+      T[#T + 1] = string.format(line, r.id, r.name, "-", "-", "-", "-", "-", "unused: " .. r.reason)
+    end
+  end
+  T[#T + 1] = string.format("cycle2us=%s launches=%d e2e_us=%s per launch; max_core_us = max over "
+    .. "(pe, block) of cycles / cycle2us / launches; share = max_core_us / e2e_us * 100",
+    int_or_3(fr.cycle2us), fr.launches, fmt3(fr.e2e_us))
+  return table.concat(T, "\n") .. "\n"
 end
 
 -- report.frame_report(fr) -> rows, text
@@ -300,46 +392,10 @@ function M.frame_report(fr)
   if math.type(fr.launches) ~= "integer" or fr.launches < 1 then
     error("bad argument #1 to 'frame_report' (launches must be an integer >= 1)", 2)
   end
-  local F = fr.frames or frames_mod
   local reasons = fr.reasons or {}
-  local c2u, launches = fr.cycle2us, fr.launches
-
-  local by_frame, seen = {}, {}
-  for i, r in ipairs(fr.rows) do
-    if math.type(r.frame) ~= "integer" or math.type(r.block) ~= "integer" or math.type(r.pe) ~= "integer" then
-      error(string.format("bad argument #1 to 'frame_report' (rows[%d] needs integer pe, block, frame)",
-        i), 2)
-    end
-    check_num(r.cycles, "rows[" .. i .. "].cycles", false)
-    check_num(r.count, "rows[" .. i .. "].count", false)
-    local key = string.format("%d/%d/%d", r.pe, r.block, r.frame)
-    if seen[key] then
-      error(string.format("bad argument #1 to 'frame_report' (rows[%d] repeats pe %s block %d frame %d)",
-        i, tostring(r.pe), r.block, r.frame), 2)
-    end
-    seen[key] = true
-    if r.count > 0 then
-      local list = by_frame[r.frame] or {}
-      by_frame[r.frame] = list
-      list[#list + 1] = r
-    end
-  end
-
-  local order = {}
-  for _, k in ipairs(frames_mod.kinds) do order[#order + 1] = { id = k.id, key = k.key, name = k.name } end
-  local extra = {}
-  for id in pairs(by_frame) do
-    if id >= frames_mod.FIRST_CUSTOM then extra[#extra + 1] = id end
-  end
-  table.sort(extra)
-  local key_of = {}
-  for _, k in ipairs(F.custom_kinds or {}) do key_of[k.id] = k.key end
-  for _, id in ipairs(extra) do
-    order[#order + 1] = { id = id, key = key_of[id], name = frames_mod.name(id, F) }
-  end
-
+  local by_frame = frame_lists(fr.rows)
   local rows = {}
-  for _, o in ipairs(order) do
+  for _, o in ipairs(frame_order(by_frame, fr.frames or frames_mod)) do
     local list = by_frame[o.id]
     local row = { id = o.id, key = o.key, name = o.name, used = list ~= nil }
     if not list then
@@ -349,42 +405,11 @@ function M.frame_report(fr)
       end
       row.reason = why
     else
-      local cycles, count, tail, sum_core = 0, 0, nil, 0
-      for _, r in ipairs(list) do
-        cycles, count = cycles + r.cycles, count + r.count
-        sum_core = sum_core + r.cycles
-        if not tail or r.cycles > tail.cycles
-          or (r.cycles == tail.cycles and (r.pe < tail.pe or (r.pe == tail.pe and r.block < tail.block))) then
-          tail = r
-        end
-      end
-      row.cycles, row.count, row.cores = cycles, count, #list
-      row.avg_us = cycles / count / c2u
-      row.max_core_us = tail.cycles / c2u / launches
-      row.share_pct = row.max_core_us / fr.e2e_us * 100
-      row.tail_pe, row.tail_block = tail.pe, tail.block
-      local mean = sum_core / #list
-      row.tail_over_mean = mean > 0 and tail.cycles / mean or 1
+      frame_sums(row, list, fr)
     end
     rows[#rows + 1] = row
   end
-
-  local line = "%-8s%-24s%-15s%-10s%-13s%-13s%-11s%s"
-  local T = { string.format(line, "FrameID", "Frame", "Cycles", "Count", "avg_us", "max_core_us",
-    "share_%", "long_tail") }
-  for _, r in ipairs(rows) do
-    if r.used then
-      T[#T + 1] = string.format(line, r.id, r.name, int_or_3(r.cycles), int_or_3(r.count), fmt3(r.avg_us),
-        fmt3(r.max_core_us), fmt3(r.share_pct), string.format("pe %s block %d (x%s of mean)",
-          tostring(r.tail_pe), r.tail_block, metrics.fmt(r.tail_over_mean, 2)))
-    else
-      T[#T + 1] = string.format(line, r.id, r.name, "-", "-", "-", "-", "-", "unused: " .. r.reason)
-    end
-  end
-  T[#T + 1] = string.format("cycle2us=%s launches=%d e2e_us=%s per launch; max_core_us = max over "
-    .. "(pe, block) of cycles / cycle2us / launches; share = max_core_us / e2e_us * 100",
-    int_or_3(c2u), launches, fmt3(fr.e2e_us))
-  return rows, table.concat(T, "\n") .. "\n"
+  return rows, frame_text(rows, fr)
 end
 
 -- a frame report's number as printed (3 decimals), nil for an unused frame
