@@ -76,51 +76,30 @@ local function int_opt(v, what, min)
   return n
 end
 
--- moe.read_routes(path) -> {pes =, tokens =, topk =, experts = nil|n, choice = {[pe] = {...}}}
-function moe.read_routes(path)
-  local f, err = io.open(path, "r")
-  if not f then error("moe: cannot read routes file: " .. tostring(err), 0) end
-  local r = { choice = {}, topk = nil, pes = 0 }
-  local pe, seen, ln = nil, {}, 0
-  local function bad(msg) f:close(); error(string.format("moe: %s:%d: %s", path, ln, msg), 0) end
-  for line in f:lines() do
-    ln = ln + 1
-    line = line:gsub("#.*$", "")
-    local words = {}
-    for w in line:gmatch("%S+") do words[#words + 1] = w end
-    if #words == 0 then goto continue end
-    if words[1] == "experts" then
-      r.experts = math.tointeger(tonumber(words[2]))
-      if #words ~= 2 or not r.experts or r.experts < 1 then bad("'experts <n>' expected") end
-    elseif words[1] == "pe" then
-      pe = math.tointeger(tonumber(words[2]))
-      if #words ~= 2 or not pe or pe < 0 then bad("'pe <n>' expected") end
-      if r.choice[pe] then bad("PE " .. pe .. " has two sections") end
-      r.choice[pe], seen[pe] = {}, {}
-      r.pes = math.max(r.pes, pe + 1)
-    else
-      if pe == nil then bad("a token line before the first 'pe <n>' line") end
-      local nums = {}
-      for i, w in ipairs(words) do
-        nums[i] = math.tointeger(tonumber(w))
-        if nums[i] == nil or nums[i] < 0 then bad("'" .. w .. "' is not a number >= 0") end
-      end
-      local t, k = nums[1], #nums - 1
-      if k < 1 then bad("token " .. t .. " has no expert") end
-      r.topk = r.topk or k
-      if k ~= r.topk then bad(string.format("token %d has %d experts, topk is %d", t, k, r.topk)) end
-      if seen[pe][t] then bad("token " .. t .. " of PE " .. pe .. " is listed twice") end
-      seen[pe][t] = true
-      local used = {}
-      for j = 2, #nums do
-        if used[nums[j]] then bad("token " .. t .. " picks expert " .. nums[j] .. " twice") end
-        used[nums[j]] = true
-        r.choice[pe][t * k + j - 1] = nums[j]
-      end
-    end
-    ::continue::
+-- read_routes' token line: records PE pe's token and its experts in r (bad raises)
+local function route_line(r, seen, pe, words, bad)
+  if pe == nil then bad("a token line before the first 'pe <n>' line") end
+  local nums = {}
+  for i, w in ipairs(words) do
+    nums[i] = math.tointeger(tonumber(w))
+    if nums[i] == nil or nums[i] < 0 then bad("'" .. w .. "' is not a number >= 0") end
   end
-  f:close()
+  local t, k = nums[1], #nums - 1
+  if k < 1 then bad("token " .. t .. " has no expert") end
+  r.topk = r.topk or k
+  if k ~= r.topk then bad(string.format("token %d has %d experts, topk is %d", t, k, r.topk)) end
+  if seen[pe][t] then bad("token " .. t .. " of PE " .. pe .. " is listed twice") end
+  seen[pe][t] = true
+  local used = {}
+  for j = 2, #nums do
+    if used[nums[j]] then bad("token " .. t .. " picks expert " .. nums[j] .. " twice") end
+    used[nums[j]] = true
+    r.choice[pe][t * k + j - 1] = nums[j]
+  end
+end
+
+-- read_routes' last check: every PE has a section with the same tokens 0..n-1; sets r.tokens
+local function routes_whole(r, seen, path)
   if r.pes == 0 then error("moe: " .. path .. ": no 'pe <n>' section", 0) end
   local tokens
   for p = 0, r.pes - 1 do
@@ -138,7 +117,72 @@ function moe.read_routes(path)
     end
   end
   r.tokens = tokens
+end
+
+-- moe.read_routes(path) -> {pes =, tokens =, topk =, experts = nil|n, choice = {[pe] = {...}}}
+function moe.read_routes(path)
+  local f, err = io.open(path, "r")
+  if not f then error("moe: cannot read routes file: " .. tostring(err), 0) end
+  local r = { choice = {}, topk = nil, pes = 0 }
+  local pe, seen, ln = nil, {}, 0
+  local function bad(msg) f:close(); error(string.format("moe: %s:%d: %s", path, ln, msg), 0) end
+  for line in f:lines() do
+    ln = ln + 1
+    local words = {}
+    for w in line:gsub("#.*$", ""):gmatch("%S+") do words[#words + 1] = w end
+    if words[1] == "experts" then
+      r.experts = math.tointeger(tonumber(words[2]))
+      if #words ~= 2 or not r.experts or r.experts < 1 then bad("'experts <n>' expected") end
+    elseif words[1] == "pe" then
+      pe = math.tointeger(tonumber(words[2]))
+      if #words ~= 2 or not pe or pe < 0 then bad("'pe <n>' expected") end
+      if r.choice[pe] then bad("PE " .. pe .. " has two sections") end
+      r.choice[pe], seen[pe] = {}, {}
+      r.pes = math.max(r.pes, pe + 1)
+    elseif #words > 0 then
+      route_line(r, seen, pe, words, bad)
+    end
+  end
+  f:close()
+  routes_whole(r, seen, path)
   return r
+end
+
+-- moe.config's routes file: read, checked against c's fields; sets cfg.file and
+-- cfg.routes_file, returns the file's tokens and topk
+local function routes_config(c, cfg, n)
+  if type(c.routes_file) ~= "string" then
+    error("moe: routing 'file' needs routes_file (a path)", 0)
+  end
+  local f = moe.read_routes(c.routes_file)
+  for what, want in pairs({ local_tokens = f.tokens, topk = f.topk }) do
+    if c[what] ~= nil and c[what] ~= want then
+      error(string.format("moe: %s = %s, but %s has %s", what, tostring(c[what]),
+                          c.routes_file, tostring(want)), 0)
+    end
+  end
+  if f.pes ~= n then
+    error(string.format("moe: %s describes %d PEs, the machine has %d", c.routes_file,
+                        f.pes, n), 0)
+  end
+  if c.experts ~= nil and f.experts ~= nil and c.experts ~= f.experts then
+    error(string.format("moe: experts = %s, but %s has %d", tostring(c.experts),
+                        c.routes_file, f.experts), 0)
+  end
+  cfg.file, cfg.routes_file = f, c.routes_file
+  return f.tokens, f.topk
+end
+
+-- moe.config's last check of a routes file: every expert it picks exists
+local function routes_experts(cfg, n)
+  for p = 0, n - 1 do
+    for i, e in pairs(cfg.file.choice[p]) do
+      if e >= cfg.experts then
+        error(string.format("moe: %s: PE %d token %d picks expert %d of %d", cfg.routes_file,
+                            p, (i - 1) // cfg.topk, e, cfg.experts), 0)
+      end
+    end
+  end
 end
 
 -- moe.config(c) -> cfg: the MoE fields of the run configuration c resolved
@@ -159,27 +203,7 @@ function moe.config(c)
   local tokens = c.local_tokens or shape[1]
                  or (c.count and math.max(1, c.count // cfg.hidden)) or D.local_tokens
   local topk = c.topk or D.topk
-  if cfg.routing == "file" then
-    if type(c.routes_file) ~= "string" then
-      error("moe: routing 'file' needs routes_file (a path)", 0)
-    end
-    local f = moe.read_routes(c.routes_file)
-    for what, want in pairs({ local_tokens = f.tokens, topk = f.topk }) do
-      if c[what] ~= nil and c[what] ~= want then
-        error(string.format("moe: %s = %s, but %s has %s", what, tostring(c[what]),
-                            c.routes_file, tostring(want)), 0)
-      end
-    end
-    if f.pes ~= n then
-      error(string.format("moe: %s describes %d PEs, the machine has %d", c.routes_file,
-                          f.pes, n), 0)
-    end
-    if c.experts ~= nil and f.experts ~= nil and c.experts ~= f.experts then
-      error(string.format("moe: experts = %s, but %s has %d", tostring(c.experts),
-                          c.routes_file, f.experts), 0)
-    end
-    cfg.file, cfg.routes_file, tokens, topk = f, c.routes_file, f.tokens, f.topk
-  end
+  if cfg.routing == "file" then tokens, topk = routes_config(c, cfg, n) end
   cfg.tokens = int_opt(tokens, "local_tokens", 1)
   cfg.topk = int_opt(topk, "topk", 1)
   cfg.experts = int_opt(c.experts or (cfg.file and cfg.file.experts) or 2 * n, "experts", 1)
@@ -191,16 +215,7 @@ function moe.config(c)
     error(string.format("moe: topk (%d) exceeds the number of experts (%d)", cfg.topk,
                         cfg.experts), 0)
   end
-  if cfg.file then
-    for p = 0, n - 1 do
-      for i, e in pairs(cfg.file.choice[p]) do
-        if e >= cfg.experts then
-          error(string.format("moe: %s: PE %d token %d picks expert %d of %d", c.routes_file,
-                              p, (i - 1) // cfg.topk, e, cfg.experts), 0)
-        end
-      end
-    end
-  end
+  if cfg.file then routes_experts(cfg, n) end
   cfg.per_pe = cfg.experts // n
   c.local_tokens, c.hidden, c.topk, c.experts = cfg.tokens, cfg.hidden, cfg.topk, cfg.experts
   c.routing, c.seed = cfg.routing, cfg.seed
