@@ -31,41 +31,67 @@ local function options(argv)
   return o
 end
 
--- a worker's line for a row, and the row back from it
-local function encode(r)
-  return r.modeled and string.format("modeled %.17g", r.modeled) or "refused " .. r.refused
+-- a worker's line for case i's row, and the row back from it
+local function encode(i, r)
+  return string.format("row %d ", i) ..
+    (r.modeled and string.format("modeled %.17g", r.modeled) or "refused " .. r.refused)
 end
 
-local function decode(i, line)
-  local c = V.cases[i]
-  local kind, rest = assert(line, "worker of case " .. i .. " printed nothing"):match("^(%a+) (.*)$")
+local function decode(line)
+  local i, kind, rest = line:match("^row (%d+) (%a+) (.*)$")
+  local c = V.cases[tonumber(i)]
   if kind == "modeled" then
     local x = tonumber(rest)
-    return { case = c, modeled = x, err = (x - c.published) / c.published * 100 }
+    return tonumber(i), { case = c, modeled = x, err = (x - c.published) / c.published * 100 }
   end
   assert(kind == "refused", "worker of case " .. i .. " printed " .. line)
-  return { case = c, refused = rest }
+  return tonumber(i), { case = c, refused = rest }
 end
 
--- every row, `jobs` worker processes at a time, read back in case order
+-- the case numbers, the costliest first (PEs x tokens), so no worker idles at the end
+local function costliest_first()
+  local order = {}
+  for i = 1, #V.cases do order[i] = i end
+  local function cost(i) return V.cases[i].opts.pes * V.cases[i].opts.local_tokens end
+  table.sort(order, function(a, b)
+    if cost(a) ~= cost(b) then return cost(a) > cost(b) end
+    return a < b
+  end)
+  return order
+end
+
+-- every row, `jobs` worker processes at a time (xargs -P: a worker starts the moment
+-- one ends); rows are read back as they finish and returned in case order
 local function run_workers(jobs, progress)
-  local cmd = string.format("%q %q --case %%d 2>&1", arg[-1], arg[0])
-  local open, rows = {}, {}
-  for i = 1, #V.cases do
-    for j = i, math.min(i + jobs - 1, #V.cases) do
-      open[j] = open[j] or assert(io.popen(string.format(cmd, j)))
+  local list = os.tmpname()
+  local fh = assert(io.open(list, "w"))
+  fh:write(table.concat(costliest_first(), "\n"), "\n")
+  fh:close()
+  local p = assert(io.popen(string.format("xargs -n 1 -P %d %q %q --case < %q 2>&1", jobs,
+    arg[-1], arg[0], list)))
+  local rows, other = {}, {}
+  for line in p:lines() do
+    if line:find("^row %d+ %a+ ") then
+      local i, r = decode(line)
+      rows[i] = r
+      progress(r)
+    else
+      other[#other + 1] = line
     end
-    local out = open[i]:read("a")
-    if not open[i]:close() then error("worker of case " .. i .. " failed:\n" .. out, 0) end
-    rows[i], open[i] = decode(i, out:match("([^\n]+)\n*$")), nil
-    progress(rows[i])
+  end
+  local ok = p:close()
+  os.remove(list)
+  for i = 1, #V.cases do
+    if not rows[i] or not ok then
+      error("a validation worker failed:\n" .. table.concat(other, "\n"), 0)
+    end
   end
   return rows
 end
 
 local o = options(arg)
 if o.case then
-  print(encode(V.row(o.case)))
+  print(encode(o.case, V.row(o.case)))
   return
 end
 local t0 = os.time()
