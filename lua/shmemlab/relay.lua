@@ -186,8 +186,10 @@ function relay.outside_of(pe, i, m, n)
 end
 
 -- server relay, NIC side: block b's pieces of the outside shards of my local index,
--- pulled over my NIC into my window, each announced to every PE of my domain (me too)
--- once it has landed
+-- pulled over my NIC into my window by the RoCE engine (one descriptor a part, no UB
+-- round trip on the core: the engine's queue keeps the next part's latency under the
+-- current one's bytes), each announced to every PE of my domain (me too) once it has
+-- landed (roce_quiet)
 local function gather_nic(k, a, ub, b)
   local i = k.pe % a.dom
   local src = relay.outside_of(k.pe, i, a.dom, k.n_pes)
@@ -197,9 +199,9 @@ local function gather_nic(k, a, ub, b)
   for idx, piece in ipairs(list) do
     relay.parts(a.count, src, piece, function(q, off, len, at)
       k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
-      op.get_pipelined(k, a.win:sub(at, len), a.input:sub(off, len), ub, len, q)
+      k:roce_get_nbi(a.win:sub(at, len), a.input:sub(off, len), ub, len, q, 0)
     end)
-    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
+    k:roce_quiet(k.pe, ub, 0)                                       -- the piece has landed
     for d = 0, a.dom - 1 do
       k:signal_op(a.fwd:sub(i * a.nic + b, 1), (a.epoch - 1) * #list + idx, lab.SIGNAL_SET,
                   first_pe + (i + d) % a.dom)
