@@ -185,7 +185,7 @@ return op.define {
   describe = function(c, s)
     if s.server then
       return { algorithm = string.format("server relay: signal ready, get the outside shards of "
-                 .. "my local index over the NIC into a window (%d block%s), every PE of the "
+                 .. "my local index by the RoCE engine into a window (%d block%s), every PE of the "
                  .. "server gets them from there (pull)", s.nic, s.nic == 1 and "" or "s"),
                chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
     end

@@ -178,8 +178,8 @@ return op.define {
     end
     if s.server then
       return { algorithm = string.format("%s: server relays: reduce_scatter's (atomic-%s gets, "
-                 .. "the server sums over the NIC) into a symmetric slice, then allgather's "
-                 .. "(slices over the NIC into a window, spread in the server)", c.reduce,
+                 .. "the server sums by the RoCE engine) into a symmetric slice, then allgather's "
+                 .. "(slices by the RoCE engine into a window, spread in the server)", c.reduce,
                  s.atomic), chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
     end
     return { algorithm = string.format("%s: atomic-%s puts to the owners' symmetric "

@@ -10,7 +10,7 @@
 -- the data crosses each server cut once, a piece a NIC: the count runs in chunks, each
 -- split into one piece per holder (the PEs of each server but the root's local index).
 -- A holder of the root's server gets its piece of each chunk from the root over its
--- link; a holder of another server gets it over its NIC from the holder of the same
+-- link; a holder of another server gets it by the RoCE engine from the holder of the same
 -- local index in the server before it (a chain of servers from the root's), and
 -- announces it to its server and to the next holder of the chain; every PE of a server
 -- gets the other holders' pieces from them over its links. The output is symmetric (the
@@ -46,10 +46,12 @@ local function bfetch(k, a, ub, f, nf)
   for x = f, a.chunks - 1, nf do
     local first, n = bpiece(a, x, hrank(j, ir))
     if S ~= R then k:signal_wait_until(a.chain:sub(x, 1), lab.CMP_GE, a.epoch) end
-    if n > 0 then
-      local src = S == R and a.input:sub(first, n) or a.output:sub(first, n)
-      op.get_pipelined(k, a.output:sub(first, n), src, ub, n, S == R and a.root or pred)
+    if n > 0 and S == R then                     -- over the links, MTE through the UB
+      op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, a.root)
       k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    elseif n > 0 then                            -- over the NICs, the RoCE engine
+      k:roce_get_nbi(a.output:sub(first, n), a.output:sub(first, n), ub, n, pred, 0)
+      k:roce_quiet(pred, ub, 0)
     end
     for d = 0, a.dom - 1 do
       k:signal_op(a.got:sub(x * a.dom + j, 1), a.epoch, lab.SIGNAL_SET, S * a.dom + d)
@@ -183,7 +185,7 @@ return op.define {
   describe = function(c, s)
     if s.server then
       return { algorithm = string.format("server relay: root %d's chunks in one piece a holder, "
-                 .. "each piece over the root's links into its server, over a chain of NICs into "
+                 .. "each piece over the root's links into its server, by a chain of RoCE engine gets into "
                  .. "the others, spread over the links in each", c.root),
                chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
     end

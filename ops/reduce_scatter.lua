@@ -214,7 +214,8 @@ return op.define {
     elseif s.server then
       alg = string.format("%s: server relay: my partials of my local index's outside slices as "
         .. "bases in a server buffer, the server's added with atomic-%s gets, each owner gets "
-        .. "its server sums over the NIC with atomic gets", c.reduce, s.atomic)
+        .. "its server sums by the RoCE engine into a stage (%d NIC block%s) and adds them on",
+        c.reduce, s.atomic, s.nic, s.nic == 1 and "" or "s")
     end
     return { algorithm = alg, chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,

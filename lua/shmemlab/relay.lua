@@ -128,6 +128,14 @@ end
 -- the blocks of a PE that pull over its NIC; one more copies the PE's own shard and
 -- window into its output, the others pull from the domain's other PEs
 relay.NIC_BLOCKS = 1
+-- a reducing server relay's NIC blocks on three servers or more with slices under
+-- SERVER_PIECES pieces, when the blocks allow (one still moving for each other PE of the
+-- domain): each keeps one RoCE get in flight while it adds the one before on, so two keep
+-- the NIC busy through the latency of short gets. On two servers the NIC carries one
+-- slice, and with whole pieces the gets are long: the block moves partials instead
+-- (measured, 16 MiB: allreduce 16 PEs 179.694 us with one, 192.754 with two;
+-- reduce_scatter 32 PEs 3295.153 with one, 3387.589 with two)
+relay.REDUCE_NIC_BLOCKS = 2
 -- the least data for an op's server relay to pay for its second step, the crossovers
 -- with the one-step designs measured in the lab on A2, 16 to 64 PEs (doc/hier.md; the
 -- one-step design below, the relay above): allgather, a PE's outside shards (the bytes
@@ -186,8 +194,10 @@ function relay.outside_of(pe, i, m, n)
 end
 
 -- server relay, NIC side: block b's pieces of the outside shards of my local index,
--- pulled over my NIC into my window, each announced to every PE of my domain (me too)
--- once it has landed
+-- pulled over my NIC into my window by the RoCE engine (one descriptor a part, no UB
+-- round trip on the core: the engine's queue keeps the next part's latency under the
+-- current one's bytes), each announced to every PE of my domain (me too) once it has
+-- landed (roce_quiet)
 local function gather_nic(k, a, ub, b)
   local i = k.pe % a.dom
   local src = relay.outside_of(k.pe, i, a.dom, k.n_pes)
@@ -197,9 +207,9 @@ local function gather_nic(k, a, ub, b)
   for idx, piece in ipairs(list) do
     relay.parts(a.count, src, piece, function(q, off, len, at)
       k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
-      op.get_pipelined(k, a.win:sub(at, len), a.input:sub(off, len), ub, len, q)
+      k:roce_get_nbi(a.win:sub(at, len), a.input:sub(off, len), ub, len, q, 0)
     end)
-    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
+    k:roce_quiet(k.pe, ub, 0)                                       -- the piece has landed
     for d = 0, a.dom - 1 do
       k:signal_op(a.fwd:sub(i * a.nic + b, 1), (a.epoch - 1) * #list + idx, lab.SIGNAL_SET,
                   first_pe + (i + d) % a.dom)
@@ -350,9 +360,10 @@ local function reduce_move(k, a, ub, q, t, tn)
 end
 
 -- server relay, NIC block b: my partial of my slice's pieces b, b + nic, ... into my
--- output as their bases (counted in outb), then the server sums of those pieces from the
--- PE of my local index in each other server, over my NIC, added on (atomic gets) once
--- all the server's partials are in
+-- output as their bases (counted in outb), then, once every NIC block's bases are in,
+-- items b, b + nic, ... of the (other server, piece) server sums from the PE of my local
+-- index there: each fetched by the RoCE engine into my stage once the server's partials
+-- are in, and added onto my output (MTE atomic copy) while the next one is fetched
 local function reduce_nic(k, a, ub, b)
   local i, g = k.pe % a.dom, k.n_pes // a.dom
   local mine = k.pe // a.dom
@@ -369,21 +380,30 @@ local function reduce_nic(k, a, ub, b)
   k:prof_end(F.COPY_IN)
   k:prof_start(F.REMOTE_PUT_GET)
   k:set_atomic(a.atomic, a.dtype)
-  for d = 1, g - 1 do
+  local prev                                     -- the staged piece still to add on
+  local function add(at, first, n)
+    op.copy_gm(k, a.output:sub(first, n), a.stage:sub(at, n), n, ub)
+    k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)      -- the UB is free again
+  end
+  k:signal_wait_until(a.outb:sub(i, 1), lab.CMP_GE, a.epoch * a.nic)   -- every base is in
+  for item = b, (g - 1) * a.pieces - 1, a.nic do -- (server, piece) items in turn
+    local d, x = item // a.pieces + 1, item % a.pieces
     local srv = (mine - d) % g                   -- the server that has mine earliest first
     local relayer = srv * a.dom + i
     local owners = relay.outside_of(relayer, i, a.dom, k.n_pes)
     local o = (mine - srv) % g                   -- my place in the relayer's list
     assert(owners[o] == k.pe)
-    for x = b, a.pieces - 1, a.nic do
-      local first, n = spiece(a, x)
-      k:signal_wait_until(a.sums:sub(srv * a.pieces + x, 1), lab.CMP_GE, a.epoch * a.dom)
-      if n > 0 then
-        op.get_pipelined(k, a.output:sub(first, n), a.sbuf:sub((o - 1) * a.count + first, n),
-                         ub, n, relayer)
-      end
+    local first, n = spiece(a, x)
+    k:signal_wait_until(a.sums:sub(srv * a.pieces + x, 1), lab.CMP_GE, a.epoch * a.dom)
+    if n > 0 then                                -- RoCE engine into the stage, no core
+      k:roce_get_nbi(a.stage:sub((d - 1) * a.count + first, n),
+                     a.sbuf:sub((o - 1) * a.count + first, n), ub, n, relayer, 0)
     end
+    if prev then add(prev[1], prev[2], prev[3]) end     -- the last one, under this one's get
+    k:roce_quiet(relayer, ub, 0)
+    prev = n > 0 and { (d - 1) * a.count + first, first, n } or nil
   end
+  if prev then add(prev[1], prev[2], prev[3]) end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
   k:set_atomic_none()
   k:prof_end(F.REMOTE_PUT_GET)
@@ -429,10 +449,15 @@ end
 -- others push onto it)
 function relay.reduce_buffers(m, c, s, count, push)
   local dom, g = relay.domains(c)
-  s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
+  s.server, s.dom, s.chunk, s.rounds = true, dom, count, 1
   s.pieces = math.max(1, math.min(relay.SERVER_PIECES, count * s.esize // relay.SERVER_PIECE_BYTES))
+  s.nic = relay.NIC_BLOCKS
+  if g > 2 and s.pieces < relay.SERVER_PIECES then
+    s.nic = math.max(s.nic, math.min(relay.REDUCE_NIC_BLOCKS, c.block_dim - dom))
+  end
   s.push = push
   s.sbuf = m:malloc(c.dtype, (g - 1) * count, "server")
+  s.stage = m:alloc(c.dtype, (g - 1) * count, "stage")           -- the other servers' sums
   s.ready = m:malloc("int32", dom, "ready", "backed")            -- [j]: server PE j's input
   s.base = m:malloc("int32", dom * (g - 1) * s.pieces, "base", "backed") -- [j, o, x]: PE j's base
   s.sums = m:malloc("int32", g * s.pieces, "sums", "backed")      -- [S, x]: partials in at S
