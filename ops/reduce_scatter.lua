@@ -67,6 +67,23 @@ local function part(a, half, b, w)
   return b * per, math.max(0, math.min(per, a.count - b * per))
 end
 
+-- card relay: where the card sums of my outside owner i (1-based, relay.outside's order)
+-- lie in the card buffer: slot i, or in the card ring slot (i - 1) % RING_SLOTS
+local function card_at(a, i)
+  if a.ring then return (i - 1) % relay.RING_SLOTS * a.count end
+  return (i - 1) * a.count
+end
+
+-- card ring: before copy block c refills the slot of owner i (of n), wait until both
+-- port blocks of each earlier owner of that slot have read their parts of it (free
+-- counts their SIGNAL_ADDs, per slot and copy block)
+local function wait_slot(k, a, c, quarter, i, n)
+  local w, depth = (i - 1) % relay.RING_SLOTS, relay.RING_SLOTS
+  local uses = w < n and (n - 1 - w) // depth + 1 or 0        -- owners of slot w an epoch
+  local need = 2 * ((a.epoch - 1) * uses + (i - 1) // depth)
+  k:signal_wait_until(a.free:sub(w * quarter + c, 1), lab.CMP_GE, need)
+end
+
 -- card relay, copy quarter (block c): my partials of part c (of a quarter) of my
 -- outside owners' slices, one after the other, copied into my card buffer as the bases
 -- the mate adds onto, each announced to the mate; it waits for nothing, so it runs ahead
@@ -75,8 +92,9 @@ local function copy_side(k, a, ub, c, quarter)
   local mine = relay.outside(k, k.pe % 2)
   k:prof_start(F.COPY_IN)
   for i = 1, #mine do
+    if a.ring then wait_slot(k, a, c, quarter, i, #mine) end
     if n > 0 then
-      op.put_pipelined(k, a.card:sub((i - 1) * a.count + first, n),
+      op.put_pipelined(k, a.card:sub(card_at(a, i) + first, n),
                        a.input:sub(mine[i] * a.count + first, n), ub, n, k.pe)
       k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     end
@@ -103,7 +121,7 @@ local function sio_side(k, a, ub, c, quarter)
   for i = 1, #theirs do
     k:signal_wait_until(a.base:sub(c, 1), lab.CMP_GE, (a.epoch - 1) * #theirs + i)
     if n > 0 then
-      op.put_pipelined(k, a.card:sub((i - 1) * a.count + first, n),
+      op.put_pipelined(k, a.card:sub(card_at(a, i) + first, n),
                        a.input:sub(theirs[i] * a.count + first, n), ub, n, mate)
       k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     end
@@ -139,9 +157,13 @@ local function port_side(k, a, ub, half)
   local cards = k.n_pes // 2
   for i = 1, cards - 1 do
     local card = (k.pe // 2 - i) % cards
+    local src = card * 2 + k.pe % 2
     k:signal_wait_until(a.ready:sub(card * half + b, 1), lab.CMP_GE, a.epoch)
-    if n > 0 then
-      op.get_pipelined(k, out, a.card:sub((i - 1) * a.count + first, n), ub, n, card * 2 + k.pe % 2)
+    if n > 0 then op.get_pipelined(k, out, a.card:sub(card_at(a, i) + first, n), ub, n, src) end
+    if a.ring then                           -- my part of the slot is read: free it
+      k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+      local w = (i - 1) % relay.RING_SLOTS
+      k:signal_op(a.free:sub(w * (half // 2) + b // 2, 1), 1, lab.SIGNAL_ADD, src)
     end
   end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
@@ -179,17 +201,32 @@ end
 
 -- card relay: the landing buffer of the mate's partial and the card buffer ((cards - 1)
 -- slices: the card's sums of my outside owners' slices) symmetric
-local function setup_card(m, c, s)
+local function setup_card(m, c, s, slots)
   s.relay, s.chunk, s.rounds = true, c.count, 1
   s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count * c.pes, "input"))
   s.output = m:alloc(c.dtype, c.count, "output")
   s.landing = m:malloc(c.dtype, c.count, "landing")
-  s.card = m:malloc(c.dtype, (c.pes // 2 - 1) * c.count, "card")
+  s.card = m:malloc(c.dtype, (slots or c.pes // 2 - 1) * c.count, "card")
   s.arrived = m:malloc("int32", 8, "arrived", "backed")          -- the mate's parts of my slice
   s.base = m:malloc("int32", c.block_dim, "base", "backed")       -- [c]: the mate's bases of part c
   s.ready = m:malloc("int32", c.pes // 2 * c.block_dim, "ready", "backed") -- [card, b]: its sum
   s.expect = op.reduce_scatter_expect(m, c, s.input, s.atomic)
   return s
+end
+
+-- card ring: as setup_card with RING_SLOTS slices in the card buffer and the free
+-- counters of their slots
+local function setup_ring(m, c, s)
+  setup_card(m, c, s, relay.RING_SLOTS)
+  s.ring = true
+  s.free = m:malloc("int32", relay.RING_SLOTS * (c.block_dim // 4), "free", "backed") -- [w, c]
+  return s
+end
+
+-- the symmetric elements of the card relay's two forms: the landing buffer and the card
+-- buffer of every outside owner, or of RING_SLOTS slices (the card ring)
+local function card_elems(c)
+  return c.pes // 2 * c.count, (1 + relay.RING_SLOTS) * c.count
 end
 
 return op.define {
@@ -207,7 +244,12 @@ return op.define {
   describe = function(c, s)
     local alg = string.format("%s: atomic-%s puts to the owners' symmetric accumulators, "
                               .. "signal, copy out and reset", c.reduce, s.atomic)
-    if s.relay then
+    if s.ring then
+      alg = string.format("%s: card ring: my partials of the outside slices as bases in a ring "
+        .. "of %d card slots, the mate's added over SIO (atomic-%s puts), each owner gets its "
+        .. "card sums over its port with atomic gets and frees the slot", c.reduce,
+        relay.RING_SLOTS, s.atomic)
+    elseif s.relay then
       alg = string.format("%s: card relay: my partials of the outside slices as bases in a card "
         .. "buffer, the mate's added over SIO (atomic-%s puts), each owner gets its card sums "
         .. "over its port with atomic gets", c.reduce, s.atomic)
@@ -226,11 +268,13 @@ return op.define {
     local s = op.state(c, { epoch = 0 })
     s.atomic = op.atomic("reduce_scatter", c.reduce)
     op.fit_ub(c, s)
-    local card = c.block_dim % 4 == 0 and relay.card_fits(c, c.pes // 2 * c.count, s.esize)
+    local full, ring = card_elems(c)
+    local whole = c.block_dim % 4 == 0 and relay.card_fits(c, full, s.esize)
+    local card = whole or (c.block_dim % 4 == 0 and relay.card_fits(c, ring, s.esize))
     local server = relay.server_fits(c, (c.pes // relay.domains(c) + 1) * c.count, s.esize)
     local mode = relay.mode(c, "reduce_scatter", card or server)
-    if relay.take(mode, card, relay.applies(c, c.pes // 2 * c.count, s.esize)) then
-      return setup_card(m, c, s)
+    if relay.take(mode, card, card and relay.applies(c, whole and full or ring, s.esize)) then
+      return (whole and setup_card or setup_ring)(m, c, s)
     end
     if relay.take(mode, server, relay.server_worth("reduce_scatter", c.count * s.esize)) then
       return setup_server(m, c, s)

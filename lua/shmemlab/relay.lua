@@ -126,7 +126,7 @@ end
 -- 3297.342 / 3297.342 (depth 4 is as deep as helps), 4 slots of 1 / 2 / 4 MiB 3297.342 /
 -- 3251.319 / 3218.832 (each piece pays a landed wait and a signal)
 relay.RING_SLOTS = 4
-relay.RING_SLOT_BYTES = 4194304
+relay.RING_SLOT_BYTES = 4 * 1024 * 1024
 
 -- relay.ring_slot_elems(count, nsrc, half, esize) -> the elements of esize bytes a ring
 -- slot holds: RING_SLOT_BYTES, or the largest piece relay.pieces cuts for half blocks
