@@ -70,7 +70,7 @@ local function port_side(k, a, ub, half)
     relay.parts(a.count, src, piece, function(q, off, len)
       k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
       op.get_pipelined(k, a.output:sub(q * a.count + off, len), source(a, q, off, len), ub, len, q,
-                       a.buffers)
+                       a.bufs)
     end)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
     k:signal_op(a.fwd:sub(k.block, 1), (a.epoch - 1) * #list + i, lab.SIGNAL_SET, k.pe ~ 1)
@@ -88,7 +88,7 @@ local function sio_shares(k, a, ub, half)
   if n > 0 and a.input_sym then
     k:prof_start(F.COPY_IN)
     op.get_pipelined(k, a.output:sub(k.pe * a.count + first, n), a.input:sub(first, n), ub, n, k.pe,
-                     a.buffers)
+                     a.bufs)
     k:prof_end(F.COPY_IN)
   end
   k:prof_start(F.SIGNAL_WAIT)
@@ -97,7 +97,7 @@ local function sio_shares(k, a, ub, half)
   k:prof_start(F.REMOTE_PUT_GET)
   if n > 0 then
     op.get_pipelined(k, a.output:sub(mate * a.count + first, n), source(a, mate, first, n), ub, n,
-                     mate, a.buffers)
+                     mate, a.bufs)
   end
   k:prof_end(F.REMOTE_PUT_GET)
 end
@@ -116,7 +116,7 @@ local function sio_side(k, a, ub, half)
     k:prof_start(F.REMOTE_PUT_GET)
     relay.parts(a.count, src, piece, function(q, off, len)
       local at = q * a.count + off
-      op.get_pipelined(k, a.output:sub(at, len), a.output:sub(at, len), ub, len, mate, a.buffers)
+      op.get_pipelined(k, a.output:sub(at, len), a.output:sub(at, len), ub, len, mate, a.bufs)
     end)
     k:prof_end(F.REMOTE_PUT_GET)
   end
@@ -128,7 +128,7 @@ local function kernel_card(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local own = a.output:sub(k.pe * a.count, a.count)
   op.publish(k, { staged = not a.input_sym, stage = own, chunk = a.count, count = a.count,
-                  esize = a.esize, ready = a.ready, buffers = a.buffers }, a.input, 1, 0, a.count,
+                  esize = a.esize, ready = a.ready, buffers = a.bufs }, a.input, 1, 0, a.count,
              a.epoch, ub)
   local half = k.block_num // 2
   if k.block < half then port_side(k, a, ub, half) else sio_side(k, a, ub, half) end
@@ -152,7 +152,7 @@ local function port_ring(k, a, ub, half)
     relay.parts(a.count, src, piece, function(q, off, len, at)
       k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
       relay.get_tee(k, into:sub(at - piece[1], len), a.output:sub(q * a.count + off, len),
-                    a.input:sub(off, len), ub, len, q, a.buffers)
+                    a.input:sub(off, len), ub, len, q, a.bufs)
     end)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- the piece has landed
     k:signal_op(fwd, relay.ring_gen(a.epoch, #list, i), lab.SIGNAL_SET, k.pe ~ 1)
@@ -175,7 +175,7 @@ local function sio_ring(k, a, ub, half)
     k:prof_start(F.REMOTE_PUT_GET)
     relay.parts(a.count, src, piece, function(q, off, len, at)
       op.get_pipelined(k, a.output:sub(q * a.count + off, len), from:sub(at - piece[1], len), ub,
-                       len, mate, a.buffers)
+                       len, mate, a.bufs)
     end)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)               -- my copy has landed
     k:signal_op(a.free:sub(b, 1), relay.ring_gen(a.epoch, #list, i), lab.SIGNAL_SET, mate)
@@ -204,6 +204,7 @@ end
 -- card relay: a symmetric output, the input symmetric too when both fit the budget
 local function setup_card(m, c, s)
   s.relay, s.chunk, s.rounds = true, c.count, 1
+  s.bufs = c.buffers or relay.CARD_BUFFERS
   s.input_sym = (c.pes + 1) * c.count * s.esize <= c.sym_bytes
   op.fit_ub(c, s)
   s.input = op.fill_input(s.input_sym and m:malloc(c.dtype, c.count, "input")
@@ -218,6 +219,7 @@ end
 -- card ring: a symmetric input, the ring slots and the flow-control signals
 local function setup_ring(m, c, s)
   s.relay, s.ring, s.input_sym, s.chunk, s.rounds = true, true, true, c.count, 1
+  s.bufs = c.buffers or relay.CARD_BUFFERS
   s.slot_elems = relay.ring_slot_elems(c.count, c.pes // 2 - 1, c.block_dim // 2, s.esize)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)

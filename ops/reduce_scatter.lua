@@ -84,48 +84,76 @@ local function wait_slot(k, a, c, quarter, i, n)
   k:signal_wait_until(a.free:sub(w * quarter + c, 1), lab.CMP_GE, need)
 end
 
--- card relay, copy quarter (block c): my partials of part c (of a quarter) of my
--- outside owners' slices, one after the other, copied into my card buffer as the bases
--- the mate adds onto, each announced to the mate; it waits for nothing, so it runs ahead
+-- card relay: the work of copy or SIO block c (of quarter) on the n outside owners of a
+-- die: {i, first, len, seq} each (owner i's slice elements [first, first + len), the
+-- block's seq-th item). By part (a.by_owner false): part c of every owner's slice. By
+-- owner (small slices, where an item's fixed cost outweighs its bytes): whole slices of
+-- the owners c + 1, c + 1 + quarter, ...
+local function items(a, c, quarter, n)
+  local list = {}
+  if a.by_owner then
+    for i = c + 1, n, quarter do list[#list + 1] = { i, 0, a.count, #list + 1 } end
+    return list
+  end
+  local first, len = part(a, 2 * quarter, c, 2)
+  for i = 1, n do list[#list + 1] = { i, first, len, i } end
+  return list
+end
+
+-- card relay: the port parts whose ready signal an item of block c completes (by owner:
+-- the one signal of the card, index 0, every port block waits on)
+local function ready_parts(a, c)
+  if a.by_owner then return 0, 0 end
+  return 2 * c, 2 * c + 1
+end
+
+-- card relay, copy quarter (block c): my partials of my items of my outside owners'
+-- slices, one after the other, copied into my card buffer as the bases the mate adds
+-- onto, each announced to the mate; it waits for nothing, so it runs ahead
 local function copy_side(k, a, ub, c, quarter)
-  local first, n = part(a, 2 * quarter, c, 2)
   local mine = relay.outside(k, k.pe % 2)
+  local list = items(a, c, quarter, #mine)
   k:prof_start(F.COPY_IN)
-  for i = 1, #mine do
+  for _, it in ipairs(list) do
+    local i, first, n = it[1], it[2], it[3]
     if a.ring then wait_slot(k, a, c, quarter, i, #mine) end
     if n > 0 then
       op.put_pipelined(k, a.card:sub(card_at(a, i) + first, n),
-                       a.input:sub(mine[i] * a.count + first, n), ub, n, k.pe)
+                       a.input:sub(mine[i] * a.count + first, n), ub, n, k.pe, a.bufs)
       k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     end
-    k:signal_op(a.base:sub(c, 1), (a.epoch - 1) * #mine + i, lab.SIGNAL_SET, k.pe ~ 1)
+    k:signal_op(a.base:sub(c, 1), (a.epoch - 1) * #list + it[4], lab.SIGNAL_SET, k.pe ~ 1)
   end
   k:prof_end(F.COPY_IN)
 end
 
 -- card relay, SIO quarter (block c): first my partial of part c of the mate's own slice
--- into its landing buffer; then for each of the mate's outside owners in turn, once the
--- mate's base of part c is in place, my partial added onto it over SIO (atomic) and
--- announced to the owner (its port halves' parts 2c and 2c + 1)
+-- into its landing buffer; then for each of my items of the mate's outside owners in
+-- turn, once the mate's base is in place, my partial added onto it over SIO (atomic) and
+-- announced to the owner (its port parts of the item)
 local function sio_side(k, a, ub, c, quarter)
   local mate, half = k.pe ~ 1, 2 * quarter
   local first, n = part(a, half, c, 2)
   local theirs = relay.outside(k, mate % 2)
+  local list = items(a, c, quarter, #theirs)
   k:prof_start(F.REMOTE_PUT_GET)
   if n > 0 then                                          -- mine of the mate's slice
-    op.put_pipelined(k, a.landing:sub(first, n), a.input:sub(mate * a.count + first, n), ub, n, mate)
+    op.put_pipelined(k, a.landing:sub(first, n), a.input:sub(mate * a.count + first, n), ub, n, mate,
+                     a.bufs)
     k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
   end
   k:signal_op(a.arrived, 1, lab.SIGNAL_ADD, mate)
   k:set_atomic(a.atomic, a.dtype)
-  for i = 1, #theirs do
-    k:signal_wait_until(a.base:sub(c, 1), lab.CMP_GE, (a.epoch - 1) * #theirs + i)
-    if n > 0 then
-      op.put_pipelined(k, a.card:sub(card_at(a, i) + first, n),
-                       a.input:sub(theirs[i] * a.count + first, n), ub, n, mate)
+  for _, it in ipairs(list) do
+    local i, at, len = it[1], it[2], it[3]
+    k:signal_wait_until(a.base:sub(c, 1), lab.CMP_GE, (a.epoch - 1) * #list + it[4])
+    if len > 0 then
+      op.put_pipelined(k, a.card:sub(card_at(a, i) + at, len),
+                       a.input:sub(theirs[i] * a.count + at, len), ub, len, mate, a.bufs)
       k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
     end
-    for j = 2 * c, 2 * c + 1 do
+    local j0, j1 = ready_parts(a, c)
+    for j = j0, j1 do
       k:signal_op(a.ready:sub(k.pe // 2 * half + j, 1), a.epoch, lab.SIGNAL_SET, theirs[i])
     end
   end
@@ -153,13 +181,26 @@ local function port_side(k, a, ub, half)
   k:prof_end(F.SIGNAL_WAIT)
   k:prof_start(F.REMOTE_PUT_GET)
   k:set_atomic(a.atomic, a.dtype)
-  if n > 0 then op.get_pipelined(k, out, a.landing:sub(first, n), ub, n, k.pe) end
   local cards = k.n_pes // 2
+  if not a.ring then                  -- the mate's partial, then the card sums, chained
+    relay.get_chain(k, ub, a.bufs, cards, function(i)
+      if i == 1 then return out, n > 0 and a.landing:sub(first, n), n, k.pe end
+      local card = (k.pe // 2 - i + 1) % cards
+      k:signal_wait_until(a.ready:sub(card * half + (a.by_owner and 0 or b), 1), lab.CMP_GE,
+                          a.epoch)
+      return out, n > 0 and a.card:sub(card_at(a, i - 1) + first, n), n, card * 2 + k.pe % 2
+    end)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    k:set_atomic_none()
+    k:prof_end(F.REMOTE_PUT_GET)
+    return
+  end
+  if n > 0 then op.get_pipelined(k, out, a.landing:sub(first, n), ub, n, k.pe, a.bufs) end
   for i = 1, cards - 1 do
     local card = (k.pe // 2 - i) % cards
     local src = card * 2 + k.pe % 2
     k:signal_wait_until(a.ready:sub(card * half + b, 1), lab.CMP_GE, a.epoch)
-    if n > 0 then op.get_pipelined(k, out, a.card:sub(card_at(a, i) + first, n), ub, n, src) end
+    if n > 0 then op.get_pipelined(k, out, a.card:sub(card_at(a, i) + first, n), ub, n, src, a.bufs) end
     if a.ring then                           -- my part of the slot is read: free it
       k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       local w = (i - 1) % relay.RING_SLOTS
@@ -203,6 +244,10 @@ end
 -- slices: the card's sums of my outside owners' slices) symmetric
 local function setup_card(m, c, s, slots)
   s.relay, s.chunk, s.rounds = true, c.count, 1
+  local cards = c.pes // 2
+  s.by_owner = not slots and c.count * s.esize <= relay.BY_OWNER_BYTES   -- 3 owners a block
+    and cards - 1 >= 3 * (c.block_dim // 4)
+  s.bufs = c.buffers or relay.CARD_BUFFERS
   s.input = op.fill_reduce_input(m:alloc(c.dtype, c.count * c.pes, "input"))
   s.output = m:alloc(c.dtype, c.count, "output")
   s.landing = m:malloc(c.dtype, c.count, "landing")

@@ -126,6 +126,15 @@ end
 -- 3297.342 / 3297.342 (depth 4 is as deep as helps), 4 slots of 1 / 2 / 4 MiB 3297.342 /
 -- 3251.319 / 3218.832 (each piece pays a landed wait and a signal)
 relay.RING_SLOTS = 4
+-- reduce_scatter's card relay splits its copy and SIO blocks' work by owner (whole
+-- slices, owners dealt out to the blocks) instead of by part of every slice when a slice
+-- is at most BY_OWNER_BYTES: measured in the lab (doc/hier.md)
+relay.BY_OWNER_BYTES = 1024 * 1024
+-- the UB buffers of the card relays' transfers (unless the tune knob buffers says):
+-- four, so that a transfer of a few tens of KiB still overlaps its reads and writes
+-- (measured in the lab: reduce_scatter 16 dies, 1 MiB slices, 70.039 us with two, 62.913
+-- with four; 128 dies 128 KiB slices 88.384 / 74.927)
+relay.CARD_BUFFERS = 4
 relay.RING_SLOT_BYTES = 4 * 1024 * 1024
 
 -- relay.ring_slot_elems(count, nsrc, half, esize) -> the elements of esize bytes a ring
@@ -160,6 +169,30 @@ function relay.get_tee(k, dst, dst2, src, ub, count, pe, bufs)
     copy(k, dst2:sub(done, n), part, n)
     k:set_flag("MTE3_MTE2", h)
     done, c = done + n, c + 1
+  end
+  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
+end
+
+-- relay.get_chain(k, ub, bufs, n, item): the gets of n transfers, one after the other
+-- through the same bufs (default 2) UB buffers, so that a transfer's first read goes out
+-- while the one before still writes (op.get_pipelined drains each transfer); item(i), i =
+-- 1..n, may wait first and returns dst, src, count, pe (count 0: nothing to move)
+function relay.get_chain(k, ub, bufs, n, item)
+  bufs = bufs or 2
+  local half = #ub // bufs
+  local bytes = half * lab.core.dtype_size(ub.dtype)
+  local c = 0
+  for i = 1, n do
+    local dst, src, count, pe = item(i)
+    local done = 0
+    while done < count do
+      local h, len = c % bufs, math.min(half, count - done)
+      if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
+      k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ub:sub(h * half, half), bytes, len,
+                    pe, h)
+      k:set_flag("MTE3_MTE2", h)
+      done, c = done + len, c + 1
+    end
   end
   for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
 end
