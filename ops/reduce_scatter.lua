@@ -297,7 +297,8 @@ return op.define {
     elseif s.relay then
       alg = string.format("%s: card relay: my partials of the outside slices as bases in a card "
         .. "buffer, the mate's added over SIO (atomic-%s puts), each owner gets its card sums "
-        .. "over its port with atomic gets", c.reduce, s.atomic)
+        .. "over its port with atomic gets%s", c.reduce, s.atomic,
+        s.by_owner and " (whole slices by owner)" or "")
     elseif s.server then
       alg = string.format("%s: server relay: my partials of my local index's outside slices as "
         .. "bases in a server buffer, the server's added with atomic-%s gets, each owner gets "
