@@ -18,8 +18,12 @@
 --   own shard. So each port carries half the card's outside shards and the SIO
 --   forward runs under the port traffic. The output is symmetric; the input too when
 --   both fit the budget, else each PE first copies its input into its own output slot
---   and publishes it there. Fewer cards, less data or an output beyond the budget:
---   one step.
+--   and publishes it there. An output beyond the budget: the card ring, the same two
+--   halves with the forwarded pieces through RING_SLOTS symmetric slots a port block
+--   (shmemlab.relay: the port block waits until the mate has freed a slot, lands the next
+--   piece there and in its output from the same UB chunks, announces it; the mate gets it
+--   over SIO and frees the slot), the input symmetric, the output local. Fewer cards,
+--   less data, or neither form within the budget: one step.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local relay = require("shmemlab.relay")

@@ -16,7 +16,13 @@
 --   (atomic put over SIO) d's partials of the mate's outside owners onto the mate's
 --   bases and tell each owner its card sum is complete; half sum d's own slice in d's
 --   output: d's partial, the mate's from the landing buffer, then the card sums of the
---   outside dies of d's parity pulled over d's port with atomic gets.
+--   outside dies of d's parity pulled over d's port with atomic gets, chained through
+--   the UB buffers (shmemlab.relay.get_chain). Small slices with at least three owners
+--   a block: the copy and SIO quarters take whole slices, owners dealt out to the blocks
+--   (by owner), instead of their part of every slice. A card buffer beyond the budget:
+--   the card ring, RING_SLOTS slices in it, the slot of an owner refilled once both port
+--   blocks of each of its earlier owners have read their parts (a free count per slot
+--   and copy block).
 --   server relay (several servers, one die per card, A2: shmemlab.relay.server_fits):
 --   each outside slice leaves the server once, reduced in the server first. PE (S, i)
 --   keeps in its symmetric server buffer the sums of the slices of the outside PEs of

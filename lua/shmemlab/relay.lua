@@ -12,6 +12,8 @@
 -- outside shard crosses the card's ports once, the two ports share the work, and the
 -- SIO forward runs piece by piece under the port traffic. The pieces shrink toward
 -- the end so that what is left to forward once the port traffic is done is small.
+-- Where the forwarded data does not fit the symmetric budget the card ring carries it
+-- through a few reusable slots with flow control (RING_SLOTS below).
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local F = lab.frames
@@ -128,7 +130,12 @@ end
 relay.RING_SLOTS = 4
 -- reduce_scatter's card relay splits its copy and SIO blocks' work by owner (whole
 -- slices, owners dealt out to the blocks) instead of by part of every slice when a slice
--- is at most BY_OWNER_BYTES: measured in the lab (doc/hier.md)
+-- is at most BY_OWNER_BYTES and each of those blocks gets at least three owners: each
+-- item pays a landed wait and a signal, so many small parts cost more than a few whole
+-- slices. Measured in the lab (16 MiB allreduce's slices, four UB buffers, kernel us by
+-- part / by owner): 16 dies (7 owners on 4 blocks) 64.433 / 89.625, 32 dies (15)
+-- 73.633 / 71.982; 128 dies (63, two buffers) 142.062 / 88.384. The byte limit is
+-- assumed (larger slices keep the split the 16 MiB figures were measured with)
 relay.BY_OWNER_BYTES = 1024 * 1024
 -- the UB buffers of the card relays' transfers (unless the tune knob buffers says):
 -- four, so that a transfer of a few tens of KiB still overlaps its reads and writes
