@@ -142,6 +142,10 @@ relay.BY_OWNER_BYTES = 1024 * 1024
 -- (measured in the lab: reduce_scatter 16 dies, 1 MiB slices, 70.039 us with two, 62.913
 -- with four; 128 dies 128 KiB slices 88.384 / 74.927)
 relay.CARD_BUFFERS = 4
+-- broadcast's card relay: the chunks the data runs in (each one piece a die off the
+-- root's card), and the least data it is taken for without --algo (assumed: not measured)
+relay.CARD_BCAST_CHUNKS = 4
+relay.CARD_BCAST_MIN = 1024 * 1024
 relay.RING_SLOT_BYTES = 4 * 1024 * 1024
 
 -- relay.ring_slot_elems(count, nsrc, half, esize) -> the elements of esize bytes a ring
