@@ -181,9 +181,21 @@ local function await(k, a, sig)
   k:prof_end(F.SIGNAL_WAIT)
 end
 
--- card relay, a holder's port blocks: per chunk, my own piece from my source (announced
--- to my readers), then the pieces of my parity's other holders (announced to my mate),
--- the items dealt out to the blocks in turn
+-- card relay: a holder's port items in order, {x, j} (j = false: my own piece): my own
+-- piece of a chunk one chunk ahead of the other holders' pieces of it, so that the others
+-- find a chunk's pieces announced by the time they reach it
+local function port_items(a, others)
+  local list = { { 0, false } }
+  for x = 0, a.chunks - 1 do
+    if x + 1 < a.chunks then list[#list + 1] = { x + 1, false } end
+    for _, j in ipairs(others) do list[#list + 1] = { x, j } end
+  end
+  return list
+end
+
+-- card relay, a holder's port blocks: my own pieces from my source (announced to my
+-- readers) and the pieces of my parity's other holders (announced to my mate), the items
+-- (port_items) dealt out to the blocks in turn
 local function card_port(k, a, ub, half)
   local me, mate = k.pe, k.pe ~ 1
   local others = parity_holders(a, me, me % 2, me)
@@ -191,20 +203,15 @@ local function card_port(k, a, ub, half)
   for _, q in ipairs(others) do readers[#readers + 1] = q end
   if me % 2 == a.root % 2 then readers[#readers + 1] = a.root ~ 1 end
   local src = a.R * 2 + me % 2
-  local item = 0
-  for x = 0, a.chunks - 1 do
-    for i = 0, #others do
-      if item % half == k.block then
-        if i == 0 then
-          if src ~= a.root then await(k, a, a.src:sub(x, 1)) end
-          move(k, a, ub, x, me, src, src == a.root and a.input or a.output, readers)
-        else
-          local j = others[i]
-          await(k, a, a.have:sub(x * a.n + j, 1))
-          move(k, a, ub, x, j, j, a.output, { mate })
-        end
-      end
-      item = item + 1
+  local list = port_items(a, others)
+  for i = k.block + 1, #list, half do
+    local x, j = list[i][1], list[i][2]
+    if not j then
+      if src ~= a.root then await(k, a, a.src:sub(x, 1)) end
+      move(k, a, ub, x, me, src, src == a.root and a.input or a.output, readers)
+    else
+      await(k, a, a.have:sub(x * a.n + j, 1))
+      move(k, a, ub, x, j, j, a.output, { mate })
     end
   end
 end
@@ -274,7 +281,7 @@ end
 local function setup_card(m, c, s)
   s.card, s.rounds, s.n, s.R = true, 1, c.pes, s.root // 2
   s.holders = c.pes - 2
-  s.chunks = relay.CARD_BCAST_CHUNKS
+  s.chunks = relay.CARD_BCAST_CHUNKS[c.pes // 2 - 1 <= c.block_dim // 2 and 1 or 2]
   s.chunk = op.split(c.count, s.chunks, s.esize)
   s.bufs = c.buffers or relay.CARD_BUFFERS
   op.fit_ub(c, s)
