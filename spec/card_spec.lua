@@ -1,7 +1,8 @@
 -- The card relays' A3 forms beyond the symmetric budget and at small slices (issue 23
 -- item 3): the card ring of allgather and reduce_scatter (RING_SLOTS reusable symmetric
 -- slots, each freed by its reader), reduce_scatter's work dealt out by owner, and the
--- allreduce they carry. Small counts, exact data; the 16 MiB figures are in doc/hier.md.
+-- allreduce they carry, and broadcast's card relay. Small counts, exact data; the 16 MiB
+-- figures are in doc/hier.md.
 local H = require("spec.helpers.ops")
 local relay = require("shmemlab.relay")
 
@@ -79,5 +80,24 @@ describe("allreduce card relays", function()
       assert.matches("card relays", r.shmem.describe.algorithm, 1, true)
       exact(r, "allreduce " .. o.pes)
     end
+  end)
+end)
+
+describe("broadcast card relay", function()
+  it("scatters from the root's card and spreads by parity, every element moved", function()
+    local r = run("broadcast", { pes = 8, count = 1000, algo = "hier", iters = 2 })
+    assert.matches("^card relay", r.shmem.describe.algorithm)
+    exact(r, "broadcast 8 dies")
+    assert.are.equal("10.331", string.format("%.3f", r.metrics.summary.latency_us))
+    exact(run("broadcast", { pes = 12, count = 5003, root = 5, dtype = "fp16", algo = "hier" }),
+          "broadcast root 5 fp16")
+    exact(run("broadcast", { pes = 10, count = 3001, root = 9, block_dim = 6, algo = "hier" }),
+          "broadcast root 9, 6 blocks")
+    -- chosen from 256 KiB of data (relay.CARD_BCAST_MIN), one step below
+    local function algo(count)
+      return run("broadcast", { pes = 8, count = count, check = "none" }).shmem.describe.algorithm
+    end
+    assert.matches("^card relay", algo(65536))
+    assert.matches("^root 0 stages", algo(65535))
   end)
 end)
