@@ -346,7 +346,8 @@ return op.define {
   defaults = { count = 256 * 1024, block_dim = 16, root = 0 },
   unused = {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
-    [F.FINALIZE] = "server relay: the gets land in the (symmetric) output itself: no copy-out",
+    [F.FINALIZE] = "server and card relays: the gets land in the (symmetric) output itself: no "
+      .. "copy-out",
   },
 
   describe = function(c, s)
