@@ -145,9 +145,9 @@ relay.CARD_BUFFERS = 4
 -- broadcast's card relay: the chunks the data runs in (each one piece a die off the
 -- root's card): CARD_BCAST_CHUNKS[1] while a chunk's port items (the other cards' pieces
 -- of my parity and mine) fit the port blocks once, else [2] (fewer, larger pieces).
--- Measured in the lab at 16 MiB (kernel us, 2 / 4 / 8 chunks): 16 dies 127.700 /
--- 95.214 / 79.931 (12: 93.478); 64 dies - / 110.819 / 115.846; 128 dies 133.531 /
--- 130.884 / 148.076. Without --algo it is taken from CARD_BCAST_MIN bytes of data: the
+-- Measured in the lab at 16 MiB (kernel us, 2 / 4 / 8 chunks): 16 dies - / 95.214 /
+-- 79.931 (12: 93.478); 64 dies - / 110.819 / 115.846; 128 dies 133.531 / 130.884 /
+-- 148.076. Without --algo it is taken from CARD_BCAST_MIN bytes of data: the
 -- crossover with the one-step design on 16 dies (64 KiB: one step 9.408 us, relay
 -- 14.595; 256 KiB: 26.741 against 15.165)
 relay.CARD_BCAST_CHUNKS = { 8, 4 }
