@@ -127,6 +127,175 @@ local function setup_server(m, c, s)
   return s
 end
 
+-- card relay (A3): the holders are the dies off the root's card; piece h of chunk x
+-- (cpiece) belongs to holder h. The source of a holder's pieces is the die of its
+-- parity on the root's card: the root itself (its input), or the root's card-mate,
+-- which first gets those pieces from the root over SIO. A holder gets its own piece
+-- from its source over its port and announces it (have[x, h]) to the holders of its
+-- parity, its card-mate and, for the root's parity, the root's card-mate; over its port
+-- it also gets the pieces of the other holders of its parity, each announced to its
+-- card-mate, and over SIO the pieces of the other parity from its card-mate. So the
+-- data leaves the root's card once (half a port), and each piece enters each other
+-- card once.
+
+-- card relay: the holder rank of die q off the root's card R
+local function crank(q, R) return q // 2 < R and q or q - 2 end
+
+-- card relay: piece h of chunk x: first, n
+local function cpiece(a, x, h)
+  local cper = op.split(a.count, a.chunks, a.esize)
+  local c0 = math.min(a.count, x * cper)
+  local clen = math.min(cper, a.count - c0)
+  local per = op.split(clen, a.holders, a.esize)
+  local first = math.min(clen, h * per)
+  return c0 + first, math.min(per, clen - first)
+end
+
+-- card relay: the holders of parity p but die skip, their cards rotated from me's
+local function parity_holders(a, me, p, skip)
+  local list, cards = {}, a.n // 2
+  for i = 0, cards - 1 do
+    local q = ((me // 2 + i) % cards) * 2 + p
+    if q // 2 ~= a.R and q ~= skip then list[#list + 1] = q end
+  end
+  return list
+end
+
+-- card relay: get piece (x, of holder die j) from die pe's src buffer into my output,
+-- wait for it to land, then set have[x, j] on each die of tell
+local function move(k, a, ub, x, j, pe, src, tell)
+  local first, n = cpiece(a, x, crank(j, a.R))
+  k:prof_start(F.REMOTE_PUT_GET)
+  if n > 0 then
+    op.get_pipelined(k, a.output:sub(first, n), src:sub(first, n), ub, n, pe, a.bufs)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+  end
+  for _, d in ipairs(tell) do
+    k:signal_op(a.have:sub(x * a.n + j, 1), a.epoch, lab.SIGNAL_SET, d)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- card relay: wait until signal sig reaches the epoch
+local function await(k, a, sig)
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(sig, lab.CMP_GE, a.epoch)
+  k:prof_end(F.SIGNAL_WAIT)
+end
+
+-- card relay: a holder's port items in order, {x, j} (j = false: my own piece): my own
+-- piece of a chunk one chunk ahead of the other holders' pieces of it, so that the others
+-- find a chunk's pieces announced by the time they reach it
+local function port_items(a, others)
+  local list = { { 0, false } }
+  for x = 0, a.chunks - 1 do
+    if x + 1 < a.chunks then list[#list + 1] = { x + 1, false } end
+    for _, j in ipairs(others) do list[#list + 1] = { x, j } end
+  end
+  return list
+end
+
+-- card relay, a holder's port blocks: my own pieces from my source (announced to my
+-- readers) and the pieces of my parity's other holders (announced to my mate), the items
+-- (port_items) dealt out to the blocks in turn
+local function card_port(k, a, ub, half)
+  local me, mate = k.pe, k.pe ~ 1
+  local others = parity_holders(a, me, me % 2, me)
+  local readers = { mate }
+  for _, q in ipairs(others) do readers[#readers + 1] = q end
+  if me % 2 == a.root % 2 then readers[#readers + 1] = a.root ~ 1 end
+  local src = a.R * 2 + me % 2
+  local list = port_items(a, others)
+  for i = k.block + 1, #list, half do
+    local x, j = list[i][1], list[i][2]
+    if not j then
+      if src ~= a.root then await(k, a, a.src:sub(x, 1)) end
+      move(k, a, ub, x, me, src, src == a.root and a.input or a.output, readers)
+    else
+      await(k, a, a.have:sub(x * a.n + j, 1))
+      move(k, a, ub, x, j, j, a.output, { mate })
+    end
+  end
+end
+
+-- card relay, a holder's SIO blocks: the pieces of the other parity from my card-mate
+local function card_sio(k, a, ub, b, nb)
+  local mate = k.pe ~ 1
+  local list = parity_holders(a, mate, mate % 2, -1)
+  local item = 0
+  for x = 0, a.chunks - 1 do
+    for _, j in ipairs(list) do
+      if item % nb == b then
+        await(k, a, a.have:sub(x * a.n + j, 1))
+        move(k, a, ub, x, j, mate, a.output, {})
+      end
+      item = item + 1
+    end
+  end
+end
+
+-- card relay, the root's card-mate: its port blocks get the pieces of the root's parity
+-- from their holders, its SIO blocks those of its own parity from the root, each
+-- announced to its holder (src[x])
+local function card_mate(k, a, ub, half)
+  local root, me = a.root, k.pe
+  local port = k.block < half
+  local list = parity_holders(a, me, port and root % 2 or me % 2, -1)
+  local b, nb = port and k.block or k.block - half, port and half or k.block_num - half
+  local item = 0
+  for x = 0, a.chunks - 1 do
+    for _, j in ipairs(list) do
+      if item % nb == b then
+        if port then
+          await(k, a, a.have:sub(x * a.n + j, 1))
+          move(k, a, ub, x, j, j, a.output, {})
+        else
+          move(k, a, ub, x, j, root, a.input, {})
+          k:signal_op(a.src:sub(x, 1), a.epoch, lab.SIGNAL_SET, j)    -- j's source has it
+        end
+      end
+      item = item + 1
+    end
+  end
+end
+
+-- card relay: the root copies its input out, its card-mate relays, the holders fetch
+local function kernel_card(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local half = k.block_num // 2
+  if k.pe == a.root then
+    local first, n = op.share(k, a.count, a.esize)
+    k:prof_start(F.COPY_IN)
+    if n > 0 then op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, k.pe) end
+    k:prof_end(F.COPY_IN)
+    return
+  end
+  if k.pe // 2 == a.R then
+    card_mate(k, a, ub, half)
+  elseif k.block < half then
+    card_port(k, a, ub, half)
+  else
+    card_sio(k, a, ub, k.block - half, k.block_num - half)
+  end
+end
+
+-- card relay: the input and output symmetric, the flags
+local function setup_card(m, c, s)
+  s.card, s.rounds, s.n, s.R = true, 1, c.pes, s.root // 2
+  s.holders = c.pes - 2
+  s.chunks = relay.CARD_BCAST_CHUNKS[c.pes // 2 - 1 <= c.block_dim // 2 and 1 or 2]
+  s.chunk = op.split(c.count, s.chunks, s.esize)
+  s.bufs = c.buffers or relay.CARD_BUFFERS
+  op.fit_ub(c, s)
+  s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
+  s.output = m:malloc(c.dtype, c.count, "output")
+  s.have = m:malloc("int32", s.chunks * c.pes, "have", "backed")   -- [x, j]: piece readable
+  s.src = m:malloc("int32", s.chunks, "src", "backed")             -- [x]: my source has mine
+  s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
+  s.epoch = 0
+  return s
+end
+
 local function kernel(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local sync = k:ptr(a.sync, a.root):sub(k.block, 1)    -- this block's signal, on the root
@@ -179,10 +348,18 @@ return op.define {
   defaults = { count = 256 * 1024, block_dim = 16, root = 0 },
   unused = {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
-    [F.FINALIZE] = "server relay: the gets land in the (symmetric) output itself: no copy-out",
+    [F.FINALIZE] = "server and card relays: the gets land in the (symmetric) output itself: no "
+      .. "copy-out",
   },
 
   describe = function(c, s)
+    if s.card then
+      return { algorithm = string.format("card relay: root %d's chunks in one piece a die off its "
+                 .. "card, each from the root's card over the holder's port (the root's card-mate "
+                 .. "first gets its parity's over SIO), spread over the ports by parity and over "
+                 .. "SIO", c.root),
+               chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    end
     if s.server then
       return { algorithm = string.format("server relay: root %d's chunks in one piece a holder, "
                  .. "each piece over the root's links into its server, by a chain of RoCE engine gets into "
@@ -201,8 +378,12 @@ return op.define {
     local s = op.state(c, { root = op.pe_option(c.root or 0, "root", c.pes), magic = 0 })
     local fits = relay.server_fits(c, 2 * c.count, s.esize)
       and c.block_dim >= relay.FETCH_BLOCKS + relay.domains(c) - 2
-    if relay.take(relay.mode(c, "broadcast", fits), fits,
-                  relay.server_worth("broadcast", c.count * s.esize)) then
+    local card = relay.card_fits(c, 2 * c.count, s.esize) and c.pes // 2 >= 3
+    local mode = relay.mode(c, "broadcast", fits or card)
+    if relay.take(mode, card, c.count * s.esize >= relay.CARD_BCAST_MIN) then
+      return setup_card(m, c, s)
+    end
+    if relay.take(mode, fits, relay.server_worth("broadcast", c.count * s.esize)) then
       return setup_server(m, c, s)
     end
     op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))
@@ -217,9 +398,9 @@ return op.define {
   end,
 
   run = function(m, c, s)
-    if s.server then
+    if s.server or s.card then
       s.epoch = s.epoch + 1
-      return op.launch(m, c, s, "broadcast", kernel_server)
+      return op.launch(m, c, s, "broadcast", s.card and kernel_card or kernel_server)
     end
     local results = op.launch(m, c, s, "broadcast", kernel)
     s.magic = s.magic + s.seqs          -- above every magic + chunk_seq of this launch

@@ -12,6 +12,8 @@
 -- outside shard crosses the card's ports once, the two ports share the work, and the
 -- SIO forward runs piece by piece under the port traffic. The pieces shrink toward
 -- the end so that what is left to forward once the port traffic is done is small.
+-- Where the forwarded data does not fit the symmetric budget the card ring carries it
+-- through a few reusable slots with flow control (RING_SLOTS below).
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local F = lab.frames
@@ -79,15 +81,16 @@ end
 
 -- the pieces of block b of half over nsrc shards of a.count elements (a.esize bytes)
 -- laid end to end (shard i at (i - 1) * count): {first, n} each, at most 1/PIECES
--- of the block's range; from the end backwards each piece is 4/3 of the one after
--- it, the last MIN_PIECE_BYTES: the mate forwards a piece over SIO (224 GB/s against
--- the port's 164 on A3: 0.73 of the time it took to land) while the next one, 0.75
--- of it, lands
-function relay.pieces(a, nsrc, b, half)
+-- of the block's range (and at most cap elements: a ring slot); from the end backwards
+-- each piece is 4/3 of the one after it, the last MIN_PIECE_BYTES: the mate forwards a
+-- piece over SIO (224 GB/s against the port's 164 on A3: 0.73 of the time it took to
+-- land) while the next one, 0.75 of it, lands
+function relay.pieces(a, nsrc, b, half, cap)
   local total, esize = nsrc * a.count, a.esize
   local per = op.split(total, half, esize)
   local first, last = b * per, math.min(total, (b + 1) * per)
   local big, size = op.split(per, PIECES, esize), op.fit(MIN_PIECE_BYTES, esize)
+  big = math.min(big, cap or big)
   local sizes, left = {}, last - first
   while left > 0 do
     local n = math.min(left, size, big)
@@ -113,6 +116,102 @@ function relay.parts(count, src, piece, f)
     f(src[i + 1], off, len, first)
     first, n = first + len, n - len
   end
+end
+
+-- card ring: a card relay whose forwarded data does not all stay in symmetric memory.
+-- The relaying die lands each piece in one of RING_SLOTS symmetric slots of at most
+-- RING_SLOT_BYTES per relaying block (the window), the reader (the card-mate over SIO)
+-- signals the slot free once its copy has landed, and the relayer waits for that before
+-- it refills the slot: the symmetric footprint is RING_SLOTS slots a block instead of
+-- every outside shard. Measured in the lab (allgather, 64 dies of A3, 16 MiB a PE,
+-- kernel us against the bound 3174.790): depth 2 / 4 / 8 at 1 MiB slots 3362.567 /
+-- 3297.342 / 3297.342 (depth 4 is as deep as helps), 4 slots of 1 / 2 / 4 MiB 3297.342 /
+-- 3251.319 / 3218.832 (each piece pays a landed wait and a signal)
+relay.RING_SLOTS = 4
+-- reduce_scatter's card relay splits its copy and SIO blocks' work by owner (whole
+-- slices, owners dealt out to the blocks) instead of by part of every slice when a slice
+-- is at most BY_OWNER_BYTES and each of those blocks gets at least three owners: each
+-- item pays a landed wait and a signal, so many small parts cost more than a few whole
+-- slices. Measured in the lab (16 MiB allreduce's slices, four UB buffers, kernel us by
+-- part / by owner): 16 dies (7 owners on 4 blocks) 64.433 / 89.625, 32 dies (15)
+-- 73.633 / 71.982; 128 dies (63, two buffers) 142.062 / 88.384. The byte limit is
+-- assumed (larger slices keep the split the 16 MiB figures were measured with)
+relay.BY_OWNER_BYTES = 1024 * 1024
+-- the UB buffers of the card relays' transfers (unless the tune knob buffers says):
+-- four, so that a transfer of a few tens of KiB still overlaps its reads and writes
+-- (measured in the lab: reduce_scatter 16 dies, 1 MiB slices, 70.039 us with two, 62.913
+-- with four; 128 dies 128 KiB slices 88.384 / 74.927)
+relay.CARD_BUFFERS = 4
+-- broadcast's card relay: the chunks the data runs in (each one piece a die off the
+-- root's card): CARD_BCAST_CHUNKS[1] while a chunk's port items (the other cards' pieces
+-- of my parity and mine) fit the port blocks once, else [2] (fewer, larger pieces).
+-- Measured in the lab at 16 MiB (kernel us, 2 / 4 / 8 chunks): 16 dies - / 95.214 /
+-- 79.931 (12: 93.478); 64 dies - / 110.819 / 115.846; 128 dies 133.531 / 130.884 /
+-- 148.076. Without --algo it is taken from CARD_BCAST_MIN bytes of data: the
+-- crossover with the one-step design on 16 dies (64 KiB: one step 9.408 us, relay
+-- 14.595; 256 KiB: 26.741 against 15.165)
+relay.CARD_BCAST_CHUNKS = { 8, 4 }
+relay.CARD_BCAST_MIN = 256 * 1024
+relay.RING_SLOT_BYTES = 4 * 1024 * 1024
+
+-- relay.ring_slot_elems(count, nsrc, half, esize) -> the elements of esize bytes a ring
+-- slot holds: RING_SLOT_BYTES, or the largest piece relay.pieces cuts for half blocks
+-- over nsrc shards of count elements when that is less
+function relay.ring_slot_elems(count, nsrc, half, esize)
+  local big = op.split(op.split(nsrc * count, half, esize), PIECES, esize)
+  return math.min(op.fit(relay.RING_SLOT_BYTES, esize), big)
+end
+
+-- relay.ring_gen(epoch, n, i, depth) -> the value a ring's counter (set once per piece,
+-- n pieces an epoch) reaches when piece i of this epoch is done; with depth, the value
+-- that frees the slot piece i reuses (that of piece i - depth, 0 when none)
+function relay.ring_gen(epoch, n, i, depth)
+  return math.max(0, (epoch - 1) * n + i - (depth or 0))
+end
+
+-- relay.get_tee(k, dst, dst2, src, ub, count, pe, bufs): a double-buffered get of count
+-- elements of PE pe's src to dst that also writes each UB chunk to the local dst2 (a
+-- second MTE3 copy out of the same UB half: the bytes cross the link once)
+function relay.get_tee(k, dst, dst2, src, ub, count, pe, bufs)
+  bufs = bufs or 2
+  local half, esize = #ub // bufs, lab.core.dtype_size(ub.dtype)
+  local bytes = half * esize
+  local done, c = 0, 0
+  while done < count do
+    local h, n = c % bufs, math.min(half, count - done)
+    if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that half was written out
+    local part = ub:sub(h * half, n)
+    k:mte_get_nbi(dst:sub(done, n), src:sub(done, n), ub:sub(h * half, half), bytes, n, pe, h)
+    local copy = (n * esize) % 32 == 0 and k.data_copy or k.data_copy_pad
+    copy(k, dst2:sub(done, n), part, n)
+    k:set_flag("MTE3_MTE2", h)
+    done, c = done + n, c + 1
+  end
+  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
+end
+
+-- relay.get_chain(k, ub, bufs, n, item): the gets of n transfers, one after the other
+-- through the same bufs (default 2) UB buffers, so that a transfer's first read goes out
+-- while the one before still writes (op.get_pipelined drains each transfer); item(i), i =
+-- 1..n, may wait first and returns dst, src, count, pe (count 0: nothing to move)
+function relay.get_chain(k, ub, bufs, n, item)
+  bufs = bufs or 2
+  local half = #ub // bufs
+  local bytes = half * lab.core.dtype_size(ub.dtype)
+  local c = 0
+  for i = 1, n do
+    local dst, src, count, pe = item(i)
+    local done = 0
+    while done < count do
+      local h, len = c % bufs, math.min(half, count - done)
+      if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
+      k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ub:sub(h * half, half), bytes, len,
+                    pe, h)
+      k:set_flag("MTE3_MTE2", h)
+      done, c = done + len, c + 1
+    end
+  end
+  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
 end
 
 ------------------------------------------------------------------------------
