@@ -597,6 +597,42 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   return SL_OK;
 }
 
+/* the next primitive of a pipelined chain (sl_pipe_xfer), as op.lua's loop
+** of one call per primitive issued it: [wait_flag(MTE3_MTE2, h)] from the
+** second round on, the chunk's mte_put_nbi / mte_get_nbi through buffer h,
+** set_flag(MTE3_MTE2, h); after the last chunk MTE2 waits for the flags of
+** the last writes. Exactly those calls, in that order, with their issue
+** costs: the chain times as the chunked calls do, at any settle window */
+int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x) {
+  int h = (int)(x->c % x->bufs);
+  for (;;) switch (x->step) {
+    case PX_WAIT:                         /* the loop's head: a chunk left? */
+      if (x->done >= x->count) { x->step = PX_DRAIN; continue; }
+      x->step = PX_MOVE;
+      if (x->c >= x->bufs) return sl_wait_flag(m, blk, SL_EV_MTE3_MTE2, h);
+      continue;
+    case PX_MOVE: {
+      int64_t n = x->count - x->done < x->half ? x->count - x->done : x->half;
+      sl_loc d = loc_at(&x->dst, x->done), s = loc_at(&x->src, x->done);
+      sl_loc u = loc_at(&x->ub, (int64_t)h * x->half);
+      x->done += n;
+      x->step = PX_SET;
+      return sl_mte(m, blk, x->get, &d, &s, &u,
+                    x->half * (int64_t)sl_dtype_size((sl_dtype)x->ub.dtype), n, x->pe, h);
+    }
+    case PX_SET:
+      x->c++;
+      x->step = PX_WAIT;
+      return sl_set_flag(m, blk, SL_EV_MTE3_MTE2, h);
+    case PX_DRAIN: {                      /* the last writes of each buffer land */
+      int32_t k = x->drained++;
+      if (k >= (x->c < x->bufs ? x->c : x->bufs)) { x->step = PX_DONE; return SL_OK; }
+      return sl_wait_flag(m, blk, SL_EV_MTE3_MTE2, (int)((x->c - 1 - k) % x->bufs));
+    }
+    default: return SL_OK;
+  }
+}
+
 /* element i of a UB tensor for a scalar access on the S pipe: checked
 ** (bounds; initcheck and racecheck see the access); NULL when skipped */
 static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int write,
