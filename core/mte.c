@@ -625,8 +625,9 @@ int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x) {
       x->step = PX_WAIT;
       return sl_set_flag(m, blk, SL_EV_MTE3_MTE2, h);
     case PX_DRAIN: {                      /* the last writes of each buffer land */
-      int32_t k = x->drained++;
-      if (k >= (x->c < x->bufs ? x->c : x->bufs)) { x->step = PX_DONE; return SL_OK; }
+      int32_t k = x->drained++, last = x->c < x->bufs ? x->c : x->bufs;
+      if (k >= last) { x->step = PX_DONE; return SL_OK; }
+      if (k + 1 == last) x->step = PX_DONE;   /* the caller finishes with this one */
       return sl_wait_flag(m, blk, SL_EV_MTE3_MTE2, (int)((x->c - 1 - k) % x->bufs));
     }
     default: return SL_OK;
