@@ -518,6 +518,9 @@ static int pipelined(lua_State *L, int get) {
   pe = lsl_checkpe(L, lm, 6);
   bufs = luaL_optinteger(L, 7, 2);
   luaL_argcheck(L, bufs >= 1 && bufs <= SL_NEVENT_IDS, 7, "bufs must be in 1..8");
+  if (uv->n < bufs)
+    luaL_argerror(L, 4, lua_pushfstring(L, "UB tensor of %I elements holds no %I buffers",
+                                        (lua_Integer)uv->n, bufs));
   x = (sl_pipe_xfer *)lua_newuserdatauv(L, sizeof(*x), 0);
   memset(x, 0, sizeof(*x));
   x->dst = lsl_kloc(L, lm, 2);
