@@ -476,6 +476,71 @@ static int k_mte_put_nbi(lua_State *L) { return mte_prim(L, 0); }
 /* k:mte_get_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) */
 static int k_mte_get_nbi(lua_State *L) { return mte_prim(L, 1); }
 
+/* a pipelined chain's argument for each of sl_mte's (error positions) */
+static const int pipe_args[8] = { 0, 1, 2, 3, 3, 4, 5, 6 };
+
+static int pipe_cont(lua_State *L, int status, lua_KContext ctx);
+
+/* issue the chain x (a userdata at ctx) one primitive at a time, each as its
+** own call would be (lsl_kcheck, then lsl_kdone's yield when the block must
+** wait): the block yields and goes on between them where the chunked calls did */
+static int pipe_run(lua_State *L, lmach *lm, int blk, sl_pipe_xfer *x, int ctx) {
+  for (;;) {
+    int st = sl_mte_pipe_step(lm->m, blk, x);
+    if (st == SL_EARG) sl_machine_map_err_arg(lm->m, pipe_args, 8);
+    if (st != SL_OK || x->step == PX_DONE) return lsl_kdone(L, lm, blk, st, 0);
+    if (sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, ctx, pipe_cont);
+    lm = lsl_kcheck(L, &blk);
+  }
+}
+
+/* a chain goes on after a yield: the next primitive is a call of its own */
+static int pipe_cont(lua_State *L, int status, lua_KContext ctx) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  (void)status;
+  return pipe_run(L, lm, blk, (sl_pipe_xfer *)lua_touserdata(L, (int)ctx), (int)ctx);
+}
+
+/* k:mte_get_pipelined / k:mte_put_pipelined(dst, src, ub, count, pe [, bufs]):
+** count elements of PE pe's src to dst (get) or of src to PE pe's dst (put)
+** through ub in chunks, double-buffered (bufs 2, default) or not (1): the
+** chain op.get_pipelined / put_pipelined issue (sl_pipe_xfer) */
+static int pipelined(lua_State *L, int get) {
+  int blk;
+  lmach *lm = lsl_kcheck(L, &blk);
+  lview *uv = lsl_toview(L, 4);
+  sl_pipe_xfer *x;
+  lua_Integer n, bufs;
+  int pe;
+  if (uv == NULL) luaL_typeerror(L, 4, "tensor view");
+  n = kint(L, 5);
+  pe = lsl_checkpe(L, lm, 6);
+  bufs = luaL_optinteger(L, 7, 2);
+  luaL_argcheck(L, bufs >= 1 && bufs <= SL_NEVENT_IDS, 7, "bufs must be in 1..8");
+  if (uv->n < bufs)
+    luaL_argerror(L, 4, lua_pushfstring(L, "UB tensor of %I elements holds no %I buffers",
+                                        (lua_Integer)uv->n, bufs));
+  x = (sl_pipe_xfer *)lua_newuserdatauv(L, sizeof(*x), 0);
+  memset(x, 0, sizeof(*x));
+  x->dst = lsl_kloc(L, lm, 2);
+  x->src = lsl_kloc(L, lm, 3);
+  x->ub = lsl_kloc(L, lm, 4);
+  x->count = n > 0 ? (int64_t)n : 0;
+  x->half = uv->n / bufs;
+  x->get = get;
+  x->pe = pe;
+  x->bufs = (int32_t)bufs;
+  x->step = PX_WAIT;
+  return pipe_run(L, lm, blk, x, lua_gettop(L));
+}
+
+/* k:mte_get_pipelined(dst, src, ub, count, pe [, bufs]) */
+static int k_mte_get_pipelined(lua_State *L) { return pipelined(L, 1); }
+
+/* k:mte_put_pipelined(dst, src, ub, count, pe [, bufs]) */
+static int k_mte_put_pipelined(lua_State *L) { return pipelined(L, 0); }
+
 /* how a call through the scratch UB ends (bits of its continuation context) */
 enum { STAGE_GET = 1, STAGE_NBI = 2, STAGE_SIGNAL = 4 };
 
@@ -684,6 +749,7 @@ const luaL_Reg lsl_kernel_methods[] = {
   {"muls", k_muls}, {"cast", k_cast}, {"abs", k_abs}, {"reduce_max", k_reduce_max},
   {"system_cycle", k_system_cycle},
   {"mte_put_nbi", k_mte_put_nbi}, {"mte_get_nbi", k_mte_get_nbi},
+  {"mte_put_pipelined", k_mte_put_pipelined}, {"mte_get_pipelined", k_mte_get_pipelined},
   {"putmem", k_putmem}, {"getmem", k_getmem}, {"put", k_putmem}, {"get", k_getmem},
   {"putmem_nbi", k_putmem_nbi}, {"getmem_nbi", k_getmem_nbi},
   {"put_nbi", k_putmem_nbi}, {"get_nbi", k_getmem_nbi},

@@ -324,6 +324,13 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     sli_elem_land(m, ev, t);
     return;
   }
+  if (ev->kind == EV_COPY && ev->pipe != SL_PIPE_DMA && ev->vop != 0) {
+    int blk = ev->blk, pipe = ev->vop - 1;   /* a pipe's kick rides on it (pipe.c) */
+    ev->vop = 0;
+    sli_apply(m, ev, t);
+    sli_pipe_due(m, blk, pipe, t);
+    return;
+  }
   if (ev->kind == EV_COPY && m->p.check == 0 && m->race == NULL) {
     land_copy(m, ev, t);                /* unchecked, it makes an event only at its */
     return;                             /* last step (sli_landed's kick) */
@@ -595,6 +602,43 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
   return SL_OK;
+}
+
+/* the next primitive of a pipelined chain (sl_pipe_xfer), as op.lua's loop
+** of one call per primitive issued it: [wait_flag(MTE3_MTE2, h)] from the
+** second round on, the chunk's mte_put_nbi / mte_get_nbi through buffer h,
+** set_flag(MTE3_MTE2, h); after the last chunk MTE2 waits for the flags of
+** the last writes. Exactly those calls, in that order, with their issue
+** costs: the chain times as the chunked calls do, at any settle window */
+int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x) {
+  int h = (int)(x->c % x->bufs);
+  for (;;) switch (x->step) {
+    case PX_WAIT:                         /* the loop's head: a chunk left? */
+      if (x->done >= x->count) { x->step = PX_DRAIN; continue; }
+      x->step = PX_MOVE;
+      if (x->c >= x->bufs) return sl_wait_flag(m, blk, SL_EV_MTE3_MTE2, h);
+      continue;
+    case PX_MOVE: {
+      int64_t n = x->count - x->done < x->half ? x->count - x->done : x->half;
+      sl_loc d = loc_at(&x->dst, x->done), s = loc_at(&x->src, x->done);
+      sl_loc u = loc_at(&x->ub, (int64_t)h * x->half);
+      x->done += n;
+      x->step = PX_SET;
+      return sl_mte(m, blk, x->get, &d, &s, &u,
+                    x->half * (int64_t)sl_dtype_size((sl_dtype)x->ub.dtype), n, x->pe, h);
+    }
+    case PX_SET:
+      x->c++;
+      x->step = PX_WAIT;
+      return sl_set_flag(m, blk, SL_EV_MTE3_MTE2, h);
+    case PX_DRAIN: {                      /* the last writes of each buffer land */
+      int32_t k = x->drained++, last = x->c < x->bufs ? x->c : x->bufs;
+      if (k >= last) { x->step = PX_DONE; return SL_OK; }
+      if (k + 1 == last) x->step = PX_DONE;   /* the caller finishes with this one */
+      return sl_wait_flag(m, blk, SL_EV_MTE3_MTE2, (int)((x->c - 1 - k) % x->bufs));
+    }
+    default: return SL_OK;
+  }
 }
 
 /* element i of a UB tensor for a scalar access on the S pipe: checked

@@ -322,6 +322,22 @@ int64_t sl_system_cycle(sl_machine *m, int blk);
 int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
            const sl_loc *src, const sl_loc *ub, int64_t ub_bytes,
            int64_t elems, int pe, int id);
+/* a double-buffered chain of mte_put_nbi / mte_get_nbi chunks through the
+** halves (bufs = 2) or the whole (bufs = 1) of a UB tensor of ub_n elements,
+** what op.get_pipelined / put_pipelined issue: each chunk waits for its
+** half's MTE3_MTE2 flag (from the second round on), moves through it and
+** sets the flag; then MTE2 waits for the last writes. sl_mte_pipe_step
+** issues the next of those primitives (PX_DONE: none left), so the caller
+** lets the block yield between them exactly where the chunked calls would */
+enum { PX_WAIT, PX_MOVE, PX_SET, PX_DRAIN, PX_DONE };
+typedef struct sl_pipe_xfer {
+  sl_loc dst, src, ub;
+  int64_t count, half;      /* elements, and elements of one buffer */
+  int64_t done;             /* elements issued */
+  int32_t get, pe, bufs;
+  int32_t c, step, drained; /* chunks issued, the next primitive, final waits done */
+} sl_pipe_xfer;
+int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x);
 int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3);
 int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,

@@ -46,6 +46,10 @@ local function kernel(k, g, acc, out, got, sig, x)
     k:quiet()                              -- its last MTE3 still reads r
     k:mte_get_nbi(got, g, r, 32, 8, peer)
     k:fence()
+    k:mte_put_pipelined(out, g, r, 8, peer)   -- bufs omitted: two halves of r
+    k:quiet()
+    k:mte_get_pipelined(got, g, r, 8, peer)
+    k:fence()
     k:putmem(out, g, 8, peer)
     k:getmem(got, g, 8, peer)
     k:put_signal(out, g, 8, sig, 1, lab.SIGNAL_ADD, peer)
@@ -130,6 +134,7 @@ end
 -- method of k, so a new primitive has to be added here
 local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pad",
   "duplicate", "fence", "getmem", "get_value", "max", "min", "mte_get_nbi", "mte_put_nbi",
+  "mte_get_pipelined", "mte_put_pipelined",
   "muls", "my_pe", "pipe_barrier", "prof_end", "prof_start", "ptr", "putmem", "put_signal",
   "put", "get", "putmem_nbi", "put_nbi", "getmem_nbi", "get_nbi", "put_signal_nbi",
   "ascendc_sync_all", "shmem_sync_all", "sdma_put_nbi", "sdma_get_nbi", "sdma_quiet", "mte_quiet",

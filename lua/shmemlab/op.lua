@@ -205,7 +205,10 @@ end
 -- chunk's write to land before reading the next); returns with the last
 -- writes in flight. bufs = 1 (the tune knob buffers): one buffer of the whole UB, each
 -- read waiting for the write before it
-local function pipelined(k, get, dst, src, ub, count, pe, bufs)
+-- (the reference form, one call per primitive: spec/engine_pipeflow_spec.lua
+-- compares it with k:mte_get_pipelined / mte_put_pipelined, which issue the same
+-- primitives from C)
+function op.pipelined_chunked(k, get, dst, src, ub, count, pe, bufs)
   bufs = bufs or 2
   local half = #ub // bufs
   local bytes = half * ESIZE[ub.dtype]
@@ -225,13 +228,13 @@ end
 -- double-buffered (bufs, default 2) put of count elements of src to PE pe's dst (see
 -- pipelined)
 function op.put_pipelined(k, dst, src, ub, count, pe, bufs)
-  pipelined(k, false, dst, src, ub, count, pe, bufs)
+  if count > 0 then k:mte_put_pipelined(dst, src, ub, count, pe, bufs) end
 end
 
 -- double-buffered (bufs, default 2) get of count elements of PE pe's src to dst (see
 -- pipelined)
 function op.get_pipelined(k, dst, src, ub, count, pe, bufs)
-  pipelined(k, true, dst, src, ub, count, pe, bufs)
+  if count > 0 then k:mte_get_pipelined(dst, src, ub, count, pe, bufs) end
 end
 
 -- the reduce-scatter phase of reduce_scatter and allreduce: with the MTE atomic
