@@ -6,7 +6,9 @@
 -- been sent so far. Each concurrent transfer of a step has its own block (HCCL's
 -- slave streams). The plan (shmemlab.hccl_algo) gives the phases; transfers
 -- carry the plan's sizes between the plan's ranks, so the timing is the
--- algorithm's, but the bytes are not the collective's result (doc/hccl.md).
+-- algorithm's, and in a data run the bytes of the collective, read and landed
+-- where shmemlab.hccl_values places them (reductions on the descriptors); a
+-- timing-only run (or a plan that cannot carry values) lands in a scratch zone.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local algo = require("shmemlab.hccl_algo")
