@@ -159,19 +159,30 @@ local function phase_steps(x, root)
   return PATTERN.doubling(p, u, xor, prim == "reduce_scatter")
 end
 
--- HCCL's pipeline (Pipeline.md): S - 1 steps, each an RDMA hop to the next
--- server's same-index card beside SDMA copies of the last piece to the local
--- peers, then one last local step
+-- HCCL's pipeline (Pipeline.md): allgather in S - 1 steps, each an RDMA hop to
+-- the next server's same-index card beside SDMA copies of the last piece to the
+-- local peers, then one last local step. reduce_scatter runs it backwards: a
+-- local step first (each rank's partials of the pieces of server s - 1 to their
+-- column's rank), then S - 1 steps that forward the piece completed in the step
+-- before over RDMA beside the local partials of the next, so each server adds
+-- its ranks' partials before it forwards (atom = the piece a transfer carries)
 local function pipeline_steps(x, n, per)
-  local out = {}
-  for k = 1, x.p do
+  local out, S, red = {}, x.p, x.prim == "reduce_scatter"
+  for k = 1, S do
     local st = {}
     for pe = 0, n - 1 do
-      local base = pe - pe % per
-      local atom = (pe // per - k + 1) % x.p * per + pe % per   -- the piece of this step
-      if k < x.p then st[#st + 1] = { pe, (pe + per) % n, x.unit, "RDMA", atom } end
-      for j = base, base + per - 1 do
-        if j ~= pe then st[#st + 1] = { pe, j, x.unit, "SDMA", atom } end
+      local s, i, base = pe // per, pe % per, pe - pe % per
+      if red then
+        if k > 1 then st[#st + 1] = { pe, (pe + per) % n, x.unit, "RDMA", (s - k + 1) % S * per + i } end
+        for j = base, base + per - 1 do
+          if j ~= pe then st[#st + 1] = { pe, j, x.unit, "SDMA", (s - k) % S * per + j % per } end
+        end
+      else
+        local atom = (s - k + 1) % S * per + i            -- the piece of this step
+        if k < S then st[#st + 1] = { pe, (pe + per) % n, x.unit, "RDMA", atom } end
+        for j = base, base + per - 1 do
+          if j ~= pe then st[#st + 1] = { pe, j, x.unit, "SDMA", atom } end
+        end
       end
     end
     out[k] = st
@@ -214,8 +225,8 @@ function L.schedule(plan, n, per, root, frame)
         local by = {}
         for _, t in ipairs(st) do
           by[t[1]] = by[t[1]] or {}
-          table.insert(by[t[1]], { t[2], t[3], t[4],
-                                   frame and { frame.slot(t[1], t[5]), frame.slot(t[2], t[5]) } })
+          table.insert(by[t[1]], { t[2], t[3], t[4], frame and { frame.slot(t[1], t[5]),
+                                   frame.slot(t[2], t[5]), x.prim == "reduce_scatter" } })
         end
         steps[#steps + 1] = by
       end

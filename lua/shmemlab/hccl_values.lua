@@ -133,6 +133,7 @@ end
 -- the parts a rank's count splits into (every piece a whole number of elements)
 local function parts(plan, collective, n, per)
   if collective == "allreduce" then
+    if plan.phases[1].algo == "pipeline" then return n end
     local nhr = nhr_of(plan)
     if nhr and nhr.p == n then return n end
     return per * (n // per)
@@ -143,12 +144,8 @@ local function parts(plan, collective, n, per)
 end
 
 -- why a plan cannot carry values (nil: it can)
-local function unsupported(plan, collective, n, per)
+local function unsupported(plan, n, per)
   for _, x in ipairs(plan.phases) do
-    if x.algo == "pipeline" and collective ~= "allgather" then
-      return "HCCL's pipelined " .. collective .. " is timed as the allgather pipeline "
-             .. "(RDMA in steps 1 .. S - 1): its reductions cannot follow that order"
-    end
     if x.algo == "pairwise" then
       return "HCCL's staged alltoall regroups the blocks between its levels (a local "
              .. "copy the plan does not time)"
@@ -165,7 +162,7 @@ end
 -- elements of an atom in one launch
 function V.frame(plan, c, loops)
   local n, per = c.pes, plan.topology.per_server
-  local why = unsupported(plan, plan.collective, n, per)
+  local why = unsupported(plan, n, per)
   if why then return nil, why end
   local k = parts(plan, plan.collective, n, per) * loops
   if c.count % k ~= 0 then
@@ -176,6 +173,9 @@ function V.frame(plan, c, loops)
   local f
   if coll == "allgather" or coll == "reduce_scatter" then
     f = block_frame(plan, n, per, chunk, coll == "reduce_scatter")
+  elseif coll == "allreduce" and plan.phases[1].algo == "pipeline" then
+    f = block_frame(plan, n, per, chunk, true)    -- the pipelines' pieces: n, in place
+    f.atoms = n
   elseif coll == "allreduce" then f = slice_frame(plan, n, per, chunk)
   elseif coll == "broadcast" then f = bcast_frame(plan, n, per, chunk, c.root or 0)
   else f = a2a_frame(n, chunk) end
