@@ -378,7 +378,9 @@ function L.setup(m, c, plan)
   }
   if frame then                         -- the CCL buffer W, the user buffers, the reference
     s.w = m:malloc(c.dtype, frame.welems, "hccl_ccl")
-    s.w:fill("zero")
+    -- written before the check reads it (a tree's padding is read unwritten);
+    -- else left to fill in as it is touched
+    if c.check and c.check ~= "none" then s.w:fill("zero") end
     if plan.collective == "reduce_scatter" or plan.collective == "allreduce" then
       s.atomic = op.atomic("hccl_" .. plan.collective, c.reduce or "sum")
     end
