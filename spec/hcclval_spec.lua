@@ -179,3 +179,57 @@ describe("a wrong HCCL task plan", function()
     assert.is_nil(r.check.unchecked)
   end)
 end)
+
+describe("sdma_reduce_nbi / roce_reduce_nbi (a descriptor that reduces as it lands)", function()
+  local lab = require("shmemlab")
+  local N = 64
+
+  -- PE 0 puts (or reduces) its x into PE 1's y; y on PE 1 starts at 100 + i
+  local function run(call, dtype)
+    local m = lab.machine({ soc = "Ascend910B", pes = 2, check = "racecheck" })
+    local x = m:malloc(dtype, N, "x"):fill("iota")
+    local y = m:malloc(dtype, N, "y"):fill("iota", 100)
+    local r = m:launch(function(k)
+      local ub = k:ub("int32", 16)
+      if k.pe == 0 then
+        call(k, y, x, ub)
+        if call.rdma then k:roce_quiet(1, ub, 0) else k:sdma_quiet(ub, 0) end
+      end
+    end, 1)
+    return y:on(1), r.kernel_us[1], m
+  end
+  local function put(eng, opn)
+    return setmetatable({ rdma = eng == "roce" }, { __call = function(_, k, y, x, ub)
+      if opn and eng == "roce" then k:roce_reduce_nbi(y, x, ub, N, 1, opn)
+      elseif opn then k:sdma_reduce_nbi(y, x, ub, N, 1, opn)
+      elseif eng == "roce" then k:roce_put_nbi(y, x, ub, N, 1)
+      else k:sdma_put_nbi(y, x, ub, N, 1, 0) end
+    end })
+  end
+
+  it("lands dst op src in dst's dtype, timed exactly as the put", function()
+    for _, eng in ipairs({ "sdma", "roce" }) do
+      local y, t_put = run(put(eng), "fp16")
+      assert.are.equal(5, y:read(5))
+      for opn, want in pairs({ add = 105 + 5, max = 105, min = 5 }) do
+        local yr, t, m = run(put(eng, opn), "fp16")
+        assert.are.equal(want, yr:read(5), eng .. " " .. opn)
+        assert.are.equal(t_put, t, eng .. " " .. opn .. ": timed as the put")
+        assert.same({}, m:check_reports())
+      end
+    end
+  end)
+
+  it("refuses an unknown op and mixed dtypes", function()
+    local m = lab.machine({ soc = "Ascend910B", pes = 2 })
+    local x, y = m:malloc("int32", N, "x"), m:malloc("fp32", N, "y")
+    assert.has_error(function()
+      m:launch(function(k) k:sdma_reduce_nbi(x, x, k:ub("int32", 16), N, 1, "prod") end, 1)
+    end)
+    local ok, err = pcall(m.launch, m, function(k)
+      k:sdma_reduce_nbi(y, x, k:ub("int32", 16), N, 1, "add")
+    end, 1)
+    assert.is_false(ok)
+    assert.matches("one dtype", tostring(err))
+  end)
+end)
