@@ -173,7 +173,7 @@ describe("a wrong HCCL task plan", function()
 
   it("says why where a plan cannot carry its values", function()
     local r = baseline("alltoall", { pes = 16, count = 8 })
-    assert.matches("staged alltoall regroups the blocks", r.check.unchecked)
+    assert.matches("staged alltoall sends a block list per pairwise step", r.check.unchecked)
     assert.matches("not checked", r.line)
     r = baseline("allreduce", { pes = 16, count = 16, overrides = {}, baseline = "hccl" })
     assert.is_nil(r.check.unchecked)

@@ -147,8 +147,8 @@ end
 local function unsupported(plan, n, per)
   for _, x in ipairs(plan.phases) do
     if x.algo == "pairwise" then
-      return "HCCL's staged alltoall regroups the blocks between its levels (a local "
-             .. "copy the plan does not time)"
+      return "HCCL's staged alltoall sends a block list per pairwise step (one "
+             .. "descriptor a block), the plan one descriptor a step"
     end
     if x.algo == "hd" and x.prim ~= "allgather" and x.prim ~= "broadcast" then
       return "RHD " .. x.prim .. " is not in a selection table"
