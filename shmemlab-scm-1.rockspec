@@ -72,6 +72,7 @@ build = {
     ["shmemlab.hccl"] = "lua/shmemlab/hccl.lua",
     ["shmemlab.hccl_algo"] = "lua/shmemlab/hccl_algo.lua",
     ["shmemlab.hccl_levels"] = "lua/shmemlab/hccl_levels.lua",
+    ["shmemlab.hccl_values"] = "lua/shmemlab/hccl_values.lua",
     ["shmemlab.mc2"] = "lua/shmemlab/mc2.lua",
     ["shmemlab"] = "lua/shmemlab/init.lua",
     ["shmemlab.json"] = "lua/shmemlab/json.lua",

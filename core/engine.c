@@ -130,16 +130,16 @@ static void count_paths(sl_machine *m, int eng, int src_pe, int dst_pe, int rela
 ** engine at the block's S time; racecheck sees it on the block's DMA thread */
 static int issue(sl_machine *m, int blk, int eng, int get, const sl_loc *rdst,
                  const sl_loc *rsrc, int64_t bytes, int relay, const sl_loc *sig,
-                 int64_t value) {
+                 int64_t value, int op) {
   sl_block *b = &m->blocks[blk];
   sl_event d;
   int32_t ev, sid = -1;
   if (m->p.check & SL_CHECK_RACE) {
     sli_race_issue(m, blk, SL_PIPE_DMA);
     sli_race_access(m, blk, SL_PIPE_DMA, rsrc, bytes, 0);
-    sli_race_access(m, blk, SL_PIPE_DMA, rdst, bytes, 1);
+    sli_race_access(m, blk, SL_PIPE_DMA, rdst, bytes, op != SL_OP_NONE ? 2 : 1);
   }
-  if (sli_copy_event(m, blk, SL_PIPE_DMA, rdst, rsrc, bytes, SL_OP_NONE, bytes, &ev) != SL_OK)
+  if (sli_copy_event(m, blk, SL_PIPE_DMA, rdst, rsrc, bytes, op, bytes, &ev) != SL_OK)
     return SL_ENOMEM;
   m->evs[ev].vop = eng;                  /* EV_COPY of a DMA engine: which one */
   if (sig != NULL) {                     /* lands after the data, in the engine's order */
@@ -171,10 +171,11 @@ nomem:
   return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
 }
 
-/* aclshmemx_{sdma,roce,udma}_{put,get}_nbi, udma_relay_*, udma_put_signal_nbi */
-int sl_dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
-           const sl_loc *src, const sl_loc *ub, int64_t elems, int pe, int relay,
-           const sl_loc *sig, int64_t value) {
+/* sl_dma and sl_dma_reduce: the descriptor lands dst = dst op src (op
+** SL_OP_NONE: a copy) */
+static int dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
+               const sl_loc *src, const sl_loc *ub, int64_t elems, int pe, int relay,
+               const sl_loc *sig, int64_t value, int op) {
   sl_block *b = &m->blocks[blk];
   const char *fn = call_name(eng, get, relay, sig != NULL);
   sl_loc rdst, rsrc, rsig;
@@ -192,7 +193,26 @@ int sl_dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
     rsig.pe = pe;
     if ((st = check_signal(m, b, &rsig)) != SL_OK) return st;
   }
-  return issue(m, blk, eng, get, &rdst, &rsrc, bytes, relay, sig ? &rsig : NULL, value);
+  return issue(m, blk, eng, get, &rdst, &rsrc, bytes, relay, sig ? &rsig : NULL, value, op);
+}
+
+/* aclshmemx_{sdma,roce,udma}_{put,get}_nbi, udma_relay_*, udma_put_signal_nbi */
+int sl_dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
+           const sl_loc *src, const sl_loc *ub, int64_t elems, int pe, int relay,
+           const sl_loc *sig, int64_t value) {
+  return dma(m, blk, eng, get, dst, src, ub, elems, pe, relay, sig, value, SL_OP_NONE);
+}
+
+/* a put whose descriptor reduces as it lands (HCCL's SDMA inline reduce, RDMA
+** write with reduce): dst on PE pe = dst op src, elementwise in dst's dtype,
+** timed as the put */
+int sl_dma_reduce(sl_machine *m, int blk, int eng, const sl_loc *dst, const sl_loc *src,
+                  const sl_loc *ub, int64_t elems, int pe, int op) {
+  if (op != SL_OP_ADD && op != SL_OP_MAX && op != SL_OP_MIN)
+    return sli_err(m, SL_EARG, 0, "reduce op must be add, max or min");
+  if (dst->dtype != src->dtype)
+    return sli_err(m, SL_EARG, 1, "an inline reduce needs dst and src of one dtype");
+  return dma(m, blk, eng, 0, dst, src, ub, elems, pe, -1, NULL, 0, op);
 }
 
 /* schedule an EV_DMAQ for the block's queue on eng at t (once per time) */

@@ -678,6 +678,24 @@ static int dma_prim(lua_State *L, int eng, int get, int relay) {
   return lsl_kdone(L, lm, blk, st, 0);
 }
 
+/* k:sdma_reduce_nbi(dst, src, ub, elems, pe, op), k:roce_reduce_nbi(...): a put
+** whose descriptor reduces as it lands (op "add" | "max" | "min": HCCL's SDMA
+** inline reduce, RDMA write with reduce), timed as the put */
+static int reduce_prim(lua_State *L, int eng) {
+  static const char *const ops[] = { "none", "add", "max", "min", NULL };
+  int blk, pe, op;
+  lmach *lm = lsl_kcheck(L, &blk);
+  sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), u;
+  lua_Integer n;
+  u = dma_ub(L, lm, 4, -1, 4, eng == SL_ENG_SDMA ? 64 : 1);
+  n = kint(L, 5);
+  pe = lsl_checkpe(L, lm, 6);
+  op = luaL_checkoption(L, 7, NULL, ops);
+  return lsl_kdone(L, lm, blk, sl_dma_reduce(lm->m, blk, eng, &d, &s, &u, (int64_t)n, pe, op), 0);
+}
+static int k_sdma_reduce_nbi(lua_State *L) { return reduce_prim(L, SL_ENG_SDMA); }
+static int k_roce_reduce_nbi(lua_State *L) { return reduce_prim(L, SL_ENG_RDMA); }
+
 /* k:sdma_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) or (dst, src, ub, elems, pe, sync_id) */
 static int k_sdma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 0, 0); }
 /* k:sdma_get_nbi(...): the same from PE pe's copy of a symmetric src */
@@ -757,6 +775,7 @@ const luaL_Reg lsl_kernel_methods[] = {
   {"sdma_put_nbi", k_sdma_put_nbi}, {"sdma_get_nbi", k_sdma_get_nbi},
   {"sdma_quiet", k_sdma_quiet}, {"roce_put_nbi", k_roce_put_nbi},
   {"roce_get_nbi", k_roce_get_nbi}, {"roce_quiet", k_roce_quiet},
+  {"sdma_reduce_nbi", k_sdma_reduce_nbi}, {"roce_reduce_nbi", k_roce_reduce_nbi},
   {"udma_put_nbi", k_udma_put_nbi}, {"udma_get_nbi", k_udma_get_nbi},
   {"udma_relay_put_nbi", k_udma_relay_put_nbi}, {"udma_relay_get_nbi", k_udma_relay_get_nbi},
   {"udma_put_signal_nbi", k_udma_put_signal_nbi}, {"udma_quiet", k_udma_quiet},

@@ -419,6 +419,11 @@ int sl_quiet(sl_machine *m, int blk);
 int sl_dma(sl_machine *m, int blk, int eng, int get, const sl_loc *dst,
            const sl_loc *src, const sl_loc *ub, int64_t elems, int pe, int relay,
            const sl_loc *sig, int64_t value);
+/* sl_dma's put whose descriptor lands dst = dst op src (op SL_OP_ADD, MAX or
+** MIN; dst and src of one dtype): HCCL's SDMA inline reduce and RDMA write
+** with reduce, timed as the put */
+int sl_dma_reduce(sl_machine *m, int blk, int eng, const sl_loc *dst, const sl_loc *src,
+                  const sl_loc *ub, int64_t elems, int pe, int op);
 /* the engine's quiet: S waits until every transfer of the block on it landed */
 int sl_dma_quiet(sl_machine *m, int blk, int eng);
 int sl_fence(sl_machine *m, int blk);

@@ -65,10 +65,12 @@ local function kernel(k, g, acc, out, got, sig, x)
     k:shmem_sync_all()
     k:sdma_put_nbi(out, g, e, 8, peer, 0); k:sdma_get_nbi(got, g, e, 64, 8, peer, 0)
     k:sdma_quiet(e, 0)
+    k:sdma_reduce_nbi(out, g, e, 8, peer, "add"); k:sdma_quiet(e, 0)
     k:mte_quiet()
     if round == 2 then k:set_mte_config(e) end     -- the staged calls below stage through e
     k:roce_put_nbi(out, g, e, 8, peer); k:roce_get_nbi(got, g, e, 8, peer)
     k:roce_quiet(peer, e, 0)
+    k:roce_reduce_nbi(out, g, e, 8, peer, "max"); k:roce_quiet(peer, e, 0)
     for _, call in ipairs({ "udma_put_nbi", "udma_get_nbi" }) do   -- a 910B has no UDMA
       assert(not pcall(k[call], k, out, g, e, 8, peer))
     end
@@ -140,6 +142,7 @@ local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pa
   "ascendc_sync_all", "shmem_sync_all", "sdma_put_nbi", "sdma_get_nbi", "sdma_quiet", "mte_quiet",
   "set_mte_config",
   "roce_put_nbi", "roce_get_nbi", "roce_quiet", "udma_put_nbi", "udma_get_nbi",
+  "sdma_reduce_nbi", "roce_reduce_nbi",
   "udma_relay_put_nbi", "udma_relay_get_nbi", "udma_put_signal_nbi", "udma_quiet",
   "quiet", "reduce_max", "set_atomic", "set_atomic_none", "set_flag", "set_value",
   "signal_op", "signal_wait_until", "sync_all", "system_cycle", "ub", "wait_flag",

@@ -131,8 +131,7 @@ describe("a PE sweep's table", function()
       end
       assert.equal(metrics.fmt(tonumber(cells[11]) / tonumber(cells[5]) * 100, 1) .. "%", cells[16])
       assert.equal("0", cells[10])
-      -- HCCL's task plan beyond one server moves sizes, not values: not checked
-      assert.equal(n > 8 and "N/A" or "0", cells[15])
+      assert.equal("0", cells[15])      -- HCCL's task plan beyond one server: checked too
     end
   end)
 
@@ -320,8 +319,8 @@ describe("run_op.lua --pes LIST (a PE sweep)", function()
     local sum, lines = 0, table_lines(out)
     assert.equal(4, #lines)
     for _, cells in ipairs(lines) do sum = sum + tonumber(cells[9]) end
-    assert.matches("\n# Out of bounds values : N/A\n# Avg bus bandwidth    : "   -- 16 PEs: the
-      .. metrics.fmt3(sum / 4) .. " \n#\n$", out)              -- HCCL task plan is unchecked
+    assert.matches("\n# Out of bounds values : 0 OK\n# Avg bus bandwidth    : "   -- 16 PEs: the
+      .. metrics.fmt3(sum / 4) .. " \n#\n$", out)              -- HCCL task plan checked too
   end)
 
   it("takes -p and the range forms alike", function()

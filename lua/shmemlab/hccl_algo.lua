@@ -144,17 +144,23 @@ function A2.broadcast(t, b, prof)
 end
 
 -- Atlas A3 in AI_CPU mode (SelectAlgfor91093, one supernode: the level-1 link is
--- the UB switch, HCCS class; its double ring is run as one ring, see doc/hccl.md)
+-- the UB switch, HCCS class; its double ring is run as one ring, see doc/hccl.md).
+-- Its size thresholds (bytes of a rank's dataSize; allreduce's per rank of the
+-- communicator), named so that a spec can reach each executor at small sizes
 local A3 = {}
+A.A3_MESH_MAX = 2 * MiB          -- allgather / reduce_scatter: mesh up to here in a server
+A.A3_AG_SMALL_MAX = 4 * MiB      -- allgather beyond a server: AllGatherSmallCount up to here
+A.A3_AR_MESH_PER_RANK = MiB      -- allreduce in a server: small-count mesh up to n x this
+A.A3_AR_COMM_PER_RANK = 256 * KiB  -- allreduce beyond a server: AllReduceComm up to n x this
 function A3.allgather(t, b, _, n)
   local S, P = t.servers, t.per_server
   if S == 1 then
-    if b <= 2 * MiB then
+    if b <= A.A3_MESH_MAX then
       return "AllGatherMeshOpbaseExecutor", { ph(0, "mesh", "allgather", P, b, "hccs") }
     end
     return "AlignedAllGatherDoubleRingFor91093Executor", { ph(0, "ring", "allgather", P, b, "hccs") }
   end
-  if b <= 4 * MiB then
+  if b <= A.A3_AG_SMALL_MAX then
     return "AllGatherSmallCount", { ph(0, pow2(n) and "hd" or "nhr", "allgather", n, b, "hccs") }
   end
   return "AlignedAllGatherDoubleRingFor91093Executor",
@@ -162,7 +168,7 @@ function A3.allgather(t, b, _, n)
 end
 function A3.reduce_scatter(t, b)
   local S, P = t.servers, t.per_server
-  if S == 1 and b <= 2 * MiB then
+  if S == 1 and b <= A.A3_MESH_MAX then
     return "ReduceScatterDeterExecutor", { ph(0, "mesh", "reduce_scatter", P, b, "hccs") }
   end
   if S == 1 then
@@ -173,11 +179,11 @@ function A3.reduce_scatter(t, b)
 end
 function A3.allreduce(t, b, _, n)
   local S, P = t.servers, t.per_server
-  if S == 1 and b <= MiB * n then
+  if S == 1 and b <= A.A3_AR_MESH_PER_RANK * n then
     return "AllReduceMeshSmallCountExecutor", { ph(0, "mesh", "reduce_scatter", P, b // P, "hccs"),
                                                 ph(0, "mesh", "allgather", P, b // P, "hccs") }
   end
-  if S > 1 and b <= 256 * KiB * n then
+  if S > 1 and b <= A.A3_AR_COMM_PER_RANK * n then
     return "AllReduceComm (NHR)", { ph(0, "nhr", "allreduce", n, b // n, "hccs") }
   end
   local slice = b // P
