@@ -161,18 +161,82 @@ void lsl_wd_disarm(lmach *lm, lua_State *co) {
 /* launch                                                              */
 /* ------------------------------------------------------------------ */
 
-/* push the context table k of block blk */
-static void push_k(lua_State *L, int mi, int blk, sl_machine *m) {
-  int pe, b;
-  sl_block_where(m, blk, &pe, &b);
-  lua_createtable(L, 2, 4);
+/*
+** The context tables k. A machine keeps each block's k for its later
+** launches (user value 5: kt[blk + 1]; kt[-1 .. -K_FIELDS] the field names,
+** kt[0] the metatable, so refilling one hashes no C string). A kept k is
+** used again only when it is exactly what a new one would be once its six
+** fields are written again: its metatable is the block metatable and it
+** holds no other key (a kernel that added a field or set a metatable gets
+** a new k); else a new table replaces it.
+*/
+#define K_FIELDS 4
+#define K_KEPT_MAX 65536          /* blocks whose k a machine keeps */
+static const char *const k_names[K_FIELDS] = { "pe", "block", "n_pes", "block_num" };
+
+/* write the fields of k (on top) for block blk; kt at index kt */
+static void k_fill(lua_State *L, int kt, int blk, const lua_Integer *f) {
+  int i;
   lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
-  lua_pushvalue(L, mi); lua_rawseti(L, -2, 2);
-  lua_pushinteger(L, pe); lua_setfield(L, -2, "pe");
-  lua_pushinteger(L, b); lua_setfield(L, -2, "block");
-  lua_pushinteger(L, sl_machine_params(m)->n_pes); lua_setfield(L, -2, "n_pes");
-  lua_pushinteger(L, sl_block_dim(m)); lua_setfield(L, -2, "block_num");
-  luaL_setmetatable(L, BLOCK_MT);
+  lua_pushvalue(L, 1); lua_rawseti(L, -2, 2);
+  for (i = 0; i < K_FIELDS; i++) {
+    lua_rawgeti(L, kt, -1 - i);
+    lua_pushinteger(L, f[i]);
+    lua_rawset(L, -3);
+  }
+}
+
+/* 1 when the kept k on top, refilled, is what a new one would be */
+static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
+  int n = 0, same;
+  if (!lua_getmetatable(L, -1)) return 0;
+  same = lua_rawequal(L, -1, kt + 1);
+  lua_pop(L, 1);
+  if (!same) return 0;
+  k_fill(L, kt, blk, f);
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) { lua_pop(L, 1); n++; }
+  return n == 2 + K_FIELDS;
+}
+
+/* the kept-k table of the machine at index 1, pushed with the block
+** metatable above it */
+static int k_kept(lua_State *L) {
+  int i, kt;
+  lua_getiuservalue(L, 1, 5);
+  kt = lua_gettop(L);
+  if (lua_rawgeti(L, kt, 0) == LUA_TTABLE) return kt;
+  lua_pop(L, 1);
+  for (i = 0; i < K_FIELDS; i++) {
+    lua_pushstring(L, k_names[i]);
+    lua_rawseti(L, kt, -1 - i);
+  }
+  luaL_getmetatable(L, BLOCK_MT);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, kt, 0);
+  return kt;
+}
+
+/* push the context table k of block blk (the machine at index 1) */
+static void push_k(lua_State *L, int blk, sl_machine *m) {
+  int pe, b, kt;
+  lua_Integer f[K_FIELDS];
+  sl_block_where(m, blk, &pe, &b);
+  f[0] = pe; f[1] = b; f[2] = sl_machine_params(m)->n_pes; f[3] = sl_block_dim(m);
+  kt = k_kept(L);
+  if (lua_rawgeti(L, kt, blk + 1) != LUA_TTABLE || !k_reusable(L, kt, blk, f)) {
+    lua_settop(L, kt + 1);
+    lua_createtable(L, 2, K_FIELDS);
+    k_fill(L, kt, blk, f);
+    lua_pushvalue(L, kt + 1);
+    lua_setmetatable(L, -2);
+    if (blk < K_KEPT_MAX) {
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, kt, blk + 1);
+    }
+  }
+  lua_replace(L, kt);
+  lua_settop(L, kt);
 }
 
 /* raise a launch failure after cleaning up */
@@ -430,7 +494,7 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
   lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
   lua_rawseti(L, run->cos, blk + 1);
   lua_pushvalue(L, 2);
-  push_k(L, 1, blk, lm->m);
+  push_k(L, blk, lm->m);
   run->b[blk].co = co;
   run->b[blk].k = lua_topointer(L, -1);
   lua_pushvalue(L, -1);
@@ -530,7 +594,9 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
   lm->cur_k = NULL;
   if (lm->wd.listed) {
     atomic_store(&lm->wd.co, NULL);
-    if (st != LUA_YIELD) {                  /* co may go: no look may still use it */
+    if (st != LUA_YIELD && (st != LUA_OK || lm->npool >= POOL_MAX)) {
+      /* co may go (an ended block's is kept only while the pool has room):
+      ** no look may still use it */
       pthread_mutex_lock(&wd_mu);
       pthread_mutex_unlock(&wd_mu);
     }

@@ -85,7 +85,7 @@ int lsl_new(lua_State *L) {
   int st;
   luaL_checktype(L, 1, LUA_TTABLE);
   read_params(L, &p);
-  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 4);
+  lm = (lmach *)lua_newuserdatauv(L, sizeof(lmach), 5);
   lm->magic = MACH_MAGIC;
   lm->run = NULL;
   lm->m = NULL;
@@ -113,6 +113,8 @@ int lsl_new(lua_State *L) {
   lm->npool = 0;
   lua_newtable(L);                       /* the coroutines of ended blocks */
   lua_setiuservalue(L, -2, 4);
+  lua_newtable(L);                       /* the k tables of blocks (lshmemlab_launch.c) */
+  lua_setiuservalue(L, -2, 5);
   return 1;
 }
 
@@ -144,6 +146,8 @@ static int m_close(lua_State *L) {
     lm->npool = 0;                        /* its kept coroutines may go */
     lua_pushnil(L);
     lua_setiuservalue(L, 1, 4);
+    lua_pushnil(L);                       /* and its kept k tables */
+    lua_setiuservalue(L, 1, 5);
   }
   return 0;
 }

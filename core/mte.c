@@ -157,12 +157,51 @@ static sl_block *ub_block(sl_machine *m, const sl_addr *a) {
   return &m->blocks[a->pe * m->block_dim + a->core];
 }
 
+/* room for one more entry in the record list of PE pe; 0 when out of memory
+** (or pe is no PE: that record is not made) */
+static int lzp_room(sl_machine *m, int pe) {
+  sl_lzlist *l;
+  if (pe < 0 || pe >= m->p.n_pes) return 0;
+  if (m->lzp == NULL && (m->lzp = calloc((size_t)m->p.n_pes, sizeof(*m->lzp))) == NULL)
+    return 0;
+  l = &m->lzp[pe];
+  if (l->n == l->cap) {
+    int32_t cap = l->cap ? l->cap * 2 : 16;
+    int32_t *ne = realloc(l->e, (size_t)cap * sizeof(*ne));
+    if (ne == NULL) return 0;
+    l->e = ne;
+    l->cap = cap;
+  }
+  return 1;
+}
+
+/* record i of block blk is listed under its GM range's PE */
+static void lzp_add(sl_machine *m, int32_t blk, int i) {
+  sl_lazy *z = &m->blocks[blk].lz[i];
+  sl_lzlist *l = &m->lzp[z->gm.pe];
+  z->pos = l->n;
+  l->e[l->n++] = blk * SL_NLAZY + i;
+}
+
+/* record z leaves its PE's list (the last entry takes its place) */
+static void lzp_del(sl_machine *m, const sl_lazy *z) {
+  sl_lzlist *l = &m->lzp[z->gm.pe];
+  int32_t last = l->e[--l->n];
+  if (z->pos < l->n) {
+    l->e[z->pos] = last;
+    m->blocks[last / SL_NLAZY].lz[last % SL_NLAZY].pos = z->pos;
+  }
+}
+
 /* drop record i of block b (moving its bytes first when keep) */
 static void lazy_drop(sl_machine *m, sl_block *b, int i, int keep) {
   sl_lazy *z = &b->lz[i];
   if (keep) memmove(sli_ptr(m, &z->ub), sli_ptr(m, &z->gm), (size_t)z->n);
   m->bufs[z->gm.buf].lazy_src--;
+  lzp_del(m, z);
   b->lz[i] = b->lz[--b->nlz];
+  if (i < b->nlz)                        /* the last record moved to i */
+    m->lzp[b->lz[i].gm.pe].e[b->lz[i].pos] = (int32_t)(b - m->blocks) * SL_NLAZY + i;
   if (b->nlz == 0) {                     /* off the machine's list */
     int32_t last = m->lzb[--m->nlzb];
     m->blocks[last].lzpos = b->lzpos;
@@ -196,11 +235,12 @@ void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes) {
   int32_t j;
   if (a->buf < 0) { lazy_ub(m, a, bytes, 0); return; }
   if (m->bufs[a->buf].lazy_src == 0) return;
-  for (j = m->nlzb; j-- > 0;) {
-    sl_block *b = &m->blocks[m->lzb[j]];
-    int i = b->nlz;
-    while (i-- > 0)
-      if (overlaps(&b->lz[i].gm, b->lz[i].n, a, bytes)) lazy_drop(m, b, i, 1);
+  if (a->pe < 0 || a->pe >= m->p.n_pes) return;     /* no record is there */
+  for (j = m->lzp[a->pe].n; j-- > 0;) {  /* a drop moves a visited entry to j */
+    int32_t v = m->lzp[a->pe].e[j];
+    sl_block *b = &m->blocks[v / SL_NLAZY];
+    int i = v % SL_NLAZY;
+    if (overlaps(&b->lz[i].gm, b->lz[i].n, a, bytes)) lazy_drop(m, b, i, 1);
   }
 }
 
@@ -210,6 +250,7 @@ static int lazy_add(sl_machine *m, const sl_event *e) {
   sl_lazy *z;
   lazy_ub(m, &e->dst, e->n, 1);
   if (b->nlz == SL_NLAZY) lazy_drop(m, b, 0, 1);
+  if (!lzp_room(m, e->src.pe)) return 0;  /* no record: the copy moves its bytes */
   if (b->nlz == 0) {
     if (m->nlzb == m->caplzb) {
       int32_t cap = m->caplzb ? m->caplzb * 2 : 64;
@@ -226,6 +267,7 @@ static int lazy_add(sl_machine *m, const sl_event *e) {
   z->gm = e->src;
   z->n = e->n;
   z->whole = -e->whole;
+  lzp_add(m, (int32_t)(b - m->blocks), b->nlz - 1);
   m->bufs[e->src.buf].lazy_src++;
   return 1;
 }
@@ -255,7 +297,17 @@ void sli_lazy_reset(sl_machine *m) {
   int i;
   if (m->nlzb == 0) return;
   for (i = 0; i < m->nbufs; i++) m->bufs[i].lazy_src = 0;
+  for (i = 0; i < m->p.n_pes; i++) m->lzp[i].n = 0;
   m->nlzb = 0;
+}
+
+/* free the per-PE record lists (the machine goes) */
+void sli_lazy_free(sl_machine *m) {
+  int i;
+  if (m->lzp == NULL) return;
+  for (i = 0; i < m->p.n_pes; i++) free(m->lzp[i].e);
+  free(m->lzp);
+  m->lzp = NULL;
 }
 
 /* a copy lands: the one place where a transfer's bytes move */

@@ -69,7 +69,11 @@ typedef struct sl_event {
 typedef struct sl_lazy {
   sl_addr ub, gm;
   int64_t n, whole;
+  int32_t pos;              /* its entry in the list of gm's PE (sl_lzlist) */
 } sl_lazy;
+/* the staged records whose GM range is on one PE: entries blk * SL_NLAZY + i
+** (record i of block blk), so a GM write looks only at that PE's records */
+typedef struct sl_lzlist { int32_t *e, n, cap; } sl_lzlist;
 #define SL_NLAZY 2               /* per block: a put's last chunk, the next one's first */
 
 /* one instruction in a pipe's queue (32 bytes: the pipes read thousands of
@@ -388,6 +392,7 @@ struct sl_machine {
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
   int oom;                  /* the launch ran out of memory: sl_step ends it */
   int32_t *lzb, nlzb, caplzb;   /* blocks with staged chunks (sl_lazy) */
+  sl_lzlist *lzp;           /* per PE: the records whose GM range is there (NULL: none yet) */
   /* events */
   sl_event *evs;             /* 64-byte aligned in evs_mem (sli_pool_grow64) */
   void *evs_mem;
@@ -524,6 +529,7 @@ static inline void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes
   if (m->nlzb > 0) sli_lazy_touch_any(m, a, bytes);
 }
 void sli_lazy_reset(sl_machine *m);
+void sli_lazy_free(sl_machine *m);
 sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
 

@@ -42,3 +42,45 @@ describe("m:launch with a kernel table", function()
     assert.are.equal("AIV", rows[#rows].type)
   end)
 end)
+
+describe("m:launch's k tables, kept for the machine's later launches", function()
+  -- a block's k is kept and refilled for the next launch that runs the same
+  -- block: nothing a kernel did to it may show in a later launch
+  local function fields(k)
+    local t = {}
+    for key, v in pairs(k) do if type(v) ~= "userdata" then t[key] = v end end
+    return t
+  end
+
+  it("a field a kernel added, changed or removed is not there in the next launch", function()
+    local m = lab.machine{ pes = 2 }
+    local seen = {}
+    m:launch(function(k) k.mine = k.pe; k.block = 99; k.n_pes = nil; k[3] = "x" end, 2)
+    m:launch(function(k) seen[#seen + 1] = fields(k) end, 2)
+    table.sort(seen, function(a, b) return a.pe * 10 + a.block < b.pe * 10 + b.block end)
+    assert.are.equal(4, #seen)
+    for i, f in ipairs(seen) do
+      assert.are.same({ [1] = i - 1, pe = (i - 1) // 2, block = (i - 1) % 2, n_pes = 2,
+                        block_num = 2 }, f)
+    end
+  end)
+
+  it("a new block_dim gives every k its own PE, block and block_num", function()
+    local m = lab.machine{ pes = 2 }
+    m:launch(function(k) k:pipe_barrier("ALL") end, 4)
+    local seen = {}
+    m:launch(function(k) seen[#seen + 1] = { k.pe, k.block, k.block_num } end, 2)
+    table.sort(seen, function(a, b) return a[1] * 10 + a[2] < b[1] * 10 + b[2] end)
+    assert.are.same({ { 0, 0, 2 }, { 0, 1, 2 }, { 1, 0, 2 }, { 1, 1, 2 } }, seen)
+  end)
+
+  it("a metatable or a machine a kernel put in k does not stay", function()
+    local m = lab.machine{ pes = 1 }
+    m:launch(function(k) setmetatable(k, { __index = function() return 7 end }) end, 1)
+    local got
+    m:launch(function(k) got = { k.anything, k:my_pe() } end, 1)
+    assert.are.same({ nil, 0 }, { got[1], got[2] })
+    m:launch(function(k) k[2] = {} end, 1)
+    assert.are.same({ 0 }, { m:launch(function(k) got = k:my_pe() end, 1) and got })
+  end)
+end)
