@@ -10,8 +10,9 @@
 ** transfer issued from S is ordered after what S knows, and S learns of it
 ** at an engine's quiet, at quiet / fence and at barrier_all (they wait for
 ** the engines); PipeBarrier and SyncAll do not.
-** A shadow per 32-byte granule holds the last write and the last read, with
-** the bytes each touched (so neighbours sharing a granule do not collide); an
+** A shadow per 32-byte granule holds the last writes and the last reads (four
+** of each), with the bytes each touched (so neighbours sharing a granule do
+** not collide; a fifth forgets the oldest, never blames another thread); an
 ** access unordered with a conflicting one is a race, reported once per
 ** (line, other line, buffer) with a count. Granules come in 4 KiB chunks: a
 ** chunk whose granules all hold the same is one cell, expanded when an access
@@ -25,7 +26,7 @@
 
 #define NONE 0xffffffffu
 #define GRAIN 32
-#define SLOTS 2                  /* writers (and readers) kept per granule */
+#define SLOTS 4                  /* writers (and readers) kept per granule */
 #define CG 128                   /* granules per chunk */
 #define CHUNK (CG * GRAIN)
 #define PAGE 64                  /* chunks per lazily allocated page */
@@ -37,8 +38,9 @@ typedef struct rc_acc {
   int32_t atomic;
 } rc_acc;
 
-/* the shadow of one 32-byte granule: two writers and two readers (slices of
-** two blocks often meet inside a granule), and the release of the last signal */
+/* the shadow of one 32-byte granule: four writers and four readers (slices of
+** several blocks or PEs often meet inside a granule), and the release of the
+** last signal */
 typedef struct rc_cell {
   rc_acc w[SLOTS], r[SLOTS];
   int32_t snap;
@@ -396,7 +398,9 @@ static void race(sl_machine *m, const sl_addr *a, int64_t bytes, int write,
 static void slot_clear(rc_acc *o) { memset(o, 0xff, sizeof(*o)); }
 
 /* remember access x in one of the slots (oldest first): bytes it covers
-** leave the others; with every slot taken, the oldest merges into x */
+** leave the others; with every slot taken, the oldest is forgotten (a race
+** with it may go unseen, but no access is ever judged against a thread that
+** did not make it) */
 static void remember(rc_acc *slot, const rc_acc *x) {
   int i, n = 0;
   for (i = 0; i < SLOTS; i++) {         /* drop what x covers, keep the order */
@@ -405,13 +409,11 @@ static void remember(rc_acc *slot, const rc_acc *x) {
     if (slot[i].m != 0) slot[n++] = slot[i];
   }
   for (i = n; i < SLOTS; i++) slot_clear(&slot[i]);
-  if (n < SLOTS) { slot[n] = *x; return; }
-  {
-    uint32_t old = slot[0].m;
+  if (n == SLOTS) {
     for (i = 1; i < SLOTS; i++) slot[i - 1] = slot[i];
-    slot[SLOTS - 1] = *x;
-    slot[SLOTS - 1].m |= old;
+    n = SLOTS - 1;
   }
+  slot[n] = *x;
 }
 
 /* is access x (by thread u, bytes mask) unordered with a remembered one? */

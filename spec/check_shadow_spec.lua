@@ -114,4 +114,30 @@ describe("sparse check shadows", function()
     assert.equal("UB", reports[1].buffer)
     assert.matches("first uninitialised byte at +0", reports[1].what, 1, true)
   end)
+  it("racecheck: many writers sharing a granule are judged each by its own thread", function()
+    -- blocks 0..7 each write one int32 of the same 32-byte granule and signal it;
+    -- block 8 waits for block 0's signal only, reads block 0's element (ordered:
+    -- no race) and block 7's (unordered: one race). A granule remembers four
+    -- writers; before, a third one took over the oldest's bytes, so the ordered
+    -- read was blamed on a block it never waited for
+    local m = lab.machine{ pes = 1, check = "racecheck" }
+    local gm = m:alloc("int32", 8, "gm"):fill("zero")
+    local flags = m:malloc("int32", 8, "flags"):fill("zero")
+    local race_line
+    m:launch(function(k)
+      local ub = k:ub("int32", 8)
+      if k.block < 8 then
+        k:data_copy_pad(gm:sub(k.block, 1), ub, 1)
+        k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+        k:signal_op(flags:sub(k.block, 1), 1, lab.SIGNAL_SET, 0)
+      else
+        k:signal_wait_until(flags:sub(0, 1), lab.CMP_EQ, 1)
+        k:data_copy_pad(ub, gm:sub(0, 1), 1)
+        race_line = here() + 1
+        k:data_copy_pad(ub, gm:sub(7, 1), 1)
+      end
+    end, 9)
+    local own = lines(m, m:check_reports(true))
+    assert.same({ race_line }, own)
+  end)
 end)

@@ -127,8 +127,6 @@ describe("HCCL task plans computed and checked (Atlas A3)", function()
     exact("broadcast", { soc = A3, pes = 48, count = 96, root = 37 }, "level1 NHR broadcast")
   end)
 
-  -- pieces of 32 bytes (the race checker's granule keeps two writers: smaller
-  -- pieces from many PEs sharing one granule read as races)
   it("runs clean under --check all where a tree reads its padding (3 servers)", function()
     local r = baseline("broadcast", { soc = A3, pes = 48, count = 384, root = 20, check = "all" })
     assert.are.equal(0, r.check.wrong)
