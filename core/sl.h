@@ -209,6 +209,9 @@ int sl_machine_err_arg(const sl_machine *m);
 void sl_machine_map_err_arg(sl_machine *m, const int *map, int n);
 sl_time sl_machine_now(const sl_machine *m);
 int64_t sl_machine_events(const sl_machine *m);   /* events handled so far */
+/* events handled so far of kind k (0 wake-up, 1 copy, 2 vector op, 3 signal,
+** 4 pipe, 5 flow end, 6 DMA issue, 7 DMA queue; 0 for any other k) */
+int64_t sl_machine_events_of(const sl_machine *m, int k);
 /* what the flow solver did since the machine was made: transfers started,
 ** those of them that went on in their pipe's last flow, instants settled,
 ** flows re-rated in them, fills (progressive fillings), and the flows those
@@ -291,6 +294,7 @@ int sl_set_mte_config(sl_machine *m, int blk, const sl_loc *ub, int64_t ub_bytes
 #define SL_SCRATCH_ID 7
 /* 1 when the block ran ahead of the earliest event: it must yield */
 int sl_must_yield(sl_machine *m, int blk);
+int sl_block_ahead(const sl_machine *m, int blk);   /* ran ahead: yield before a non-queue primitive */
 
 /* primitives; blk is the running block. flags: SL_ALLOC_BACKED as sl_alloc */
 int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc *out);

@@ -138,6 +138,7 @@ int sl_set_flag(sl_machine *m, int blk, int ev, int id) {
   int st = check_event(m, ev, id);
   if (st == SL_OK) st = sli_flag_set(m, b, ev, id);
   b->t += m->ps.issue;
+  sli_queue_only(m, blk);
   return st;
 }
 
@@ -147,6 +148,7 @@ int sl_wait_flag(sl_machine *m, int blk, int ev, int id) {
   int st = check_event(m, ev, id);
   if (st == SL_OK) st = sli_flag_wait(m, b, ev, id);
   b->t += m->ps.issue;
+  sli_queue_only(m, blk);                /* S waits for its own pipe: parks, or goes on */
   return st;
 }
 
