@@ -154,30 +154,33 @@ static lmach *kcheck_slow(lua_State *L) {
   return lm;
 }
 
-/* the results of a primitive called again after its block caught up */
-static int rerun_done(lua_State *L, int status, lua_KContext ctx) {
-  (void)status; (void)ctx;
-  return lua_gettop(L);
+/* the primitive running now (level 0: the C function itself, or its
+** continuation, which runs in its frame) */
+static lua_CFunction running_prim(lua_State *L) {
+  lua_Debug ar;
+  lua_CFunction f = NULL;
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "f", &ar)) {
+    f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+  }
+  if (f == NULL) luaL_error(L, "a primitive that is not a C function");
+  return f;
 }
 
-/* the block caught up: call the primitive (at 1, its arguments above, ctx
-** slots in all) again, as if the kernel called it now */
+/* the block caught up: the primitive runs from its start, in its own frame
+** (its arguments are the ctx values at the bottom), as if called now */
 static int rerun(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   lua_settop(L, (int)ctx);               /* what the resume passed goes */
-  lua_callk(L, (int)ctx - 1, LUA_MULTRET, 0, rerun_done);
-  return rerun_done(L, LUA_OK, 0);
+  return running_prim(L)(L);
 }
 
 /* a block that ran ahead of another block's wake-up (sl_block_ahead) calls a
 ** primitive that reads or writes what other blocks see: it yields first, at
 ** its clock, and the primitive runs when it resumes */
 static void catch_up(lua_State *L, lmach *lm, int blk) {
-  lua_Debug ar;
   if (!sl_must_yield(lm->m, blk)) return;   /* nothing came before it after all */
-  if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "f", &ar))
-    luaL_error(L, "a primitive without its function on the stack");
-  lua_insert(L, 1);
+  running_prim(L);                          /* fails here, not after the yield */
   lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), rerun);
 }
 
@@ -347,7 +350,7 @@ static int checkid(lua_State *L, int i) {
 /* k:set_flag(event [, id]) */
 static int k_set_flag(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck_q(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk);
   int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return lsl_kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
 }

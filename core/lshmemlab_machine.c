@@ -42,6 +42,7 @@ static const pfield pfields[] = {
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
   PF("scalar_amo", scalar_amo, 'b'),
   PF("timing_only", timing_only, 'b'), PF("settle_ns", settle_ns, 'd'),
+  PF("run_ahead", run_ahead, 'b'),
   PF("data_op_engine_type", data_op_engine_type, 'i'),
   { NULL, 0, 0 }
 };

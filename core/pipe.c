@@ -194,6 +194,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   switch (o->kind) {
     case OP_SET: {
       int32_t tok = o->tok;
+      if (o->issue > now) { kick_at(m, blk, pipe, o->issue); return 0; }   /* S not there yet */
       pop(m, b, q);
       tok_fire(m, tok, b->done[pipe], now);
       return 1;

@@ -465,7 +465,7 @@ int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
   sl_time limit;
-  int qonly = b->qonly && m->p.check == 0;
+  int qonly = b->qonly && m->p.run_ahead && m->p.check == 0;
   b->qonly = 0;
   if (m->oom) return 1;                  /* out of memory: sl_step says so */
   limit = time_limit(m);                 /* no event moves it */

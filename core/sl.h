@@ -129,6 +129,9 @@ typedef struct sl_params {
   int scalar_amo;           /* 1: Ascend950's scalar and RDMA engine atomics (fetch,
                             ** inc, set, swap, compare-swap, bitwise; the wide adds) */
   int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
+  int run_ahead;            /* 1: a block runs ahead through primitives that only queue
+                            ** to its own pipes (sim.c sl_must_yield); same times, fewer
+                            ** wake-ups; 0: it yields to every block due before it */
   int data_op_engine_type;  /* SL_DOP_* bits: the init's engines (aclshmemx_init_attr's
                             ** option_attr.data_op_engine_type) */
   double settle_ns;         /* the flow solver's window: flow starts and ends within

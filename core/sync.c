@@ -138,7 +138,6 @@ int sl_set_flag(sl_machine *m, int blk, int ev, int id) {
   int st = check_event(m, ev, id);
   if (st == SL_OK) st = sli_flag_set(m, b, ev, id);
   b->t += m->ps.issue;
-  sli_queue_only(m, blk);
   return st;
 }
 
