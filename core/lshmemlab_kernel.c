@@ -350,15 +350,30 @@ static int checkid(lua_State *L, int i) {
 /* k:set_flag(event [, id]) */
 static int k_set_flag(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return lsl_kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
 }
 
-/* k:wait_flag(event [, id]) */
+/* the hard event at index i as checkevent finds it, without raising: -1 when
+** it is not one */
+static int peek_event(lua_State *L, int i) {
+  lua_Integer ev = -1;
+  if (lua_type(L, i) == LUA_TNUMBER) ev = lua_tointeger(L, i);
+  else if (lua_type(L, i) == LUA_TSTRING) {
+    lua_pushvalue(L, i);
+    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) ev = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  return ev >= 0 && ev < SL_NEVENTS ? (int)ev : -1;
+}
+
+/* k:wait_flag(event [, id]): a wait of a pipe queues; a wait of S reads
+** whether the flag fired by its clock, so a block ahead catches up first (had
+** it run ahead, it would park where it would not, and resume an issue earlier) */
 static int k_wait_flag(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck_q(L, &blk);
+  lmach *lm = kcheck(L, &blk, sl_event_dst(peek_event(L, 2)) > SL_PIPE_S);
   int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return lsl_kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
 }

@@ -62,6 +62,7 @@ enum {
 #define SL_NEVENT_IDS 8
 const char *sl_event_name(int ev);
 int sl_event_find(const char *name);     /* -1 when unknown */
+int sl_event_dst(int ev);                /* the pipe that waits for it, -1 when unknown */
 const char *sl_pipe_name(int pipe);
 int sl_pipe_find(const char *name);      /* -1 unknown, SL_NPIPES = "ALL" */
 
