@@ -243,9 +243,15 @@ int sli_schedule_flow(sl_machine *m, sl_time t) {
   return push_key(m, t, EV_FLOW, -1);
 }
 
-/* schedule an EV_PIPE: block blk's pipe takes its next instruction at t */
+/* schedule an EV_PIPE: block blk's pipe takes its next instruction at t; a
+** block that runs ahead makes it on the heap (at the end of the in-order
+** queue it would send the keys of the blocks behind it to the heap) */
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
-  return push_key(m, t, EV_PIPE, (int32_t)blk * 4 + pipe);
+  sl_key k;
+  if (!m->blocks[blk].ahead) return push_key(m, t, EV_PIPE, (int32_t)blk * 4 + pipe);
+  k.t = t; k.seq = key_tie(m, EV_PIPE, (int32_t)blk * 4 + pipe);
+  k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
+  return push_slow(m, &k, 1);
 }
 
 /* copy e into a new event at time t */
