@@ -154,13 +154,46 @@ static lmach *kcheck_slow(lua_State *L) {
   return lm;
 }
 
+/* the primitive running now (level 0: the C function itself, or its
+** continuation, which runs in its frame) */
+static lua_CFunction running_prim(lua_State *L) {
+  lua_Debug ar;
+  lua_CFunction f = NULL;
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "f", &ar)) {
+    f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+  }
+  if (f == NULL) luaL_error(L, "a primitive that is not a C function");
+  return f;
+}
+
+/* the block caught up: the primitive runs from its start, in its own frame
+** (its arguments are the ctx values at the bottom), as if called now */
+static int rerun(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  lua_settop(L, (int)ctx);               /* what the resume passed goes */
+  return running_prim(L)(L);
+}
+
+/* a block that ran ahead of another block's wake-up (sl_block_ahead) calls a
+** primitive that reads or writes what other blocks see: it yields first, at
+** its clock, and the primitive runs when it resumes */
+static void catch_up(lua_State *L, lmach *lm, int blk) {
+  if (!sl_must_yield(lm->m, blk)) return;   /* nothing came before it after all */
+  running_prim(L);                          /* fails here, not after the yield */
+  lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), rerun);
+}
+
 /* the machine and block of the running primitive: the running block's own
 ** coroutine calling with its own k is told by two pointer compares (lsl_here,
-** cur_co, cur_k); anything else goes through kcheck_slow */
-lmach *lsl_kcheck(lua_State *L, int *blk) {
+** cur_co, cur_k); anything else goes through kcheck_slow. A primitive that
+** only queues work to the block's pipes (lsl_kcheck_q) may run while the
+** block is ahead; any other catches up first (catch_up) */
+static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
   lmach *lm = lsl_here.lm;
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
+  if (!queue_only && sl_block_ahead(lm->m, *blk)) catch_up(L, lm, *blk);
   if (lm->check) lsl_set_site(L, lm);
   runaway_check(L, lm, *blk);
   lm->budget_left = lm->budget;                             /* the budget restarts */
@@ -169,6 +202,13 @@ lmach *lsl_kcheck(lua_State *L, int *blk) {
   if (atomic_load_explicit(&lm->wd.armed, memory_order_relaxed)) lsl_wd_disarm(lm, L);
   return lm;
 }
+
+/* kcheck of a primitive that reads or writes what other blocks see */
+lmach *lsl_kcheck(lua_State *L, int *blk) { return kcheck(L, blk, 0); }
+
+/* kcheck of a primitive that only queues work to the block's own pipes (the
+** core marks it so: sli_queue_only) */
+lmach *lsl_kcheck_q(lua_State *L, int *blk) { return kcheck(L, blk, 1); }
 
 /* location of view argument i as seen by the running block */
 sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
@@ -239,7 +279,7 @@ static int k_ub(lua_State *L) {
 /* shared body of data_copy / data_copy_pad */
 static int copy_prim(lua_State *L, int pad) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3);
   lua_Integer n = kint(L, 4);
   if (d.buf < 0 && s.buf < 0)            /* LocalTensor -> LocalTensor, on V */
@@ -251,7 +291,7 @@ static int copy_prim(lua_State *L, int pad) {
 /* k:duplicate(dst, value, n): Duplicate, a UB tensor filled with a scalar (V) */
 static int k_duplicate(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   sl_loc d = lsl_kloc(L, lm, 2);
   double v = (double)luaL_checknumber(L, 3);
   lua_Integer n = kint(L, 4);
@@ -310,15 +350,30 @@ static int checkid(lua_State *L, int i) {
 /* k:set_flag(event [, id]) */
 static int k_set_flag(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return lsl_kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
 }
 
-/* k:wait_flag(event [, id]) */
+/* the hard event at index i as checkevent finds it, without raising: -1 when
+** it is not one */
+static int peek_event(lua_State *L, int i) {
+  lua_Integer ev = -1;
+  if (lua_type(L, i) == LUA_TNUMBER) ev = lua_tointeger(L, i);
+  else if (lua_type(L, i) == LUA_TSTRING) {
+    lua_pushvalue(L, i);
+    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) ev = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+  }
+  return ev >= 0 && ev < SL_NEVENTS ? (int)ev : -1;
+}
+
+/* k:wait_flag(event [, id]): a wait of a pipe queues; a wait of S reads
+** whether the flag fired by its clock, so a block ahead catches up first (had
+** it run ahead, it would park where it would not, and resume an issue earlier) */
 static int k_wait_flag(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = kcheck(L, &blk, sl_event_dst(peek_event(L, 2)) > SL_PIPE_S);
   int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return lsl_kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
 }
@@ -383,7 +438,7 @@ static int k_set_value(lua_State *L) {
 ** code (sl_vec tells binary from one-source ops by the sign, sl.h) */
 static int vec_binary(lua_State *L, int op) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   sl_loc d = lsl_kloc(L, lm, 2), a = lsl_kloc(L, lm, 3), b = lsl_kloc(L, lm, 4);
   lua_Integer n = kint(L, 5);
   return lsl_kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, &b, 0, (int64_t)n), 0);
@@ -399,7 +454,7 @@ static int k_min(lua_State *L) { return vec_binary(L, SL_OP_MIN); }
 /* k:muls(dst, a, s, n) */
 static int k_muls(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   sl_loc d = lsl_kloc(L, lm, 2), a = lsl_kloc(L, lm, 3);
   double s = (double)luaL_checknumber(L, 4);
   lua_Integer n = kint(L, 5);
@@ -410,7 +465,7 @@ static int k_muls(lua_State *L) {
 ** SL_VEC_* code, zero or negative (the sign tells it from a binary op) */
 static int vec_unary(lua_State *L, int op) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   sl_loc d = lsl_kloc(L, lm, 2), a = lsl_kloc(L, lm, 3);
   lua_Integer n = kint(L, 4);
   return lsl_kdone(L, lm, blk, sl_vec(lm->m, blk, op, &d, &a, NULL, 0, (int64_t)n), 0);
@@ -453,7 +508,7 @@ int lsl_checkpe(lua_State *L, lmach *lm, int i) {
 ** (ub, src, elems, pe [, sync_id]) it is the UB form: one copy */
 static int mte_prim(lua_State *L, int get) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), u;
   if ((get ? d.buf : s.buf) < 0) {
     lua_Integer n = kint(L, 4);

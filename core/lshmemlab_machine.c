@@ -42,6 +42,7 @@ static const pfield pfields[] = {
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
   PF("scalar_amo", scalar_amo, 'b'),
   PF("timing_only", timing_only, 'b'), PF("settle_ns", settle_ns, 'd'),
+  PF("run_ahead", run_ahead, 'b'),
   PF("data_op_engine_type", data_op_engine_type, 'i'),
   { NULL, 0, 0 }
 };
@@ -255,6 +256,23 @@ static int m_events(lua_State *L) {
   return 1;
 }
 
+/* m:event_kinds(): the events m:events() counts, by kind: {wake, copy, vec,
+** signal, pipe, flow, dma, dmaq} (a block resumed; a copy, vector op or signal
+** landed; a pipe took its next instruction; a flow ended; a DMA descriptor
+** reached its engine's queue; that queue went on) */
+static int m_event_kinds(lua_State *L) {
+  static const char *const names[] = { "wake", "copy", "vec", "signal", "pipe", "flow",
+                                       "dma", "dmaq" };
+  lmach *lm = lsl_checkmach(L, 1);
+  int k;
+  lua_createtable(L, 0, 8);
+  for (k = 0; k < 8; k++) {
+    lua_pushinteger(L, (lua_Integer)sl_machine_events_of(lm->m, k));
+    lua_setfield(L, -2, names[k]);
+  }
+  return 1;
+}
+
 /* m:flow_stats(): {starts, continued, settles, rerated, fills, filled} of the
 ** flow solver since the machine was made: transfers started, those that went
 ** on in their pipe's last flow, instants settled, flows re-rated, fills, and
@@ -435,7 +453,7 @@ static int m_runaway_counts(lua_State *L) {
 const luaL_Reg lsl_machine_methods[] = {
   {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
   {"host", m_host}, {"free", m_free}, {"memcpy", m_memcpy}, {"params", m_params},
-  {"now", m_now}, {"events", m_events}, {"flow_stats", m_flow_stats},
+  {"now", m_now}, {"events", m_events}, {"event_kinds", m_event_kinds}, {"flow_stats", m_flow_stats},
   {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes}, {"path", m_path}, {"reach", m_reach},
   {"state", m_state}, {"close", m_close}, {"runaway_counts", m_runaway_counts},
   {NULL, NULL}

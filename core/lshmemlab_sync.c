@@ -367,7 +367,7 @@ static int k_ptr(lua_State *L) {
 /* shared body of prof_start / prof_end */
 static int prof_prim(lua_State *L, int end) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   lua_Integer f = kint(L, 2);
   luaL_argcheck(L, f >= 0, 2, "frame must be >= 0");
   if (!end && !lm->check) lsl_set_site(L, lm);   /* a frame left open names its prof_start */

@@ -517,6 +517,7 @@ int sl_prof(sl_machine *m, int blk, int frame, int end) {
   sl_block *b = &m->blocks[blk];
   if (frame < 0)
     return sli_err(m, SL_EARG, 1, "frame must be >= 0, got %d", frame);
+  sli_queue_only(m, blk);               /* it reads its own clock and pipes alone */
   if (end) {
     if (b->fdepth > 0 && b->fr[b->fdepth - 1].id == frame) {
       b->fdepth--;

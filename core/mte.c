@@ -568,6 +568,7 @@ int sl_data_copy(sl_machine *m, int blk, const sl_loc *dst, const sl_loc *src,
                 pipe == SL_PIPE_MTE2 && bytes >= SL_STAGE_BYTES ? -bytes : bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
+  sli_queue_only(m, blk);
   return st;
 }
 
@@ -653,6 +654,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   }
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
+  sli_queue_only(m, blk);
   return SL_OK;
 }
 
@@ -749,6 +751,7 @@ int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *u
   st = transfer(m, blk, pipe, pe, get ? ub : &rgm, get ? &rgm : ub, bytes, op, bytes);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
+  sli_queue_only(m, blk);
   return st;
 }
 
@@ -802,6 +805,7 @@ static int vec_queue(sl_machine *m, int blk, int op, const sl_loc *dst, const sl
   sli_enqueue(m, blk, SL_PIPE_V, id);
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
+  sli_queue_only(m, blk);
   return SL_OK;
 }
 

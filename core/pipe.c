@@ -82,7 +82,10 @@ static void tok_free(sl_machine *m, int32_t tok) {
   m->free_tok = tok;
 }
 
-/* append op to block blk's pipe; the pipe starts it if it is idle */
+static void kick_at(sl_machine *m, int blk, int pipe, sl_time t);
+
+/* append op to block blk's pipe; the pipe starts it if it is idle (when the
+** block runs ahead of other keys, at its clock through an EV_PIPE) */
 int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   sl_block *b = &m->blocks[blk];
   int q = QI(pipe), kind = m->ops[op].kind;
@@ -90,7 +93,10 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   if (kind == OP_XFER || kind == OP_VEC) b->nq[q]++;
   if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
   else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
-  if (!b->busy[q] && b->qhead[q] == op) sli_pipe_kick(m, blk, pipe, b->t);
+  if (!b->busy[q] && b->qhead[q] == op) {
+    if (b->ahead) kick_at(m, blk, pipe, b->t);   /* earlier keys are due: as a key */
+    else sli_pipe_kick(m, blk, pipe, b->t);
+  }
   return SL_OK;
 }
 
@@ -217,6 +223,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   switch (o->kind) {
     case OP_SET: {
       int32_t tok = o->tok;
+      if (o->issue > now) { kick_at(m, blk, pipe, o->issue); return 0; }   /* S not there yet */
       pop(m, b, q);
       tok_fire(m, tok, b->done[pipe], now);
       return 1;

@@ -39,9 +39,26 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   return code;
 }
 
-/* key order: time, then sequence */
+/* key order: time, then the tie break (sl_key_tie) */
 static int ev_less(const sl_key *a, const sl_key *b) {
   return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+/* the tie break of a new key of kind naming ev: the block it belongs to (the
+** block itself for a wake-up, its pipe's or queue's block, the block of the
+** event record; the flows' EV_FLOW belongs to none and comes first), then
+** that block's count of keys. Equal times so run in an order that depends on
+** the blocks alone, not on when each key was made: a block that runs ahead
+** of others (sl_must_yield) makes its keys earlier than they would be made,
+** in the same order */
+static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {
+  int32_t blk;
+  if (kind == EV_FLOW) return m->nkey++;
+  if (kind == EV_WAKE) blk = ev;
+  else if (kind == EV_PIPE) blk = ev / 4;
+  else if (kind == EV_DMAQ) blk = ev / SL_NENG;
+  else blk = m->evs[ev].blk;
+  return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
 }
 
 /* an event is two cache lines (the pool is 64-byte aligned) */
@@ -160,9 +177,7 @@ static int heap_push(sl_machine *m, const sl_key *k) {
 }
 
 /* a key at the end of an in-order queue that has room */
-static inline void fifo_put(sl_key *q, sl_machine *m, sl_time t, int kind, int32_t ev) {
-  q->t = t; q->seq = m->seq++; q->ev = ev; q->kind = kind;
-}
+static inline void fifo_put(sl_key *q, const sl_key *k) { *q = *k; }
 
 /* out of line: the inline push paths stay short (no registers to save) */
 #if defined(__GNUC__)
@@ -172,36 +187,43 @@ static inline void fifo_put(sl_key *q, sl_machine *m, sl_time t, int kind, int32
 #endif
 
 /* a key at time t for a full in-order queue, or the heap (heap: 1) */
-static SLOW_PATH int push_slow(sl_machine *m, sl_time t, int kind, int32_t ev, int which) {
-  sl_key k;
-  k.t = t; k.seq = m->seq++; k.ev = ev; k.kind = kind;
-  if (which == 0) return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, &k);
-  if (which == 1) return heap_push(m, &k);
-  return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, &k);
+static SLOW_PATH int push_slow(sl_machine *m, const sl_key *k, int which) {
+  if (which == 0) return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, k);
+  if (which == 1) return heap_push(m, k);
+  return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, k);
 }
 
 /* schedule a key of kind (not a wake-up) naming ev at time t: keys that come
-** in (time, seq) order queue up (most do: one pipe, one signal stream), the
+** in (time, tie) order queue up (most do: one pipe, one signal stream), the
 ** others go on the heap; wake-ups have their own queue (push_wake: blocks
-** yield in clock order). Order is (time, seq) whichever holds a key. Out of
+** yield in clock order). Order is (time, tie) whichever holds a key. Out of
 ** memory, the record a key names is given back */
-static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
-  if (m->fn == 0 || t >= m->fifo[m->fhead + m->fn - 1].t) {
-    if (m->fhead + m->fn == m->fcap) return push_slow(m, t, kind, ev, 0);
-    fifo_put(&m->fifo[m->fhead + m->fn++], m, t, kind, ev);
+static inline int push_made(sl_machine *m, const sl_key *k) {
+  if (m->fn == 0 || ev_less(&m->fifo[m->fhead + m->fn - 1], k)) {
+    if (m->fhead + m->fn == m->fcap) return push_slow(m, k, 0);
+    fifo_put(&m->fifo[m->fhead + m->fn++], k);
     return SL_OK;
   }
-  return push_slow(m, t, kind, ev, 1);
+  return push_slow(m, k, 1);
+}
+
+/* push_made for a new key of kind naming ev at t */
+static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
+  sl_key k;
+  k.t = t; k.seq = key_tie(m, kind, ev); k.ev = ev; k.kind = kind;
+  return push_made(m, &k);
 }
 
 /* schedule block blk's wake-up at time t (push_key for wake-ups) */
 static inline int push_wake(sl_machine *m, sl_time t, int32_t blk) {
-  if (m->wfn == 0 || t >= m->wfifo[m->wfhead + m->wfn - 1].t) {
-    if (m->wfhead + m->wfn == m->wfcap) return push_slow(m, t, EV_WAKE, blk, 2);
-    fifo_put(&m->wfifo[m->wfhead + m->wfn++], m, t, EV_WAKE, blk);
+  sl_key k;
+  k.t = t; k.seq = key_tie(m, EV_WAKE, blk); k.ev = blk; k.kind = EV_WAKE;
+  if (m->wfn == 0 || ev_less(&m->wfifo[m->wfhead + m->wfn - 1], &k)) {
+    if (m->wfhead + m->wfn == m->wfcap) return push_slow(m, &k, 2);
+    fifo_put(&m->wfifo[m->wfhead + m->wfn++], &k);
     return SL_OK;
   }
-  return push_key(m, t, EV_WAKE, blk);
+  return push_made(m, &k);
 }
 
 /* schedule event record id, of kind, at time t (given back when out of
@@ -221,9 +243,15 @@ int sli_schedule_flow(sl_machine *m, sl_time t) {
   return push_key(m, t, EV_FLOW, -1);
 }
 
-/* schedule an EV_PIPE: block blk's pipe takes its next instruction at t */
+/* schedule an EV_PIPE: block blk's pipe takes its next instruction at t; a
+** block that runs ahead makes it on the heap (at the end of the in-order
+** queue it would send the keys of the blocks behind it to the heap) */
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
-  return push_key(m, t, EV_PIPE, (int32_t)blk * 4 + pipe);
+  sl_key k;
+  if (!m->blocks[blk].ahead) return push_key(m, t, EV_PIPE, (int32_t)blk * 4 + pipe);
+  k.t = t; k.seq = key_tie(m, EV_PIPE, (int32_t)blk * 4 + pipe);
+  k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
+  return push_slow(m, &k, 1);
 }
 
 /* copy e into a new event at time t */
@@ -239,7 +267,7 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
 /* remove the earliest key of the heap: the hole at the top goes down along
 ** the earlier child to the bottom (one comparison a level), then the last
 ** key, which came from the bottom, rises from there (seldom far). Keys are
-** unique (seq), so any heap of them pops in the same order */
+** unique (their ties), so any heap of them pops in the same order */
 static sl_key heap_pop(sl_machine *m) {
   sl_key top = m->heap[0];
   sl_key last = m->heap[--m->nheap];
@@ -287,6 +315,7 @@ static const sl_key *peek(sl_machine *m) {
 /* remove key k, the earliest pending one (peek_raw's answer) */
 static sl_key take(sl_machine *m, const sl_key *k) {
   m->nevents++;
+  m->nkind[k->kind]++;
   if (m->fn > 0 && k == &m->fifo[m->fhead]) {
     m->fn--;
     return m->fifo[m->fhead++];
@@ -300,6 +329,11 @@ static sl_key take(sl_machine *m, const sl_key *k) {
 
 /* events handled since the machine was made */
 int64_t sl_machine_events(const sl_machine *m) { return m->nevents; }
+
+/* events of kind k handled since the machine was made */
+int64_t sl_machine_events_of(const sl_machine *m, int k) {
+  return k >= 0 && k < SL_NEVKINDS ? m->nkind[k] : 0;
+}
 
 /* time of the earliest pending event (INT64_MAX when none) */
 sl_time sli_top(const sl_machine *m) {
@@ -325,7 +359,7 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   if (b->t < t) b->t = t;
   if (m->self == blk + 1 && !m->self_pending) {   /* it waits inline: its key is held */
     sl_key *k = &m->self_key;
-    k->t = b->t; k->seq = m->seq++; k->ev = blk; k->kind = EV_WAKE;
+    k->t = b->t; k->seq = key_tie(m, EV_WAKE, blk); k->ev = blk; k->kind = EV_WAKE;
     m->self_pending = 1;
     return;
   }
@@ -407,6 +441,7 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
       k = m->self_key;
       m->self_pending = 0;
       m->nevents++;
+      m->nkind[EV_WAKE]++;
       if (k.t > m->now) m->now = k.t;
       woke = 1;
       break;
@@ -416,17 +451,28 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
   m->self = 0;
   if (!woke) return 0;
   b->state = B_RUN;
+  b->ahead = 0;                          /* nothing of another block came before */
   if (b->t < k.t) b->t = k.t;
   return 1;
 }
 
 /* 1 when the running block must yield: it is parked, or another block is due
 ** before its clock. Copies and signals due before it land here without a
-** yield: the order is the one a yield and a wake-up at its clock would give */
+** yield: the order is the one a yield and a wake-up at its clock would give.
+** After a primitive that only queued work to the block's own pipes (qonly:
+** nbi copies, flags between pipes, vector ops) it runs ahead of another
+** block's wake-up instead (ahead): what such a primitive does is stamped with
+** the block's own clock and made into keys of its own (sli_enqueue defers a
+** pipe's start to an EV_PIPE), and what it reads of its pipes only moves one
+** way (a full queue or a flag not yet fired parks it, and it resumes at its
+** clock or later). A primitive that reads or writes what other blocks see
+** first catches up (sl_block_ahead: the binding yields before it runs) */
 int sl_must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
   sl_time limit;
+  int qonly = b->qonly && m->p.run_ahead && m->p.check == 0;
+  b->qonly = 0;
   if (m->oom) return 1;                  /* out of memory: sl_step says so */
   limit = time_limit(m);                 /* no event moves it */
   if (b->state != B_RUN && (!wait_inline(m, blk, limit) || m->oom)) return 1;
@@ -434,9 +480,11 @@ int sl_must_yield(sl_machine *m, int blk) {
     sli_wake(m, blk, b->t);
     return 1;
   }
+  if (qonly && b->ahead) return 0;       /* the same wake-up is due before it */
   while ((top = peek(m)) != NULL && top->t <= b->t) {
     sl_key k;
     if (top->kind == EV_WAKE || top->t > limit) {
+      if (qonly && top->kind == EV_WAKE) { b->ahead = 1; return 0; }
       sli_wake(m, blk, b->t);
       return 1;
     }
@@ -445,8 +493,16 @@ int sl_must_yield(sl_machine *m, int blk) {
     apply_key(m, &k);
     if (m->oom) return 1;
   }
+  b->ahead = 0;
   return 0;
 }
+
+/* 1 when block blk ran ahead of a wake-up of another block (sl_must_yield):
+** a primitive other than one that only queues to its pipes yields first */
+int sl_block_ahead(const sl_machine *m, int blk) { return m->blocks[blk].ahead; }
+
+/* the primitive block blk just ran only queued work to its own pipes */
+void sli_queue_only(sl_machine *m, int blk) { m->blocks[blk].qonly = 1; }
 
 /* handle events until a block is to be resumed, or the launch ends; out of
 ** memory anywhere in the launch (a flow, an event, an instruction) ends it:
@@ -459,8 +515,7 @@ int sl_step(sl_machine *m, int *blk) {
     sl_key k = take(m, top);
     if (k.t > limit) {
       m->now = limit;
-      if (k.kind == EV_WAKE) push_wake(m, k.t, k.ev);   /* keep it for the report */
-      else push_key(m, k.t, k.kind, k.ev);
+      push_made(m, &k);                  /* keep it for the report */
       return SL_STEP_TIMEOUT;
     }
     if (k.t > m->now) m->now = k.t;
@@ -469,6 +524,7 @@ int sl_step(sl_machine *m, int *blk) {
       *blk = k.ev;
       m->cur = *blk;
       b->state = B_RUN;
+      b->ahead = 0;
       if (b->t < k.t) b->t = k.t;
       return SL_STEP_RESUME;
     }

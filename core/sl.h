@@ -62,6 +62,7 @@ enum {
 #define SL_NEVENT_IDS 8
 const char *sl_event_name(int ev);
 int sl_event_find(const char *name);     /* -1 when unknown */
+int sl_event_dst(int ev);                /* the pipe that waits for it, -1 when unknown */
 const char *sl_pipe_name(int pipe);
 int sl_pipe_find(const char *name);      /* -1 unknown, SL_NPIPES = "ALL" */
 
@@ -129,6 +130,9 @@ typedef struct sl_params {
   int scalar_amo;           /* 1: Ascend950's scalar and RDMA engine atomics (fetch,
                             ** inc, set, swap, compare-swap, bitwise; the wide adds) */
   int timing_only;          /* 1: buffers hold no bytes unless allocated backed */
+  int run_ahead;            /* 1: a block runs ahead through primitives that only queue
+                            ** to its own pipes (sim.c sl_must_yield); same times, fewer
+                            ** wake-ups; 0: it yields to every block due before it */
   int data_op_engine_type;  /* SL_DOP_* bits: the init's engines (aclshmemx_init_attr's
                             ** option_attr.data_op_engine_type) */
   double settle_ns;         /* the flow solver's window: flow starts and ends within
@@ -209,6 +213,9 @@ int sl_machine_err_arg(const sl_machine *m);
 void sl_machine_map_err_arg(sl_machine *m, const int *map, int n);
 sl_time sl_machine_now(const sl_machine *m);
 int64_t sl_machine_events(const sl_machine *m);   /* events handled so far */
+/* events handled so far of kind k (0 wake-up, 1 copy, 2 vector op, 3 signal,
+** 4 pipe, 5 flow end, 6 DMA issue, 7 DMA queue; 0 for any other k) */
+int64_t sl_machine_events_of(const sl_machine *m, int k);
 /* what the flow solver did since the machine was made: transfers started,
 ** those of them that went on in their pipe's last flow, instants settled,
 ** flows re-rated in them, fills (progressive fillings), and the flows those
@@ -291,6 +298,7 @@ int sl_set_mte_config(sl_machine *m, int blk, const sl_loc *ub, int64_t ub_bytes
 #define SL_SCRATCH_ID 7
 /* 1 when the block ran ahead of the earliest event: it must yield */
 int sl_must_yield(sl_machine *m, int blk);
+int sl_block_ahead(const sl_machine *m, int blk);   /* ran ahead: yield before a non-queue primitive */
 
 /* primitives; blk is the running block. flags: SL_ALLOC_BACKED as sl_alloc */
 int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc *out);

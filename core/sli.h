@@ -15,6 +15,7 @@
 ** pipe takes its next instruction; the earliest flow completes */
 /* EV_WAKE, EV_PIPE and EV_FLOW are keys alone (sim.c): no event record */
 enum { EV_WAKE, EV_COPY, EV_VEC, EV_SIGNAL, EV_PIPE, EV_FLOW, EV_DMA, EV_DMAQ };
+#define SL_NEVKINDS 8
 
 /* block states: B_FLAG waits for a flag from a pipe, B_DRAIN for pipes to
 ** drain (then does its act), B_QUEUE for a slot in a full pipe queue,
@@ -173,10 +174,12 @@ typedef struct sl_rset {
   int32_t n;
 } sl_rset;
 
-/* a pending event: its time, its sequence (the tie break), its kind and
+/* a pending event: its time, its tie break (sl_key_tie: the block it
+** belongs to, then its count of that block's keys), its kind and
 ** what it names: the block (EV_WAKE), block * 4 + pipe (EV_PIPE), nothing
 ** (EV_FLOW), block * SL_NENG + engine (EV_DMAQ), or the event record (the
 ** other kinds) */
+#define SL_TIE_BITS 40              /* a block's count of keys: the low bits of a tie */
 typedef struct sl_key {
   sl_time t;
   uint64_t seq;
@@ -249,6 +252,9 @@ typedef struct sl_block {
   /* line 4 on: the frames open, the innermost four in line 4 */
   struct { int32_t id, site; sl_time start; } fr[SL_FSTACK];  /* site: of prof_start */
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
+  uint64_t nkey;            /* keys scheduled for it: the last part of their order */
+  int32_t qonly;            /* the primitive just run only queued to its own pipes */
+  int32_t ahead;            /* it ran ahead of a wake-up due before its clock (sim.c) */
   int32_t mtail[SL_NQ];     /* the last shadow read waiting in each queue */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
   sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
@@ -403,8 +409,9 @@ struct sl_machine {
   int32_t fhead, fn, fcap;
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
   int32_t wfhead, wfn, wfcap;
-  uint64_t seq;
+  uint64_t nkey;            /* keys scheduled that belong to no block (EV_FLOW) */
   int64_t nevents;          /* events handled since the machine was made */
+  int64_t nkind[SL_NEVKINDS];   /* the same by kind (EV_*) */
   /* runaway guard (machine.c sl_prim_tick): new effects since the machine
   ** was made (sli_progress: a copy other than the block's last ones landed, a
   ** vector op landed, a signal or set_value changed a value, a block ended),
@@ -465,6 +472,7 @@ int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_wake(sl_machine *m, int blk, sl_time t);
+void sli_queue_only(sl_machine *m, int blk);
 sl_time sli_top(const sl_machine *m);
 void sli_clear_events(sl_machine *m);
 int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...);

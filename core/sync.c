@@ -25,6 +25,9 @@ static const int ev_dst[SL_NEVENTS] = {
 };
 static const char *const pipe_names[SL_NPIPES] = { "S", "V", "MTE2", "MTE3" };
 
+/* the pipe that waits for hard event ev (-1: no such event) */
+int sl_event_dst(int ev) { return ev >= 0 && ev < SL_NEVENTS ? ev_dst[ev] : -1; }
+
 /* name of a hard event */
 const char *sl_event_name(int ev) {
   return (ev >= 0 && ev < SL_NEVENTS) ? ev_names[ev] : "?";
@@ -138,6 +141,7 @@ int sl_set_flag(sl_machine *m, int blk, int ev, int id) {
   int st = check_event(m, ev, id);
   if (st == SL_OK) st = sli_flag_set(m, b, ev, id);
   b->t += m->ps.issue;
+  sli_queue_only(m, blk);
   return st;
 }
 
@@ -147,6 +151,7 @@ int sl_wait_flag(sl_machine *m, int blk, int ev, int id) {
   int st = check_event(m, ev, id);
   if (st == SL_OK) st = sli_flag_wait(m, b, ev, id);
   b->t += m->ps.issue;
+  sli_queue_only(m, blk);
   return st;
 }
 

@@ -69,7 +69,8 @@ end
 
 -- options of lab.machine that are not profile figures
 local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true,
-                       data = true, task_rows = true, data_op_engine_type = true }
+                       data = true, task_rows = true, data_op_engine_type = true,
+                       run_ahead = true }
 
 -- task rows a machine keeps per PE unless told (lab.machine{task_rows =}; 0 = all)
 lab.TASK_ROWS = 256
@@ -193,6 +194,17 @@ local function task_rows(n)
   return n
 end
 
+-- the run_ahead option: a block runs ahead through primitives that only queue
+-- to its own pipes (default true; false: it yields to every block due before
+-- it, as many more wake-ups for the same times)
+local function run_ahead(v)
+  if v == nil then return true end
+  if type(v) ~= "boolean" then
+    error("bad argument #1 to 'machine' (run_ahead must be a boolean, got " .. type(v) .. ")", 3)
+  end
+  return v
+end
+
 -- every key lab.machine takes with profile prof
 local function machine_keys(prof)
   local keys = {}
@@ -231,6 +243,7 @@ function lab.machine(opts)
   p.prof_pe = prof_pe_of(opts.prof_pe, pes)
   p.check = check_bits(opts.check)
   p.timing_only = timing_only(opts.data, p.check)
+  p.run_ahead = run_ahead(opts.run_ahead)
   p.data_op_engine_type = data_op_bits(opts.data_op_engine_type, p, pes)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
