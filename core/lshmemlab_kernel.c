@@ -537,7 +537,8 @@ static const int pipe_args[8] = { 0, 1, 2, 3, 3, 4, 5, 6 };
 static int pipe_cont(lua_State *L, int status, lua_KContext ctx);
 
 /* issue the chain x (a userdata at ctx) one primitive at a time, each as its
-** own call would be (lsl_kcheck, then lsl_kdone's yield when the block must
+** own call would be (lsl_kcheck_q: every step only queues to the block's own
+** pipes, so a block ahead goes on; then lsl_kdone's yield when the block must
 ** wait): the block yields and goes on between them where the chunked calls did */
 static int pipe_run(lua_State *L, lmach *lm, int blk, sl_pipe_xfer *x, int ctx) {
   for (;;) {
@@ -545,14 +546,14 @@ static int pipe_run(lua_State *L, lmach *lm, int blk, sl_pipe_xfer *x, int ctx) 
     if (st == SL_EARG) sl_machine_map_err_arg(lm->m, pipe_args, 8);
     if (st != SL_OK || x->step == PX_DONE) return lsl_kdone(L, lm, blk, st, 0);
     if (sl_must_yield(lm->m, blk)) return lua_yieldk(L, 0, ctx, pipe_cont);
-    lm = lsl_kcheck(L, &blk);
+    lm = lsl_kcheck_q(L, &blk);
   }
 }
 
 /* a chain goes on after a yield: the next primitive is a call of its own */
 static int pipe_cont(lua_State *L, int status, lua_KContext ctx) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   (void)status;
   return pipe_run(L, lm, blk, (sl_pipe_xfer *)lua_touserdata(L, (int)ctx), (int)ctx);
 }
@@ -563,7 +564,7 @@ static int pipe_cont(lua_State *L, int status, lua_KContext ctx) {
 ** chain op.get_pipelined / put_pipelined issue (sl_pipe_xfer) */
 static int pipelined(lua_State *L, int get) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   lview *uv = lsl_toview(L, 4);
   sl_pipe_xfer *x;
   lua_Integer n, bufs;

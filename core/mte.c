@@ -376,13 +376,6 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
     sli_elem_land(m, ev, t);
     return;
   }
-  if (ev->kind == EV_COPY && ev->pipe != SL_PIPE_DMA && ev->vop != 0) {
-    int blk = ev->blk, pipe = ev->vop - 1;   /* a pipe's kick rides on it (pipe.c) */
-    ev->vop = 0;
-    sli_apply(m, ev, t);
-    sli_pipe_due(m, blk, pipe, t);
-    return;
-  }
   if (ev->kind == EV_COPY && m->p.check == 0 && m->race == NULL) {
     land_copy(m, ev, t);                /* unchecked, it makes an event only at its */
     return;                             /* last step (sli_landed's kick) */

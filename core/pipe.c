@@ -33,7 +33,6 @@ static int pool_grow(void **items, int32_t *cap, size_t sz) {
 /* forget every op, token and mark (a launch begins or ends) */
 void sli_pools_reset(sl_machine *m) {
   sli_lazy_reset(m);
-  m->land_blk = -1;
   m->nops = m->ntoks = m->nmarks = 0;
   m->free_op = m->free_tok = m->free_mark = -1;
   m->nkq = m->kqh = m->kbusy = 0;
@@ -127,39 +126,11 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
-/* a transfer of block blk lands at t with event record ev, whose key was
-** the last one made: a kick of the block's pipes at t may ride on it */
-static void land_note(sl_machine *m, int blk, int32_t ev, sl_time t) {
-  m->land_blk = blk;
-  m->land_ev = ev;
-  m->land_t = t;
-  m->land_seq = m->seq - 1;
-}
-
-/* can a kick of block blk at t ride on the landing noted last? Its key is
-** the last one made (no key came after it), so an EV_PIPE made now would be
-** handled right after it, with nothing between: the landing kicks the pipe
-** when it has landed (sli_apply), one event instead of two, the same order
-** (a double-buffered chain's write starts when its read lands: 3 in 4 such
-** kicks ride) */
-static int land_rides(sl_machine *m, int blk, int pipe, sl_time t) {
-  sl_event *e;
-  if (m->land_blk != blk || m->land_t != t || t <= m->now || m->seq != m->land_seq + 1)
-    return 0;
-  e = &m->evs[m->land_ev];
-  if (e->kind != EV_COPY || e->blk != blk || e->pipe == SL_PIPE_DMA || e->vop != 0) return 0;
-  e->vop = 1 + pipe;                    /* the pipe it kicks once landed (mte.c) */
-  m->land_blk = -1;
-  return 1;
-}
-
-/* schedule an EV_PIPE for the block's pipe at t (once; a key alone, or on
-** the landing just scheduled at t) */
+/* schedule an EV_PIPE for the block's pipe at t (once) */
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
   sl_block *b = &m->blocks[blk];
   if (b->kick[QI(pipe)] == t) return;
   b->kick[QI(pipe)] = t;
-  if (land_rides(m, blk, pipe, t)) return;
   if (sli_schedule_pipe(m, t, blk, pipe) != SL_OK) m->oom = 1;
 }
 
@@ -304,7 +275,6 @@ void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
   if (SLI_TRACING(m))
     sli_trace(m, b->xstart[q], t, b->pe, b->b, 0, o->path, o->bytes, o->gm_pe, pipe);
   if (sli_schedule_as(m, land, o->ev, EV_COPY) != SL_OK) m->oom = 1;
-  else land_note(m, blk, o->ev, land);
   b->busy[q] = 0;
   pop(m, b, q);
   sli_pipe_kick(m, blk, pipe, t);

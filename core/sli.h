@@ -380,11 +380,6 @@ struct sl_machine {
   sl_time settle_t;         /* the flows changed at this time, not yet settled */
   sl_time settled_t;        /* the last settle's time: a window (settle_ns) from it */
   uint64_t flow_seq;
-  /* the landing a pipe scheduled last (pipe.c land_note): a kick of the same
-  ** block's pipe at its time with no key made since rides on it (-1: none) */
-  int32_t land_blk, land_ev;
-  sl_time land_t;
-  uint64_t land_seq;
   int32_t ended;            /* a flow that ended, still on its resources while its
                                pipe may start the same transfer again (-1: none) */
   sl_ins *ops;               /* 64-byte aligned in ops_mem (sli_pool_grow64) */

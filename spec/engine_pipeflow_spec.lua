@@ -7,9 +7,7 @@
 -- and two buffers, gets and puts, PE counts, blocks contending for one link and
 -- one HBM, settle windows 0 and 1000 ns. Every kernel time, the machine's clock,
 -- the events and the flow solver's counts must be the same (the largest
--- difference is printed), and the bytes too in data runs. A pipe start that waited
--- for a landing rides on that landing's event when no key was made between them
--- (core/pipe.c): fewer events, no time moved.
+-- difference is printed), and the bytes too in data runs.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local runner = require("shmemlab.runner")
@@ -125,25 +123,6 @@ describe("a pipelined transfer as one primitive", function()
       assert.equal(t0, t1)
       assert.equal(e0, e1)
     end
-  end)
-
-  it("starts a chunk's write on its read's landing event when nothing was scheduled between "
-     .. "them: fewer events, the same times", function()
-    -- 2 PEs x 2 blocks, 100000 int32 each through halves of 4096: 100 chunks. With an
-    -- event of its own for each pipe start this took 743 events; a start riding on
-    -- the landing just scheduled at its time saves 36 of them, and no time moves
-    local m = lab.machine{ pes = 2, data = false }
-    local s = m:malloc("int32", 400000)
-    local d = m:malloc("int32", 400000)
-    local e0 = m:events()
-    local r = m:launch(function(k)
-      local at = k.block * 100000
-      op.get_pipelined(k, d:sub(at, 100000), s:sub(at, 100000), k:ub("int32", 8192), 100000,
-                       (k.pe + 1) % 2)
-    end, 2)
-    assert.equal(707, m:events() - e0)
-    assert.equal("32.215199 36.215199", string.format("%.6f %.6f", r.kernel_us[1], m:now()))
-    m:close()
   end)
 
   it("refuses bad arguments with a clear error", function()
