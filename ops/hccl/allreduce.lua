@@ -20,34 +20,37 @@ local F = lab.frames
 -- 2 + q = "rank q staged my slice", 2 + n + q = "rank q finished reading"
 local SEEDED, REDUCED, STAGED = 0, 1, 2
 
-local function kernel(k, a)
-  local rank, n = k.pe, k.n_pes
-  local ub = k:ub(a.dtype, a.ub_elems)
-  local flag = hccl.flag_ub(k)
-  local tag, buf, slice = a.tag, a.comm.buffer, op.split(a.len, n, a.esize)
-  local function part(q)                           -- slice q of the chunk: first, size
-    return q * slice, math.max(0, math.min(slice, a.len - q * slice))
-  end
-  local mine, size = part(rank)
-  -- each loop's Records come before the next loop's Waits, so that a block
-  -- serving several ranks never waits for a flag it has still to write itself
-  for b = k.block, n - 1, k.block_num do           -- stage the input
-    local first, cnt = part(b)
+-- slice q of the chunk: its first element and size
+local function part(a, q, slice)
+  return q * slice, math.max(0, math.min(slice, a.len - q * slice))
+end
+
+-- stage the input: slice b into the HCCL buffer for rank b (Record), or the own
+-- slice seeded; each loop's Records come before the next loop's Waits, so that a
+-- block serving several ranks never waits for a flag it has still to write itself
+local function stage(k, a, flag, ub, slice)
+  for b = k.block, k.n_pes - 1, k.block_num do
+    local first, cnt = part(a, b, slice)
     k:prof_start(F.COPY_IN)
-    op.copy_gm(k, buf:sub(first, cnt), a.input:sub(a.base + first, cnt), cnt, ub)
+    op.copy_gm(k, a.comm.buffer:sub(first, cnt), a.input:sub(a.base + first, cnt), cnt, ub)
     k:pipe_barrier("ALL")
     k:prof_end(F.COPY_IN)
-    if b == rank then
-      hccl.record_1vn(k, a.comm, flag, SEEDED, tag)             -- my slice seeded
+    if b == k.pe then
+      hccl.record_1vn(k, a.comm, flag, SEEDED, a.tag)           -- my slice seeded
     else
-      hccl.record(k, a.comm, flag, b, STAGED + rank, tag)       -- Record(b, tag)
+      hccl.record(k, a.comm, flag, b, STAGED + k.pe, a.tag)     -- Record(b, tag)
     end
   end
-  for b = k.block, n - 1, k.block_num do           -- reduce rank b's part of my slice
-    if b ~= rank then
+end
+
+-- reduce rank b's part of my slice into my buffer, for each rank b the block serves
+local function reduce(k, a, flag, ub, mine, size)
+  local buf = a.comm.buffer
+  for b = k.block, k.n_pes - 1, k.block_num do
+    if b ~= k.pe then
       k:prof_start(F.SIGNAL_WAIT)
-      hccl.wait(k, a.comm, flag, STAGED + b, tag)               -- Wait(b, tag)
-      hccl.wait(k, a.comm, flag, SEEDED, tag)
+      hccl.wait(k, a.comm, flag, STAGED + b, a.tag)             -- Wait(b, tag)
+      hccl.wait(k, a.comm, flag, SEEDED, a.tag)
       k:prof_end(F.SIGNAL_WAIT)
       k:prof_start(F.REMOTE_PUT_GET)
       k:set_atomic(a.atomic, a.dtype)                           -- SetAtomicAdd<T>()
@@ -57,12 +60,16 @@ local function kernel(k, a)
       k:prof_end(F.REMOTE_PUT_GET)
     end
   end
-  k:prof_start(F.SIGNAL_WAIT)
-  k:sync_all()                                     -- every contribution has landed
-  k:prof_end(F.SIGNAL_WAIT)
-  for b = k.block, n - 1, k.block_num do           -- gather the reduced slices
+end
+
+-- gather the reduced slices: my own out of my buffer (Record1vN), rank b's out of
+-- its buffer once it announced it (WaitNv1), then Record(b) that it was read
+local function gather(k, a, flag, ub, slice)
+  local buf, rank, n = a.comm.buffer, k.pe, k.n_pes
+  for b = k.block, n - 1, k.block_num do
     if b == rank then
-      hccl.record_1vn(k, a.comm, flag, REDUCED, tag)            -- Record1vN(tag)
+      local mine, size = part(a, rank, slice)
+      hccl.record_1vn(k, a.comm, flag, REDUCED, a.tag)          -- Record1vN(tag)
       k:prof_start(F.FINALIZE)
       op.copy_gm(k, a.output:sub(a.base + mine, size), buf:sub(mine, size), size, ub)
       k:pipe_barrier("ALL")
@@ -71,19 +78,32 @@ local function kernel(k, a)
   end
   for b = k.block, n - 1, k.block_num do
     if b ~= rank then
-      local first, cnt = part(b)
+      local first, cnt = part(a, b, slice)
       k:prof_start(F.SIGNAL_WAIT)
-      hccl.wait_nv1(k, a.comm, flag, b, REDUCED, tag)           -- WaitNv1(tag)
+      hccl.wait_nv1(k, a.comm, flag, b, REDUCED, a.tag)         -- WaitNv1(tag)
       k:prof_end(F.SIGNAL_WAIT)
       k:pipe_barrier("ALL")
       k:prof_start(F.REMOTE_PUT_GET)
       op.copy_gm(k, a.output:sub(a.base + first, cnt), k:ptr(buf, b):sub(first, cnt), cnt, ub)
       k:pipe_barrier("ALL")
       k:prof_end(F.REMOTE_PUT_GET)
-      hccl.record(k, a.comm, flag, b, STAGED + n + rank, tag)   -- Record(b, tag)
+      hccl.record(k, a.comm, flag, b, STAGED + n + rank, a.tag) -- Record(b, tag)
     end
   end
-  hccl.post_sync(k, a.comm, flag, STAGED + n, tag)           -- Wait(b, tag) per peer
+end
+
+local function kernel(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local flag = hccl.flag_ub(k)
+  local slice = op.split(a.len, k.n_pes, a.esize)
+  local mine, size = part(a, k.pe, slice)
+  stage(k, a, flag, ub, slice)
+  reduce(k, a, flag, ub, mine, size)
+  k:prof_start(F.SIGNAL_WAIT)
+  k:sync_all()                                     -- every contribution has landed
+  k:prof_end(F.SIGNAL_WAIT)
+  gather(k, a, flag, ub, slice)
+  hccl.post_sync(k, a.comm, flag, STAGED + k.n_pes, a.tag)     -- Wait(b, tag) per peer
 end
 
 return levels.wrap(op.define {
