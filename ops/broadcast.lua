@@ -318,9 +318,13 @@ local function kernel_scatter(k, a)
     return
   end
   local nf = on_root and a.rfetch or a.own + a.gather
-  if on_root and k.block < nf then return sroot_fetch(k, a, ub, k.block, nf) end
-  if k.block < a.own then return sown(k, a, ub, k.block, a.own) end
-  if k.block < nf then return sgather(k, a, ub, k.block - a.own, a.gather) end
+  if on_root then
+    if k.block < nf then return sroot_fetch(k, a, ub, k.block, nf) end
+  elseif k.block < a.own then
+    return sown(k, a, ub, k.block, a.own)
+  elseif k.block < nf then
+    return sgather(k, a, ub, k.block - a.own, a.gather)
+  end
   local others = {}
   for d = 1, a.dom - 1 do
     local q = first_pe + (j + d) % a.dom
