@@ -127,6 +127,235 @@ local function setup_server(m, c, s)
   return s
 end
 
+-- scatter relay (A2, several servers): chunk x of the data in one piece a local index j
+-- (the root's too), each piece in one sub-piece a server off the root's (rank s: the
+-- servers after the root's in turn). The root's server gets each piece from the root over
+-- its links (the root holds its own). PE j of another server first gets its own
+-- sub-piece of each piece j by the RoCE engine from PE j of the root's server (the
+-- scatter), then the other sub-pieces from PE j of the servers that own them (the
+-- allgather), so each server's NICs carry N / dom and every PE takes in N once; every PE
+-- gets the other local indices' pieces from them over its links, a sub-piece at a time
+-- as they are announced. The scatter of chunk x + 1 runs under the gather of chunk x.
+
+-- scatter relay: wait until signal sig reaches the epoch (times per, a count of adds)
+local function sawait(k, a, sig, per)
+  k:prof_start(F.SIGNAL_WAIT)
+  k:signal_wait_until(sig, lab.CMP_GE, a.epoch * (per or 1))
+  k:prof_end(F.SIGNAL_WAIT)
+end
+
+-- scatter relay: server S's rank after the root's (0 .. g - 2 off the root's server)
+local function srank(a, S) return (S - a.root // a.dom - 1) % (a.sub + 1) end
+
+-- scatter relay: sub-piece s (nil: the whole piece) of piece j of chunk x: first, n
+local function scpiece(a, x, j, s)
+  local cper = op.split(a.count, a.chunks, a.esize)
+  local c0 = math.min(a.count, x * cper)
+  local clen = math.min(cper, a.count - c0)
+  local pper = op.split(clen, a.dom, a.esize)
+  local first = c0 + math.min(clen, j * pper)
+  local n = math.min(pper, c0 + clen - first)
+  if not s then return first, n end
+  local per = op.split(n, a.sub, a.esize)
+  local lo = math.min(n, s * per)
+  return first + lo, math.min(per, n - lo)
+end
+
+-- scatter relay: announce got[x, j, w] (w 0: my own sub-piece, 1: the rest) to the
+-- other PEs of my server
+local function sannounce(k, a, x, w)
+  local j, first_pe = k.pe % a.dom, k.pe - k.pe % a.dom
+  for d = 1, a.dom - 1 do
+    k:signal_op(a.got:sub((x * a.dom + j) * 2 + w, 1), a.epoch, lab.SIGNAL_SET,
+                first_pe + (j + d) % a.dom)
+  end
+end
+
+-- scatter relay: the root's server splits the root's own piece of chunk x among its
+-- other PEs (the root's links carry each byte once): share h of it, first, n
+local function rshare(a, x, h)
+  local first, n = scpiece(a, x, a.root % a.dom)
+  local per = op.split(n, a.dom - 1, a.esize)
+  local lo = math.min(n, h * per)
+  return first + lo, math.min(per, n - lo)
+end
+
+-- scatter relay: share f of nf of {first, n}: first, n
+local function sshare(a, first, n, f, nf)
+  local per = op.split(n, nf, a.esize)
+  local lo = math.min(n, f * per)
+  return first + lo, math.min(per, n - lo)
+end
+
+-- scatter relay, a holder of the root's server (not the root), fetch block f of nf:
+-- share f of my piece and of my share of the root's piece of every chunk from the root
+-- over my link, each counted (SIGNAL_ADD) on my server and on PE j of every other server
+local function sroot_fetch(k, a, ub, f, nf)
+  local j, g = k.pe % a.dom, k.n_pes // a.dom
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:signal_wait_until(a.ready, lab.CMP_GE, a.epoch)
+  for x = 0, a.chunks - 1 do
+    local cf, cn = scpiece(a, x, j)
+    local first, n = sshare(a, cf, cn, f, nf)
+    local pf, pn = rshare(a, x, hrank(j, a.root % a.dom))
+    local rfirst, rn = sshare(a, pf, pn, f, nf)
+    op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, a.root)
+    op.get_pipelined(k, a.output:sub(rfirst, rn), a.input:sub(rfirst, rn), ub, rn, a.root)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    for d = 1, a.dom - 1 do
+      k:signal_op(a.got:sub((x * a.dom + j) * 2 + 1, 1), 1, lab.SIGNAL_ADD,
+                  k.pe - j + (j + d) % a.dom)
+    end
+    for S = 0, g - 1 do
+      if S ~= k.pe // a.dom then
+        k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + j)
+      end
+    end
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- scatter relay, PE j of a server off the root's, its scatter block: my own sub-piece of
+-- each piece j from PE j of the root's server (the root's input when j is the root's
+-- local index), announced to PE j of the other such servers and to my server
+local function sown(k, a, ub, o, no)
+  local j, g, R = k.pe % a.dom, k.n_pes // a.dom, a.root // a.dom
+  local sr, from = srank(a, k.pe // a.dom), R * a.dom + j
+  local buf = from == a.root and a.input or a.output
+  for x = o, a.chunks - 1, no do
+    sawait(k, a, from == a.root and a.ready or a.src:sub(x, 1), from ~= a.root and a.rfetch)
+    k:prof_start(F.REMOTE_PUT_GET)
+    local first, n = scpiece(a, x, j, sr)
+    if n > 0 then
+      k:roce_get_nbi(a.output:sub(first, n), buf:sub(first, n), ub, n, from, 0)
+      k:roce_quiet(from, ub, 0)
+    end
+    for s = 1, g - 2 do
+      local S = (R + 1 + (sr + s) % (g - 1)) % g
+      k:signal_op(a.have:sub(x * a.sub + sr, 1), a.epoch, lab.SIGNAL_SET, S * a.dom + j)
+    end
+    sannounce(k, a, x, 0)
+    k:prof_end(F.REMOTE_PUT_GET)
+  end
+end
+
+-- scatter relay, PE j of a server off the root's, gather block f of nf: the other
+-- sub-pieces of piece j of chunks f, f + nf, ... from PE j of the servers that own them,
+-- as they announce them, then announced to my server
+local function sgather(k, a, ub, f, nf)
+  local j, g, R = k.pe % a.dom, k.n_pes // a.dom, a.root // a.dom
+  local sr = srank(a, k.pe // a.dom)
+  for x = f, a.chunks - 1, nf do
+    for i = 1, g - 2 do
+      local s = (sr + i) % (g - 1)
+      local q = (R + 1 + s) % g * a.dom + j
+      sawait(k, a, a.have:sub(x * a.sub + s, 1))
+      local first, n = scpiece(a, x, j, s)
+      k:prof_start(F.REMOTE_PUT_GET)
+      if n > 0 then k:roce_get_nbi(a.output:sub(first, n), a.output:sub(first, n), ub, n, q, 0) end
+      k:prof_end(F.REMOTE_PUT_GET)
+    end
+    k:prof_start(F.REMOTE_PUT_GET)
+    if g > 2 then k:roce_quiet(k.pe, ub, 0) end
+    sannounce(k, a, x, 1)
+    k:prof_end(F.REMOTE_PUT_GET)
+  end
+end
+
+-- scatter relay, reader: share t of tn of range {first, n} from PE q's output
+local function sread(k, a, ub, q, first, n, t, tn)
+  local per = op.split(n, tn, a.esize)
+  local lo = math.min(n, t * per)
+  local len = math.min(per, n - lo)
+  if len > 0 then
+    k:prof_start(F.REMOTE_PUT_GET)
+    op.get_pipelined(k, a.output:sub(first + lo, len), a.output:sub(first + lo, len), ub, len, q)
+    k:prof_end(F.REMOTE_PUT_GET)
+  end
+end
+
+-- scatter relay, reader block: share t of tn of PE q's piece of every chunk (q of my
+-- server, not the root), a sub-piece as q announces it: its own one first, then the
+-- rest; on the root's server, q's piece and q's share of the root's piece at once
+local function sreader(k, a, ub, q, t, tn)
+  local j, on_root = q % a.dom, k.pe // a.dom == a.root // a.dom
+  local sr = srank(a, k.pe // a.dom)
+  for x = 0, a.chunks - 1 do
+    local pfirst, pn = scpiece(a, x, j)
+    if on_root then
+      local rfirst, rn = rshare(a, x, hrank(j, a.root % a.dom))
+      sawait(k, a, a.got:sub((x * a.dom + j) * 2 + 1, 1), a.rfetch)
+      sread(k, a, ub, q, pfirst, pn, t, tn)
+      sread(k, a, ub, q, rfirst, rn, t, tn)
+    else
+      local first, n = scpiece(a, x, j, sr)
+      sawait(k, a, a.got:sub((x * a.dom + j) * 2, 1))
+      sread(k, a, ub, q, first, n, t, tn)
+      sawait(k, a, a.got:sub((x * a.dom + j) * 2 + 1, 1))
+      sread(k, a, ub, q, pfirst, first - pfirst, t, tn)
+      sread(k, a, ub, q, first + n, pfirst + pn - first - n, t, tn)
+    end
+  end
+end
+
+-- scatter relay: the root announces its input (to its server and to its local index in
+-- the others) and copies it out; a holder's first blocks fetch, the others read the other
+-- PEs of its server
+local function kernel_scatter(k, a)
+  local ub = k:ub(a.dtype, a.ub_elems)
+  local j, first_pe, S = k.pe % a.dom, k.pe - k.pe % a.dom, k.pe // a.dom
+  local on_root = S == a.root // a.dom
+  if k.pe == a.root then
+    for p = k.block, k.n_pes - 1, k.block_num do
+      if p ~= k.pe and (p // a.dom == S or p % a.dom == j) then
+        k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, p)
+      end
+    end
+    local first, n = op.share(k, a.count, a.esize)
+    k:prof_start(F.COPY_IN)
+    if n > 0 then op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, k.pe) end
+    k:prof_end(F.COPY_IN)
+    return
+  end
+  local nf = on_root and a.rfetch or a.own + a.gather
+  if on_root then
+    if k.block < nf then return sroot_fetch(k, a, ub, k.block, nf) end
+  elseif k.block < a.own then
+    return sown(k, a, ub, k.block, a.own)
+  elseif k.block < nf then
+    return sgather(k, a, ub, k.block - a.own, a.gather)
+  end
+  local others = {}
+  for d = 1, a.dom - 1 do
+    local q = first_pe + (j + d) % a.dom
+    if q ~= a.root then others[#others + 1] = q end
+  end
+  local r = k.block - nf
+  local tn = (k.block_num - nf - (r % #others) + #others - 1) // #others
+  sreader(k, a, ub, others[r % #others + 1], r // #others, tn)
+end
+
+-- scatter relay: the input and output symmetric, the flags
+local function setup_scatter(m, c, s)
+  local dom, g = relay.domains(c)
+  s.server, s.scatter, s.dom, s.sub, s.rounds = true, true, dom, g - 1, 1
+  local sf = relay.SCATTER_FETCH
+  s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
+  s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
+                                  c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
+  s.chunk = op.split(c.count, s.chunks, s.esize)
+  op.fit_ub(c, s)
+  s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
+  s.output = m:malloc(c.dtype, c.count, "output")
+  s.ready = m:malloc("int32", 8, "ready", "backed")                 -- the root's input
+  s.got = m:malloc("int32", s.chunks * dom * 2, "got", "backed")     -- [x, j, w]: j's own / rest
+  s.have = m:malloc("int32", s.chunks * s.sub, "have", "backed")     -- [x, s]: sub-piece s landed
+  s.src = m:malloc("int32", s.chunks, "src", "backed")               -- [x]: the root's server has x
+  s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
+  s.epoch = 0
+  return s
+end
+
 -- card relay (A3): the holders are the dies off the root's card; piece h of chunk x
 -- (cpiece) belongs to holder h. The source of a holder's pieces is the die of its
 -- parity on the root's card: the root itself (its input), or the root's card-mate,
@@ -360,6 +589,13 @@ return op.define {
                  .. "SIO", c.root),
                chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
     end
+    if s.scatter then
+      return { algorithm = string.format("scatter relay: root %d's chunks in one piece a local "
+                 .. "index, each piece over the root's links into its server and in one sub-piece a "
+                 .. "server by RoCE engine gets (the scatter), then the other sub-pieces from their "
+                 .. "servers (the allgather), spread over the links in each", c.root),
+               chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    end
     if s.server then
       return { algorithm = string.format("server relay: root %d's chunks in one piece a holder, "
                  .. "each piece over the root's links into its server, by a chain of RoCE engine gets into "
@@ -384,6 +620,11 @@ return op.define {
       return setup_card(m, c, s)
     end
     if relay.take(mode, fits, relay.server_worth("broadcast", c.count * s.esize)) then
+      local dom, g = relay.domains(c)
+      local sf = relay.SCATTER_FETCH
+      if relay.scatter_worth(g, c.count * s.esize) and c.block_dim >= sf[2] + sf[3] + dom - 1 then
+        return setup_scatter(m, c, s)
+      end
       return setup_server(m, c, s)
     end
     op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))
@@ -400,7 +641,8 @@ return op.define {
   run = function(m, c, s)
     if s.server or s.card then
       s.epoch = s.epoch + 1
-      return op.launch(m, c, s, "broadcast", s.card and kernel_card or kernel_server)
+      return op.launch(m, c, s, "broadcast", s.card and kernel_card
+                       or s.scatter and kernel_scatter or kernel_server)
     end
     local results = op.launch(m, c, s, "broadcast", kernel)
     s.magic = s.magic + s.seqs          -- above every magic + chunk_seq of this launch

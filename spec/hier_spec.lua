@@ -88,14 +88,14 @@ describe("server relays on several A2 servers", function()
           "broadcast root 13")
   end)
 
-  -- the closest honest design for broadcast (a chain of NICs, pieces spread in each
-  -- server), short of 70%: doc/hier.md says why
-  it("broadcast: from 1.6% to 58% of its bound on 16 PEs at 16 MiB", function()
+  -- broadcast's scatter relay (the root's server scatters a sub-piece to each other
+  -- server, which gather the rest from each other), short of 70%: doc/hier.md says why
+  it("broadcast: from 1.6% to 60% of its bound on 16 PEs at 16 MiB", function()
     local r = timed("broadcast", { pes = 16, count = MiB16 })
-    assert.matches("^server relay", r.shmem.describe.algorithm)
+    assert.matches("^scatter relay", r.shmem.describe.algorithm)
     local us, pct = eff(r)
-    assert.are.equal("146.693", us)
-    assert.is_true(pct > 55, tostring(pct))
+    assert.are.equal("141.770", us)
+    assert.is_true(pct > 60, tostring(pct))
     assert.matches("^root 0 stages", timed("broadcast", { pes = 16, count = 2048 })
                                         .shmem.describe.algorithm)     -- 8 KiB on two servers
   end)

@@ -251,6 +251,25 @@ relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 4 * 1024,
 relay.FETCH_BLOCKS = 2
 relay.BCAST_CHUNKS = 8
 relay.BCAST_CHUNK_BYTES = 128 * 1024
+-- broadcast's scatter relay (ops/broadcast.lua) runs instead of the chain on g servers
+-- from SCATTER_MIN_BYTES[g] bytes of data (from 4 servers always). Measured in the lab,
+-- --algo hier, kernel us scatter / chain: 16 PEs 4 MiB 58.842 / 55.671, 8 MiB 84.412 /
+-- 86.306; 32 PEs 2 MiB 52.665 / 50.381, 4 MiB 67.151 / 81.830; 64 PEs 16 KiB 14.272 /
+-- 28.669, 1 MiB 46.438 / 54.378. Its chunks (SCATTER_CHUNKS at most, each at least
+-- SCATTER_CHUNK_BYTES: 16 or 32 a PE cost more than they overlap, 32 PEs 16 MiB 168.403 /
+-- 213.858 us against 154.337) and the blocks of a holder that fetch: on the root's
+-- server, {1}; elsewhere one scatters, one gathers ({1, 1}: more blocks run more chunks
+-- at once and delay the first: 32 PEs 16 MiB {2, 2} 192.063)
+relay.SCATTER_MIN_BYTES = { [2] = 8 * 1024 * 1024, [3] = 4 * 1024 * 1024 }
+relay.SCATTER_CHUNKS = 8
+relay.SCATTER_CHUNK_BYTES = 128 * 1024
+relay.SCATTER_FETCH = { 1, 1, 1 }
+
+-- relay.scatter_worth(g, bytes) -> true when broadcast's scatter relay beats the chain on
+-- g servers for bytes of data
+function relay.scatter_worth(g, bytes)
+  return bytes >= (relay.SCATTER_MIN_BYTES[g] or 0)
+end
 -- the pieces a slice of a reducing server relay is summed and announced in (at most
 -- SERVER_PIECES, each at least SERVER_PIECE_BYTES): the NIC starts on a slice's first
 -- piece while its server still adds up the others; a smaller piece would cost its
