@@ -582,29 +582,19 @@ return op.define {
   },
 
   describe = function(c, s)
-    if s.card then
-      return { algorithm = string.format("card relay: root %d's chunks in one piece a die off its "
-                 .. "card, each from the root's card over the holder's port (the root's card-mate "
-                 .. "first gets its parity's over SIO), spread over the ports by parity and over "
-                 .. "SIO", c.root),
-               chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
-    end
-    if s.scatter then
-      return { algorithm = string.format("scatter relay: root %d's chunks in one piece a local "
-                 .. "index, each piece over the root's links into its server and in one sub-piece a "
-                 .. "server by RoCE engine gets (the scatter), then the other sub-pieces from their "
-                 .. "servers (the allgather), spread over the links in each", c.root),
-               chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
-    end
-    if s.server then
-      return { algorithm = string.format("server relay: root %d's chunks in one piece a holder, "
-                 .. "each piece over the root's links into its server, by a chain of RoCE engine gets into "
-                 .. "the others, spread over the links in each", c.root),
-               chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
-    end
-    return { algorithm = string.format("root %d stages chunks + signals magic + chunk_seq, "
-               .. "the others wait (CMP_GE) and get", c.root),
-             chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    local what = s.card and "card relay: root %d's chunks in one piece a die off its card, each "
+        .. "from the root's card over the holder's port (the root's card-mate first gets its "
+        .. "parity's over SIO), spread over the ports by parity and over SIO"
+      or s.scatter and "scatter relay: root %d's chunks in one piece a local index, each piece "
+        .. "over the root's links into its server and in one sub-piece a server by RoCE engine "
+        .. "gets (the scatter), then the other sub-pieces from their servers (the allgather), "
+        .. "spread over the links in each"
+      or s.server and "server relay: root %d's chunks in one piece a holder, each piece over the "
+        .. "root's links into its server, by a chain of RoCE engine gets into the others, spread "
+        .. "over the links in each"
+      or "root %d stages chunks + signals magic + chunk_seq, the others wait (CMP_GE) and get"
+    return { algorithm = string.format(what, c.root), chunk_elems = s.chunk,
+             ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
   payload = op.elems_payload,
