@@ -61,6 +61,14 @@ local function bfetch(k, a, ub, f, nf)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
+-- the blocks after the nf fetch blocks read the other PEs' pieces, dealt out in turn:
+-- reader(k, a, ub, pe, rank among that PE's readers, readers of that PE)
+local function deal_readers(k, a, ub, nf, others, reader)
+  local r = k.block - nf
+  local tn = (k.block_num - nf - (r % #others) + #others - 1) // #others
+  return reader(k, a, ub, others[r % #others + 1], r // #others, tn)
+end
+
 -- server relay, reader block: share t of tn of holder q's piece of every chunk, as q
 -- announces it
 local function bread(k, a, ub, q, t, tn)
@@ -104,9 +112,7 @@ local function kernel_server(k, a)
   for d = 0, a.dom - 1 do
     if d ~= ir and first_pe + d ~= k.pe then others[#others + 1] = first_pe + d end
   end
-  local r = k.block - nf
-  local tn = (k.block_num - nf - (r % #others) + #others - 1) // #others
-  bread(k, a, ub, others[r % #others + 1], r // #others, tn)
+  deal_readers(k, a, ub, nf, others, bread)
 end
 
 -- server relay: the input and output symmetric, the flags
@@ -330,9 +336,7 @@ local function kernel_scatter(k, a)
     local q = first_pe + (j + d) % a.dom
     if q ~= a.root then others[#others + 1] = q end
   end
-  local r = k.block - nf
-  local tn = (k.block_num - nf - (r % #others) + #others - 1) // #others
-  sreader(k, a, ub, others[r % #others + 1], r // #others, tn)
+  deal_readers(k, a, ub, nf, others, sreader)
 end
 
 -- scatter relay: the input and output symmetric, the flags
