@@ -61,6 +61,14 @@ local function bfetch(k, a, ub, f, nf)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
+-- the root copies its input into its own output, a share a block
+local function root_copy(k, a, ub)
+  local first, n = op.share(k, a.count, a.esize)
+  k:prof_start(F.COPY_IN)
+  if n > 0 then op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, k.pe) end
+  k:prof_end(F.COPY_IN)
+end
+
 -- the blocks after the nf fetch blocks read the other PEs' pieces, dealt out in turn:
 -- reader(k, a, ub, pe, rank among that PE's readers, readers of that PE)
 local function deal_readers(k, a, ub, nf, others, reader)
@@ -99,11 +107,7 @@ local function kernel_server(k, a)
     for d = k.block, a.dom - 1, k.block_num do
       if d ~= ir then k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, first_pe + d) end
     end
-    local first, n = op.share(k, a.count, a.esize)
-    k:prof_start(F.COPY_IN)
-    if n > 0 then op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, k.pe) end
-    k:prof_end(F.COPY_IN)
-    return
+    return root_copy(k, a, ub)
   end
   local holder = k.pe % a.dom ~= ir
   local nf = holder and a.fetch or 0
@@ -317,11 +321,7 @@ local function kernel_scatter(k, a)
         k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, p)
       end
     end
-    local first, n = op.share(k, a.count, a.esize)
-    k:prof_start(F.COPY_IN)
-    if n > 0 then op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, k.pe) end
-    k:prof_end(F.COPY_IN)
-    return
+    return root_copy(k, a, ub)
   end
   local nf = on_root and a.rfetch or a.own + a.gather
   if on_root then
@@ -497,11 +497,7 @@ local function kernel_card(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local half = k.block_num // 2
   if k.pe == a.root then
-    local first, n = op.share(k, a.count, a.esize)
-    k:prof_start(F.COPY_IN)
-    if n > 0 then op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, k.pe) end
-    k:prof_end(F.COPY_IN)
-    return
+    return root_copy(k, a, ub)
   end
   if k.pe // 2 == a.R then
     card_mate(k, a, ub, half)
