@@ -69,6 +69,18 @@ local function root_copy(k, a, ub)
   k:prof_end(F.COPY_IN)
 end
 
+-- a reader's share t of tn of range {first, n} from PE q's output
+local function sread(k, a, ub, q, first, n, t, tn)
+  local per = op.split(n, tn, a.esize)
+  local lo = math.min(n, t * per)
+  local len = math.min(per, n - lo)
+  if len > 0 then
+    k:prof_start(F.REMOTE_PUT_GET)
+    op.get_pipelined(k, a.output:sub(first + lo, len), a.output:sub(first + lo, len), ub, len, q)
+    k:prof_end(F.REMOTE_PUT_GET)
+  end
+end
+
 -- the blocks after the nf fetch blocks read the other PEs' pieces, dealt out in turn:
 -- reader(k, a, ub, pe, rank among that PE's readers, readers of that PE)
 local function deal_readers(k, a, ub, nf, others, reader)
@@ -83,17 +95,10 @@ local function bread(k, a, ub, q, t, tn)
   local h = hrank(q % a.dom, a.root % a.dom)
   for x = 0, a.chunks - 1 do
     local first, n = bpiece(a, x, h)
-    local per = op.split(n, tn, a.esize)
-    local lo = math.min(n, t * per)
-    local len = math.min(per, n - lo)
     k:prof_start(F.SIGNAL_WAIT)
     k:signal_wait_until(a.got:sub(x * a.dom + q % a.dom, 1), lab.CMP_GE, a.epoch)
     k:prof_end(F.SIGNAL_WAIT)
-    if len > 0 then
-      k:prof_start(F.REMOTE_PUT_GET)
-      op.get_pipelined(k, a.output:sub(first + lo, len), a.output:sub(first + lo, len), ub, len, q)
-      k:prof_end(F.REMOTE_PUT_GET)
-    end
+    sread(k, a, ub, q, first, n, t, tn)
   end
 end
 
@@ -268,18 +273,6 @@ local function sgather(k, a, ub, f, nf)
     k:prof_start(F.REMOTE_PUT_GET)
     if g > 2 then k:roce_quiet(k.pe, ub, 0) end
     sannounce(k, a, x, 1)
-    k:prof_end(F.REMOTE_PUT_GET)
-  end
-end
-
--- scatter relay, reader: share t of tn of range {first, n} from PE q's output
-local function sread(k, a, ub, q, first, n, t, tn)
-  local per = op.split(n, tn, a.esize)
-  local lo = math.min(n, t * per)
-  local len = math.min(per, n - lo)
-  if len > 0 then
-    k:prof_start(F.REMOTE_PUT_GET)
-    op.get_pipelined(k, a.output:sub(first + lo, len), a.output:sub(first + lo, len), ub, len, q)
     k:prof_end(F.REMOTE_PUT_GET)
   end
 end
