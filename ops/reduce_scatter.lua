@@ -28,10 +28,11 @@
 --   keeps in its symmetric server buffer the sums of the slices of the outside PEs of
 --   local index i: one block copies its own partials there as bases (and its partial
 --   of its own slice into its output), the others pull the other server PEs' partials
---   onto them with atomic gets over the in-server links, piece by piece, each piece
---   announced to its owner; two blocks of the owner pull the finished server sums over
---   the NIC with atomic gets onto its output, then its server's partials of its own
---   slice are added there too.
+--   onto them with atomic gets over the in-server links (or, when the inputs do not fit
+--   the symmetric budget, the other server PEs push them with atomic puts), piece by
+--   piece, each piece announced to its owner; the owner's NIC blocks fetch the finished
+--   server sums by RoCE engine gets into a stage and add them onto its output with an
+--   MTE atomic copy, then its server's partials of its own slice are added there too.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local relay = require("shmemlab.relay")
@@ -307,9 +308,10 @@ return op.define {
         s.by_owner and " (whole slices by owner)" or "")
     elseif s.server then
       alg = string.format("%s: server relay: my partials of my local index's outside slices as "
-        .. "bases in a server buffer, the server's added with atomic-%s gets, each owner gets "
+        .. "bases in a server buffer, the server's added with atomic-%s %s, each owner gets "
         .. "its server sums by the RoCE engine into a stage (%d NIC block%s) and adds them on",
-        c.reduce, s.atomic, s.nic, s.nic == 1 and "" or "s")
+        c.reduce, s.atomic, s.push and "puts from their side" or "gets", s.nic,
+        s.nic == 1 and "" or "s")
     end
     return { algorithm = alg, chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
