@@ -7,7 +7,7 @@
 #   make test       deps + build + lint + C unit tests + busted specs + install-check
 #   make lint       luacheck over lua/, ops/, spec/, bench/, examples/ and the scripts
 #   make ctest      build and run the C unit tests (spec/c/)
-#   make spec       the busted specs alone
+#   make spec       the busted specs alone, a process per file, JOBS at a time
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build; bench/engine.lua, bench/check.lua, bench/dtype_bench.c into doc/performance.md, doc/checked.md
 #   make scale      build, then bench/scale.lua (events, events/s, wall, RSS at scale) into doc/performance.md
