@@ -220,7 +220,7 @@ static void queue_kick(sl_machine *m, int blk, int eng, sl_time t) {
   sl_dmaq *q = &m->blocks[blk].dq[eng];
   if (q->kick == t) return;
   q->kick = t;
-  if (sli_schedule_as(m, t, blk * SL_NENG + eng, EV_DMAQ) != SL_OK) m->oom = 1;
+  if (sli_schedule_as(m, t, blk * SL_NENG + eng, EV_DMAQ, blk) != SL_OK) m->oom = 1;
 }
 
 /* the head descriptor of the queue streams from now: it leaves the list */
@@ -298,8 +298,8 @@ void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_t
   sl_dmaq *q = &b->dq[eng];
   sl_time land = t + lat;
   if (land > b->dma_done[eng]) b->dma_done[eng] = land;
-  if (sli_schedule_as(m, land, ev, EV_COPY) != SL_OK) m->oom = 1;
-  if (sig >= 0 && sli_schedule_as(m, land, sig, EV_SIGNAL) != SL_OK) m->oom = 1;
+  if (sli_schedule_as(m, land, ev, EV_COPY, blk) != SL_OK) m->oom = 1;
+  if (sig >= 0 && sli_schedule_as(m, land, sig, EV_SIGNAL, blk) != SL_OK) m->oom = 1;
   if (q->streaming) {
     q->streaming = 0;
     q->free_at = t + m->ps.dma_task[eng];

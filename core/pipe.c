@@ -156,7 +156,7 @@ static void vec_start(sl_machine *m, sl_block *b, sl_ins *o, sl_time now) {
   b->pipe[SL_PIPE_V] = end;
   if (end > b->done[SL_PIPE_V]) b->done[SL_PIPE_V] = end;
   if (end > b->inflight) b->inflight = end;
-  if (sli_schedule_as(m, end, o->ev, EV_VEC) != SL_OK) m->oom = 1;
+  if (sli_schedule_as(m, end, o->ev, EV_VEC, (int)(b - m->blocks)) != SL_OK) m->oom = 1;
 }
 
 /* the pipe reached a shadow read: one pipe fewer to wait for */
@@ -274,7 +274,7 @@ void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
   b->pipe[pipe] = t;
   if (SLI_TRACING(m))
     sli_trace(m, b->xstart[q], t, b->pe, b->b, 0, o->path, o->bytes, o->gm_pe, pipe);
-  if (sli_schedule_as(m, land, o->ev, EV_COPY) != SL_OK) m->oom = 1;
+  if (sli_schedule_as(m, land, o->ev, EV_COPY, blk) != SL_OK) m->oom = 1;
   b->busy[q] = 0;
   pop(m, b, q);
   sli_pipe_kick(m, blk, pipe, t);

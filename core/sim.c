@@ -51,6 +51,11 @@ static int ev_less(const sl_key *a, const sl_key *b) {
 ** the blocks alone, not on when each key was made: a block that runs ahead
 ** of others (sl_must_yield) makes its keys earlier than they would be made,
 ** in the same order */
+/* the tie of block blk's next key */
+static uint64_t block_tie(sl_machine *m, int32_t blk) {
+  return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
+}
+
 static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {
   int32_t blk;
   if (kind == EV_FLOW) return m->nkey++;
@@ -58,7 +63,7 @@ static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {
   else if (kind == EV_PIPE) blk = ev / 4;
   else if (kind == EV_DMAQ) blk = ev / SL_NENG;
   else blk = m->evs[ev].blk;
-  return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
+  return block_tie(m, blk);
 }
 
 /* an event is two cache lines (the pool is 64-byte aligned) */
@@ -227,10 +232,13 @@ static inline int push_wake(sl_machine *m, sl_time t, int32_t blk) {
 }
 
 /* schedule event record id, of kind, at time t (given back when out of
-** memory), for a caller that knows the kind: it saves reading the record,
-** which may have been made long ago (a copy's landing) */
-int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind) {
-  return push_key(m, t, kind, id);
+** memory), for a caller that knows the kind and the block the record belongs
+** to: it saves reading the record, which may have been made long ago (a
+** copy's landing) */
+int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk) {
+  sl_key k;
+  k.t = t; k.seq = block_tie(m, blk); k.ev = id; k.kind = kind;
+  return push_made(m, &k);
 }
 
 /* schedule event record id at time t, of the kind its record says */
@@ -248,10 +256,8 @@ int sli_schedule_flow(sl_machine *m, sl_time t) {
 ** queue it would send the keys of the blocks behind it to the heap) */
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
   sl_key k;
-  if (!m->blocks[blk].ahead) return push_key(m, t, EV_PIPE, (int32_t)blk * 4 + pipe);
-  k.t = t; k.seq = key_tie(m, EV_PIPE, (int32_t)blk * 4 + pipe);
-  k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
-  return push_slow(m, &k, 1);
+  k.t = t; k.seq = block_tie(m, blk); k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
+  return m->blocks[blk].ahead ? push_slow(m, &k, 1) : push_made(m, &k);
 }
 
 /* copy e into a new event at time t */

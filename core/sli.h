@@ -463,7 +463,7 @@ void sli_l2_reset(sl_machine *m);
 int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
-int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind);
+int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_wake(sl_machine *m, int blk, sl_time t);
