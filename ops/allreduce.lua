@@ -170,22 +170,16 @@ return op.define {
   },
 
   describe = function(c, s)
-    if s.card then
-      return { algorithm = string.format("%s: card relays: reduce_scatter's (partials summed on the "
-                 .. "card, atomic-%s gets over the port) into a symmetric slice, then allgather's "
-                 .. "(half the outside slices over each die's port, the rest over SIO)", c.reduce,
-                 s.atomic), chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
-    end
-    if s.server then
-      return { algorithm = string.format("%s: server relays: reduce_scatter's (atomic-%s gets, "
-                 .. "the server sums by the RoCE engine) into a symmetric slice, then allgather's "
-                 .. "(slices by the RoCE engine into a window, spread in the server)", c.reduce,
-                 s.atomic), chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
-    end
-    return { algorithm = string.format("%s: atomic-%s puts to the owners' symmetric "
-                                       .. "accumulators, signal, owners put to every PE%s",
-                                       c.reduce, s.atomic, s.staged and ", copy out" or ""),
-             chunk_elems = s.chunk, ub_bytes = s.ub_bytes, cores = c.block_dim }
+    local what = s.card and "%s: card relays: reduce_scatter's (partials summed on the card, "
+        .. "atomic-%s gets over the port) into a symmetric slice, then allgather's (half the "
+        .. "outside slices over each die's port, the rest over SIO)"
+      or s.server and "%s: server relays: reduce_scatter's (atomic-%s gets, the server sums by "
+        .. "the RoCE engine) into a symmetric slice, then allgather's (slices by the RoCE engine "
+        .. "into a window, spread in the server)"
+      or "%s: atomic-%s puts to the owners' symmetric accumulators, signal, owners put to every "
+        .. "PE" .. (s.staged and ", copy out" or "")
+    return { algorithm = string.format(what, c.reduce, s.atomic), chunk_elems = s.chunk,
+             ub_bytes = s.ub_bytes, cores = c.block_dim }
   end,
 
   payload = op.elems_payload,
