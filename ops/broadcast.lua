@@ -164,9 +164,8 @@ local function srank(a, S) return (S - a.root // a.dom - 1) % (a.sub + 1) end
 
 -- scatter relay: sub-piece s (nil: the whole piece) of piece j of chunk x: first, n
 local function scpiece(a, x, j, s)
-  local cper = op.split(a.count, a.chunks, a.esize)
-  local c0 = math.min(a.count, x * cper)
-  local clen = math.min(cper, a.count - c0)
+  local c0 = a.cuts[x + 1]
+  local clen = a.cuts[x + 2] - c0
   local pper = op.split(clen, a.dom, a.esize)
   local first = c0 + math.min(clen, j * pper)
   local n = math.min(pper, c0 + clen - first)
@@ -204,29 +203,32 @@ end
 
 -- scatter relay, a holder of the root's server (not the root), fetch block f of nf:
 -- share f of my piece and of my share of the root's piece of every chunk from the root
--- over my link, each counted (SIGNAL_ADD) on my server and on PE j of every other server
+-- over my link, one chain of gets for all the chunks (relay.get_marked), each chunk
+-- counted (SIGNAL_ADD) on my server and on PE j of every other server once it has landed
 local function sroot_fetch(k, a, ub, f, nf)
   local j, g = k.pe % a.dom, k.n_pes // a.dom
-  k:prof_start(F.REMOTE_PUT_GET)
-  k:signal_wait_until(a.ready, lab.CMP_GE, a.epoch)
-  for x = 0, a.chunks - 1 do
+  local function chunk(i)
+    local x = i - 1
     local cf, cn = scpiece(a, x, j)
     local first, n = sshare(a, cf, cn, f, nf)
     local pf, pn = rshare(a, x, hrank(j, a.root % a.dom))
     local rfirst, rn = sshare(a, pf, pn, f, nf)
-    op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, a.root)
-    op.get_pipelined(k, a.output:sub(rfirst, rn), a.input:sub(rfirst, rn), ub, rn, a.root)
-    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    return { { a.output:sub(first, n), a.input:sub(first, n), n, a.root },
+             { a.output:sub(rfirst, rn), a.input:sub(rfirst, rn), rn, a.root } }
+  end
+  local function landed(i)
+    local x = i - 1
     for d = 1, a.dom - 1 do
       k:signal_op(a.got:sub((x * a.dom + j) * 2 + 1, 1), 1, lab.SIGNAL_ADD,
                   k.pe - j + (j + d) % a.dom)
     end
     for S = 0, g - 1 do
-      if S ~= k.pe // a.dom then
-        k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + j)
-      end
+      if S ~= k.pe // a.dom then k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + j) end
     end
   end
+  k:prof_start(F.REMOTE_PUT_GET)
+  k:signal_wait_until(a.ready, lab.CMP_GE, a.epoch)
+  relay.get_marked(k, ub, 2, a.chunks, chunk, landed)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
@@ -277,28 +279,43 @@ local function sgather(k, a, ub, f, nf)
   end
 end
 
--- scatter relay, reader block: share t of tn of PE q's piece of every chunk (q of my
--- server, not the root), a sub-piece as q announces it: its own one first, then the
--- rest; on the root's server, q's piece and q's share of the root's piece at once
-local function sreader(k, a, ub, q, t, tn)
-  local j, on_root = q % a.dom, k.pe // a.dom == a.root // a.dom
-  local sr = srank(a, k.pe // a.dom)
-  for x = 0, a.chunks - 1 do
-    local pfirst, pn = scpiece(a, x, j)
-    if on_root then
-      local rfirst, rn = rshare(a, x, hrank(j, a.root % a.dom))
-      sawait(k, a, a.got:sub((x * a.dom + j) * 2 + 1, 1), a.rfetch)
-      sread(k, a, ub, q, pfirst, pn, t, tn)
-      sread(k, a, ub, q, rfirst, rn, t, tn)
-    else
-      local first, n = scpiece(a, x, j, sr)
-      sawait(k, a, a.got:sub((x * a.dom + j) * 2, 1))
-      sread(k, a, ub, q, first, n, t, tn)
-      sawait(k, a, a.got:sub((x * a.dom + j) * 2 + 1, 1))
-      sread(k, a, ub, q, pfirst, first - pfirst, t, tn)
-      sread(k, a, ub, q, first + n, pfirst + pn - first - n, t, tn)
-    end
+-- scatter relay, reader: part w of PE q's piece of chunk x as a reader reads it, first,
+-- n, and the got flag to wait for first (nil: none). On the root's server, q's piece (w
+-- 0) and q's share of the root's piece (1), both announced by q's fetch; elsewhere q's
+-- own sub-piece (w 0), then the rest of the piece before it (1) and after it (2)
+local function spart(a, q, x, w, on_root, sr)
+  local j = q % a.dom
+  local flag = a.got:sub((x * a.dom + j) * 2 + (on_root and 1 or math.min(w, 1)), 1)
+  local pfirst, pn = scpiece(a, x, j)
+  if on_root then
+    if w == 0 then return pfirst, pn, flag end
+    return rshare(a, x, hrank(j, a.root % a.dom))
   end
+  local first, n = scpiece(a, x, j, sr)
+  if w == 0 then return first, n, flag end
+  if w == 1 then return pfirst, first - pfirst, flag end
+  return first + n, pfirst + pn - first - n
+end
+
+-- scatter relay, reader block: share t of tn of PE q's piece of every chunk (q of my
+-- server, not the root), a part as q announces it (spart), all in one chain of gets
+-- (relay.get_chain: no drain between the parts)
+local function sreader(k, a, ub, q, t, tn)
+  local on_root = k.pe // a.dom == a.root // a.dom
+  local sr, per = srank(a, k.pe // a.dom), on_root and 2 or 3
+  k:prof_start(F.REMOTE_PUT_GET)
+  relay.get_chain(k, ub, 2, a.chunks * per, function(i)
+    local x, w = (i - 1) // per, (i - 1) % per
+    local first, n, flag = spart(a, q, x, w, on_root, sr)
+    if flag then                               -- the wait in a frame of its own
+      k:prof_end(F.REMOTE_PUT_GET)
+      sawait(k, a, flag, on_root and a.rfetch)
+      k:prof_start(F.REMOTE_PUT_GET)
+    end
+    first, n = sshare(a, first, n, t, tn)
+    return a.output:sub(first, n), a.output:sub(first, n), n, q
+  end)
+  k:prof_end(F.REMOTE_PUT_GET)
 end
 
 -- scatter relay: the root announces its input (to its server and to its local index in
@@ -332,15 +349,35 @@ local function kernel_scatter(k, a)
   deal_readers(k, a, ub, nf, others, sreader)
 end
 
+-- scatter relay: the chunks (s.chunks) and where each starts (s.cuts[x + 1], x = 0 ..
+-- chunks; the last is the count): SCATTER_CHUNKS equal chunks at most, each at least
+-- SCATTER_CHUNK_BYTES, the last of them cut again by the fractions of SCATTER_TAIL, so
+-- that the hops that follow the root's server's last chunk (its scatter, gather and
+-- reads) move little
+local function scatter_cuts(c, s)
+  local base = math.max(1, math.min(relay.SCATTER_CHUNKS,
+                                    c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
+  s.chunk = op.split(c.count, base, s.esize)
+  s.cuts = {}
+  for x = 0, base - 1 do s.cuts[x + 1] = math.min(c.count, x * s.chunk) end
+  local last = s.cuts[base]
+  local tail = base > 1 and relay.SCATTER_TAIL or { 1 }
+  local at = 0.0
+  for i = 1, #tail - 1 do
+    at = at + tail[i]
+    s.cuts[base + i] = math.min(c.count, last + op.split(math.floor((c.count - last) * at), 1, s.esize))
+  end
+  s.chunks = base + #tail - 1
+  s.cuts[s.chunks + 1] = c.count
+end
+
 -- scatter relay: the input and output symmetric, the flags
 local function setup_scatter(m, c, s)
   local dom, g = relay.domains(c)
   s.server, s.scatter, s.dom, s.sub, s.rounds = true, true, dom, g - 1, 1
   local sf = relay.SCATTER_FETCH
   s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
-  s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
-                                  c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
-  s.chunk = op.split(c.count, s.chunks, s.esize)
+  scatter_cuts(c, s)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
   s.output = m:malloc(c.dtype, c.count, "output")

@@ -214,6 +214,42 @@ function relay.get_chain(k, ub, bufs, n, item)
   for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
 end
 
+-- relay.get_marked(k, ub, bufs, n, group, landed): the gets of n groups of transfers as
+-- one chain through the same bufs (default 2) UB buffers, with a mark at each group's
+-- end: group(i), i = 1..n, returns group i's transfers, a list of {dst, src, count, pe};
+-- landed(i) runs once group i's writes have all landed (its MTE3_S flag, id i % 2). The
+-- block waits for that flag only once the next group's first bufs reads are issued, so
+-- the chain never drains between groups (one op.get_pipelined a transfer drains each)
+function relay.get_marked(k, ub, bufs, n, group, landed)
+  bufs = bufs or 2
+  local half = #ub // bufs
+  local bytes = half * lab.core.dtype_size(ub.dtype)
+  local c, open = 0, nil                   -- open: a group marked, its flag not yet waited
+  local function settle()
+    if open then k:wait_flag("MTE3_S", open % 2); landed(open); open = nil end
+  end
+  for i = 1, n do
+    local issued = 0
+    for _, t in ipairs(group(i)) do
+      local dst, src, count, pe = t[1], t[2], t[3], t[4]
+      for done = 0, count - 1, half do
+        local h, len = c % bufs, math.min(half, count - done)
+        if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
+        k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ub:sub(h * half, half), bytes,
+                      len, pe, h)
+        k:set_flag("MTE3_MTE2", h)
+        c, issued = c + 1, issued + 1
+        if issued == bufs then settle() end
+      end
+    end
+    settle()
+    k:set_flag("MTE3_S", i % 2)
+    open = i
+  end
+  settle()
+  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
+end
+
 ------------------------------------------------------------------------------
 -- server relay (several servers or supernodes, one die per card: A2 servers joined by
 -- RoCE): the same idea one level up. The domain (shmemlab.bound.domain_pes: the PEs
@@ -263,6 +299,7 @@ relay.BCAST_CHUNK_BYTES = 128 * 1024
 relay.SCATTER_MIN_BYTES = { [2] = 8 * 1024 * 1024, [3] = 4 * 1024 * 1024 }
 relay.SCATTER_CHUNKS = 8
 relay.SCATTER_CHUNK_BYTES = 128 * 1024
+relay.SCATTER_TAIL = { 1 }
 relay.SCATTER_FETCH = { 1, 1, 1 }
 
 -- relay.scatter_worth(g, bytes) -> true when broadcast's scatter relay beats the chain on
