@@ -349,33 +349,22 @@ local function kernel_scatter(k, a)
   deal_readers(k, a, ub, nf, others, sreader)
 end
 
--- scatter relay: the chunks (s.chunks) and where each starts (s.cuts[x + 1], x = 0 ..
--- chunks; the last is the count): SCATTER_CHUNKS equal chunks at most, each at least
--- SCATTER_CHUNK_BYTES, the last of them cut again by the fractions of SCATTER_TAIL, so
--- that the hops that follow the root's server's last chunk (its scatter, gather and
--- reads) move little
+-- scatter relay: the chunks (s.chunks, SCATTER_CHUNKS at most, each at least
+-- SCATTER_CHUNK_BYTES) and where each starts (s.cuts[x + 1], x = 0 .. chunks; the last
+-- is the count)
 local function scatter_cuts(c, s)
-  local base = math.max(1, math.min(relay.SCATTER_CHUNKS,
-                                    c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
-  s.chunk = op.split(c.count, base, s.esize)
+  s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
+                                  c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
+  s.chunk = op.split(c.count, s.chunks, s.esize)
   s.cuts = {}
-  for x = 0, base - 1 do s.cuts[x + 1] = math.min(c.count, x * s.chunk) end
-  local last = s.cuts[base]
-  local tail = base > 1 and relay.SCATTER_TAIL or { 1 }
-  local at = 0.0
-  for i = 1, #tail - 1 do
-    at = at + tail[i]
-    s.cuts[base + i] = math.min(c.count, last + op.split(math.floor((c.count - last) * at), 1, s.esize))
-  end
-  s.chunks = base + #tail - 1
-  s.cuts[s.chunks + 1] = c.count
+  for x = 0, s.chunks do s.cuts[x + 1] = math.min(c.count, x * s.chunk) end
 end
 
 -- scatter relay: the input and output symmetric, the flags
 local function setup_scatter(m, c, s)
   local dom, g = relay.domains(c)
   s.server, s.scatter, s.dom, s.sub, s.rounds = true, true, dom, g - 1, 1
-  local sf = relay.SCATTER_FETCH
+  local sf = relay.scatter_blocks(c.block_dim, dom)
   s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
   scatter_cuts(c, s)
   op.fit_ub(c, s)
@@ -641,8 +630,7 @@ return op.define {
     end
     if relay.take(mode, fits, relay.server_worth("broadcast", c.count * s.esize)) then
       local dom, g = relay.domains(c)
-      local sf = relay.SCATTER_FETCH
-      if relay.scatter_worth(g, c.count * s.esize) and c.block_dim >= sf[2] + sf[3] + dom - 1 then
+      if relay.scatter_worth(g, c.count * s.esize) and relay.scatter_blocks(c.block_dim, dom) then
         return setup_scatter(m, c, s)
       end
       return setup_server(m, c, s)

@@ -288,24 +288,33 @@ relay.FETCH_BLOCKS = 2
 relay.BCAST_CHUNKS = 8
 relay.BCAST_CHUNK_BYTES = 128 * 1024
 -- broadcast's scatter relay (ops/broadcast.lua) runs instead of the chain on g servers
--- from SCATTER_MIN_BYTES[g] bytes of data (from 4 servers always). Measured in the lab,
--- --algo hier, kernel us scatter / chain: 16 PEs 4 MiB 58.842 / 55.671, 8 MiB 84.412 /
--- 86.306; 32 PEs 2 MiB 52.665 / 50.381, 4 MiB 67.151 / 81.830; 64 PEs 16 KiB 14.272 /
--- 28.669, 1 MiB 46.438 / 54.378. Its chunks (SCATTER_CHUNKS at most, each at least
--- SCATTER_CHUNK_BYTES: 16 or 32 a PE cost more than they overlap, 32 PEs 16 MiB 168.403 /
--- 213.858 us against 154.337) and the blocks of a holder that fetch: on the root's
--- server, {1}; elsewhere one scatters, one gathers ({1, 1}: more blocks run more chunks
--- at once and delay the first: 32 PEs 16 MiB {2, 2} 192.063)
+-- from SCATTER_MIN_BYTES[g] bytes of data (from 4 servers always). Measured in the lab:
+-- doc/hier.md, "broadcast: scatter or chain". Its chunks: SCATTER_CHUNKS at most, each
+-- at least SCATTER_CHUNK_BYTES (32 PEs 16 MiB, {1, 2, 2} blocks: 8 / 12 / 16 / 20 / 24
+-- chunks 131.754 / 127.413 / 123.901 / 143.741 / 141.505 us). The blocks of a holder
+-- that fetch, {on the root's server, scatter, gather} elsewhere: SCATTER_FETCH when
+-- block_dim leaves one reader for each other PE of the server, else SCATTER_FETCH_FEW
+-- (two scatter and two gather blocks take alternate chunks, so that one's RoCE latency
+-- and quiet run under the other's bytes; 32 PEs 16 MiB, 16 chunks: {1, 2, 2} 123.901,
+-- {1, 2, 1} 130.933, {1, 3, 3} 127.329)
 relay.SCATTER_MIN_BYTES = { [2] = 8 * 1024 * 1024, [3] = 4 * 1024 * 1024 }
-relay.SCATTER_CHUNKS = 8
+relay.SCATTER_CHUNKS = 16
 relay.SCATTER_CHUNK_BYTES = 128 * 1024
-relay.SCATTER_TAIL = { 1 }
-relay.SCATTER_FETCH = { 1, 1, 1 }
+relay.SCATTER_FETCH = { 1, 2, 2 }
+relay.SCATTER_FETCH_FEW = { 1, 1, 1 }
 
 -- relay.scatter_worth(g, bytes) -> true when broadcast's scatter relay beats the chain on
 -- g servers for bytes of data
 function relay.scatter_worth(g, bytes)
   return bytes >= (relay.SCATTER_MIN_BYTES[g] or 0)
+end
+
+-- relay.scatter_blocks(block_dim, dom) -> the scatter relay's fetch blocks for servers of
+-- dom PEs ({on the root's server, scatter, gather}), or nil when block_dim is too few
+function relay.scatter_blocks(block_dim, dom)
+  for _, sf in ipairs({ relay.SCATTER_FETCH, relay.SCATTER_FETCH_FEW }) do
+    if block_dim >= sf[2] + sf[3] + dom - 1 then return sf end
+  end
 end
 -- the pieces a slice of a reducing server relay is summed and announced in (at most
 -- SERVER_PIECES, each at least SERVER_PIECE_BYTES): the NIC starts on a slice's first
