@@ -6,60 +6,17 @@
 -- (signal_wait_until CMP_GE) and gets the chunk from the root into its output.
 -- The root copies its input to its own output. Inputs beyond the symmetric
 -- buffer run in rounds inside the one launch (barrier_all before it is reused).
--- On several servers (one die per card, A2: the server relay, shmemlab.relay.server_fits)
--- the data crosses each server cut once, a piece a NIC: the count runs in chunks, each
--- split into one piece per holder (the PEs of each server but the root's local index).
--- A holder of the root's server gets its piece of each chunk from the root over its
--- link; a holder of another server gets it by the RoCE engine from the holder of the same
--- local index in the server before it (a chain of servers from the root's), and
--- announces it to its server and to the next holder of the chain; every PE of a server
--- gets the other holders' pieces from them over its links. The output is symmetric (the
--- holders' pieces are read from it), the input too (the root's is read).
+-- On several servers (one die per card, A2: shmemlab.relay.server_fits) it runs the
+-- scatter relay below, on A3 the card relay. Their output is symmetric (pieces are read
+-- from it), their input too (the root's is read).
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local relay = require("shmemlab.relay")
 local F = lab.frames
 
--- server relay: the holder rank of local index j (the root's local index ir holds none)
+-- scatter relay: the rank of local index j among the PEs of the root's server but the
+-- root's local index ir
 local function hrank(j, ir) return j < ir and j or j - 1 end
-
--- server relay: piece h of chunk x: first, n
-local function bpiece(a, x, h)
-  local cper = op.split(a.count, a.chunks, a.esize)
-  local c0 = math.min(a.count, x * cper)
-  local clen = math.min(cper, a.count - c0)
-  local per = op.split(clen, a.dom - 1, a.esize)
-  local first = math.min(clen, h * per)
-  return c0 + first, math.min(per, clen - first)
-end
-
--- server relay, fetch block f of nf: the pieces of my local index j, chunks f, f + nf, ...
--- from the root (its server) or from the holder before me in the chain, each announced to
--- my server and to the next holder
-local function bfetch(k, a, ub, f, nf)
-  local g, S, j = k.n_pes // a.dom, k.pe // a.dom, k.pe % a.dom
-  local R, ir = a.root // a.dom, a.root % a.dom
-  local pred = (S - 1) % g * a.dom + j
-  local succ = (S + 1) % g ~= R and (S + 1) % g * a.dom + j or nil
-  k:prof_start(F.REMOTE_PUT_GET)
-  if S == R then k:signal_wait_until(a.ready, lab.CMP_GE, a.epoch) end
-  for x = f, a.chunks - 1, nf do
-    local first, n = bpiece(a, x, hrank(j, ir))
-    if S ~= R then k:signal_wait_until(a.chain:sub(x, 1), lab.CMP_GE, a.epoch) end
-    if n > 0 and S == R then                     -- over the links, MTE through the UB
-      op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, a.root)
-      k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-    elseif n > 0 then                            -- over the NICs, the RoCE engine
-      k:roce_get_nbi(a.output:sub(first, n), a.output:sub(first, n), ub, n, pred, 0)
-      k:roce_quiet(pred, ub, 0)
-    end
-    for d = 0, a.dom - 1 do
-      k:signal_op(a.got:sub(x * a.dom + j, 1), a.epoch, lab.SIGNAL_SET, S * a.dom + d)
-    end
-    if succ then k:signal_op(a.chain:sub(x, 1), a.epoch, lab.SIGNAL_SET, succ) end
-  end
-  k:prof_end(F.REMOTE_PUT_GET)
-end
 
 -- the root copies its input into its own output, a share a block
 local function root_copy(k, a, ub)
@@ -69,77 +26,12 @@ local function root_copy(k, a, ub)
   k:prof_end(F.COPY_IN)
 end
 
--- a reader's share t of tn of range {first, n} from PE q's output
-local function sread(k, a, ub, q, first, n, t, tn)
-  local per = op.split(n, tn, a.esize)
-  local lo = math.min(n, t * per)
-  local len = math.min(per, n - lo)
-  if len > 0 then
-    k:prof_start(F.REMOTE_PUT_GET)
-    op.get_pipelined(k, a.output:sub(first + lo, len), a.output:sub(first + lo, len), ub, len, q)
-    k:prof_end(F.REMOTE_PUT_GET)
-  end
-end
-
 -- the blocks after the nf fetch blocks read the other PEs' pieces, dealt out in turn:
 -- reader(k, a, ub, pe, rank among that PE's readers, readers of that PE)
 local function deal_readers(k, a, ub, nf, others, reader)
   local r = k.block - nf
   local tn = (k.block_num - nf - (r % #others) + #others - 1) // #others
   return reader(k, a, ub, others[r % #others + 1], r // #others, tn)
-end
-
--- server relay, reader block: share t of tn of holder q's piece of every chunk, as q
--- announces it
-local function bread(k, a, ub, q, t, tn)
-  local h = hrank(q % a.dom, a.root % a.dom)
-  for x = 0, a.chunks - 1 do
-    local first, n = bpiece(a, x, h)
-    k:prof_start(F.SIGNAL_WAIT)
-    k:signal_wait_until(a.got:sub(x * a.dom + q % a.dom, 1), lab.CMP_GE, a.epoch)
-    k:prof_end(F.SIGNAL_WAIT)
-    sread(k, a, ub, q, first, n, t, tn)
-  end
-end
-
--- server relay: the root announces its input to its server's holders and copies it out;
--- a holder's first blocks fetch, the others (and every block of a PE of the root's
--- local index) read the other holders of its server
-local function kernel_server(k, a)
-  local ub = k:ub(a.dtype, a.ub_elems)
-  local ir, first_pe = a.root % a.dom, k.pe - k.pe % a.dom
-  if k.pe == a.root then
-    for d = k.block, a.dom - 1, k.block_num do
-      if d ~= ir then k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, first_pe + d) end
-    end
-    return root_copy(k, a, ub)
-  end
-  local holder = k.pe % a.dom ~= ir
-  local nf = holder and a.fetch or 0
-  if k.block < nf then return bfetch(k, a, ub, k.block, nf) end
-  local others = {}
-  for d = 0, a.dom - 1 do
-    if d ~= ir and first_pe + d ~= k.pe then others[#others + 1] = first_pe + d end
-  end
-  deal_readers(k, a, ub, nf, others, bread)
-end
-
--- server relay: the input and output symmetric, the flags
-local function setup_server(m, c, s)
-  local dom, g = relay.domains(c)
-  s.server, s.dom, s.fetch, s.rounds = true, dom, relay.FETCH_BLOCKS, 1
-  s.chunks = math.max(1, math.min(relay.BCAST_CHUNKS * g,
-                                  c.count * s.esize // relay.BCAST_CHUNK_BYTES))
-  s.chunk = op.split(c.count, s.chunks, s.esize)
-  op.fit_ub(c, s)
-  s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
-  s.output = m:malloc(c.dtype, c.count, "output")
-  s.ready = m:malloc("int32", 8, "ready", "backed")                -- the root's input
-  s.got = m:malloc("int32", s.chunks * dom, "got", "backed")        -- [x, j]: holder j's piece
-  s.chain = m:malloc("int32", s.chunks, "chain", "backed")          -- [x]: my predecessor's
-  s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
-  s.epoch = 0
-  return s
 end
 
 -- scatter relay (A2, several servers): chunk x of the data in one piece a local index j
@@ -363,7 +255,7 @@ end
 -- scatter relay: the input and output symmetric, the flags
 local function setup_scatter(m, c, s)
   local dom, g = relay.domains(c)
-  s.server, s.scatter, s.dom, s.sub, s.rounds = true, true, dom, g - 1, 1
+  s.scatter, s.dom, s.sub, s.rounds = true, dom, g - 1, 1
   local sf = relay.scatter_blocks(c.block_dim, dom)
   s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
   scatter_cuts(c, s)
@@ -608,9 +500,6 @@ return op.define {
         .. "over the root's links into its server and in one sub-piece a server by RoCE engine "
         .. "gets (the scatter), then the other sub-pieces from their servers (the allgather), "
         .. "spread over the links in each"
-      or s.server and "server relay: root %d's chunks in one piece a holder, each piece over the "
-        .. "root's links into its server, by a chain of RoCE engine gets into the others, spread "
-        .. "over the links in each"
       or "root %d stages chunks + signals magic + chunk_seq, the others wait (CMP_GE) and get"
     return { algorithm = string.format(what, c.root), chunk_elems = s.chunk,
              ub_bytes = s.ub_bytes, cores = c.block_dim }
@@ -622,18 +511,14 @@ return op.define {
   setup = function(m, c)
     local s = op.state(c, { root = op.pe_option(c.root or 0, "root", c.pes), magic = 0 })
     local fits = relay.server_fits(c, 2 * c.count, s.esize)
-      and c.block_dim >= relay.FETCH_BLOCKS + relay.domains(c) - 2
+      and relay.scatter_blocks(c.block_dim, relay.domains(c)) ~= nil
     local card = relay.card_fits(c, 2 * c.count, s.esize) and c.pes // 2 >= 3
     local mode = relay.mode(c, "broadcast", fits or card)
     if relay.take(mode, card, c.count * s.esize >= relay.CARD_BCAST_MIN) then
       return setup_card(m, c, s)
     end
     if relay.take(mode, fits, relay.server_worth("broadcast", c.count * s.esize)) then
-      local dom, g = relay.domains(c)
-      if relay.scatter_worth(g, c.count * s.esize) and relay.scatter_blocks(c.block_dim, dom) then
-        return setup_scatter(m, c, s)
-      end
-      return setup_server(m, c, s)
+      return setup_scatter(m, c, s)
     end
     op.plan_rounds(c, s, op.fit(c.sym_bytes, s.esize))
     op.fit_ub(c, s)
@@ -647,10 +532,9 @@ return op.define {
   end,
 
   run = function(m, c, s)
-    if s.server or s.card then
+    if s.scatter or s.card then
       s.epoch = s.epoch + 1
-      return op.launch(m, c, s, "broadcast", s.card and kernel_card
-                       or s.scatter and kernel_scatter or kernel_server)
+      return op.launch(m, c, s, "broadcast", s.card and kernel_card or kernel_scatter)
     end
     local results = op.launch(m, c, s, "broadcast", kernel)
     s.magic = s.magic + s.seqs          -- above every magic + chunk_seq of this launch

@@ -280,34 +280,19 @@ relay.REDUCE_NIC_BLOCKS = 2
 -- pays at 16)
 relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 4 * 1024,
                      allreduce = 384 * 1024, broadcast = 12 * 1024 }
--- broadcast's server relay: the blocks of a holder that fetch its pieces (chunks taken in
--- turn, so that one's alpha runs under another's bytes); the chunks, BCAST_CHUNKS per
--- server at most and each at least BCAST_CHUNK_BYTES (each chunk pays a hop of the chain
--- of servers and the announcements of its pieces)
-relay.FETCH_BLOCKS = 2
-relay.BCAST_CHUNKS = 8
-relay.BCAST_CHUNK_BYTES = 128 * 1024
--- broadcast's scatter relay (ops/broadcast.lua) runs instead of the chain on g servers
--- from SCATTER_MIN_BYTES[g] bytes of data (from 4 servers always). Measured in the lab:
--- doc/hier.md, "broadcast: scatter or chain". Its chunks: SCATTER_CHUNKS at most, each
--- at least SCATTER_CHUNK_BYTES (32 PEs 16 MiB, {1, 2, 2} blocks: 8 / 12 / 16 / 20 / 24
--- chunks 131.754 / 127.413 / 123.901 / 143.741 / 141.505 us). The blocks of a holder
--- that fetch, {on the root's server, scatter, gather} elsewhere: SCATTER_FETCH when
--- block_dim leaves one reader for each other PE of the server, else SCATTER_FETCH_FEW
--- (two scatter and two gather blocks take alternate chunks, so that one's RoCE latency
--- and quiet run under the other's bytes; 32 PEs 16 MiB, 16 chunks: {1, 2, 2} 123.901,
--- {1, 2, 1} 130.933, {1, 3, 3} 127.329)
-relay.SCATTER_MIN_BYTES = { [2] = 8 * 1024 * 1024, [3] = 4 * 1024 * 1024 }
+-- broadcast's server relay is the scatter relay (ops/broadcast.lua; it replaced a chain
+-- of servers, which it beat at every size measured on 2 to 8 servers: doc/hier.md). Its
+-- chunks: SCATTER_CHUNKS at most, each at least SCATTER_CHUNK_BYTES (32 PEs 16 MiB,
+-- {1, 2, 2} blocks: 8 / 12 / 16 / 20 / 24 chunks 131.754 / 127.413 / 123.901 / 143.741 /
+-- 141.505 us). The blocks of a holder that fetch, {on the root's server, scatter,
+-- gather} elsewhere: SCATTER_FETCH when block_dim leaves one reader for each other PE of
+-- the server, else SCATTER_FETCH_FEW (two scatter and two gather blocks take alternate
+-- chunks, so that one's RoCE latency and quiet run under the other's bytes; 32 PEs 16
+-- MiB, 16 chunks: {1, 2, 2} 123.901, {1, 2, 1} 130.933, {1, 3, 3} 127.329 us)
 relay.SCATTER_CHUNKS = 16
 relay.SCATTER_CHUNK_BYTES = 128 * 1024
 relay.SCATTER_FETCH = { 1, 2, 2 }
 relay.SCATTER_FETCH_FEW = { 1, 1, 1 }
-
--- relay.scatter_worth(g, bytes) -> true when broadcast's scatter relay beats the chain on
--- g servers for bytes of data
-function relay.scatter_worth(g, bytes)
-  return bytes >= (relay.SCATTER_MIN_BYTES[g] or 0)
-end
 
 -- relay.scatter_blocks(block_dim, dom) -> the scatter relay's fetch blocks for servers of
 -- dom PEs ({on the root's server, scatter, gather}), or nil when block_dim is too few
