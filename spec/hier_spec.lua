@@ -95,7 +95,7 @@ describe("server relays on several A2 servers", function()
     local r = timed("broadcast", { pes = 16, count = MiB16 })
     assert.matches("^scatter relay", r.shmem.describe.algorithm)
     local us, pct = eff(r)
-    assert.are.equal("118.407", us)
+    assert.are.equal("118.391", us)
     assert.is_true(pct > 70, tostring(pct))
     assert.matches("^root 0 stages", timed("broadcast", { pes = 16, count = 2048 })
                                         .shmem.describe.algorithm)     -- 8 KiB on two servers

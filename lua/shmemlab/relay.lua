@@ -285,19 +285,20 @@ relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 4 * 1024,
 -- chunks: SCATTER_CHUNKS at most, each at least SCATTER_CHUNK_BYTES (32 PEs 16 MiB,
 -- {1, 2, 2} blocks: 8 / 12 / 16 / 20 / 24 chunks 131.754 / 127.413 / 123.901 / 143.741 /
 -- 141.505 us). The blocks of a holder that fetch, {on the root's server, scatter,
--- gather} elsewhere: SCATTER_FETCH when block_dim leaves one reader for each other PE of
--- the server, else SCATTER_FETCH_FEW (two scatter and two gather blocks take alternate
--- chunks, so that one's RoCE latency and quiet run under the other's bytes; 32 PEs 16
--- MiB, 16 chunks: {1, 2, 2} 123.901, {1, 2, 1} 130.933, {1, 3, 3} 127.329 us)
+-- gather} elsewhere: the first of SCATTER_FETCH that leaves one reader for each other PE
+-- of the server. Two scatter blocks and two or three gather blocks take alternate
+-- chunks, so that one's RoCE latency and quiet run under another's bytes (16 MiB, 16
+-- chunks: 32 PEs {1, 1, 1} 134.141, {1, 2, 1} 130.933, {1, 2, 2} 123.901, {1, 2, 3}
+-- 123.893, {1, 3, 3} 127.329 us; 64 PEs {1, 2, 2} 136.128, {1, 2, 3} 131.070, {1, 2, 4}
+-- 141.770; 128 PEs {1, 2, 2} 155.835, {1, 2, 3} 152.179)
 relay.SCATTER_CHUNKS = 16
 relay.SCATTER_CHUNK_BYTES = 128 * 1024
-relay.SCATTER_FETCH = { 1, 2, 2 }
-relay.SCATTER_FETCH_FEW = { 1, 1, 1 }
+relay.SCATTER_FETCH = { { 1, 2, 3 }, { 1, 2, 2 }, { 1, 1, 1 } }
 
 -- relay.scatter_blocks(block_dim, dom) -> the scatter relay's fetch blocks for servers of
 -- dom PEs ({on the root's server, scatter, gather}), or nil when block_dim is too few
 function relay.scatter_blocks(block_dim, dom)
-  for _, sf in ipairs({ relay.SCATTER_FETCH, relay.SCATTER_FETCH_FEW }) do
+  for _, sf in ipairs(relay.SCATTER_FETCH) do
     if block_dim >= sf[2] + sf[3] + dom - 1 then return sf end
   end
 end
