@@ -120,7 +120,7 @@ local function sroot_fetch(k, a, ub, f, nf)
   end
   k:prof_start(F.REMOTE_PUT_GET)
   k:signal_wait_until(a.ready, lab.CMP_GE, a.epoch)
-  relay.get_marked(k, ub, 2, a.chunks, chunk, landed)
+  relay.get_marked(k, ub, relay.SCATTER_BUFS, a.chunks, chunk, landed)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
@@ -196,7 +196,7 @@ local function sreader(k, a, ub, q, t, tn)
   local on_root = k.pe // a.dom == a.root // a.dom
   local sr, per = srank(a, k.pe // a.dom), on_root and 2 or 3
   k:prof_start(F.REMOTE_PUT_GET)
-  relay.get_chain(k, ub, 2, a.chunks * per, function(i)
+  relay.get_chain(k, ub, relay.SCATTER_BUFS, a.chunks * per, function(i)
     local x, w = (i - 1) // per, (i - 1) % per
     local first, n, flag = spart(a, q, x, w, on_root, sr)
     if flag then                               -- the wait in a frame of its own
