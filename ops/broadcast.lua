@@ -56,8 +56,8 @@ local function srank(a, S) return (S - a.root // a.dom - 1) % (a.sub + 1) end
 
 -- scatter relay: sub-piece s (nil: the whole piece) of piece j of chunk x: first, n
 local function scpiece(a, x, j, s)
-  local c0 = a.cuts[x + 1]
-  local clen = a.cuts[x + 2] - c0
+  local c0 = math.min(a.count, x * a.chunk)
+  local clen = math.min(a.chunk, a.count - c0)
   local pper = op.split(clen, a.dom, a.esize)
   local first = c0 + math.min(clen, j * pper)
   local n = math.min(pper, c0 + clen - first)
@@ -241,24 +241,15 @@ local function kernel_scatter(k, a)
   deal_readers(k, a, ub, nf, others, sreader)
 end
 
--- scatter relay: the chunks (s.chunks, SCATTER_CHUNKS at most, each at least
--- SCATTER_CHUNK_BYTES) and where each starts (s.cuts[x + 1], x = 0 .. chunks; the last
--- is the count)
-local function scatter_cuts(c, s)
-  s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
-                                  c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
-  s.chunk = op.split(c.count, s.chunks, s.esize)
-  s.cuts = {}
-  for x = 0, s.chunks do s.cuts[x + 1] = math.min(c.count, x * s.chunk) end
-end
-
 -- scatter relay: the input and output symmetric, the flags
 local function setup_scatter(m, c, s)
   local dom, g = relay.domains(c)
   s.scatter, s.dom, s.sub, s.rounds = true, dom, g - 1, 1
   local sf = relay.scatter_blocks(c.block_dim, dom)
   s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
-  scatter_cuts(c, s)
+  s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
+                                  c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
+  s.chunk = op.split(c.count, s.chunks, s.esize)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
   s.output = m:malloc(c.dtype, c.count, "output")
