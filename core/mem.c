@@ -84,12 +84,15 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
   return sl_alloc_sym(m, space, dtype, n, name, flags, 16, 0);
 }
 
-/* a buffer whose copy on one PE holds this many bytes or more is mapped in
-** huge pages where the system offers them (madvise): an output a collective
-** writes whole faults in 2 MiB at a time, 512 times fewer page faults than
-** in 4 KiB pages (most of a data-mode run's system time at 1024 PEs); a copy
-** touched in one place commits 2 MiB instead of 4 KiB */
-#define SL_HUGE_COPY ((int64_t)2 << 20)
+/* a buffer of SL_HUGE_WHOLE bytes or more whose copy on one PE holds
+** SL_HUGE_COPY or more is mapped in huge pages where the system offers them
+** (madvise): an output a collective writes whole faults in 2 MiB at a time,
+** 512 times fewer page faults than in 4 KiB pages (at 256 PEs of a data-mode
+** allgather a third of the run's CPU time), a huge page holds the bytes of
+** at most 8 PEs' copies, and a buffer touched in one place per PE commits
+** at most all of its bytes (what runner.memory_need counts anyway) */
+#define SL_HUGE_WHOLE ((int64_t)64 << 20)
+#define SL_HUGE_COPY ((int64_t)256 << 10)
 #define SL_HUGE_PAGE ((size_t)2 << 20)
 
 /* zeroed bytes of copies x bytes for a buffer; *mapped is their size when
@@ -97,7 +100,7 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
 static uint8_t *buf_data_new(int64_t copies, int64_t bytes, size_t *mapped) {
   *mapped = 0;
 #if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-  if (bytes >= SL_HUGE_COPY) {
+  if (bytes >= SL_HUGE_COPY && copies <= INT64_MAX / bytes && copies * bytes >= SL_HUGE_WHOLE) {
     size_t size = (size_t)copies * (size_t)bytes, len = size + SL_HUGE_PAGE, lead;
     uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED) {               /* trimmed to start on a huge page */
