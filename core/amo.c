@@ -252,6 +252,7 @@ void sli_elem_land(sl_machine *m, const sl_event *e, sl_time t) {
   double fold = d == NULL || !isf ? 0 : sl_get_num(dt, d, 0);     /* as its kind reads it */
   if (d != NULL && e->op != SL_AMO_FETCH) {
     sli_lazy_touch(m, &e->dst, es);      /* a staged copy reads it */
+    sli_gm_written(m, &e->dst);
     if (!isf) {
       int64_t nv = int_op(e->op, old, e->val, e->val2);
       sl_set_int(dt, d, 0, nv);

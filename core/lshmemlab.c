@@ -101,7 +101,8 @@ static int b_memcpy(lua_State *L) {
   lview *d = lsl_checkview(L, 1), *s = lsl_checkview(L, 2);
   int64_t bytes = d->n * lsl_esize(d);
   luaL_argcheck(L, s->n * lsl_esize(s) == bytes, 2, "size mismatch");
-  memcpy(lsl_view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0),
+  (void)lsl_view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0);   /* refuses no bytes */
+  memcpy(lsl_view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 1),   /* a write: marked */
          lsl_view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0), (size_t)bytes);
   return 0;
 }
@@ -114,7 +115,8 @@ static int b_yardstick(lua_State *L) {
   luaL_argcheck(L, (dt == SL_INT32 || dt == SL_FP32 || dt == SL_FP16 || dt == SL_BF16) &&
                 s->l.dtype == dt && d->n == s->n, 2,
                 "two int32, fp32, fp16 or bf16 windows of one dtype and size expected");
-  sl_yardstick_add((sl_dtype)dt, lsl_view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0),
+  (void)lsl_view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 0);   /* refuses no bytes */
+  sl_yardstick_add((sl_dtype)dt, lsl_view_ptr(L, d, d->l.pe < 0 ? 0 : d->l.pe, d->n, 1),
                    lsl_view_ptr(L, s, s->l.pe < 0 ? 0 : s->l.pe, s->n, 0), (size_t)d->n);
   return 0;
 }

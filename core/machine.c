@@ -158,7 +158,7 @@ void sl_machine_free(sl_machine *m) {
   if (m->ubmap) for (i = 0; i < ncore; i++) free(m->ubmap[i].r);
   free(m->ubmap);
   for (j = 0; j < m->nbufs; j++) {
-    free(m->bufs[j].data); sli_bmap_free(m->bufs[j].init); free(m->bufs[j].wait_heads);
+    sli_buf_data_free(&m->bufs[j]); sli_bmap_free(m->bufs[j].init); free(m->bufs[j].wait_heads);
   }
   if (m->ubinit) for (i = 0; i < ncore; i++) sli_bmap_free(m->ubinit[i]);
   free(m->ubinit); free(m->reports);

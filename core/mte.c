@@ -93,23 +93,26 @@ static inline void race_copy(sl_machine *m, int blk, int pipe, const sl_loc *dst
 ** the bytes already unwritten: a write needs their cache lines read
 ** anyway, and a line left clean is never written back (the iterations of a
 ** benchmark land the same bytes again and again); from the first block
-** that differs on, one plain copy, so new bytes cost one block's compare */
-static void same_copy(uint8_t *d, const uint8_t *s, size_t n) {
+** that differs on, one plain copy, so new bytes cost one block's compare;
+** 1 when it wrote */
+static int same_copy(uint8_t *d, const uint8_t *s, size_t n) {
   size_t i, k;
   for (i = 0; i < n; i += k) {
     k = n - i < SL_SAME_BLOCK ? n - i : SL_SAME_BLOCK;
     if (memcmp(d + i, s + i, k) != 0) {
       memcpy(d + i, s + i, n - i);
-      return;
+      return 1;
     }
   }
+  return 0;
 }
 
 /* copy n bytes into GM, part of a transfer of whole bytes: a large one
 ** with streaming stores, as a DMA engine writes memory past the cache; a
 ** small one stays in the cache, where the kernel will read it, and from
-** SL_SAME_BYTES on skips the blocks that hold its bytes already */
-static void gm_copy(uint8_t *d, const uint8_t *s, size_t n, int64_t whole) {
+** SL_SAME_BYTES on skips the blocks that hold its bytes already; 1 when it
+** wrote */
+static int gm_copy(uint8_t *d, const uint8_t *s, size_t n, int64_t whole) {
 #if defined(__SSE2__)
   if (whole >= SL_STREAM_BYTES && n >= 65536 && (d + n <= s || s + n <= d)) {
     size_t head = (16 - ((uintptr_t)d & 15)) & 15, i;
@@ -127,13 +130,72 @@ static void gm_copy(uint8_t *d, const uint8_t *s, size_t n, int64_t whole) {
     }
     _mm_sfence();
     memcpy(d + i, s + i, n - i);
-    return;
+    return 1;
   }
 #else
   (void)whole;
 #endif
-  if (n >= SL_SAME_BYTES && (d + n <= s || s + n <= d)) same_copy(d, s, n);
-  else memmove(d, s, n);
+  if (n >= SL_SAME_BYTES && (d + n <= s || s + n <= d)) return same_copy(d, s, n);
+  memmove(d, s, n);
+  return 1;
+}
+
+/*
+** Known copies. A copy of SL_SAME_BYTES or more from GM to GM (a staged
+** chunk's UB -> GM copy reads its GM source) that left its destination
+** holding its source's bytes is remembered with both buffers' write
+** generations (sl_buf.gen, moved by every write of a buffer's bytes:
+** sli_gm_written). The same copy again while neither buffer moved lands
+** nothing: its bytes are there, which same_copy's compare would have found
+** at the cost of reading both. A table of SL_SAME_SLOTS copies, one a slot.
+*/
+#define SL_SAME_SLOTS 64
+
+typedef struct sl_same {
+  sl_addr dst, src;
+  int64_t n;
+  uint64_t dgen, sgen;      /* the buffers' generations when it landed */
+} sl_same;
+
+/* the slot of the copy of n bytes src -> dst (NULL when out of memory) */
+static sl_same *same_slot(sl_machine *m, const sl_addr *dst, const sl_addr *src, int64_t n) {
+  uint64_t h = 1469598103934665603u;
+  const int64_t f[] = { dst->buf, dst->pe, dst->off, src->buf, src->pe, src->off, n };
+  size_t i;
+  if (m->same == NULL && (m->same = calloc(SL_SAME_SLOTS, sizeof(*m->same))) == NULL)
+    return NULL;
+  for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) h = (h ^ (uint64_t)f[i]) * 1099511628211u;
+  return &m->same[(h >> 32) % SL_SAME_SLOTS];
+}
+
+/* 1 when z is the copy of n bytes src -> dst and neither buffer was written since */
+static int same_known(const sl_machine *m, const sl_same *z, const sl_addr *dst,
+                      const sl_addr *src, int64_t n) {
+  return z->n == n && z->dst.buf == dst->buf && z->dst.pe == dst->pe &&
+         z->dst.off == dst->off && z->src.buf == src->buf && z->src.pe == src->pe &&
+         z->src.off == src->off && z->dgen == m->bufs[dst->buf].gen &&
+         z->sgen == m->bufs[src->buf].gen;
+}
+
+/* land a plain copy of e's n bytes s -> d into GM; from: the GM bytes s
+** are (buf -1: UB bytes) */
+static void land_gm(sl_machine *m, const sl_event *e, uint8_t *d, const uint8_t *s,
+                    const sl_addr *from) {
+  int64_t whole = e->whole < 0 ? -e->whole : e->whole;
+  sl_same *z = NULL;
+  if (e->n >= SL_SAME_BYTES && whole < SL_STREAM_BYTES && from->buf >= 0 &&
+      (d + e->n <= s || s + e->n <= d)) {
+    z = same_slot(m, &e->dst, from, e->n);
+    if (z != NULL && same_known(m, z, &e->dst, from, e->n)) return;  /* there already */
+  }
+  if (gm_copy(d, s, (size_t)e->n, whole)) sli_gm_written(m, &e->dst);
+  if (z != NULL) {
+    z->dst = e->dst;
+    z->src = *from;
+    z->n = e->n;
+    z->dgen = m->bufs[e->dst.buf].gen;
+    z->sgen = m->bufs[from->buf].gen;
+  }
 }
 
 /*
@@ -273,18 +335,21 @@ static int lazy_add(sl_machine *m, const sl_event *e) {
 }
 
 /* the bytes a copy from the UB at a reads: the GM source of the record
-** holding them, or the UB (records overlapping it partly move their bytes) */
-static const uint8_t *lazy_src(sl_machine *m, const sl_addr *a, int64_t bytes) {
+** holding them (*from: its address), or the UB (records overlapping it
+** partly move their bytes; from->buf -1) */
+static const uint8_t *lazy_src(sl_machine *m, const sl_addr *a, int64_t bytes,
+                               sl_addr *from) {
   sl_block *b;
   int i;
+  from->buf = -1;
   if (m->nlzb == 0) return sli_ptr(m, a);
   b = ub_block(m, a);
   for (i = 0; i < b->nlz; i++) {
     const sl_lazy *z = &b->lz[i];
     if (z->ub.off <= a->off && a->off + bytes <= z->ub.off + z->n) {
-      sl_addr g = z->gm;
-      g.off += a->off - z->ub.off;
-      return sli_ptr(m, &g);
+      *from = z->gm;
+      from->off += a->off - z->ub.off;
+      return sli_ptr(m, from);
     }
   }
   lazy_ub(m, a, bytes, 0);
@@ -301,9 +366,11 @@ void sli_lazy_reset(sl_machine *m) {
   m->nlzb = 0;
 }
 
-/* free the per-PE record lists (the machine goes) */
+/* free the per-PE record lists and the known copies (the machine goes) */
 void sli_lazy_free(sl_machine *m) {
   int i;
+  free(m->same);
+  m->same = NULL;
   if (m->lzp == NULL) return;
   for (i = 0; i < m->p.n_pes; i++) free(m->lzp[i].e);
   free(m->lzp);
@@ -331,6 +398,7 @@ static void guard_copy(sl_machine *m, const sl_event *e) {
 static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
   const uint8_t *s;
   uint8_t *d;
+  sl_addr from;
   guard_copy(m, e);
   if (m->p.check & SL_CHECK_INIT) {
     sli_init_read(m, &e->src, e->n, e->blk, e->pipe, e->site);
@@ -343,15 +411,17 @@ static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
   }
   sli_lazy_touch(m, &e->dst, e->n);
   d = sli_ptr(m, &e->dst);
-  s = e->src.buf < 0 ? lazy_src(m, &e->src, e->n) : sli_ptr(m, &e->src);
+  from = e->src;
+  s = e->src.buf < 0 ? lazy_src(m, &e->src, e->n, &from) : sli_ptr(m, &e->src);
   if (d == NULL) {}                     /* timing-only: unbacked, nothing lands */
-  else if (s == NULL) memset(d, 0, (size_t)e->n);   /* unbacked reads as zeros */
-  else if (e->op == SL_OP_NONE) {
-    if (e->dst.buf >= 0) gm_copy(d, s, (size_t)e->n, e->whole < 0 ? -e->whole : e->whole);
-    else memmove(d, s, (size_t)e->n);
+  else if (e->op == SL_OP_NONE && e->dst.buf >= 0 && s != NULL) land_gm(m, e, d, s, &from);
+  else {
+    if (s == NULL) memset(d, 0, (size_t)e->n);   /* unbacked reads as zeros */
+    else if (e->op == SL_OP_NONE) memmove(d, s, (size_t)e->n);
+    else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
+                   (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
+    sli_gm_written(m, &e->dst);
   }
-  else sl_reduce((sl_dtype)e->dst.dtype, (sl_op)e->op, d, s,
-                 (size_t)e->n / sl_dtype_size((sl_dtype)e->dst.dtype));
   if (e->dst.buf >= 0 && m->bufs[e->dst.buf].waiters > 0)
     sli_notify(m, &e->dst, e->n, t, e->blk);
   if (m->race) sli_race_copy_read(m, e->blk, e->pipe, &e->src, e->n);
@@ -414,6 +484,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
         sl_fill_pattern(dt, d, (size_t)e->n, SL_FILL_CONST, e->s, 0, 0, 0);
       else if (e->vop == SL_VEC_COPY) memmove(d, a, (size_t)e->n * sl_dtype_size(dt));
       else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
+      if (d != NULL) sli_gm_written(m, &e->dst);   /* (a vector op writes UB) */
       sli_progress(m);
       sli_landed(m, e->blk, SL_PIPE_V, 1, t);
       break;

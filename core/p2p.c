@@ -73,6 +73,7 @@ static void ws_index(sl_machine *m, int blk, const sl_wset *w, int64_t k, int64_
   sli_addr(&l, &a);
   sli_lazy_touch(m, &a, esz);             /* a staged copy may read these bytes */
   sl_set_int((sl_dtype)l.dtype, sli_ptr(m, &a), 0, i);
+  sli_gm_written(m, &a);
   sli_init_write(m, &a, esz);
   sli_race_access(m, blk, SL_PIPE_S, &l, esz, 1);
 }

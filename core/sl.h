@@ -195,6 +195,8 @@ typedef struct sl_buf {
   int64_t sym_off;          /* symmetric heap offset */
   int64_t stride;           /* bytes between PE copies (0 for host) */
   uint8_t *data;            /* NULL: unbacked (timing-only), reads are refused */
+  size_t mapped;            /* data's size when it is a mapping of its own, else 0 */
+  uint64_t gen;             /* moves at every write of its bytes (sli_gm_written) */
   char name[32];
   int32_t waiters;          /* blocks waiting on it (0: none) */
   int32_t *wait_heads;      /* per PE copy: head of the list of its waiters */

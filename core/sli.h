@@ -394,6 +394,7 @@ struct sl_machine {
   int oom;                  /* the launch ran out of memory: sl_step ends it */
   int32_t *lzb, nlzb, caplzb;   /* blocks with staged chunks (sl_lazy) */
   sl_lzlist *lzp;           /* per PE: the records whose GM range is there (NULL: none yet) */
+  struct sl_same *same;     /* copies known to have landed unchanged bytes (mte.c; NULL: none) */
   /* events */
   sl_event *evs;             /* 64-byte aligned in evs_mem (sli_pool_grow64) */
   void *evs_mem;
@@ -520,6 +521,7 @@ full:
 int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top);
 int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes);
 void sli_ub_free(sl_machine *m);
+void sli_buf_data_free(sl_buf *b);   /* the bytes of buffer b go (mem.c) */
 
 /* mte.c */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
@@ -532,6 +534,11 @@ static inline void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes
   if (m->nlzb > 0) sli_lazy_touch_any(m, a, bytes);
 }
 void sli_lazy_reset(sl_machine *m);
+/* the bytes of GM at a change (any write: a copy knows its bytes are there
+** only while neither buffer moved, mte.c) */
+static inline void sli_gm_written(sl_machine *m, const sl_addr *a) {
+  if (a->buf >= 0) m->bufs[a->buf].gen++;
+}
 void sli_lazy_free(sl_machine *m);
 sl_time sli_ps(double ns);
 sl_time sli_alpha(const sl_machine *m, int path);
