@@ -14,7 +14,8 @@
 ** whole size whose flow ends where the chunked flow's last chunk ends (each
 ** chunk's end is rounded up to a picosecond as the chunked flow rounds it,
 ** through every re-rate: flow.c's end_at and catch_up ask sli_chain_rest and
-** sli_chain_pass), plus the other leg's edge chunk as a transfer of its own
+** sli_chain_pass; the last chunk goes on in the flow when the others end, an
+** event, so it is ordered among equal ends as the chunked one), plus the other leg's edge chunk as a transfer of its own
 ** (a get's last write, the drain; a put's first read, the fill). Its other
 ** chunks are not in the flow solver: that is exact while their resource (the
 ** local HBM) is never full during them, and it is what the form gives up.
@@ -30,6 +31,7 @@
 ** bind (its flows' caps and the hidden leg's fit in it).
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sli.h"
@@ -38,7 +40,7 @@
 typedef struct sl_chain_arm {
   int32_t op;               /* the instruction, -1: none */
   int64_t n;                /* chunks */
-  double size, last;        /* bytes of a chunk, and of the last one */
+  double size;              /* bytes of each */
 } sl_chain_arm;
 
 struct sl_chains {
@@ -172,46 +174,52 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
   const sl_res *h = &m->hbm[x->get ? x->dst.pe : x->src.pe];   /* the hidden leg's */
   double hcap = x->get ? wcap : rcap;
   if ((x->get ? wpath : rpath) != SL_PATH_LOCAL) return 0;
-  if (h->capsum + hcap > h->C) return 0;       /* it could bind: keep the chunks */
+  if (getenv("CHDBG2")) fprintf(stderr, "path %d cap %.4f hbm capsum %.4f use %.4f C %.4f dr %lld need %lld\n", far, rcap, h->capsum, h->use, h->C, (long long)dr, (long long)(lr+dw+lw+8*m->ps.issue));
+  if ((getenv("CHRELAX") ? h->use : h->capsum) + hcap > h->C) return 0;       /* it could bind: keep the chunks */
   return x->get ? dr >= lr + dw + lw + 8 * m->ps.issue
                 : dw >= lw + dr + lr + 8 * m->ps.issue;
 }
 
-/* the one-flow form's instructions (see the head of the file) */
-static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t n, int64_t esz) {
+/* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
+** chain follows as the chunked calls issue it). A get: the reads as one
+** flow, the write of chunk k - 1; a put: the read of chunk 0, the writes as
+** one flow. Buffer hb (the next chunk's) is flagged free on MTE3 before
+** that, as the hidden leg's chunk k - 2 left it, buffer ha (chunk k - 1's)
+** after it */
+static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
   sl_block *b = &m->blocks[blk];
-  int64_t size = x->half * esz, all = x->count * esz, last = all - (n - 1) * size;
-  int hl = (int)((n - 1) % 2), ho = 1 - hl, st;
-  sl_loc rsrc = x->src, rdst = x->dst, ul = at(&x->ub, hl * size);
+  int64_t size = x->half * esz, all = k * size;
+  int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
+  sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
   int32_t op;
   sl_chain_arm *a = &m->chains->blk[blk];
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
   if (x->get) {                         /* the reads as one flow, then the last write */
-    sl_loc s = at(&rsrc, all - last), d = at(&rdst, all - last);
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ul, &s, last, all, &op)) != SL_OK) return st;
+    sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &op)) != SL_OK) return st;
     a->op = op;
-    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, hl)) || (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, ho)) ||
-        (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, hl)) ||
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ul, last, last, &op)))
+    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
+        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
+        (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, &op)))
       return st;
-    m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - last;   /* the hidden writes */
-    sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - last);
+    m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the hidden writes */
+    sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - size);
   } else {                              /* the first read, then the writes as one flow */
     if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, &op)))
       return st;
     sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + size, all - size);   /* the hidden reads */
+    m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - size;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
+        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ul, all, all, &op)))   /* its L2 */
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, &op)))   /* its L2 */
       return st;
     a->op = op;
-    if ((st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, ho)) != SL_OK) return st;
-    m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - size;   /* the hidden reads */
   }
-  a->n = n;
+  a->n = k;
   a->size = (double)size;
-  a->last = (double)last;
-  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, hl);
+  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
 }
 
 /* at a chain's start (sl_mte_pipe_step): issue it as one flow when every
@@ -224,21 +232,25 @@ int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
   if (!m->p.chain_flow || x->c != 0 || x->done != 0) return SL_OK;
   if (!chains(m)) return sli_err(m, SL_ENOMEM, 0, "not enough memory for a chain");
   n = (x->count + x->half - 1) / x->half;
-  if (!chain_quiet(m, blk, x, esz, n) || !steady(m, blk, x, (double)(x->half * esz))) {
+  if ((getenv("CHNOGET") && x->get) || (getenv("CHNOPUT") && !x->get)) { m->chains->chunked++; return SL_OK; }
+  if (getenv("CHDBG")) { const sl_block *bb = &m->blocks[blk]; fprintf(stderr, "n %lld nq %d %d clear %d quiet %d steady %d\n", (long long)n, bb->nq[QI(SL_PIPE_MTE2)], bb->nq[QI(SL_PIPE_MTE3)], mte3_clear(m, bb), chain_quiet(m, blk, x, esz, n), steady(m, blk, x, (double)(x->half * esz))); }
+  if (n < 3 || !chain_quiet(m, blk, x, esz, n) || !steady(m, blk, x, (double)(x->half * esz))) {
     m->chains->chunked++;
     return SL_OK;
   }
-  if ((st = issue(m, blk, x, n, esz)) != SL_OK) return st;
+  { static long cnt = 0; const char *mx = getenv("CHMAX");
+    if (mx && cnt++ >= atol(mx)) { m->chains->chunked++; return SL_OK; }
+    if (mx && cnt == atol(mx)) fprintf(stderr, "LAST chain blk %d pe %d -> %d get %d n %lld half %lld count %lld t %lld now %lld nq %d %d q2 %d q3 %d\n", blk, m->blocks[blk].pe, x->pe, x->get, (long long)n, (long long)x->half, (long long)x->count, (long long)m->blocks[blk].t, (long long)m->now, m->blocks[blk].nq[QI(SL_PIPE_MTE2)], m->blocks[blk].nq[QI(SL_PIPE_MTE3)], m->blocks[blk].qhead[QI(SL_PIPE_MTE2)], m->blocks[blk].qhead[QI(SL_PIPE_MTE3)]); }
+  if ((st = issue(m, blk, x, n - 1, esz)) != SL_OK) return st;
   m->chains->one++;
-  m->blocks[blk].t += (3 * n - 2) * m->ps.issue;   /* S's clock as after the chunked calls:
-                                          each chunk's mte and set_flag, the wait_flags
-                                          of all but the first two (the drain's two follow) */
+  m->blocks[blk].t += (3 * (n - 1) - 2) * m->ps.issue;   /* S's clock as after the chunked
+                                 calls of those chunks: each one's mte and set_flag, the
+                                 wait_flags of all but the first two */
   sli_queue_park(m, blk);
   sli_queue_only(m, blk);
-  x->done = x->count;
-  x->c = (int32_t)n;
-  x->step = PX_DRAIN;
-  x->drained = 0;
+  x->done = (n - 1) * x->half;  /* the last chunk: the chunked calls */
+  x->c = (int32_t)(n - 1);
+  x->step = PX_WAIT;
   *taken = 1;
   return SL_OK;
 }
@@ -250,53 +262,42 @@ void sli_chain_arm(sl_machine *m, int blk, int32_t op) {
 }
 
 /* a flow starts (flow.c): plain, or a chain's steady leg when one is armed:
-** its first chunk is rem, then cn whole chunks and the last */
+** its first chunk is rem, then cn more */
 void sli_chain_give(sl_machine *m, sl_flow *fl) {
   sl_chain_arm *a = &m->chains->blk[m->chain_armed - 1];
   m->chain_armed = 0;
   fl->rem = a->size;
   fl->csize = a->size;
-  fl->cn = a->n - 2;
-  fl->clast = a->last;
+  fl->cn = a->n - 1;
   a->op = -1;
 }
 
 /* picoseconds the chunks after the current one take at the flow's rate */
 double sli_chain_rest(const sl_flow *fl) {
   if (!(fl->rate > 0)) return 0;
-  return (double)fl->cn * (double)chunk_ps(fl->csize, fl->rate) +
-         (fl->clast > 0 ? (double)chunk_ps(fl->clast, fl->rate) : 0);
+  return (double)fl->cn * (double)chunk_ps(fl->csize, fl->rate);
 }
 
-/* bring a chain's flow to the chunk it streams at now: the chunks that ended
-** before now (each where the chunked flow would have ended it, at the rate
-** it has had since fl->t) are passed, fl->t and rem left at the start of the
-** current one; a chunk ending at now is the current one, as a settle at now
-** comes before the flow end there */
+/* bring a chain's flow to the chunk it streams at now: the whole chunks that
+** ended before now (each where the chunked flow would have ended it, at the
+** rate it has had since fl->t) are passed, fl->t and rem left at the start of
+** the current one; a chunk ending at now is the current one, as a settle at
+** now comes before the flow end there */
 void sli_chain_pass(sl_flow *fl, sl_time now) {
   sl_time e, d;
-  if (!(fl->rate > 0)) return;
+  int64_t j;
+  if (!(fl->rate > 0) || fl->cn <= 0) return;
   e = fl->t + chunk_ps(fl->rem, fl->rate);
   if (e >= now) return;
-  if (fl->cn > 0) {
-    int64_t j;
-    d = chunk_ps(fl->csize, fl->rate);
-    if (d < 1) d = 1;
-    fl->cn--;
-    fl->t = e;
-    fl->rem = fl->csize;
-    j = (now - e - 1) / d;
-    if (j > fl->cn) j = fl->cn;
-    fl->cn -= j;
-    fl->t += j * d;
-    e = fl->t + d;
-    if (e >= now) return;
-  }
-  if (fl->clast > 0) {
-    fl->t = e;
-    fl->rem = fl->clast;
-    fl->clast = 0;
-  }
+  d = chunk_ps(fl->csize, fl->rate);
+  if (d < 1) d = 1;
+  fl->cn--;
+  fl->t = e;
+  fl->rem = fl->csize;
+  j = (now - e - 1) / d;
+  if (j > fl->cn) j = fl->cn;
+  fl->cn -= j;
+  fl->t += j * d;
 }
 
 /* forget the chains waiting to start (a launch begins or ends) */

@@ -331,7 +331,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->mark = fl->frozen = fl->nres = 0;
   fl->lat = 0;
   fl->hitshare = 0;
-  fl->csize = fl->clast = 0;
+  fl->csize = 0;
   fl->cn = 0;
   fl->rem = (double)bytes;
   fl->cap = cap;
@@ -357,7 +357,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
 ** that is past int64 picoseconds: converting a larger double is undefined) */
 static sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
-  if (fl->clast > 0) d = (d > 0 ? d : 0) + sli_chain_rest(fl);   /* a chain's chunks */
+  if (fl->cn > 0) d = (d > 0 ? d : 0) + sli_chain_rest(fl);   /* a chain's chunks */
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
   return now + (d > 0 ? (sl_time)d : 0);
 }
@@ -797,7 +797,7 @@ static void catch_up(sl_machine *m, const int32_t *F, int32_t i0, int32_t nf, sl
   for (i = i0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
     if (fl->t < now) {
-      if (fl->clast > 0) sli_chain_pass(fl, now);   /* a chain's chunks that ended */
+      if (fl->cn > 0) sli_chain_pass(fl, now);   /* a chain's chunks that ended */
       fl->rem -= fl->rate * (double)(now - fl->t);
       if (fl->rem < 0) fl->rem = 0;
       fl->t = now;

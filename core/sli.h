@@ -141,8 +141,8 @@ typedef struct sl_flow {
   int32_t gm_pe;            /* an MTE transfer's GM side (-1: a DMA engine's) */
   sl_time lat;              /* DMA: from the last byte streamed to its landing */
   double hitshare;          /* MTE2: the share of its bytes read from the L2 (its cap) */
-  double csize, clast;      /* a chain's (chain.c): bytes of a chunk, of the last (0: done) */
-  int64_t cn;               /* a chain's whole chunks after the current one */
+  double csize;             /* a chain's (chain.c): bytes of each chunk */
+  int64_t cn;               /* a chain's: chunks after the current one (0: a plain flow) */
 } sl_flow;
 
 /* how close to max-min fair the solver keeps every flow: at its cap, or on a
@@ -582,7 +582,7 @@ void sli_chain_reset(sl_machine *m);
 void sli_chain_free(sl_machine *m);
 /* a flow starts: plain, or the chain flow armed */
 static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
-  fl->csize = fl->clast = 0;
+  fl->csize = 0;
   fl->cn = 0;
   if (m->chain_armed) sli_chain_give(m, fl);
 }
