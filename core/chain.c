@@ -6,32 +6,34 @@
 ** chunk c is read GM -> UB on MTE2 into buffer c % 2, written UB -> GM on
 ** MTE3 once it landed, and the read of chunk c + 2 waits for the write of
 ** chunk c to land. When one leg is slow enough that the other never holds it
-** up (the steady leg: its chunk at its cap takes at least the other leg's
-** latency, chunk and latency, so each chunk of it starts when the one before
-** ends), the chunked chain streams the steady leg back to back in one flow
-** that a settle may re-rate, and the other leg's chunks fit in its gaps. The
-** one-flow form issues exactly that: the steady leg as one transfer of the
-** whole size whose flow ends where the chunked flow's last chunk ends (each
-** chunk's end is rounded up to a picosecond as the chunked flow rounds it,
-** through every re-rate: flow.c's end_at and catch_up ask sli_chain_rest and
-** sli_chain_pass; the last chunk goes on in the flow when the others end, an
-** event, so it is ordered among equal ends as the chunked one), plus the other leg's edge chunk as a transfer of its own
-** (a get's last write, the drain; a put's first read, the fill). Its other
-** chunks are not in the flow solver: that is exact while their resource (the
-** local HBM) is never full during them, and it is what the form gives up.
-** The drain's flags are set as the chunked chain leaves them, so the caller's
-** final waits (PX_DRAIN) resume S when the last write lands, as they would.
+** up (the steady leg: a whole chunk of it at its cap takes at least the other
+** leg's chunk and both latencies), the chunked chain streams the steady leg's
+** chunks back to back, each starting where the one before ended, in one flow
+** that settles may re-rate, and the other leg's chunks fit in its gaps.
+**
+** The one-flow form issues the chain's whole chunks but the last that way: the
+** steady leg as one transfer whose flow ends where the chunked flow's chunk
+** would (each chunk's end rounded up to a picosecond as the chunked flow
+** rounds it, through every re-rate: flow.c's end_at and catch_up ask
+** sli_chain_rest and sli_chain_pass), plus the other leg's edge chunk as a
+** transfer of its own (a get's write of the chunk before the last, a put's
+** read of the first); the flags are left as the chunked calls leave them, so
+** the last chunk and the final waits follow as the chunked calls, and the
+** last chunk goes on in the steady flow as it would. The S clock advances by
+** the issue costs of the calls it stands for. The other leg's hidden chunks
+** are not in the flow solver (their bytes count on their path, their L2
+** touches are made at once): exact while their HBM is not full during them.
 **
 ** Taken only when every condition holds at the chain's start, from the
-** model's state, else the chunked chain is issued: a timing-only machine with
-** no checks, tracing or L2 model; two buffers, at least two chunks; no atomic
-** mode; every location in bounds, none of them backed; the block's MTE2 and
-** MTE3 queues empty and idle, the chain's flags unset; a queue depth of 4 or
-** more; the steady-leg condition at the caps; the hidden leg's HBM unable to
-** bind (its flows' caps and the hidden leg's fit in it).
+** model's state, else the chunked calls issue it: a timing-only machine with
+** no checks or tracing; two buffers, three chunks or more; no atomic mode;
+** every location in bounds, none backed; MTE3 free for the chain (idle, or its
+** last instruction a flag MTE2 waits for before the chain), the chain's
+** flags unset, room in both queues for all its chunks (S never parks on
+** them); the steady leg at its cap as above; the hidden leg local, with room
+** for it at its cap in its HBM now.
 */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "sli.h"
@@ -174,8 +176,7 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
   const sl_res *h = &m->hbm[x->get ? x->dst.pe : x->src.pe];   /* the hidden leg's */
   double hcap = x->get ? wcap : rcap;
   if ((x->get ? wpath : rpath) != SL_PATH_LOCAL) return 0;
-  if (getenv("CHDBG2")) fprintf(stderr, "path %d cap %.4f hbm capsum %.4f use %.4f C %.4f dr %lld need %lld\n", far, rcap, h->capsum, h->use, h->C, (long long)dr, (long long)(lr+dw+lw+8*m->ps.issue));
-  if ((getenv("CHRELAX") ? h->use : h->capsum) + hcap > h->C) return 0;       /* it could bind: keep the chunks */
+  if (h->use + hcap > h->C * (1 - 1e-6)) return 0;   /* no room for it at its cap now */
   return x->get ? dr >= lr + dw + lw + 8 * m->ps.issue
                 : dw >= lw + dr + lr + 8 * m->ps.issue;
 }
@@ -232,15 +233,10 @@ int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
   if (!m->p.chain_flow || x->c != 0 || x->done != 0) return SL_OK;
   if (!chains(m)) return sli_err(m, SL_ENOMEM, 0, "not enough memory for a chain");
   n = (x->count + x->half - 1) / x->half;
-  if ((getenv("CHNOGET") && x->get) || (getenv("CHNOPUT") && !x->get)) { m->chains->chunked++; return SL_OK; }
-  if (getenv("CHDBG")) { const sl_block *bb = &m->blocks[blk]; fprintf(stderr, "n %lld nq %d %d clear %d quiet %d steady %d\n", (long long)n, bb->nq[QI(SL_PIPE_MTE2)], bb->nq[QI(SL_PIPE_MTE3)], mte3_clear(m, bb), chain_quiet(m, blk, x, esz, n), steady(m, blk, x, (double)(x->half * esz))); }
   if (n < 3 || !chain_quiet(m, blk, x, esz, n) || !steady(m, blk, x, (double)(x->half * esz))) {
     m->chains->chunked++;
     return SL_OK;
   }
-  { static long cnt = 0; const char *mx = getenv("CHMAX");
-    if (mx && cnt++ >= atol(mx)) { m->chains->chunked++; return SL_OK; }
-    if (mx && cnt == atol(mx)) fprintf(stderr, "LAST chain blk %d pe %d -> %d get %d n %lld half %lld count %lld t %lld now %lld nq %d %d q2 %d q3 %d\n", blk, m->blocks[blk].pe, x->pe, x->get, (long long)n, (long long)x->half, (long long)x->count, (long long)m->blocks[blk].t, (long long)m->now, m->blocks[blk].nq[QI(SL_PIPE_MTE2)], m->blocks[blk].nq[QI(SL_PIPE_MTE3)], m->blocks[blk].qhead[QI(SL_PIPE_MTE2)], m->blocks[blk].qhead[QI(SL_PIPE_MTE3)]); }
   if ((st = issue(m, blk, x, n - 1, esz)) != SL_OK) return st;
   m->chains->one++;
   m->blocks[blk].t += (3 * (n - 1) - 2) * m->ps.issue;   /* S's clock as after the chunked
