@@ -37,6 +37,7 @@ build = {
     ["shmemlab.core"] = {
       sources = {
         "core/amo.c",
+        "core/chain.c",
         "core/check.c",
         "core/dtype.c",
         "core/engine.c",

@@ -331,6 +331,8 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->mark = fl->frozen = fl->nres = 0;
   fl->lat = 0;
   fl->hitshare = 0;
+  fl->csize = 0;
+  fl->cn = 0;
   fl->rem = (double)bytes;
   fl->cap = cap;
   fl->t = now;
@@ -355,6 +357,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
 ** that is past int64 picoseconds: converting a larger double is undefined) */
 static sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
+  if (fl->cn > 0) d = (d > 0 ? d : 0) + sli_chain_rest(fl);   /* a chain's chunks */
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
   return now + (d > 0 ? (sl_time)d : 0);
 }
@@ -431,6 +434,7 @@ static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes
   m->fstats.starts++;
   m->fstats.continued++;
   fl->rem = (double)bytes;
+  sli_chain_take(m, fl);
   fl->t = now;
   fl->seq = m->flow_seq++;
   fl->end = end_at(fl, now);
@@ -459,6 +463,7 @@ int sli_flow_start(sl_machine *m, int blk, int pipe, int gm_pe, int path, int64_
   if (f < 0) return SL_ENOMEM;
   m->flows[f].gm_pe = gm_pe;
   m->flows[f].hitshare = share;
+  sli_chain_take(m, &m->flows[f]);
   if (hit < bytes) ok = res_join(m, f, &m->hbm[gm_pe], (double)(bytes - hit) / (double)bytes);
   if (ok && path != SL_PATH_LOCAL)   /* a get reads over gm_pe -> b; a put writes */
     ok = get ? join_path(m, f, path, gm_pe, b->pe, 1.0 / p->hccs_read_eff)
@@ -792,6 +797,7 @@ static void catch_up(sl_machine *m, const int32_t *F, int32_t i0, int32_t nf, sl
   for (i = i0; i < nf; i++) {
     sl_flow *fl = &m->flows[F[i]];
     if (fl->t < now) {
+      if (fl->cn > 0) sli_chain_pass(fl, now);   /* a chain's chunks that ended */
       fl->rem -= fl->rate * (double)(now - fl->t);
       if (fl->rem < 0) fl->rem = 0;
       fl->t = now;

@@ -115,3 +115,9 @@ int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o) {
     touch(m, e->dst.pe, e->dst.buf, e->dst.off, o->bytes);
   return 0;
 }
+
+/* bytes [off, off + n) of buffer buf on PE pe were read or written through
+** the L2 (a pipelined chain's chunks outside the flow solver, chain.c) */
+void sli_l2_touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n) {
+  if (m->l2 != NULL && n > 0) (void)touch(m, pe, buf, off, n);
+}

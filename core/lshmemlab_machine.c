@@ -42,7 +42,7 @@ static const pfield pfields[] = {
   PF("spin_limit", spin_limit, 'l'), PF("primitive_limit", primitive_limit, 'l'),
   PF("scalar_amo", scalar_amo, 'b'),
   PF("timing_only", timing_only, 'b'), PF("settle_ns", settle_ns, 'd'),
-  PF("run_ahead", run_ahead, 'b'),
+  PF("run_ahead", run_ahead, 'b'), PF("chain_flow", chain_flow, 'b'),
   PF("data_op_engine_type", data_op_engine_type, 'i'),
   { NULL, 0, 0 }
 };
@@ -291,6 +291,18 @@ static int m_flow_stats(lua_State *L) {
   return 1;
 }
 
+/* m:chains(): {one, chunked}: the pipelined chains issued as one flow
+** (chain_flow) and as chunks since the machine was made */
+static int m_chains(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int64_t one, chunked;
+  sl_machine_chains(lm->m, &one, &chunked);
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)one); lua_setfield(L, -2, "one");
+  lua_pushinteger(L, (lua_Integer)chunked); lua_setfield(L, -2, "chunked");
+  return 1;
+}
+
 /* m:heap_used(): bytes of the symmetric heap in use */
 static int m_heap_used(lua_State *L) {
   lmach *lm = lsl_checkmach(L, 1);
@@ -454,6 +466,7 @@ const luaL_Reg lsl_machine_methods[] = {
   {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
   {"host", m_host}, {"free", m_free}, {"memcpy", m_memcpy}, {"params", m_params},
   {"now", m_now}, {"events", m_events}, {"event_kinds", m_event_kinds}, {"flow_stats", m_flow_stats},
+  {"chains", m_chains},
   {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes}, {"path", m_path}, {"reach", m_reach},
   {"state", m_state}, {"close", m_close}, {"runaway_counts", m_runaway_counts},
   {NULL, NULL}

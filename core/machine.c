@@ -170,6 +170,7 @@ void sl_machine_free(sl_machine *m) {
   free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
   free(m->ops_mem); free(m->toks); free(m->marks_mem); free(m->kq); free(m->lzb);
   sli_lazy_free(m);
+  sli_chain_free(m);
   free(m->sync_count); free(m->sync_tmax); free(m->l2);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);
   free(m->trace);

@@ -729,10 +729,13 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
 ** the last writes. Exactly those calls, in that order, with their issue
 ** costs: the chain times as the chunked calls do, at any settle window */
 int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x) {
-  int h = (int)(x->c % x->bufs);
+  int h = (int)(x->c % x->bufs), one, st;
   for (;;) switch (x->step) {
     case PX_WAIT:                         /* the loop's head: a chunk left? */
       if (x->done >= x->count) { x->step = PX_DRAIN; continue; }
+      if (x->c == 0 && m->p.chain_flow &&    /* the whole chain as one flow (chain.c) */
+          ((st = sli_chain_issue(m, blk, x, &one)) != SL_OK || one))
+        return st;
       x->step = PX_MOVE;
       if (x->c >= x->bufs) return sl_wait_flag(m, blk, SL_EV_MTE3_MTE2, h);
       continue;

@@ -33,6 +33,7 @@ static int pool_grow(void **items, int32_t *cap, size_t sz) {
 /* forget every op, token and mark (a launch begins or ends) */
 void sli_pools_reset(sl_machine *m) {
   sli_lazy_reset(m);
+  sli_chain_reset(m);
   m->nops = m->ntoks = m->nmarks = 0;
   m->free_op = m->free_tok = m->free_mark = -1;
   m->nkq = m->kqh = m->kbusy = 0;
@@ -140,6 +141,7 @@ static void xfer_start(sl_machine *m, int blk, int pipe, sl_ins *o, sl_time now)
   int64_t hit = m->l2 != NULL ? sli_l2_xfer(m, blk, pipe, o) : 0;
   b->xstart[QI(pipe)] = now;
   b->busy[QI(pipe)] = 1;
+  if (m->chains != NULL) sli_chain_arm(m, blk, (int32_t)(o - m->ops));
   if (sli_flow_start(m, blk, pipe, o->gm_pe, o->path, hit, o->bytes, now) != SL_OK) {
     m->oom = 1;                         /* no memory: it ends at once */
     sli_xfer_done(m, blk, pipe, now);

@@ -137,6 +137,8 @@ typedef struct sl_params {
                             ** option_attr.data_op_engine_type) */
   double settle_ns;         /* the flow solver's window: flow starts and ends within
                             ** it settle together (0: exact; core/flow.c) */
+  int chain_flow;           /* 1: a pipelined chain whose one leg sets the pace is one
+                            ** flow in a timing-only machine (core/chain.c) */
 } sl_params;
 
 /* data_op_engine_type_t (shmem_common_types.h): the engines a job inits; the
@@ -348,6 +350,8 @@ typedef struct sl_pipe_xfer {
   int32_t c, step, drained; /* chunks issued, the next primitive, final waits done */
 } sl_pipe_xfer;
 int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x);
+/* chains issued as one flow (chain_flow) and as chunks since the machine was made */
+void sl_machine_chains(const sl_machine *m, int64_t *one, int64_t *chunked);
 int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3);
 int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,

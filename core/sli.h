@@ -141,6 +141,8 @@ typedef struct sl_flow {
   int32_t gm_pe;            /* an MTE transfer's GM side (-1: a DMA engine's) */
   sl_time lat;              /* DMA: from the last byte streamed to its landing */
   double hitshare;          /* MTE2: the share of its bytes read from the L2 (its cap) */
+  double csize;             /* a chain's (chain.c): bytes of each chunk */
+  int64_t cn;               /* a chain's: chunks after the current one (0: a plain flow) */
 } sl_flow;
 
 /* how close to max-min fair the solver keeps every flow: at its cap, or on a
@@ -367,6 +369,8 @@ struct sl_machine {
   sl_res *allres;           /* every resource, for clean-up */
   size_t nres;
   int64_t path_bytes[SL_NPATHS];
+  struct sl_chains *chains; /* chain.c's table (NULL until a chain asks) */
+  int32_t chain_armed;      /* 1 + the block whose chain flow is starting, 0: none */
   /* flows and the pipes' instructions (reset at each launch) */
   sl_flow *flows;
   int32_t nflows, capflows, free_flow;
@@ -462,6 +466,7 @@ void sli_ev_release(sl_machine *m, int32_t id);
 int sli_l2_new(sl_machine *m);
 void sli_l2_reset(sl_machine *m);
 int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o);
+void sli_l2_touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
@@ -574,6 +579,20 @@ static inline void sli_queue_park(sl_machine *m, int blk) {
     m->blocks[blk].state = B_QUEUE;
 }
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
+/* chain.c: a pipelined chain as one flow (chain_flow) */
+int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken);
+void sli_chain_arm(sl_machine *m, int blk, int32_t op);
+void sli_chain_give(sl_machine *m, sl_flow *fl);
+double sli_chain_rest(const sl_flow *fl);
+void sli_chain_pass(sl_flow *fl, sl_time now);
+void sli_chain_reset(sl_machine *m);
+void sli_chain_free(sl_machine *m);
+/* a flow starts: plain, or the chain flow armed */
+static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
+  fl->csize = 0;
+  fl->cn = 0;
+  if (m->chain_armed) sli_chain_give(m, fl);
+}
 void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
 /* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */

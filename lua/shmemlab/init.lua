@@ -70,7 +70,7 @@ end
 -- options of lab.machine that are not profile figures
 local machine_opts = { soc = true, pes = true, prof_pe = true, profile = true, check = true,
                        data = true, task_rows = true, data_op_engine_type = true,
-                       run_ahead = true }
+                       run_ahead = true, chain_flow = true }
 
 -- task rows a machine keeps per PE unless told (lab.machine{task_rows =}; 0 = all)
 lab.TASK_ROWS = 256
@@ -205,6 +205,16 @@ local function run_ahead(v)
   return v
 end
 
+-- the chain_flow option: in a timing-only machine, a pipelined chain whose one
+-- leg sets the pace is issued as one flow (core/chain.c; default false)
+local function chain_flow(v)
+  if v == nil then return false end
+  if type(v) ~= "boolean" then
+    error("bad argument #1 to 'machine' (chain_flow must be a boolean, got " .. type(v) .. ")", 3)
+  end
+  return v
+end
+
 -- every key lab.machine takes with profile prof
 local function machine_keys(prof)
   local keys = {}
@@ -244,6 +254,7 @@ function lab.machine(opts)
   p.check = check_bits(opts.check)
   p.timing_only = timing_only(opts.data, p.check)
   p.run_ahead = run_ahead(opts.run_ahead)
+  p.chain_flow = chain_flow(opts.chain_flow)
   p.data_op_engine_type = data_op_bits(opts.data_op_engine_type, p, pes)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end

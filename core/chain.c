@@ -1,0 +1,319 @@
+/*
+** chain.c -- a pipelined transfer as one flow (timing-only machines made
+** with chain_flow = true; doc/chain1.md).
+**
+** op.get_pipelined / put_pipelined issue a double-buffered chain (sl_pipe_xfer):
+** chunk c is read GM -> UB on MTE2 into buffer c % 2, written UB -> GM on
+** MTE3 once it landed, and the read of chunk c + 2 waits for the write of
+** chunk c to land. When one leg is slow enough that the other never holds it
+** up (the steady leg: a whole chunk of it at its cap takes at least the other
+** leg's chunk and both latencies), the chunked chain streams the steady leg's
+** chunks back to back, each starting where the one before ended, in one flow
+** that settles may re-rate, and the other leg's chunks fit in its gaps.
+**
+** The one-flow form issues the chain's whole chunks but the last that way: the
+** steady leg as one transfer whose flow ends where the chunked flow's chunk
+** would (each chunk's end rounded up to a picosecond as the chunked flow
+** rounds it, through every re-rate: flow.c's end_at and catch_up ask
+** sli_chain_rest and sli_chain_pass), plus the other leg's edge chunk as a
+** transfer of its own (a get's write of the chunk before the last, a put's
+** read of the first); the flags are left as the chunked calls leave them, so
+** the last chunk and the final waits follow as the chunked calls, and the
+** last chunk goes on in the steady flow as it would. The S clock advances by
+** the issue costs of the calls it stands for. The other leg's hidden chunks
+** are not in the flow solver (their bytes count on their path, their L2
+** touches are made at once): exact while their HBM is not full during them.
+**
+** Taken only when every condition holds at the chain's start, from the
+** model's state, else the chunked calls issue it: a timing-only machine with
+** no checks or tracing; two buffers, three chunks or more; no atomic mode;
+** every location in bounds, none backed; MTE3 free for the chain (idle, or its
+** last instruction a flag MTE2 waits for before the chain), the chain's
+** flags unset, room in both queues for all its chunks (S never parks on
+** them); the steady leg at its cap as above; the hidden leg local, with room
+** for it at its cap in its HBM now.
+*/
+#include <math.h>
+#include <stdlib.h>
+
+#include "sli.h"
+
+/* a chain's steady-leg transfer, waiting for its pipe to start it */
+typedef struct sl_chain_arm {
+  int32_t op;               /* the instruction, -1: none */
+  int64_t n;                /* chunks */
+  double size;              /* bytes of each */
+} sl_chain_arm;
+
+struct sl_chains {
+  sl_chain_arm *blk;        /* per block */
+  int32_t nblk;             /* blocks the table holds */
+  int64_t one, chunked;     /* chains issued as one flow, and chunked */
+};
+
+/* capacity in bytes per ps of GBps (flow.c's) */
+static double bpps(double GBps) { return GBps / 1000.0; }
+
+/* picoseconds a chunk of bytes takes at rate, as flow.c's end_at rounds it */
+static sl_time chunk_ps(double bytes, double rate) {
+  double d = ceil(bytes / rate - 1e-9);
+  return d > 0 ? (sl_time)d : 0;
+}
+
+/* the cap of an MTE transfer (get: MTE2's read, else MTE3's write) over
+** path, as flow.c's tighten_cap finds it: the core's rate, or what the HBM or
+** one link carries alone where that is less */
+static double leg_cap(const sl_machine *m, int get, int path) {
+  const sl_params *p = &m->p;
+  double cap = bpps((get ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle) * p->core_ghz);
+  double link = cap, hbm = bpps(p->hbm_GBps);
+  if (path == SL_PATH_HCCS)
+    link = bpps(p->hccs_GBps) / (1.0 / (get ? p->hccs_read_eff : p->hccs_write_eff));
+  else if (path == SL_PATH_SIO) link = bpps(p->sio_GBps);
+  else if (path == SL_PATH_RDMA) link = bpps(p->rdma_GBps);
+  if (hbm < cap) cap = hbm;
+  return link < cap ? link : cap;
+}
+
+/* 1 when l (a GM location when gm) holds bytes [off, off + bytes) and no data */
+static int quiet_loc(sl_machine *m, const sl_loc *l, int64_t bytes, int gm) {
+  sl_addr a;
+  if (gm != (l->buf >= 0)) return 0;
+  if (gm && (l->buf >= m->nbufs || m->bufs[l->buf].freed || l->pe < 0 || l->pe >= m->p.n_pes))
+    return 0;
+  if (bytes < 0 || l->off < 0 || l->off > l->cap || bytes > l->cap - l->off) return 0;
+  sli_addr(l, &a);
+  return sli_ptr(m, &a) == NULL;
+}
+
+/* is the MTE3 pipe free before the chain's first read can start? Empty and
+** idle, or its last instruction a set_flag that a wait_flag queued on MTE2
+** waits for (the drain of the chain before) */
+static int mte3_clear(const sl_machine *m, const sl_block *b) {
+  int32_t op = b->qtail[QI(SL_PIPE_MTE3)], o;
+  if (op < 0) return !b->busy[QI(SL_PIPE_MTE3)];
+  if (m->ops[op].kind != OP_SET) return 0;
+  for (o = b->qhead[QI(SL_PIPE_MTE2)]; o >= 0; o = m->ops[o].next)
+    if (m->ops[o].kind == OP_WAIT && m->ops[o].tok == m->ops[op].tok) return 1;
+  return 0;
+}
+
+/* the chain's own state lets the one-flow form in: machine, block, places */
+static int chain_quiet(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t esz, int64_t n) {
+  const sl_block *b = &m->blocks[blk];
+  const sl_loc *rem = x->get ? &x->src : &x->dst;
+  int q2 = QI(SL_PIPE_MTE2), q3 = QI(SL_PIPE_MTE3);
+  uint16_t bits = 3;
+  if (!m->p.timing_only || m->p.check != 0 || m->race != NULL || SLI_TRACING(m) ||
+      x->bufs != 2 || n < 2 || b->atomic != SL_OP_NONE || x->pe < 0 || x->pe >= m->p.n_pes)
+    return 0;
+  if (b->nq[q2] + n > m->p.queue_depth || b->nq[q3] + n > m->p.queue_depth ||
+      !mte3_clear(m, b) ||        /* S never parks on the chunks; MTE3 is free for them */
+      (b->flagset[SL_EV_MTE2_MTE3] & bits) || (b->flagset[SL_EV_MTE3_MTE2] & bits))
+    return 0;
+  if (x->dst.dtype != x->src.dtype || x->ub.dtype != x->src.dtype || rem->buf < 0 ||
+      rem->buf >= m->nbufs || m->bufs[rem->buf].space != SL_SPACE_SYM ||
+      x->ub.pe != b->pe || x->ub.core != b->b)
+    return 0;
+  {
+    sl_loc r = *rem;
+    r.pe = x->pe;
+    return quiet_loc(m, &r, x->count * esz, 1) &&
+           quiet_loc(m, x->get ? &x->dst : &x->src, x->count * esz, 1) &&
+           quiet_loc(m, &x->ub, 2 * x->half * esz, 0);
+  }
+}
+
+/* offset view of a location, bytes further (in bounds: checked) */
+static sl_loc at(const sl_loc *l, int64_t bytes) {
+  sl_loc r = *l;
+  r.off += bytes;
+  return r;
+}
+
+/* queue one transfer on pipe (as mte.c's transfer): its flow moves flow bytes,
+** its landing lands ev_bytes of src on dst; *op: the instruction */
+static int xfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
+                const sl_loc *src, int64_t ev_bytes, int64_t flow_bytes, int32_t *op) {
+  sl_ins *o;
+  int32_t ev;
+  int st = sli_copy_event(m, blk, pipe, dst, src, ev_bytes, SL_OP_NONE,
+                          pipe == SL_PIPE_MTE2 ? -ev_bytes : ev_bytes, &ev);
+  if (st != SL_OK) return st;
+  if ((*op = sli_op_new(m, OP_XFER, &o)) < 0)
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
+  o->ev = ev;
+  o->gm_pe = gm_pe;
+  o->path = sl_path(m, m->blocks[blk].pe, gm_pe);
+  o->bytes = flow_bytes;
+  m->path_bytes[o->path] += flow_bytes;
+  return sli_enqueue(m, blk, pipe, *op);
+}
+
+/* the chain table, as large as this launch's blocks; 0 when out of memory */
+static int chains(sl_machine *m) {
+  int32_t i, n = m->p.n_pes * m->block_dim;
+  sl_chain_arm *nb;
+  if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
+  if (m->chains->nblk >= n) return 1;
+  if ((nb = realloc(m->chains->blk, (size_t)n * sizeof(*nb))) == NULL) return 0;
+  for (i = m->chains->nblk; i < n; i++) nb[i].op = -1;
+  m->chains->blk = nb;
+  m->chains->nblk = n;
+  return 1;
+}
+
+/* does the steady leg set the pace? Chunks of size bytes: the get's reads
+** (the put's writes) at their cap take at least the other leg's chunk and
+** both latencies, and room for S to issue a chunk ahead */
+static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
+  int me = m->blocks[blk].pe, far = sl_path(m, me, x->pe);
+  int rpath = x->get ? far : sl_path(m, me, x->src.pe);
+  int wpath = x->get ? sl_path(m, me, x->dst.pe) : far;
+  double rcap = leg_cap(m, 1, rpath), wcap = leg_cap(m, 0, wpath);
+  sl_time dr = chunk_ps(size, rcap), dw = chunk_ps(size, wcap);
+  sl_time lr = m->ps.mte_setup + sli_alpha(m, rpath), lw = m->ps.mte_setup + sli_alpha(m, wpath);
+  const sl_res *h = &m->hbm[x->get ? x->dst.pe : x->src.pe];   /* the hidden leg's */
+  double hcap = x->get ? wcap : rcap;
+  if ((x->get ? wpath : rpath) != SL_PATH_LOCAL) return 0;
+  if (h->use + hcap > h->C * (1 - 1e-6)) return 0;   /* no room for it at its cap now */
+  return x->get ? dr >= lr + dw + lw + 8 * m->ps.issue
+                : dw >= lw + dr + lr + 8 * m->ps.issue;
+}
+
+/* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
+** chain follows as the chunked calls issue it). A get: the reads as one
+** flow, the write of chunk k - 1; a put: the read of chunk 0, the writes as
+** one flow. Buffer hb (the next chunk's) is flagged free on MTE3 before
+** that, as the hidden leg's chunk k - 2 left it, buffer ha (chunk k - 1's)
+** after it */
+static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
+  sl_block *b = &m->blocks[blk];
+  int64_t size = x->half * esz, all = k * size;
+  int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
+  sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
+  int32_t op;
+  sl_chain_arm *a = &m->chains->blk[blk];
+  if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
+  if (x->get) {                         /* the reads as one flow, then the last write */
+    sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &op)) != SL_OK) return st;
+    a->op = op;
+    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
+        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
+        (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, &op)))
+      return st;
+    m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the hidden writes */
+    sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - size);
+  } else {                              /* the first read, then the writes as one flow */
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, &op)))
+      return st;
+    sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + size, all - size);   /* the hidden reads */
+    m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - size;
+    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
+        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
+        (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, &op)))   /* its L2 */
+      return st;
+    a->op = op;
+  }
+  a->n = k;
+  a->size = (double)size;
+  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
+}
+
+/* at a chain's start (sl_mte_pipe_step): issue it as one flow when every
+** condition holds (*taken = 1; x is then at its final waits), else leave it
+** to the chunked calls (*taken = 0) */
+int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)x->ub.dtype), n;
+  int st;
+  *taken = 0;
+  if (!m->p.chain_flow || x->c != 0 || x->done != 0) return SL_OK;
+  if (!chains(m)) return sli_err(m, SL_ENOMEM, 0, "not enough memory for a chain");
+  n = (x->count + x->half - 1) / x->half;
+  if (n < 3 || !chain_quiet(m, blk, x, esz, n) || !steady(m, blk, x, (double)(x->half * esz))) {
+    m->chains->chunked++;
+    return SL_OK;
+  }
+  if ((st = issue(m, blk, x, n - 1, esz)) != SL_OK) return st;
+  m->chains->one++;
+  m->blocks[blk].t += (3 * (n - 1) - 2) * m->ps.issue;   /* S's clock as after the chunked
+                                 calls of those chunks: each one's mte and set_flag, the
+                                 wait_flags of all but the first two */
+  sli_queue_park(m, blk);
+  sli_queue_only(m, blk);
+  x->done = (n - 1) * x->half;  /* the last chunk: the chunked calls */
+  x->c = (int32_t)(n - 1);
+  x->step = PX_WAIT;
+  *taken = 1;
+  return SL_OK;
+}
+
+/* the pipe of block blk starts instruction op (pipe.c): a chain's steady leg
+** arms its flow, which the flow start takes (sli_chain_take) */
+void sli_chain_arm(sl_machine *m, int blk, int32_t op) {
+  if (blk < m->chains->nblk && m->chains->blk[blk].op == op) m->chain_armed = blk + 1;
+}
+
+/* a flow starts (flow.c): plain, or a chain's steady leg when one is armed:
+** its first chunk is rem, then cn more */
+void sli_chain_give(sl_machine *m, sl_flow *fl) {
+  sl_chain_arm *a = &m->chains->blk[m->chain_armed - 1];
+  m->chain_armed = 0;
+  fl->rem = a->size;
+  fl->csize = a->size;
+  fl->cn = a->n - 1;
+  a->op = -1;
+}
+
+/* picoseconds the chunks after the current one take at the flow's rate */
+double sli_chain_rest(const sl_flow *fl) {
+  if (!(fl->rate > 0)) return 0;
+  return (double)fl->cn * (double)chunk_ps(fl->csize, fl->rate);
+}
+
+/* bring a chain's flow to the chunk it streams at now: the whole chunks that
+** ended before now (each where the chunked flow would have ended it, at the
+** rate it has had since fl->t) are passed, fl->t and rem left at the start of
+** the current one; a chunk ending at now is the current one, as a settle at
+** now comes before the flow end there */
+void sli_chain_pass(sl_flow *fl, sl_time now) {
+  sl_time e, d;
+  int64_t j;
+  if (!(fl->rate > 0) || fl->cn <= 0) return;
+  e = fl->t + chunk_ps(fl->rem, fl->rate);
+  if (e >= now) return;
+  d = chunk_ps(fl->csize, fl->rate);
+  if (d < 1) d = 1;
+  fl->cn--;
+  fl->t = e;
+  fl->rem = fl->csize;
+  j = (now - e - 1) / d;
+  if (j > fl->cn) j = fl->cn;
+  fl->cn -= j;
+  fl->t += j * d;
+}
+
+/* forget the chains waiting to start (a launch begins or ends) */
+void sli_chain_reset(sl_machine *m) {
+  int32_t i;
+  m->chain_armed = 0;
+  if (m->chains == NULL) return;
+  for (i = 0; i < m->chains->nblk; i++) m->chains->blk[i].op = -1;
+}
+
+/* free the chain table (the machine goes) */
+void sli_chain_free(sl_machine *m) {
+  if (m->chains == NULL) return;
+  free(m->chains->blk);
+  free(m->chains);
+  m->chains = NULL;
+}
+
+/* chains issued as one flow and chunked since the machine was made */
+void sl_machine_chains(const sl_machine *m, int64_t *one, int64_t *chunked) {
+  *one = m->chains != NULL ? m->chains->one : 0;
+  *chunked = m->chains != NULL ? m->chains->chunked : 0;
+}

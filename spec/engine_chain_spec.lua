@@ -1,0 +1,130 @@
+-- A pipelined transfer as one flow (issue 24 item 2): in a timing-only machine made
+-- with chain_flow = true, a double-buffered chain (op.get_pipelined / put_pipelined)
+-- whose one leg sets the pace is issued as one flow of its whole chunks but the last
+-- plus the other leg's edge chunk (core/chain.c), falling back to the chunked calls
+-- whenever a condition does not hold. The chunked form and the one-flow form run
+-- side by side on the same shapes: where no two flows end at the same picosecond
+-- in another order the times are the same to the picosecond; elsewhere they differ
+-- by the order of those ends, within 1e-6 of the time (the largest is printed).
+local lab = require("shmemlab")
+local op = require("shmemlab.op")
+local runner = require("shmemlab.runner")
+
+-- one launch: every block of every PE moves n int32 twice, through a UB of ub
+-- elements, from (get) or to (put) PE (pe + shift) % pes; its figures
+local function program(one, o)
+  local m = lab.machine{ pes = o.pes, data = o.data or false, settle_ns = o.settle or 0,
+                         prof_pe = -1, chain_flow = one }
+  local per = o.n * o.blocks * 2
+  local s = m:malloc("int32", per, "src")
+  local d = m:malloc("int32", per, "dst")
+  local e0 = m:events()
+  local r = m:launch(function(k)
+    local ub = k:ub("int32", o.ub)
+    local peer = (k.pe + o.shift) % k.n_pes
+    local move = o.get and op.get_pipelined or op.put_pipelined
+    for i = 0, 1 do
+      local at = (k.block * 2 + i) * o.n
+      move(k, d:sub(at, o.n), s:sub(at, o.n), ub, o.n, peer, o.bufs or 2)
+    end
+  end, o.blocks)
+  local out = { kernel = r.kernel_us, now = m:now(), events = m:events() - e0,
+                chains = m:chains(), bytes = m:path_bytes() }
+  m:close()
+  return out
+end
+
+-- the largest difference of two runs' kernel times and clocks (us)
+local function largest(a, b)
+  local d = math.abs(a.now - b.now)
+  for i = 1, #a.kernel do d = math.max(d, math.abs(a.kernel[i] - b.kernel[i])) end
+  return d
+end
+
+-- 97280-byte chunks (a UB of 48640 int32 in halves): 5 chunks of 100000 int32, a
+-- short last one; over HCCS (2 PEs), RDMA (16 PEs, shift 9) and in a server of 8
+local EXACT = {
+  { pes = 2, blocks = 4, n = 100000, ub = 48640, get = true, shift = 1 },
+  { pes = 16, blocks = 8, n = 65536, ub = 48640, get = true, shift = 9 },
+  { pes = 16, blocks = 8, n = 65536, ub = 48640, get = true, shift = 9, settle = 1000 },
+}
+local CONTENDED = {
+  { pes = 2, blocks = 4, n = 100000, ub = 48640, get = false, shift = 1 },
+  { pes = 16, blocks = 8, n = 97280, ub = 48640, get = false, shift = 9 },
+  { pes = 8, blocks = 48, n = 97280, ub = 48640, get = true, shift = 3, settle = 1000 },
+  { pes = 8, blocks = 48, n = 97280, ub = 48640, get = false, shift = 3 },
+}
+
+describe("a pipelined transfer as one flow (chain_flow)", function()
+  it("times as the chunked chain to the picosecond where no equal ends reorder", function()
+    for _, o in ipairs(EXACT) do
+      local a, b = program(false, o), program(true, o)
+      assert.equal(0, largest(a, b))
+      assert.same(a.bytes, b.bytes)             -- the hidden chunks' bytes count
+      assert.equal(0, a.chains.one + a.chains.chunked)   -- off: no chain is asked
+      assert.is_true(b.chains.one > 0)
+      assert.is_true(b.events < a.events)
+    end
+    -- pinned: 2 PEs x 4 blocks, two gets of 5 chunks each
+    local a, b = program(false, EXACT[1]), program(true, EXACT[1])
+    assert.equal(123.336086, tonumber(string.format("%.6f", a.now)))
+    assert.same({ 302, 134 }, { a.events, b.events })
+    assert.same({ one = 16, chunked = 0 }, b.chains)
+  end)
+
+  it("times an operator as the chunked chain: allgather 16 PEs x 48 blocks, 1 MiB per PE",
+     function()
+    local function run(one, settle)
+      local o = runner.load_op("allgather")
+      local c = runner.config(o, { pes = 16, count = 262144, block_dim = 48, warmup = 0,
+                                   iters = 1, baseline = "none", timing_only = true,
+                                   algo = "flat", settle_ns = settle })
+      local m = lab.machine{ profile = c.profile, pes = 16, prof_pe = -1, data = false,
+                             chain_flow = one }
+      local s = o.setup(m, c)
+      local e0 = m:events()
+      o.run(m, c, s)
+      local t, ev, ch = m:now(), m:events() - e0, m:chains()
+      m:close()
+      return t, ev, ch
+    end
+    for _, settle in ipairs({ 0, 1000 }) do
+      local t0, e0 = run(false, settle)
+      local t1, e1, ch = run(true, settle)
+      assert.equal(t0, t1)
+      assert.same({ one = 720, chunked = 48 }, ch)
+      assert.is_true(e1 < e0 * 0.75)
+    end
+  end)
+
+  it("stays within 1e-6 of the chunked time where equal ends reorder", function()
+    local worst = 0
+    for _, o in ipairs(CONTENDED) do
+      local a, b = program(false, o), program(true, o)
+      local d = largest(a, b)
+      worst = math.max(worst, d / a.now)
+      assert.is_true(d <= 1e-6 * a.now, string.format("%.6f us of %.6f", d, a.now))
+      assert.is_true(b.chains.one > 0)
+    end
+    print(string.format("\none flow vs chunked chain: largest difference %.2e of the time", worst))
+  end)
+
+  it("issues the chunked calls when a condition does not hold", function()
+    local base = { pes = 2, blocks = 2, n = 100000, ub = 48640, get = true, shift = 1 }
+    local function with(k, v)
+      local o = {}
+      for key, x in pairs(base) do o[key] = x end
+      o[k] = v
+      return program(true, o).chains
+    end
+    assert.same({ one = 0, chunked = 8 }, with("bufs", 1))          -- one buffer
+    assert.same({ one = 0, chunked = 8 }, with("n", 48640))         -- two chunks
+    assert.same({ one = 0, chunked = 8 }, with("ub", 8192))         -- the latencies set the pace
+    assert.same({ one = 0, chunked = 8 }, with("data", true))       -- a data machine
+  end)
+
+  it("refuses a chain_flow that is not a boolean", function()
+    assert.has_error(function() lab.machine{ pes = 2, data = false, chain_flow = 1 } end,
+      "bad argument #1 to 'machine' (chain_flow must be a boolean, got number)")
+  end)
+end)
