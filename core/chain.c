@@ -1,6 +1,6 @@
 /*
 ** chain.c -- a pipelined transfer as one flow (timing-only machines made
-** with chain_flow = true; doc/chain1.md).
+** with chain_flow = true; doc/chain.md).
 **
 ** op.get_pipelined / put_pipelined issue a double-buffered chain (sl_pipe_xfer):
 ** chunk c is read GM -> UB on MTE2 into buffer c % 2, written UB -> GM on
