@@ -90,6 +90,31 @@ describe("MoE routing (shmemlab.moe)", function()
     end
   end)
 
+  it("uniform picks and slots are pinned (the generator's values, bit for bit)", function()
+    local R = routes({ pes = 4, routing = "uniform", local_tokens = 3, topk = 8, experts = 64,
+                       seed = 5 })
+    assert.are.same({ 32, 6, 35, 0, 10, 14, 40, 28, 60, 10, 15, 2, 59, 7, 36, 58, 26, 62, 39, 24,
+                      53, 22, 63, 20 }, R.expert[3])
+    assert.are.same({ 12, 17, 13, 18, 19, 20, 14, 23, 20, 21, 22, 23, 21, 24, 15, 22, 24, 23, 16,
+                      25, 24, 26, 25, 27 }, R.slot[3])
+  end)
+
+  it("groups rows by destination when first read: order and pos invert each other", function()
+    local R = routes({ pes = 3, routing = "uniform", local_tokens = 9 })
+    assert.is_nil(rawget(R, "order"))            -- not made until read
+    for p = 0, 2 do
+      local last = {}
+      for i = 1, 9 * 2 do
+        local d, at = R.dest[p][i], R.pos[p][i]
+        assert.are.equal(i, R.order[p][at + 1])
+        assert.is_true(at >= R.send_off[p][d] and at < R.send_off[p][d] + R.send[p][d])
+        assert.is_true(at > (last[d] or -1))     -- a group keeps row order
+        last[d] = at
+      end
+    end
+    assert.is_not_nil(rawget(R, "order"))
+  end)
+
   it("zipf is more skewed than uniform (max/mean), lognormal too", function()
     local u = routes({ pes = 8, routing = "uniform" })
     local z = routes({ pes = 8, routing = "zipf" })

@@ -51,7 +51,8 @@ end
 -- the layout of a routing R as DeepEP computes it: count[p][e] (rows of p to
 -- expert e), idx[p][i] (send_token_idx), put_offset[e * n + src] (0-based
 -- Lua array, index e * n + src + 1) and a routing table RD that is R with
--- the slots of DeepEP's receive layout (for moe's references)
+-- the slots of DeepEP's receive layout (for moe's references; made when
+-- first read: a timing-only run never reads them)
 function deepep.layout(R)
   local n, E, per, TK = R.n_pes, R.experts, R.per_pe, R.tokens * R.topk
   local count, idx, slot = {}, {}, {}
@@ -75,12 +76,16 @@ function deepep.layout(R)
       end
     end
   end
-  for p = 0, n - 1 do
-    local sl = {}
-    for i = 1, TK do sl[i] = put[R.expert[p][i] * n + p + 1] + idx[p][i] end
-    slot[p] = sl
-  end
-  local RD = setmetatable({ slot = slot }, { __index = R })
+  local RD = setmetatable({}, { __index = function(t, key)    -- slot made when first read
+    if key ~= "slot" then return R[key] end
+    for p = 0, n - 1 do
+      local sl, ex, ix = {}, R.expert[p], idx[p]
+      for i = 1, TK do sl[i] = put[ex[i] * n + p + 1] + ix[i] end
+      slot[p] = sl
+    end
+    rawset(t, "slot", slot)
+    return slot
+  end })
   return { count = count, idx = idx, put_offset = put, routes = RD }
 end
 

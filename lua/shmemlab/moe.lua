@@ -57,7 +57,13 @@ function moe.rng(seed)
     z = (z ~ (z >> 27)) * 0x94D049BB133111EB
     return z ~ (z >> 31)
   end
-  function g.uniform() return (g.u64() >> 11) * 2.0 ^ -53 end
+  function g.uniform()                                 -- u64's steps inlined (hot)
+    x = x + 0x9E3779B97F4A7C15
+    local z = x
+    z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+    return ((z ~ (z >> 31)) >> 11) * 0x1p-53
+  end
   function g.normal()                                  -- Box-Muller
     local u1, u2 = 1 - g.uniform(), g.uniform()
     return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
@@ -267,21 +273,21 @@ end
 -- O(topk * experts): the same picks as draw, bit for bit. With weights 1 the
 -- total is the count of untaken experts and u - 1 - 1 ... is exact, so draw
 -- picks the (floor(u) + 1)-th untaken expert (the last one when u rounded up
--- to the total)
-local function draw_uniform(rng, experts, topk, out)
-  local taken = {}                                     -- ascending, 1-based
+-- to the total). taken: a scratch array (ascending, 1-based picks), reused
+local function draw_uniform(rng, experts, topk, out, taken)
+  local o, uniform = #out, rng.uniform
   for k = 1, topk do
     local total = experts - (k - 1)
-    local j = math.floor(rng.uniform() * total) + 1
+    local j = math.floor(uniform() * total) + 1
     if j > total then j = total end
     local pick = j
-    for _, t in ipairs(taken) do
-      if t <= pick then pick = pick + 1 else break end
+    for t = 1, k - 1 do
+      if taken[t] <= pick then pick = pick + 1 else break end
     end
-    local at = #taken + 1
+    local at = k
     while at > 1 and taken[at - 1] > pick do taken[at] = taken[at - 1]; at = at - 1 end
     taken[at] = pick
-    out[#out + 1] = pick - 1
+    out[o + k] = pick - 1
   end
 end
 
@@ -294,36 +300,57 @@ local function stats(list, first, last)
   return { min = mn, max = mx, mean = mean, sum = sum, imbalance = mean > 0 and mx / mean or 0 }
 end
 
+-- one PE's rows by destination (choice: its experts, row i at [i]): dest[i]
+-- and send[d] (rows to PE d); adds the PE's rows into expert_rows
+local function count_rows(choice, n, rows, per_pe, expert_rows)
+  local dest, send = {}, {}
+  for d = 0, n - 1 do send[d] = 0 end
+  for i = 1, rows do
+    local e = choice[i]
+    local d = e // per_pe
+    dest[i] = d
+    send[d] = send[d] + 1
+    expert_rows[e] = expert_rows[e] + 1
+  end
+  return dest, send
+end
+
+-- R's order, pos and slot of every PE (the rows grouped by destination, each
+-- group in row order: a counting sort from send_off), made when first read
+-- (the DeepEP ports number their rows themselves and never read them)
+local GROUPED = { order = true, pos = true, slot = true }
+local function group_rows(R, key)
+  if not GROUPED[key] then return nil end
+  local order, pos, slot = {}, {}, {}
+  for p = 0, R.n_pes - 1 do
+    local dest, off, o, ps, sl, next_at = R.dest[p], R.send_off[p], {}, {}, {}, {}
+    for d = 0, R.n_pes - 1 do next_at[d] = off[d] end
+    for i = 1, #dest do
+      local d = dest[i]
+      local at = next_at[d]
+      o[at + 1], ps[i], next_at[d] = i, at, at + 1
+      sl[i] = R.recv_off[d][p] + (at - off[d])
+    end
+    order[p], pos[p], slot[p] = o, ps, sl
+  end
+  rawset(R, "order", order); rawset(R, "pos", pos); rawset(R, "slot", slot)
+  return rawget(R, key)
+end
+
 -- the layout of a routing: choice[pe][i + 1] = expert of row i
 local function layout(cfg, choice)
   local n, T, K = cfg.n_pes, cfg.tokens, cfg.topk
   local R = { n_pes = n, tokens = T, topk = K, experts = cfg.experts, per_pe = cfg.per_pe,
               hidden = cfg.hidden, routing = cfg.routing, seed = cfg.seed, cfg = cfg,
-              expert = choice, dest = {}, send = {}, send_off = {}, order = {}, pos = {},
-              slot = {}, recv = {}, recv_off = {}, expert_rows = {} }
+              expert = choice, dest = {}, send = {}, send_off = {}, recv = {}, recv_off = {},
+              expert_rows = {} }
   for e = 0, cfg.experts - 1 do R.expert_rows[e] = 0 end
   for d = 0, n - 1 do R.recv[d], R.recv_off[d] = 0, {} end
   for p = 0, n - 1 do
-    local dest, send, buckets = {}, {}, {}
-    for d = 0, n - 1 do send[d], buckets[d] = 0, {} end
-    for i = 1, T * K do
-      local e = choice[p][i]
-      local d = e // cfg.per_pe
-      dest[i] = d
-      send[d] = send[d] + 1
-      R.expert_rows[e] = R.expert_rows[e] + 1
-      local b = buckets[d]
-      b[#b + 1] = i
-    end
-    local order, pos, off, at = {}, {}, {}, 0
-    for d = 0, n - 1 do
-      off[d] = at
-      for _, i in ipairs(buckets[d]) do
-        order[at + 1], pos[i] = i, at
-        at = at + 1
-      end
-    end
-    R.dest[p], R.send[p], R.send_off[p], R.order[p], R.pos[p] = dest, send, off, order, pos
+    local dest, send = count_rows(choice[p], n, T * K, cfg.per_pe, R.expert_rows)
+    local off, at = {}, 0
+    for d = 0, n - 1 do off[d] = at; at = at + send[d] end
+    R.dest[p], R.send[p], R.send_off[p] = dest, send, off
   end
   for d = 0, n - 1 do
     for p = 0, n - 1 do
@@ -331,18 +358,10 @@ local function layout(cfg, choice)
       R.recv[d] = R.recv[d] + R.send[p][d]
     end
   end
-  for p = 0, n - 1 do
-    local slot = {}
-    for i = 1, T * K do
-      local d = R.dest[p][i]
-      slot[i] = R.recv_off[d][p] + (R.pos[p][i] - R.send_off[p][d])
-    end
-    R.slot[p] = slot
-  end
   R.pe_stats = stats(R.recv, 0, n - 1)
   R.expert_stats = stats(R.expert_rows, 0, cfg.experts - 1)
   R.max_recv = math.max(1, R.pe_stats.max)
-  return R
+  return setmetatable(R, { __index = group_rows })
 end
 
 -- moe.routes(cfg) -> R: the routing tables and layout of a resolved config
@@ -355,9 +374,9 @@ function moe.routes(cfg)
     local rng = moe.rng(cfg.seed)
     local w = popularity(cfg, rng)
     for p = 0, cfg.n_pes - 1 do
-      local list = {}
+      local list, taken = {}, {}
       for _ = 1, cfg.tokens do
-        if cfg.routing == "uniform" then draw_uniform(rng, cfg.experts, cfg.topk, list)
+        if cfg.routing == "uniform" then draw_uniform(rng, cfg.experts, cfg.topk, list, taken)
         else draw(rng, w, cfg.topk, list) end
       end
       choice[p] = list
