@@ -152,6 +152,9 @@ relay.CARD_BUFFERS = 4
 -- 14.595; 256 KiB: 26.741 against 15.165)
 relay.CARD_BCAST_CHUNKS = { 8, 4 }
 relay.CARD_BCAST_MIN = 256 * 1024
+relay.CARD_BCAST_RAMP = {}
+for f in (os.getenv("BCA3_RAMP") or "1"):gmatch("[^,]+") do relay.CARD_BCAST_RAMP[#relay.CARD_BCAST_RAMP + 1] = tonumber(f) end
+relay.CARD_COPY_BLOCKS = tonumber(os.getenv("BCA3_COPY") or "") or 6
 relay.RING_SLOT_BYTES = 4 * 1024 * 1024
 
 -- relay.ring_slot_elems(count, nsrc, half, esize) -> the elements of esize bytes a ring
@@ -211,6 +214,46 @@ function relay.get_chain(k, ub, bufs, n, item)
       done, c = done + len, c + 1
     end
   end
+  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
+end
+
+-- relay.get_chain_marked(k, ub, bufs, n, item, mark): the gets of n groups of transfers,
+-- one after the other through the same bufs (default 2) UB buffers as relay.get_chain's,
+-- and mark(i) called once group i has landed (its writes out of the UB done), with the
+-- first get of group i + 1 already issued: the link stays busy across the mark (a drain
+-- would leave it idle for a get's latency). item(i, flush) returns group i, a list of
+-- {dst, src, count, pe}; it may call flush() before it waits, which marks group i - 1 at
+-- once (after its landing) rather than after the wait
+function relay.get_chain_marked(k, ub, bufs, n, item, mark)
+  bufs = bufs or 2
+  local half = #ub // bufs
+  local bytes = half * lab.core.dtype_size(ub.dtype)
+  local c, pending = 0, nil
+  local function flush()
+    if pending then
+      k:wait_flag("MTE3_S", 0)
+      mark(pending)
+      pending = nil
+    end
+  end
+  for i = 1, n do
+    for _, t in ipairs(item(i, flush)) do
+      local dst, src, count, pe = t[1], t[2], t[3], t[4]
+      for done = 0, count - 1, half do
+        local h, len = c % bufs, math.min(half, count - done)
+        if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
+        k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ub:sub(h * half, half), bytes,
+                      len, pe, h)
+        k:set_flag("MTE3_MTE2", h)
+        c = c + 1
+        flush()                                           -- group i - 1 has landed
+      end
+    end
+    flush()
+    k:set_flag("MTE3_S", 0)                               -- fires when group i lands
+    pending = i
+  end
+  flush()
   for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
 end
 
