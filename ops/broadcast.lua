@@ -354,15 +354,18 @@ local function setup_scatter(m, c, s)
 end
 
 -- card relay (A3): the holders are the dies off the root's card; piece h of chunk x
--- (cpiece) belongs to holder h. The source of a holder's pieces is the die of its
--- parity on the root's card: the root itself (its input), or the root's card-mate,
--- which first gets those pieces from the root over SIO. A holder gets its own piece
--- from its source over its port and announces it (have[x, h]) to the holders of its
--- parity, its card-mate and, for the root's parity, the root's card-mate; over its port
--- it also gets the pieces of the other holders of its parity, each announced to its
--- card-mate, and over SIO the pieces of the other parity from its card-mate. So the
--- data leaves the root's card once (half a port), and each piece enters each other
--- card once.
+-- (cpiece) belongs to holder h, the pieces of one parity side by side. The source of a
+-- holder's pieces is the die of its parity on the root's card: the root itself (its
+-- input), or the root's card-mate, which first gets runs of those pieces from the root
+-- over SIO (src[x]). A holder's first block gets its own piece of each chunk from its
+-- source over its port, in chunk order (so the root card's ports send one chunk at a
+-- time), and announces it (have[x] counts) to the holders of its parity and, for the
+-- root's parity, to the root's card-mate; its other port blocks get the pieces of the
+-- other holders of its parity once a chunk's are all announced; each port block counts
+-- a chunk done on the card-mate (full[x]), whose SIO blocks then get that parity's run of
+-- the chunk in one piece each. Every block chains its gets over the chunks through the
+-- UB buffers (relay.get_chain_marked). So the data leaves the root's card once (half a
+-- port), and each piece enters each other card once.
 
 -- card relay: the holder rank of die q off the root's card: parity first (the pieces of
 -- one parity lie side by side in a chunk), then its card among the cards after the root's
@@ -425,18 +428,18 @@ local function stream(k, a, ub, group, mark)
 end
 
 -- card relay: wait inside a stream (its REMOTE_PUT_GET frame paused)
-local function sawait(k, a, sig, v)
+local function swait(k, a, sig, v)
   k:prof_end(F.REMOTE_PUT_GET)
   await(k, a, sig, v)
   k:prof_start(F.REMOTE_PUT_GET)
 end
 
 -- card relay: the transfers of the pieces (x, j), j in list, from die from(j)'s buffer
--- buf, each awaited first (have[x, j]) when wait
-local function gets(k, a, x, list, from, buf, wait)
+-- buf, once (when need) need pieces of chunk x have been announced (have[x] counts them)
+local function gets(k, a, x, list, from, buf, need)
   local out = {}
+  if need and #list > 0 then swait(k, a, a.have:sub(x, 1), a.epoch * need) end
   for _, j in ipairs(list) do
-    if wait then sawait(k, a, a.have:sub(x * a.n + j, 1)) end
     local first, n = cpiece(a, x, crank(a, j))
     out[#out + 1] = { a.output:sub(first, n), buf:sub(first, n), n, from(j) }
   end
@@ -453,12 +456,10 @@ local function card_own(k, a, ub)
   local src = a.R * 2 + me % 2
   local buf = src == a.root and a.input or a.output
   stream(k, a, ub, function(x)
-    if src ~= a.root then sawait(k, a, a.src:sub(x, 1)) end
-    return gets(k, a, x, { me }, function() return src end, buf, false)
+    if src ~= a.root then swait(k, a, a.src:sub(x, 1)) end
+    return gets(k, a, x, { me }, function() return src end, buf)
   end, function(x)
-    for _, d in ipairs(readers) do
-      k:signal_op(a.have:sub(x * a.n + me, 1), a.epoch, lab.SIGNAL_SET, d)
-    end
+    for _, d in ipairs(readers) do k:signal_op(a.have:sub(x, 1), 1, lab.SIGNAL_ADD, d) end
     k:signal_op(a.full:sub(x, 1), 1, lab.SIGNAL_ADD, me ~ 1)
   end)
 end
@@ -469,7 +470,7 @@ local function card_port(k, a, ub, b, nb)
   local me = k.pe
   local others = parity_holders(a, me, me % 2, me)
   stream(k, a, ub, function(x)
-    return gets(k, a, x, deal(others, x, b, nb), function(j) return j end, a.output, true)
+    return gets(k, a, x, deal(others, x, b, nb), function(j) return j end, a.output, #others)
   end, function(x)
     k:signal_op(a.full:sub(x, 1), 1, lab.SIGNAL_ADD, me ~ 1)
   end)
@@ -481,7 +482,7 @@ local function card_sio(k, a, ub, b, nb)
   local mate, p, half = k.pe ~ 1, (k.pe ~ 1) % 2, k.block_num - nb
   local cards = a.n // 2
   stream(k, a, ub, function(x)
-    sawait(k, a, a.full:sub(x, 1), a.epoch * half)
+    swait(k, a, a.full:sub(x, 1), a.epoch * half)
     local first, n = crun(a, x, p * (cards - 1), (p + 1) * (cards - 1))
     local per = op.split(n, nb, a.esize)
     local lo = math.min(n, b * per)
@@ -500,7 +501,7 @@ local function card_mate(k, a, ub, half)
     local list = parity_holders(a, me, root % 2, -1)
     return stream(k, a, ub, function(x)
       return gets(k, a, x, deal(list, x, k.block, half), function(j) return j end, a.output,
-                  true)
+                  #list)
     end)
   end
   local b, nb, P = k.block - half, k.block_num - half, a.n // 2 - 1
@@ -549,26 +550,10 @@ local function kernel_card(k, a)
   end
 end
 
--- card relay: the first element of each chunk, and count last: n chunks, the first and
--- the last ones cut in parts of relay.CARD_BCAST_RAMP (shorter fill and drain), each
--- start on a 32-byte boundary
+-- card relay: the first element of each of n chunks, and count last
 local function card_chunks(count, esize, n)
-  local w = {}
-  local ramp = relay.CARD_BCAST_RAMP
-  for x = 1, n do
-    if (x == 1 or x == n) and n > 1 then
-      for _, f in ipairs(ramp) do w[#w + 1] = f end
-    else
-      w[#w + 1] = 1
-    end
-  end
-  local total, acc, base, per32 = 0, 0, { 0 }, 32 // esize
-  for _, f in ipairs(w) do total = total + f end
-  for i = 1, #w - 1 do
-    acc = acc + w[i]
-    base[#base + 1] = math.min(count, math.floor(count * acc / total / per32) * per32)
-  end
-  base[#base + 1] = count
+  local per, base = op.split(count, n, esize), {}
+  for x = 0, n do base[x + 1] = math.min(count, x * per) end
   return base
 end
 
@@ -576,17 +561,16 @@ end
 local function setup_card(m, c, s)
   s.card, s.rounds, s.n, s.R = true, 1, c.pes, s.root // 2
   s.holders = c.pes - 2
-  s.chunks = relay.CARD_BCAST_CHUNKS[c.pes // 2 - 1 <= c.block_dim // 2 and 1 or 2]
-  s.chunks = tonumber(os.getenv("BCA3_CHUNKS") or "") or s.chunks -- XXX
+  s.chunks = math.max(1, math.min(relay.CARD_BCAST_CHUNKS,
+                                  c.count * s.esize // relay.CARD_BCAST_CHUNK_BYTES))
   s.cbase = card_chunks(c.count, s.esize, s.chunks)
-  s.chunks = #s.cbase - 1
   s.chunk = s.cbase[2]
   s.bufs = c.buffers or relay.CARD_BUFFERS
-  s.sio_blocks = tonumber(os.getenv("BCA3_SIO") or "") or c.block_dim // 2 -- XXX
+  s.sio_blocks = math.max(1, c.block_dim // relay.CARD_BCAST_SIO)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
   s.output = m:malloc(c.dtype, c.count, "output")
-  s.have = m:malloc("int32", s.chunks * c.pes, "have", "backed")   -- [x, j]: piece readable
+  s.have = m:malloc("int32", s.chunks, "have", "backed")           -- [x]: pieces announced
   s.src = m:malloc("int32", s.chunks, "src", "backed")             -- [x]: my source has mine
   s.full = m:malloc("int32", s.chunks, "full", "backed")           -- [x]: mate's blocks done
   s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
@@ -652,8 +636,9 @@ return op.define {
 
   describe = function(c, s)
     local what = s.card and "card relay: root %d's chunks in one piece a die off its card, each "
-        .. "from the root's card over the holder's port (the root's card-mate first gets its "
-        .. "parity's over SIO), spread over the ports by parity and over SIO"
+        .. "from the root's card over the holder's port in chunk order (the root's card-mate "
+        .. "first gets its parity's over SIO), spread over the ports by parity, then over SIO "
+        .. "a parity's run a chunk"
       or s.scatter and "scatter relay: root %d's chunks in one piece a local index, each piece "
         .. "over the root's links into its server and in one sub-piece a server by RoCE engine "
         .. "gets (the scatter), then the other sub-pieces from their servers (the allgather), "
@@ -674,6 +659,7 @@ return op.define {
     local fits = relay.server_fits(c, 2 * c.count, s.esize)
       and c.block_dim >= relay.FETCH_BLOCKS + relay.domains(c) - 2
     local card = relay.card_fits(c, 2 * c.count, s.esize) and c.pes // 2 >= 3
+      and c.block_dim >= 4
     local mode = relay.mode(c, "broadcast", fits or card)
     if relay.take(mode, card, c.count * s.esize >= relay.CARD_BCAST_MIN) then
       return setup_card(m, c, s)

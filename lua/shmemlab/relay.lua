@@ -142,19 +142,25 @@ relay.BY_OWNER_BYTES = 1024 * 1024
 -- (measured in the lab: reduce_scatter 16 dies, 1 MiB slices, 70.039 us with two, 62.913
 -- with four; 128 dies 128 KiB slices 88.384 / 74.927)
 relay.CARD_BUFFERS = 4
--- broadcast's card relay: the chunks the data runs in (each one piece a die off the
--- root's card): CARD_BCAST_CHUNKS[1] while a chunk's port items (the other cards' pieces
--- of my parity and mine) fit the port blocks once, else [2] (fewer, larger pieces).
--- Measured in the lab at 16 MiB (kernel us, 2 / 4 / 8 chunks): 16 dies - / 95.214 /
--- 79.931 (12: 93.478); 64 dies - / 110.819 / 115.846; 128 dies 133.531 / 130.884 /
--- 148.076. Without --algo it is taken from CARD_BCAST_MIN bytes of data: the
--- crossover with the one-step design on 16 dies (64 KiB: one step 9.408 us, relay
--- 14.595; 256 KiB: 26.741 against 15.165)
-relay.CARD_BCAST_CHUNKS = { 8, 4 }
+-- broadcast's card relay: the data runs in chunks of at least CARD_BCAST_CHUNK_BYTES, at
+-- most CARD_BCAST_CHUNKS of them (each one piece a die off the root's card); a die's
+-- blocks but one in CARD_BCAST_SIO work its port, the others SIO (the port carries the
+-- exchange of pieces with as many sources as cards, SIO one run a chunk from the
+-- card-mate); the root copies its input out with CARD_COPY_BLOCKS blocks (with all of
+-- them the copy takes the HBM bandwidth its port and SIO reads need). Measured in the
+-- lab at 16 MiB, block_dim 16 (kernel us at 16 / 32 / 64 / 128 dies): 8 chunks 73.852 /
+-- 74.415 / 76.366 / 84.195, 12 chunks 68.823 / 69.784 / 73.924 / 80.522, 16 chunks
+-- 66.046 / 67.233 / 73.873 / 80.144; SIO blocks (16 chunks, one in 4 = 4): 3 of 16
+-- 81.218 / 71.245 / 76.788 / 80.294, 5 of 16 68.639 / 66.808 / 82.231 / 82.528, 8 of 16
+-- 65.358 / 73.925 / 81.939 / -; chunks of at least 64 / 128 / 256 KiB at 1 MiB of data
+-- (8 / 16 / 32 dies): 18.884 / 18.620 / 19.992, 14.297 / 13.858 / 14.564, 13.417 / 12.736 /
+-- 13.298. Without --algo it is taken from CARD_BCAST_MIN bytes of data (the crossover
+-- with the one-step design on 16 dies, measured with an earlier form of the relay)
+relay.CARD_BCAST_CHUNKS = 16
+relay.CARD_BCAST_CHUNK_BYTES = 256 * 1024
+relay.CARD_BCAST_SIO = 4
 relay.CARD_BCAST_MIN = 256 * 1024
-relay.CARD_BCAST_RAMP = {}
-for f in (os.getenv("BCA3_RAMP") or "1"):gmatch("[^,]+") do relay.CARD_BCAST_RAMP[#relay.CARD_BCAST_RAMP + 1] = tonumber(f) end
-relay.CARD_COPY_BLOCKS = tonumber(os.getenv("BCA3_COPY") or "") or 6
+relay.CARD_COPY_BLOCKS = 6
 relay.RING_SLOT_BYTES = 4 * 1024 * 1024
 
 -- relay.ring_slot_elems(count, nsrc, half, esize) -> the elements of esize bytes a ring
