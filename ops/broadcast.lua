@@ -399,13 +399,6 @@ local function parity_holders(a, me, p, skip)
   return list
 end
 
--- card relay: wait until signal sig reaches v (default the epoch)
-local function await(k, a, sig, v)
-  k:prof_start(F.SIGNAL_WAIT)
-  k:signal_wait_until(sig, lab.CMP_GE, v or a.epoch)
-  k:prof_end(F.SIGNAL_WAIT)
-end
-
 -- card relay: the items of list that block b of nb takes in chunk x: the items of every
 -- chunk in turn, dealt out to the blocks in that order
 local function deal(list, x, b, nb)
@@ -427,18 +420,17 @@ local function stream(k, a, ub, group, mark)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
--- card relay: wait inside a stream (its REMOTE_PUT_GET frame paused)
-local function swait(k, a, sig, v)
-  k:prof_end(F.REMOTE_PUT_GET)
-  await(k, a, sig, v)
-  k:prof_start(F.REMOTE_PUT_GET)
+-- card relay: wait inside a stream, in its REMOTE_PUT_GET frame (a frame of its own
+-- would drain the profiled die's pipes mid-chain at every wait)
+local function swait(k, sig, v)
+  k:signal_wait_until(sig, lab.CMP_GE, v)
 end
 
 -- card relay: the transfers of the pieces (x, j), j in list, from die from(j)'s buffer
 -- buf, once (when need) need pieces of chunk x have been announced (have[x] counts them)
 local function gets(k, a, x, list, from, buf, need)
   local out = {}
-  if need and #list > 0 then swait(k, a, a.have:sub(x, 1), a.epoch * need) end
+  if need and #list > 0 then swait(k, a.have:sub(x, 1), a.epoch * need) end
   for _, j in ipairs(list) do
     local first, n = cpiece(a, x, crank(a, j))
     out[#out + 1] = { a.output:sub(first, n), buf:sub(first, n), n, from(j) }
@@ -456,7 +448,7 @@ local function card_own(k, a, ub)
   local src = a.R * 2 + me % 2
   local buf = src == a.root and a.input or a.output
   stream(k, a, ub, function(x)
-    if src ~= a.root then swait(k, a, a.src:sub(x, 1)) end
+    if src ~= a.root then swait(k, a.src:sub(x, 1), a.epoch) end
     return gets(k, a, x, { me }, function() return src end, buf)
   end, function(x)
     for _, d in ipairs(readers) do k:signal_op(a.have:sub(x, 1), 1, lab.SIGNAL_ADD, d) end
@@ -482,7 +474,7 @@ local function card_sio(k, a, ub, b, nb)
   local mate, p, half = k.pe ~ 1, (k.pe ~ 1) % 2, k.block_num - nb
   local cards = a.n // 2
   stream(k, a, ub, function(x)
-    swait(k, a, a.full:sub(x, 1), a.epoch * half)
+    swait(k, a.full:sub(x, 1), a.epoch * half)
     local first, n = crun(a, x, p * (cards - 1), (p + 1) * (cards - 1))
     local per = op.split(n, nb, a.esize)
     local lo = math.min(n, b * per)
@@ -632,6 +624,8 @@ return op.define {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
     [F.FINALIZE] = "server and card relays: the gets land in the (symmetric) output itself: no "
       .. "copy-out",
+    [F.SIGNAL_WAIT] = "card relay: its waits sit inside the frame of its chained gets (a frame "
+      .. "of their own would drain the profiled die's pipes mid-chain)",
   },
 
   describe = function(c, s)
