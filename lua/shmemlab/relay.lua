@@ -150,9 +150,10 @@ relay.CARD_BUFFERS = 4
 -- them the copy takes the HBM bandwidth its port and SIO reads need). Measured in the
 -- lab at 16 MiB, block_dim 16 (kernel us at 16 / 32 / 64 / 128 dies): 8 chunks 73.852 /
 -- 74.415 / 76.366 / 84.195, 12 chunks 68.823 / 69.784 / 73.924 / 80.522, 16 chunks
--- 66.046 / 67.233 / 73.873 / 80.144; SIO blocks (16 chunks, one in 4 = 4): 3 of 16
--- 81.218 / 71.245 / 76.788 / 80.294, 5 of 16 68.639 / 66.808 / 82.231 / 82.528, 8 of 16
--- 65.358 / 73.925 / 81.939 / -; chunks of at least 64 / 128 / 256 KiB at 1 MiB of data
+-- 66.046 / 67.233 / 73.873 / 80.144; SIO blocks (16 chunks, one in 4 = 4; measured with
+-- a flag a piece rather than one count a chunk): 3 of 16 81.218 / 71.245 / 76.788 /
+-- 80.294, 5 of 16 68.639 / 66.808 / 82.231 / 82.528, 8 of 16 65.358 / 73.925 / 81.939 / -;
+-- chunks of at least 64 / 128 / 256 KiB at 1 MiB of data
 -- (8 / 16 / 32 dies): 18.884 / 18.620 / 19.992, 14.297 / 13.858 / 14.564, 13.417 / 12.736 /
 -- 13.298. Without --algo it is taken from CARD_BCAST_MIN bytes of data (the crossover
 -- with the one-step design on 16 dies, measured with an earlier form of the relay)
@@ -227,9 +228,8 @@ end
 -- one after the other through the same bufs (default 2) UB buffers as relay.get_chain's,
 -- and mark(i) called once group i has landed (its writes out of the UB done), with the
 -- first get of group i + 1 already issued: the link stays busy across the mark (a drain
--- would leave it idle for a get's latency). item(i, flush) returns group i, a list of
--- {dst, src, count, pe}; it may call flush() before it waits, which marks group i - 1 at
--- once (after its landing) rather than after the wait
+-- would leave it idle for a get's latency). item(i) returns group i, a list of
+-- {dst, src, count, pe} (it may wait first: group i - 1 is marked after that wait)
 function relay.get_chain_marked(k, ub, bufs, n, item, mark)
   bufs = bufs or 2
   local half = #ub // bufs
@@ -243,7 +243,7 @@ function relay.get_chain_marked(k, ub, bufs, n, item, mark)
     end
   end
   for i = 1, n do
-    for _, t in ipairs(item(i, flush)) do
+    for _, t in ipairs(item(i)) do
       local dst, src, count, pe = t[1], t[2], t[3], t[4]
       for done = 0, count - 1, half do
         local h, len = c % bufs, math.min(half, count - done)
