@@ -263,165 +263,217 @@ local function setup_scatter(m, c, s)
 end
 
 -- card relay (A3): the holders are the dies off the root's card; piece h of chunk x
--- (cpiece) belongs to holder h. The source of a holder's pieces is the die of its
--- parity on the root's card: the root itself (its input), or the root's card-mate,
--- which first gets those pieces from the root over SIO. A holder gets its own piece
--- from its source over its port and announces it (have[x, h]) to the holders of its
--- parity, its card-mate and, for the root's parity, the root's card-mate; over its port
--- it also gets the pieces of the other holders of its parity, each announced to its
--- card-mate, and over SIO the pieces of the other parity from its card-mate. So the
--- data leaves the root's card once (half a port), and each piece enters each other
--- card once.
+-- (cpiece) belongs to holder h, the pieces of one parity side by side. The source of a
+-- holder's pieces is the die of its parity on the root's card: the root itself (its
+-- input), or the root's card-mate, which first gets runs of those pieces from the root
+-- over SIO (src[x]). A holder's first block gets its own piece of each chunk from its
+-- source over its port, in chunk order (so the root card's ports send one chunk at a
+-- time), and announces it (have[x] counts) to the holders of its parity and, for the
+-- root's parity, to the root's card-mate; its other port blocks get the pieces of the
+-- other holders of its parity once a chunk's are all announced; each port block counts
+-- a chunk done on the card-mate (full[x]), whose SIO blocks then get that parity's run of
+-- the chunk in one piece each. Every block chains its gets over the chunks through the
+-- UB buffers (relay.get_marked). So the data leaves the root's card once (half a
+-- port), and each piece enters each other card once.
 
--- card relay: the holder rank of die q off the root's card R
-local function crank(q, R) return q // 2 < R and q or q - 2 end
-
--- card relay: piece h of chunk x: first, n
-local function cpiece(a, x, h)
-  local cper = op.split(a.count, a.chunks, a.esize)
-  local c0 = math.min(a.count, x * cper)
-  local clen = math.min(cper, a.count - c0)
-  local per = op.split(clen, a.holders, a.esize)
-  local first = math.min(clen, h * per)
-  return c0 + first, math.min(per, clen - first)
+-- card relay: the holder rank of die q off the root's card: parity first (the pieces of
+-- one parity lie side by side in a chunk), then its card among the cards after the root's
+local function crank(a, q)
+  local cards = a.n // 2
+  return q % 2 * (cards - 1) + (q // 2 - a.R - 1) % cards
 end
 
--- card relay: the holders of parity p but die skip, their cards rotated from me's
+-- card relay: ranks [lo, hi) of chunk x (a run of pieces): first, n
+local function crun(a, x, lo, hi)
+  local c0 = a.cbase[x + 1]
+  local clen = a.cbase[x + 2] - c0
+  local per = op.split(clen, a.holders, a.esize)
+  local first = math.min(clen, lo * per)
+  return c0 + first, math.min(clen, hi * per) - first
+end
+
+-- card relay: piece h of chunk x: first, n
+local function cpiece(a, x, h) return crun(a, x, h, h + 1) end
+
+-- card relay: the holders of parity p but die skip, in the order of the cards off the
+-- root's card rotated to start at me's (so that, at the same place in their lists, the
+-- holders read from as many different cards as there are)
 local function parity_holders(a, me, p, skip)
   local list, cards = {}, a.n // 2
-  for i = 0, cards - 1 do
-    local q = ((me // 2 + i) % cards) * 2 + p
-    if q // 2 ~= a.R and q ~= skip then list[#list + 1] = q end
+  local at = (me // 2 - a.R - 1) % cards              -- me's card among the others
+  for i = 0, cards - 2 do
+    local q = ((a.R + 1 + (at + i) % (cards - 1)) % cards) * 2 + p
+    if q ~= skip then list[#list + 1] = q end
   end
   return list
 end
 
--- card relay: get piece (x, of holder die j) from die pe's src buffer into my output,
--- wait for it to land, then set have[x, j] on each die of tell
-local function move(k, a, ub, x, j, pe, src, tell)
-  local first, n = cpiece(a, x, crank(j, a.R))
+-- card relay: the items of list that block b of nb takes in chunk x: the items of every
+-- chunk in turn, dealt out to the blocks in that order
+local function deal(list, x, b, nb)
+  local mine = {}
+  for i = 0, #list - 1 do
+    if (x * #list + i) % nb == b then mine[#mine + 1] = list[i + 1] end
+  end
+  return mine
+end
+
+-- card relay: a block's gets, chunk by chunk, in one chain through the UB buffers
+-- (relay.get_marked): group(x) waits for what chunk x needs and returns its
+-- transfers {dst, src, count, pe}; mark(x), when given, runs once they have landed (the
+-- next chunk's first get already issued: ahead 1)
+local function stream(k, a, ub, group, mark)
   k:prof_start(F.REMOTE_PUT_GET)
-  if n > 0 then
-    op.get_pipelined(k, a.output:sub(first, n), src:sub(first, n), ub, n, pe, a.bufs)
-    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  end
-  for _, d in ipairs(tell) do
-    k:signal_op(a.have:sub(x * a.n + j, 1), a.epoch, lab.SIGNAL_SET, d)
-  end
+  relay.get_marked(k, ub, a.bufs, a.chunks, function(i) return group(i - 1) end,
+                   function(i) if mark then mark(i - 1) end end, 1)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
--- card relay: wait until signal sig reaches the epoch
-local function await(k, a, sig)
-  k:prof_start(F.SIGNAL_WAIT)
-  k:signal_wait_until(sig, lab.CMP_GE, a.epoch)
-  k:prof_end(F.SIGNAL_WAIT)
+-- card relay: wait inside a stream, in its REMOTE_PUT_GET frame (a frame of its own
+-- would drain the profiled die's pipes mid-chain at every wait)
+local function swait(k, sig, v)
+  k:signal_wait_until(sig, lab.CMP_GE, v)
 end
 
--- card relay: a holder's port items in order, {x, j} (j = false: my own piece): my own
--- piece of a chunk one chunk ahead of the other holders' pieces of it, so that the others
--- find a chunk's pieces announced by the time they reach it
-local function port_items(a, others)
-  local list = { { 0, false } }
-  for x = 0, a.chunks - 1 do
-    if x + 1 < a.chunks then list[#list + 1] = { x + 1, false } end
-    for _, j in ipairs(others) do list[#list + 1] = { x, j } end
+-- card relay: the transfers of the pieces (x, j), j in list, from die from(j)'s buffer
+-- buf, once (when need) need pieces of chunk x have been announced (have[x] counts them)
+local function gets(k, a, x, list, from, buf, need)
+  local out = {}
+  if need and #list > 0 then swait(k, a.have:sub(x, 1), a.epoch * need) end
+  for _, j in ipairs(list) do
+    local first, n = cpiece(a, x, crank(a, j))
+    out[#out + 1] = { a.output:sub(first, n), buf:sub(first, n), n, from(j) }
   end
-  return list
+  return out
 end
 
--- card relay, a holder's port blocks: my own pieces from my source (announced to my
--- readers) and the pieces of my parity's other holders (announced to my mate), the items
--- (port_items) dealt out to the blocks in turn
-local function card_port(k, a, ub, half)
-  local me, mate = k.pe, k.pe ~ 1
-  local others = parity_holders(a, me, me % 2, me)
-  local readers = { mate }
-  for _, q in ipairs(others) do readers[#readers + 1] = q end
+-- card relay, a holder's first block: my own piece of each chunk, in chunk order, from my
+-- source (the root card's die of my parity), announced to the other holders of my parity,
+-- for the root's parity to the root's card-mate, and counted on my card-mate (full[x])
+local function card_own(k, a, ub)
+  local me = k.pe
+  local readers = parity_holders(a, me, me % 2, me)
   if me % 2 == a.root % 2 then readers[#readers + 1] = a.root ~ 1 end
   local src = a.R * 2 + me % 2
-  local list = port_items(a, others)
-  for i = k.block + 1, #list, half do
-    local x, j = list[i][1], list[i][2]
-    if not j then
-      if src ~= a.root then await(k, a, a.src:sub(x, 1)) end
-      move(k, a, ub, x, me, src, src == a.root and a.input or a.output, readers)
-    else
-      await(k, a, a.have:sub(x * a.n + j, 1))
-      move(k, a, ub, x, j, j, a.output, { mate })
-    end
-  end
+  local buf = src == a.root and a.input or a.output
+  stream(k, a, ub, function(x)
+    if src ~= a.root then swait(k, a.src:sub(x, 1), a.epoch) end
+    return gets(k, a, x, { me }, function() return src end, buf)
+  end, function(x)
+    for _, d in ipairs(readers) do k:signal_op(a.have:sub(x, 1), 1, lab.SIGNAL_ADD, d) end
+    k:signal_op(a.full:sub(x, 1), 1, lab.SIGNAL_ADD, me ~ 1)
+  end)
 end
 
--- card relay, a holder's SIO blocks: the pieces of the other parity from my card-mate
+-- card relay, a holder's other port blocks (b of nb): the pieces of the other holders of
+-- my parity, chunk by chunk, each chunk's counted on my card-mate (full[x])
+local function card_port(k, a, ub, b, nb)
+  local me = k.pe
+  local others = parity_holders(a, me, me % 2, me)
+  stream(k, a, ub, function(x)
+    return gets(k, a, x, deal(others, x, b, nb), function(j) return j end, a.output, #others)
+  end, function(x)
+    k:signal_op(a.full:sub(x, 1), 1, lab.SIGNAL_ADD, me ~ 1)
+  end)
+end
+
+-- card relay, a holder's SIO blocks (b of nb): my share of the other parity's pieces of
+-- each chunk (side by side) from my card-mate, once all its port blocks have them
 local function card_sio(k, a, ub, b, nb)
-  local mate = k.pe ~ 1
-  local list = parity_holders(a, mate, mate % 2, -1)
-  local item = 0
-  for x = 0, a.chunks - 1 do
-    for _, j in ipairs(list) do
-      if item % nb == b then
-        await(k, a, a.have:sub(x * a.n + j, 1))
-        move(k, a, ub, x, j, mate, a.output, {})
-      end
-      item = item + 1
-    end
-  end
+  local mate, p, half = k.pe ~ 1, (k.pe ~ 1) % 2, k.block_num - nb
+  local cards = a.n // 2
+  stream(k, a, ub, function(x)
+    swait(k, a.full:sub(x, 1), a.epoch * half)
+    local first, n = crun(a, x, p * (cards - 1), (p + 1) * (cards - 1))
+    local per = op.split(n, nb, a.esize)
+    local lo = math.min(n, b * per)
+    local len = math.min(per, n - lo)
+    return len > 0 and { { a.output:sub(first + lo, len), a.output:sub(first + lo, len), len,
+                           mate } } or {}
+  end)
 end
 
 -- card relay, the root's card-mate: its port blocks get the pieces of the root's parity
--- from their holders, its SIO blocks those of its own parity from the root, each
--- announced to its holder (src[x])
+-- from their holders; its SIO blocks get runs of its own parity's pieces from the root,
+-- each announced to its holder (src[x])
 local function card_mate(k, a, ub, half)
   local root, me = a.root, k.pe
-  local port = k.block < half
-  local list = parity_holders(a, me, port and root % 2 or me % 2, -1)
-  local b, nb = port and k.block or k.block - half, port and half or k.block_num - half
-  local item = 0
-  for x = 0, a.chunks - 1 do
-    for _, j in ipairs(list) do
-      if item % nb == b then
-        if port then
-          await(k, a, a.have:sub(x * a.n + j, 1))
-          move(k, a, ub, x, j, j, a.output, {})
-        else
-          move(k, a, ub, x, j, root, a.input, {})
-          k:signal_op(a.src:sub(x, 1), a.epoch, lab.SIGNAL_SET, j)    -- j's source has it
-        end
-      end
-      item = item + 1
-    end
+  if k.block < half then
+    local list = parity_holders(a, me, root % 2, -1)
+    return stream(k, a, ub, function(x)
+      return gets(k, a, x, deal(list, x, k.block, half), function(j) return j end, a.output,
+                  #list)
+    end)
   end
+  local b, nb, P = k.block - half, k.block_num - half, a.n // 2 - 1
+  local lo, hi = b * P // nb, (b + 1) * P // nb          -- my run of ranks of my parity
+  local run = {}
+  for _, j in ipairs(parity_holders(a, me, me % 2, -1)) do
+    local r = crank(a, j) - me % 2 * P
+    if r >= lo and r < hi then run[#run + 1] = j end
+  end
+  stream(k, a, ub, function(x)
+    local first, n = crun(a, x, me % 2 * P + lo, me % 2 * P + hi)
+    return n > 0 and { { a.output:sub(first, n), a.input:sub(first, n), n, root } } or {}
+  end, function(x)
+    for _, j in ipairs(run) do k:signal_op(a.src:sub(x, 1), a.epoch, lab.SIGNAL_SET, j) end
+  end)
+end
+
+-- card relay, the root: its first CARD_COPY_BLOCKS blocks copy its input into its output
+-- (more would take the HBM bandwidth its port and SIO reads need)
+local function card_root_copy(k, a, ub)
+  local nb = math.min(k.block_num, relay.CARD_COPY_BLOCKS)
+  if k.block >= nb then return end
+  local per = op.split(a.count, nb, a.esize)
+  local first = math.min(a.count, k.block * per)
+  local n = math.min(per, a.count - first)
+  k:prof_start(F.COPY_IN)
+  op.get_pipelined(k, a.output:sub(first, n), a.input:sub(first, n), ub, n, k.pe)
+  k:prof_end(F.COPY_IN)
 end
 
 -- card relay: the root copies its input out, its card-mate relays, the holders fetch
 local function kernel_card(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
-  local half = k.block_num // 2
+  local half = k.block_num - a.sio_blocks
   if k.pe == a.root then
-    return root_copy(k, a, ub)
+    return card_root_copy(k, a, ub)
   end
   if k.pe // 2 == a.R then
     card_mate(k, a, ub, half)
+  elseif k.block == 0 then
+    card_own(k, a, ub)
   elseif k.block < half then
-    card_port(k, a, ub, half)
+    card_port(k, a, ub, k.block - 1, half - 1)
   else
     card_sio(k, a, ub, k.block - half, k.block_num - half)
   end
+end
+
+-- card relay: the first element of each of n chunks, and count last
+local function card_chunks(count, esize, n)
+  local per, base = op.split(count, n, esize), {}
+  for x = 0, n do base[x + 1] = math.min(count, x * per) end
+  return base
 end
 
 -- card relay: the input and output symmetric, the flags
 local function setup_card(m, c, s)
   s.card, s.rounds, s.n, s.R = true, 1, c.pes, s.root // 2
   s.holders = c.pes - 2
-  s.chunks = relay.CARD_BCAST_CHUNKS[c.pes // 2 - 1 <= c.block_dim // 2 and 1 or 2]
-  s.chunk = op.split(c.count, s.chunks, s.esize)
+  s.chunks = math.max(1, math.min(relay.CARD_BCAST_CHUNKS,
+                                  c.count * s.esize // relay.CARD_BCAST_CHUNK_BYTES))
+  s.cbase = card_chunks(c.count, s.esize, s.chunks)
+  s.chunk = s.cbase[2]
   s.bufs = c.buffers or relay.CARD_BUFFERS
+  s.sio_blocks = math.max(1, c.block_dim // relay.CARD_BCAST_SIO)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
   s.output = m:malloc(c.dtype, c.count, "output")
-  s.have = m:malloc("int32", s.chunks * c.pes, "have", "backed")   -- [x, j]: piece readable
+  s.have = m:malloc("int32", s.chunks, "have", "backed")           -- [x]: pieces announced
   s.src = m:malloc("int32", s.chunks, "src", "backed")             -- [x]: my source has mine
+  s.full = m:malloc("int32", s.chunks, "full", "backed")           -- [x]: mate's blocks done
   s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
   s.epoch = 0
   return s
@@ -481,12 +533,15 @@ return op.define {
     [F.LOCAL_COMPUTE] = "no local compute in a pure transport op",
     [F.FINALIZE] = "server and card relays: the gets land in the (symmetric) output itself: no "
       .. "copy-out",
+    [F.SIGNAL_WAIT] = "card relay: its waits sit inside the frame of its chained gets (a frame "
+      .. "of their own would drain the profiled die's pipes mid-chain)",
   },
 
   describe = function(c, s)
     local what = s.card and "card relay: root %d's chunks in one piece a die off its card, each "
-        .. "from the root's card over the holder's port (the root's card-mate first gets its "
-        .. "parity's over SIO), spread over the ports by parity and over SIO"
+        .. "from the root's card over the holder's port in chunk order (the root's card-mate "
+        .. "first gets its parity's over SIO), spread over the ports by parity, then over SIO "
+        .. "a parity's run a chunk"
       or s.scatter and "scatter relay: root %d's chunks in one piece a local index, each piece "
         .. "over the root's links into its server and in one sub-piece a server by RoCE engine "
         .. "gets (the scatter), then the other sub-pieces from their servers (the allgather), "
@@ -504,6 +559,7 @@ return op.define {
     local fits = relay.server_fits(c, 2 * c.count, s.esize)
       and relay.scatter_blocks(c.block_dim, relay.domains(c)) ~= nil
     local card = relay.card_fits(c, 2 * c.count, s.esize) and c.pes // 2 >= 3
+      and c.block_dim >= 4
     local mode = relay.mode(c, "broadcast", fits or card)
     if relay.take(mode, card, c.count * s.esize >= relay.CARD_BCAST_MIN) then
       return setup_card(m, c, s)

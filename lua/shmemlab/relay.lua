@@ -142,16 +142,26 @@ relay.BY_OWNER_BYTES = 1024 * 1024
 -- (measured in the lab: reduce_scatter 16 dies, 1 MiB slices, 70.039 us with two, 62.913
 -- with four; 128 dies 128 KiB slices 88.384 / 74.927)
 relay.CARD_BUFFERS = 4
--- broadcast's card relay: the chunks the data runs in (each one piece a die off the
--- root's card): CARD_BCAST_CHUNKS[1] while a chunk's port items (the other cards' pieces
--- of my parity and mine) fit the port blocks once, else [2] (fewer, larger pieces).
--- Measured in the lab at 16 MiB (kernel us, 2 / 4 / 8 chunks): 16 dies - / 95.214 /
--- 79.931 (12: 93.478); 64 dies - / 110.819 / 115.846; 128 dies 133.531 / 130.884 /
--- 148.076. Without --algo it is taken from CARD_BCAST_MIN bytes of data: the
--- crossover with the one-step design on 16 dies (64 KiB: one step 9.408 us, relay
--- 14.595; 256 KiB: 26.741 against 15.165)
-relay.CARD_BCAST_CHUNKS = { 8, 4 }
+-- broadcast's card relay: the data runs in chunks of at least CARD_BCAST_CHUNK_BYTES, at
+-- most CARD_BCAST_CHUNKS of them (each one piece a die off the root's card); a die's
+-- blocks but one in CARD_BCAST_SIO work its port, the others SIO (the port carries the
+-- exchange of pieces with as many sources as cards, SIO one run a chunk from the
+-- card-mate); the root copies its input out with CARD_COPY_BLOCKS blocks (with all of
+-- them the copy takes the HBM bandwidth its port and SIO reads need). Measured in the
+-- lab at 16 MiB, block_dim 16 (kernel us at 16 / 32 / 64 / 128 dies): 8 chunks 73.852 /
+-- 74.415 / 76.366 / 84.195, 12 chunks 68.823 / 69.784 / 73.924 / 80.522, 16 chunks
+-- 66.046 / 67.233 / 73.873 / 80.144; SIO blocks (16 chunks, one in 4 = 4; measured with
+-- a flag a piece rather than one count a chunk): 3 of 16 81.218 / 71.245 / 76.788 /
+-- 80.294, 5 of 16 68.639 / 66.808 / 82.231 / 82.528, 8 of 16 65.358 / 73.925 / 81.939 / -;
+-- chunks of at least 64 / 128 / 256 KiB at 1 MiB of data
+-- (8 / 16 / 32 dies): 18.884 / 18.620 / 19.992, 14.297 / 13.858 / 14.564, 13.417 / 12.736 /
+-- 13.298. Without --algo it is taken from CARD_BCAST_MIN bytes of data (the crossover
+-- with the one-step design on 16 dies, measured with an earlier form of the relay)
+relay.CARD_BCAST_CHUNKS = 16
+relay.CARD_BCAST_CHUNK_BYTES = 256 * 1024
+relay.CARD_BCAST_SIO = 4
 relay.CARD_BCAST_MIN = 256 * 1024
+relay.CARD_COPY_BLOCKS = 6
 relay.RING_SLOT_BYTES = 4 * 1024 * 1024
 
 -- relay.ring_slot_elems(count, nsrc, half, esize) -> the elements of esize bytes a ring
@@ -214,19 +224,22 @@ function relay.get_chain(k, ub, bufs, n, item)
   for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
 end
 
--- relay.get_marked(k, ub, bufs, n, group, landed): the gets of n groups of transfers as
--- one chain through the same bufs (default 2) UB buffers, with a mark at each group's
--- end: group(i), i = 1..n, returns group i's transfers, a list of {dst, src, count, pe};
--- landed(i) runs once group i's writes have all landed (its MTE3_S flag, id i % 2). The
--- block waits for that flag only once the next group's first bufs reads are issued, so
--- the chain never drains between groups (one op.get_pipelined a transfer drains each)
-function relay.get_marked(k, ub, bufs, n, group, landed)
+-- relay.get_marked(k, ub, bufs, n, group, landed, ahead): the gets of n groups of
+-- transfers as one chain through the same bufs (default 2) UB buffers, with a mark at
+-- each group's end: group(i), i = 1..n, returns group i's transfers, a list of
+-- {dst, src, count, pe} (it may wait first: group i - 1 is marked after that wait);
+-- landed(i) runs once group i's writes have all landed (its MTE3_S flag). The block
+-- waits for that flag only once the next group's first `ahead` gets (default bufs) are
+-- issued, so the link stays busy across the mark: the chain never drains between
+-- groups (one op.get_pipelined a transfer drains each)
+function relay.get_marked(k, ub, bufs, n, group, landed, ahead)
   bufs = bufs or 2
+  ahead = ahead or bufs
   local half = #ub // bufs
   local bytes = half * lab.core.dtype_size(ub.dtype)
   local c, open = 0, nil                   -- open: a group marked, its flag not yet waited
   local function settle()
-    if open then k:wait_flag("MTE3_S", open % 2); landed(open); open = nil end
+    if open then k:wait_flag("MTE3_S", 0); landed(open); open = nil end
   end
   for i = 1, n do
     local issued = 0
@@ -239,11 +252,11 @@ function relay.get_marked(k, ub, bufs, n, group, landed)
                       len, pe, h)
         k:set_flag("MTE3_MTE2", h)
         c, issued = c + 1, issued + 1
-        if issued == bufs then settle() end
+        if issued >= ahead then settle() end
       end
     end
     settle()
-    k:set_flag("MTE3_S", i % 2)
+    k:set_flag("MTE3_S", 0)                               -- fires when group i lands
     open = i
   end
   settle()
