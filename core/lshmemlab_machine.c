@@ -291,16 +291,21 @@ static int m_flow_stats(lua_State *L) {
   return 1;
 }
 
+/* push a table of two counts {ka = a, kb = b} */
+static int m_pair(lua_State *L, const char *ka, int64_t a, const char *kb, int64_t b) {
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)a); lua_setfield(L, -2, ka);
+  lua_pushinteger(L, (lua_Integer)b); lua_setfield(L, -2, kb);
+  return 1;
+}
+
 /* m:chains(): {one, chunked}: the pipelined chains issued as one flow
 ** (chain_flow) and as chunks since the machine was made */
 static int m_chains(lua_State *L) {
   lmach *lm = lsl_checkmach(L, 1);
   int64_t one, chunked;
   sl_machine_chains(lm->m, &one, &chunked);
-  lua_createtable(L, 0, 2);
-  lua_pushinteger(L, (lua_Integer)one); lua_setfield(L, -2, "one");
-  lua_pushinteger(L, (lua_Integer)chunked); lua_setfield(L, -2, "chunked");
-  return 1;
+  return m_pair(L, "one", one, "chunked", chunked);
 }
 
 /* m:heap_used(): bytes of the symmetric heap in use */
@@ -455,10 +460,7 @@ static int m_runaway_counts(lua_State *L) {
   lmach *lm = lsl_checkmach(L, 1);
   int64_t prims, quiet;
   sl_guard_stats(lm->m, &prims, &quiet);
-  lua_createtable(L, 0, 2);
-  lua_pushinteger(L, (lua_Integer)prims); lua_setfield(L, -2, "primitives");
-  lua_pushinteger(L, (lua_Integer)quiet); lua_setfield(L, -2, "quiet_max");
-  return 1;
+  return m_pair(L, "primitives", prims, "quiet_max", quiet);
 }
 
 /* the machine's own methods */
