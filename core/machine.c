@@ -168,7 +168,7 @@ void sl_machine_free(sl_machine *m) {
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
   free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
-  free(m->ops_mem); free(m->toks); free(m->marks_mem); free(m->kq); free(m->lzb);
+  free(m->ops_mem); free(m->toks_mem); free(m->marks_mem); free(m->kq); free(m->lzb);
   sli_lazy_free(m);
   free(m->sync_count); free(m->sync_tmax); free(m->l2);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);

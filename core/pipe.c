@@ -64,8 +64,12 @@ int sli_tok_new(sl_machine *m, int32_t *tok) {
   int32_t i;
   if (m->free_tok >= 0) { i = m->free_tok; m->free_tok = m->toks[i].next_free; }
   else {
-    if (m->ntoks == m->captoks &&
-        !pool_grow((void **)&m->toks, &m->captoks, sizeof(*m->toks))) return SL_ENOMEM;
+    if (m->ntoks == m->captoks) {
+      int32_t cap = m->captoks ? 2 * m->captoks : 256;
+      if (!sli_pool_grow64(&m->toks_mem, (void **)&m->toks, m->ntoks, cap, sizeof(*m->toks)))
+        return SL_ENOMEM;
+      m->captoks = cap;
+    }
     i = m->ntoks++;
   }
   m->toks[i].fired = 0;

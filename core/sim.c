@@ -2,11 +2,14 @@
 ** sim.c -- the virtual clock: event pool, (time, sequence) heap, the step
 ** loop that hands the next block to resume, error text and the trace.
 */
+#define _DEFAULT_SOURCE         /* madvise beside _POSIX_C_SOURCE */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/mman.h>
 
 #include "sli.h"
 
@@ -69,13 +72,42 @@ static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {
 /* an event is two cache lines (the pool is 64-byte aligned) */
 _Static_assert(sizeof(sl_event) == 128, "sl_event is 128 bytes");
 
+/* a pool this large or larger lives in 2 MiB pages where the system has them
+** (transparent huge pages on request): the pools of a machine of thousands
+** of blocks hold tens to hundreds of MiB read at random, one record an event,
+** and in 4 KiB pages nearly every such read also misses the TLB; their
+** first touch costs one page fault per 2 MiB instead of per 4 KiB */
+#define HUGE_POOL ((size_t)2 << 20)
+
+/* bytes of memory aligned to HUGE_POOL in huge pages where there are, NULL
+** when out of memory */
+static void *huge_alloc(size_t bytes) {
+  void *p;
+  bytes = (bytes + HUGE_POOL - 1) / HUGE_POOL * HUGE_POOL;
+  if (posix_memalign(&p, HUGE_POOL, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, bytes, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+#endif
+  return p;
+}
+
 /* grow a 64-byte aligned pool to cap items of size sz, keeping its first n:
-** *mem is the block, *items its aligned start. realloc moves no bytes where
-** the C library remaps the pages of a large block; when the start's offset
-** in the block changed, the items move to the new aligned start */
+** *mem is the block, *items its aligned start. Small pools grow by realloc
+** (which moves no bytes where the C library remaps the pages of a large
+** block; when the start's offset in the block changed, the items move to
+** the new aligned start); from HUGE_POOL bytes on, into a new block of huge
+** pages and the items copied (once per doubling) */
 int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz) {
   size_t old = *mem != NULL ? (size_t)((uint8_t *)*items - (uint8_t *)*mem) : 0, off;
-  uint8_t *nm = realloc(*mem, (size_t)cap * sz + 63);
+  uint8_t *nm;
+  if ((size_t)cap * sz >= HUGE_POOL) {
+    if ((nm = huge_alloc((size_t)cap * sz)) == NULL) return 0;
+    if (n > 0) memcpy(nm, *items, (size_t)n * sz);
+    free(*mem);
+    *mem = *items = nm;
+    return 1;
+  }
+  nm = realloc(*mem, (size_t)cap * sz + 63);
   if (nm == NULL) return 0;
   off = (size_t)(-(uintptr_t)nm & 63);
   if (off != old && n > 0) memmove(nm + off, nm + old, (size_t)n * sz);

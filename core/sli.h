@@ -385,7 +385,8 @@ struct sl_machine {
   sl_ins *ops;               /* 64-byte aligned in ops_mem (sli_pool_grow64) */
   void *ops_mem;
   int32_t nops, capops, free_op;
-  sl_tok *toks;
+  sl_tok *toks;              /* 64-byte aligned in toks_mem (sli_pool_grow64) */
+  void *toks_mem;
   int32_t ntoks, captoks, free_tok;
   sl_mark *marks;            /* 64-byte aligned in marks_mem: a mark is one cache line */
   void *marks_mem;
