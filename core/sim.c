@@ -350,19 +350,43 @@ static const sl_key *peek(sl_machine *m) {
   return peek_raw(m);
 }
 
-/* remove key k, the earliest pending one (peek_raw's answer) */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* start loading what the event of key k reads first (its record, its block's
+** queues, the flow that ends first): records were made long before and are
+** out of cache, and the loads run while the key before it is handled */
+static void prefetch_key(const sl_machine *m, const sl_key *k) {
+  switch (k->kind) {
+    case EV_WAKE: PREFETCH(&m->blocks[k->ev]); return;
+    case EV_PIPE: PREFETCH(&m->blocks[k->ev / 4].qhead); return;
+    case EV_FLOW: if (m->fh.n > 0) PREFETCH(&m->flows[m->fh.h[0].id]); return;
+    case EV_DMAQ: PREFETCH(&m->blocks[k->ev / SL_NENG].dq); return;
+    default:
+      PREFETCH(&m->evs[k->ev]);
+      PREFETCH((const char *)&m->evs[k->ev] + 64);
+  }
+}
+
+/* remove key k, the earliest pending one (peek_raw's answer); what the key
+** after it reads starts loading */
 static sl_key take(sl_machine *m, const sl_key *k) {
+  sl_key x;
+  const sl_key *next;
   m->nevents++;
   m->nkind[k->kind]++;
   if (m->fn > 0 && k == &m->fifo[m->fhead]) {
     m->fn--;
-    return m->fifo[m->fhead++];
-  }
-  if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
+    x = m->fifo[m->fhead++];
+  } else if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
     m->wfn--;
-    return m->wfifo[m->wfhead++];
-  }
-  return heap_pop(m);
+    x = m->wfifo[m->wfhead++];
+  } else x = heap_pop(m);
+  if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
+  return x;
 }
 
 /* events handled since the machine was made */
