@@ -116,11 +116,22 @@ int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz)
   return 1;
 }
 
+/* room in f for cap records (a pool grew to cap); 0 when out of memory */
+int sli_free_room(sl_freelist *f, int32_t cap) {
+  int32_t *ni;
+  if (cap <= f->cap) return 1;
+  if ((ni = realloc(f->id, (size_t)cap * sizeof(*ni))) == NULL) return 0;
+  f->id = ni;
+  f->cap = cap;
+  return 1;
+}
+
 /* grow the event pool (aligned: each event is two whole cache lines); 0
 ** when out of memory */
 static int ev_grow(sl_machine *m) {
   int32_t cap = m->capevs ? m->capevs * 2 : 256;
-  if (!sli_pool_grow64(&m->evs_mem, (void **)&m->evs, m->nevs, cap, sizeof(*m->evs)))
+  if (!sli_free_room(&m->fev, cap) ||
+      !sli_pool_grow64(&m->evs_mem, (void **)&m->evs, m->nevs, cap, sizeof(*m->evs)))
     return 0;
   m->capevs = cap;
   return 1;
@@ -128,16 +139,13 @@ static int ev_grow(sl_machine *m) {
 
 /* take a free event slot; NULL when out of memory */
 sl_event *sli_newev(sl_machine *m, int32_t *id) {
-  sl_event *e;
-  if (m->free_ev < 0) {
+  if ((*id = sli_free_take(&m->fev)) < 0) {
     if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
-    m->evs[m->nevs].next_free = -1;
-    m->free_ev = m->nevs++;
+    *id = m->nevs++;
   }
-  *id = m->free_ev;
-  e = &m->evs[*id];
-  m->free_ev = e->next_free;
-  return e;
+  sli_free_prefetch(&m->fev, m->evs, sizeof(*m->evs));
+  sli_free_prefetch(&m->fev, (const char *)m->evs + 64, sizeof(*m->evs));
+  return &m->evs[*id];
 }
 
 /* a new zeroed event of kind for block blk at the running primitive's Lua
@@ -154,10 +162,7 @@ sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id) {
 }
 
 /* give an event record back */
-static void ev_release(sl_machine *m, int32_t id) {
-  m->evs[id].next_free = m->free_ev;
-  m->free_ev = id;
-}
+static void ev_release(sl_machine *m, int32_t id) { sli_free_give(&m->fev, id); }
 
 /* give back an event record that no key names (a DMA queue's) */
 void sli_ev_release(sl_machine *m, int32_t id) { ev_release(m, id); }
@@ -409,7 +414,7 @@ void sli_clear_events(sl_machine *m) {
   m->fn = m->fhead = 0;
   m->wfn = m->wfhead = 0;
   m->nevs = 0;
-  m->free_ev = -1;
+  m->fev.n = 0;
 }
 
 /* schedule block blk to resume at t, never before its own clock: it must
