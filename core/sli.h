@@ -200,15 +200,15 @@ typedef struct sl_dmaq {
   sl_time kick;             /* an EV_DMAQ is due then (-1 none) */
 } sl_dmaq;
 
-/* a PE's L2 (l2.c): address ranges of its GM, least recent first out */
+/* a PE's L2 (l2.c): address ranges of its GM, least recent first out; range
+** i is [off[i], off[i] + len[i]) of buffer buf[i], used at stamp[i] (larger:
+** more recent). A field per array: every access scans the ranges' buffers
+** and places, so those lie together */
 #define SL_L2_RANGES 128
-typedef struct sl_l2r {
-  int32_t buf;
-  int64_t off, n;
-  uint64_t stamp;           /* larger: more recent */
-} sl_l2r;
 typedef struct sl_l2 {
-  sl_l2r r[SL_L2_RANGES];
+  int64_t off[SL_L2_RANGES], len[SL_L2_RANGES];
+  uint64_t stamp[SL_L2_RANGES];
+  int32_t buf[SL_L2_RANGES];
   int32_t n;
   int64_t bytes;            /* held, at most l2_bytes */
   uint64_t clock;
