@@ -168,7 +168,8 @@ void sl_machine_free(sl_machine *m) {
   free(m->allres);
   free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
   free(m->ops_mem); free(m->toks_mem); free(m->marks_mem);
-  free(m->fev.id); free(m->fop.id); free(m->ftok.id); free(m->fmark.id); free(m->kq); free(m->lzb);
+  free(m->fev.id); free(m->fop.id); free(m->ftok.id); free(m->fmark.id);
+  free(m->kq); free(m->lzb);
   sli_lazy_free(m);
   free(m->sync_count); free(m->sync_tmax); free(m->l2);
   free(m->prof_cycles); free(m->prof_count); free(m->shadow);

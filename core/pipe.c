@@ -66,7 +66,8 @@ int sli_tok_new(sl_machine *m, int32_t *tok) {
   if ((i = sli_free_take(&m->ftok)) < 0) {
     if (m->ntoks == m->captoks) {
       int32_t cap = m->captoks ? 2 * m->captoks : 256;
-      if (!sli_free_room(&m->ftok, cap) || !sli_pool_grow64(&m->toks_mem, (void **)&m->toks, m->ntoks, cap, sizeof(*m->toks)))
+      if (!sli_free_room(&m->ftok, cap) ||
+          !sli_pool_grow64(&m->toks_mem, (void **)&m->toks, m->ntoks, cap, sizeof(*m->toks)))
         return SL_ENOMEM;
       m->captoks = cap;
     }
@@ -337,7 +338,8 @@ int sli_mark(sl_machine *m, int blk, int frame, int end) {
   if ((mk = sli_free_take(&m->fmark)) < 0) {
     if (m->nmarks == m->capmarks) {
       int32_t cap = m->capmarks ? 2 * m->capmarks : 256;
-      if (!sli_free_room(&m->fmark, cap) || !sli_pool_grow64(&m->marks_mem, (void **)&m->marks, m->nmarks, cap,
+      if (!sli_free_room(&m->fmark, cap) ||
+          !sli_pool_grow64(&m->marks_mem, (void **)&m->marks, m->nmarks, cap,
                            sizeof(*m->marks))) return SL_ENOMEM;
       m->capmarks = cap;
     }
