@@ -896,6 +896,66 @@ void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
 /* what the solver did since the machine was made */
 void sl_machine_flow_stats(const sl_machine *m, sl_flow_stats *s) { *s = m->fstats; }
 
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+#define NPRE 32                 /* flow ends loaded ahead at one instant, at most */
+
+/* the flows that end by t (the top of the end heap down to the first later
+** entry, at most NPRE of them) into ids; their number */
+static int ends_by(const sl_machine *m, sl_time t, int32_t *ids) {
+  int32_t stack[NPRE];
+  int n = 0, sp = 0, c;
+  if (m->fh.n == 0 || m->fh.h[0].k > t) return 0;
+  stack[sp++] = 0;
+  while (sp > 0 && n < NPRE) {
+    int32_t i = stack[--sp];
+    ids[n++] = m->fh.h[i].id;
+    for (c = 2 * i + 1; c <= 2 * i + 2; c++)
+      if (c < m->fh.n && m->fh.h[c].k <= t && sp < NPRE) stack[sp++] = c;
+  }
+  return n;
+}
+
+/* start loading, a step of each at a time, what the ends of the flows
+** ending at t read one after another: the flow, its block's queues, the
+** instruction that streamed, the one after it and that one's flag token or
+** landing record. Each is a miss on a record made long before; asked for
+** across the flows of the instant together they overlap, where one flow's
+** chain alone waits for each in turn. Loads only: nothing changes */
+static void prefetch_ends(const sl_machine *m, sl_time t) {
+  int32_t ids[NPRE], op[NPRE];
+  int n = ends_by(m, t, ids), i;
+  for (i = 0; i < n; i++) PREFETCH(&m->flows[ids[i]]);
+  for (i = 0; i < n; i++) {
+    const sl_flow *fl = &m->flows[ids[i]];
+    op[i] = -1;
+    if (fl->eng < 0) PREFETCH(&m->blocks[fl->blk].qhead);
+  }
+  for (i = 0; i < n; i++) {
+    const sl_flow *fl = &m->flows[ids[i]];
+    if (fl->eng >= 0) continue;
+    op[i] = m->blocks[fl->blk].qhead[QI(fl->pipe)];
+    if (op[i] >= 0) PREFETCH(&m->ops[op[i]]);
+  }
+  for (i = 0; i < n; i++) {
+    if (op[i] < 0) continue;
+    op[i] = m->ops[op[i]].next;
+    if (op[i] >= 0) PREFETCH(&m->ops[op[i]]);
+  }
+  for (i = 0; i < n; i++) {
+    const sl_ins *o;
+    if (op[i] < 0) continue;
+    o = &m->ops[op[i]];
+    if ((o->kind == OP_SET || o->kind == OP_WAIT) && o->tok >= 0 && o->tok < m->ntoks)
+      PREFETCH(&m->toks[o->tok]);
+    else if ((o->kind == OP_XFER || o->kind == OP_VEC) && o->ev >= 0 && o->ev < m->nevs)
+      PREFETCH((const char *)&m->evs[o->ev] + 64);
+  }
+}
+
 /* EV_FLOW at t: the flows that end by t end; their pipes go on */
 void sli_flow_due(sl_machine *m, sl_time t) {
   if (m->ndirty > 0 && t >= settle_at(m)) sli_flow_settle(m, settle_at(m));
@@ -905,6 +965,7 @@ void sli_flow_due(sl_machine *m, sl_time t) {
                                             pipe that starts its next flow at t must
                                             not settle them at an earlier change (a
                                             window open since an earlier one stays) */
+  prefetch_ends(m, t);
   while (m->fh.n > 0 && m->fh.h[0].k <= t) {
     int32_t f = m->fh.h[0].id;
     sl_flow *fl = &m->flows[f];

@@ -36,17 +36,25 @@ void sli_l2_reset(sl_machine *m) {
   for (i = 0; i < m->p.n_pes; i++) m->l2[i].n = 0, m->l2[i].bytes = 0, m->l2[i].clock = 0;
 }
 
+/* range j of c becomes range i */
+static void move(sl_l2 *c, int i, int j) {
+  c->buf[i] = c->buf[j];
+  c->off[i] = c->off[j];
+  c->len[i] = c->len[j];
+  c->stamp[i] = c->stamp[j];
+}
+
 /* drop range i of c */
 static void drop(sl_l2 *c, int i) {
-  c->bytes -= c->r[i].n;
-  c->r[i] = c->r[--c->n];
+  c->bytes -= c->len[i];
+  move(c, i, --c->n);
 }
 
 /* the least recent range of c */
 static int oldest(const sl_l2 *c) {
   int i, o = 0;
   for (i = 1; i < c->n; i++)
-    if (c->r[i].stamp < c->r[o].stamp) o = i;
+    if (c->stamp[i] < c->stamp[o]) o = i;
   return o;
 }
 
@@ -55,49 +63,77 @@ static int64_t cut(sl_l2 *c, int32_t buf, int64_t lo, int64_t hi) {
   int64_t hit = 0;
   int i = 0;
   while (i < c->n) {
-    sl_l2r *r = &c->r[i];
-    int64_t rlo = r->off, rhi = r->off + r->n;
-    if (r->buf != buf || rhi <= lo || rlo >= hi) { i++; continue; }
+    int64_t rlo = c->off[i], rhi = c->off[i] + c->len[i];
+    if (c->buf[i] != buf || rhi <= lo || rlo >= hi) { i++; continue; }
     hit += (rhi < hi ? rhi : hi) - (rlo > lo ? rlo : lo);
     if (rlo >= lo && rhi <= hi) { drop(c, i); continue; }
     if (rlo < lo && rhi > hi && c->n < SL_L2_RANGES) {   /* its tail stays too */
-      sl_l2r *t = &c->r[c->n++];
-      *t = *r;
-      t->off = hi;
-      t->n = rhi - hi;
+      int t = c->n++;
+      move(c, t, i);
+      c->off[t] = hi;
+      c->len[t] = rhi - hi;
     } else if (rlo < lo && rhi > hi) c->bytes -= rhi - hi;   /* no room: the tail leaves */
-    if (rlo < lo) { c->bytes -= (rhi < hi ? rhi : hi) - lo; r->n = lo - rlo; }
-    else { c->bytes -= hi - rlo; r->off = hi; r->n = rhi - hi; }
+    if (rlo < lo) { c->bytes -= (rhi < hi ? rhi : hi) - lo; c->len[i] = lo - rlo; }
+    else { c->bytes -= hi - rlo; c->off[i] = hi; c->len[i] = rhi - hi; }
     i++;
   }
   return hit;
+}
+
+/* the first range of c that buf's bytes from at continue, -1 none */
+static int continued(const sl_l2 *c, int32_t buf, int64_t at) {
+  int i;
+  for (i = 0; i < c->n; i++)
+    if (c->buf[i] == buf && c->off[i] + c->len[i] == at) return i;
+  return -1;
+}
+
+/* does any range of c hold bytes of [lo, hi) of buf? *cont: the first range
+** that bytes from at continue (-1 none), which is continued()'s answer when
+** no range does. One pass, reading no more than it must: most accesses
+** (a block streaming on through a buffer) overlap nothing */
+static int overlaps(const sl_l2 *c, int32_t buf, int64_t lo, int64_t hi, int64_t at,
+                    int *cont) {
+  int i, any = 0;
+  *cont = -1;
+  for (i = 0; i < c->n; i++) {
+    int64_t rlo, rhi;
+    if (c->buf[i] != buf) continue;
+    rlo = c->off[i];
+    rhi = rlo + c->len[i];
+    any |= rhi > lo && rlo < hi;
+    if (rhi == at && *cont < 0) *cont = i;
+  }
+  return any;
 }
 
 /* bytes [off, off + n) of buf on PE pe become the L2's most recent;
 ** returns how many of them were there */
 static int64_t touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n) {
   sl_l2 *c = &m->l2[pe];
-  int64_t budget = m->p.l2_bytes, hit = cut(c, buf, off, off + n);
+  int64_t budget = m->p.l2_bytes, hit = 0, lo = off, hi = off + n;
   int i;
   if (n > budget) { off += n - budget; n = budget; }   /* only the last bytes stay */
-  for (i = 0; i < c->n; i++)            /* it continues a range */
-    if (c->r[i].buf == buf && c->r[i].off + c->r[i].n == off) break;
-  if (i < c->n) c->r[i].n += n;
+  if (overlaps(c, buf, lo, hi, off, &i)) {   /* bytes of it were there: they leave first */
+    hit = cut(c, buf, lo, hi);
+    i = continued(c, buf, off);
+  }
+  if (i >= 0) c->len[i] += n;            /* it continues a range */
   else {
     if (c->n == SL_L2_RANGES) drop(c, oldest(c));
     i = c->n++;
-    c->r[i].buf = buf;
-    c->r[i].off = off;
-    c->r[i].n = n;
+    c->buf[i] = buf;
+    c->off[i] = off;
+    c->len[i] = n;
   }
-  c->r[i].stamp = ++c->clock;
+  c->stamp[i] = ++c->clock;
   c->bytes += n;
   while (c->bytes > budget) {           /* least recent first */
     int o = oldest(c);
     int64_t over = c->bytes - budget;
-    if (c->r[o].n <= over) { drop(c, o); continue; }
-    c->r[o].off += over;
-    c->r[o].n -= over;
+    if (c->len[o] <= over) { drop(c, o); continue; }
+    c->off[o] += over;
+    c->len[o] -= over;
     c->bytes -= over;
   }
   return hit;

@@ -111,7 +111,6 @@ sl_machine *sl_machine_new(const sl_params *p, int *status) {
   m = calloc(1, sizeof(*m));
   if (m == NULL) { *status = SL_ENOMEM; return NULL; }
   m->p = *p;
-  m->free_ev = -1;
   set_ps(m, p);
   ncore = n * (size_t)p->cores;
   m->ub = calloc(ncore, sizeof(*m->ub));
@@ -168,7 +167,9 @@ void sl_machine_free(sl_machine *m) {
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
   free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
-  free(m->ops_mem); free(m->toks); free(m->marks_mem); free(m->kq); free(m->lzb);
+  free(m->ops_mem); free(m->toks_mem); free(m->marks_mem);
+  free(m->fev.id); free(m->fop.id); free(m->ftok.id); free(m->fmark.id);
+  free(m->kq); free(m->lzb);
   sli_lazy_free(m);
   sli_chain_free(m);
   free(m->sync_count); free(m->sync_tmax); free(m->l2);

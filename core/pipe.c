@@ -35,23 +35,24 @@ void sli_pools_reset(sl_machine *m) {
   sli_lazy_reset(m);
   sli_chain_reset(m);
   m->nops = m->ntoks = m->nmarks = 0;
-  m->free_op = m->free_tok = m->free_mark = -1;
+  m->fop.n = m->ftok.n = m->fmark.n = 0;
   m->nkq = m->kqh = m->kbusy = 0;
 }
 
 /* a new op of kind (its index, and *o to fill), -1 when out of memory */
 int sli_op_new(sl_machine *m, int kind, sl_ins **o) {
   int32_t i;
-  if (m->free_op >= 0) { i = m->free_op; m->free_op = m->ops[i].next; }
-  else {
+  if ((i = sli_free_take(&m->fop)) < 0) {
     if (m->nops == m->capops) {        /* aligned: an instruction in one cache line */
       int32_t cap = m->capops ? 2 * m->capops : 256;
-      if (!sli_pool_grow64(&m->ops_mem, (void **)&m->ops, m->nops, cap, sizeof(*m->ops)))
+      if (!sli_free_room(&m->fop, cap) ||
+          !sli_pool_grow64(&m->ops_mem, (void **)&m->ops, m->nops, cap, sizeof(*m->ops)))
         return -1;
       m->capops = cap;
     }
     i = m->nops++;
   }
+  sli_free_prefetch(&m->fop, m->ops, sizeof(*m->ops));
   *o = &m->ops[i];
   memset(*o, 0, sizeof(**o));
   (*o)->kind = kind;
@@ -63,12 +64,17 @@ int sli_op_new(sl_machine *m, int kind, sl_ins **o) {
 /* a new unfired token; SL_OK or SL_ENOMEM */
 int sli_tok_new(sl_machine *m, int32_t *tok) {
   int32_t i;
-  if (m->free_tok >= 0) { i = m->free_tok; m->free_tok = m->toks[i].next_free; }
-  else {
-    if (m->ntoks == m->captoks &&
-        !pool_grow((void **)&m->toks, &m->captoks, sizeof(*m->toks))) return SL_ENOMEM;
+  if ((i = sli_free_take(&m->ftok)) < 0) {
+    if (m->ntoks == m->captoks) {
+      int32_t cap = m->captoks ? 2 * m->captoks : 256;
+      if (!sli_free_room(&m->ftok, cap) ||
+          !sli_pool_grow64(&m->toks_mem, (void **)&m->toks, m->ntoks, cap, sizeof(*m->toks)))
+        return SL_ENOMEM;
+      m->captoks = cap;
+    }
     i = m->ntoks++;
   }
+  sli_free_prefetch(&m->ftok, m->toks, sizeof(*m->toks));
   m->toks[i].fired = 0;
   m->toks[i].wblk = m->toks[i].wpipe = -1;
   m->toks[i].t = 0;
@@ -78,8 +84,7 @@ int sli_tok_new(sl_machine *m, int32_t *tok) {
 
 /* give a token back */
 static void tok_free(sl_machine *m, int32_t tok) {
-  m->toks[tok].next_free = m->free_tok;
-  m->free_tok = tok;
+  sli_free_give(&m->ftok, tok);
 }
 
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t);
@@ -107,8 +112,7 @@ static inline void pop(sl_machine *m, sl_block *b, int q) {
   int32_t op = b->qhead[q];
   b->qhead[q] = m->ops[op].next;
   if (b->qhead[q] < 0) b->qtail[q] = -1;
-  m->ops[op].next = m->free_op;
-  m->free_op = op;
+  sli_free_give(&m->fop, op);
   if (b->mhead[q] >= 0 && b->mwait[q] == op) marks_reached(m, b, q, op);
 }
 
@@ -167,8 +171,7 @@ static void mark_reached(sl_machine *m, int32_t mk, sl_time done) {
   if (done > k->t) k->t = done;
   if (--k->pending > 0) return;
   sli_shadow_add(m, k->pe, k->block, k->frame, k->end, k->t);
-  k->next_free = m->free_mark;
-  m->free_mark = mk;
+  sli_free_give(&m->fmark, mk);
 }
 
 /* queue q of block b dropped instruction op: the shadow reads that waited
@@ -334,11 +337,11 @@ int sli_mark(sl_machine *m, int blk, int frame, int end) {
   int32_t mk;
   int pipe;
   sl_mark *k;
-  if (m->free_mark >= 0) { mk = m->free_mark; m->free_mark = m->marks[mk].next_free; }
-  else {
+  if ((mk = sli_free_take(&m->fmark)) < 0) {
     if (m->nmarks == m->capmarks) {
       int32_t cap = m->capmarks ? 2 * m->capmarks : 256;
-      if (!sli_pool_grow64(&m->marks_mem, (void **)&m->marks, m->nmarks, cap,
+      if (!sli_free_room(&m->fmark, cap) ||
+          !sli_pool_grow64(&m->marks_mem, (void **)&m->marks, m->nmarks, cap,
                            sizeof(*m->marks))) return SL_ENOMEM;
       m->capmarks = cap;
     }

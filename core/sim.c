@@ -2,11 +2,14 @@
 ** sim.c -- the virtual clock: event pool, (time, sequence) heap, the step
 ** loop that hands the next block to resume, error text and the trace.
 */
+#define _DEFAULT_SOURCE         /* madvise beside _POSIX_C_SOURCE */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/mman.h>
 
 #include "sli.h"
 
@@ -69,13 +72,42 @@ static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {
 /* an event is two cache lines (the pool is 64-byte aligned) */
 _Static_assert(sizeof(sl_event) == 128, "sl_event is 128 bytes");
 
+/* a pool this large or larger lives in 2 MiB pages where the system has them
+** (transparent huge pages on request): the pools of a machine of thousands
+** of blocks hold tens to hundreds of MiB read at random, one record an event,
+** and in 4 KiB pages nearly every such read also misses the TLB; their
+** first touch costs one page fault per 2 MiB instead of per 4 KiB */
+#define HUGE_POOL ((size_t)2 << 20)
+
+/* bytes of memory aligned to HUGE_POOL in huge pages where there are, NULL
+** when out of memory */
+static void *huge_alloc(size_t bytes) {
+  void *p;
+  bytes = (bytes + HUGE_POOL - 1) / HUGE_POOL * HUGE_POOL;
+  if (posix_memalign(&p, HUGE_POOL, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, bytes, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+#endif
+  return p;
+}
+
 /* grow a 64-byte aligned pool to cap items of size sz, keeping its first n:
-** *mem is the block, *items its aligned start. realloc moves no bytes where
-** the C library remaps the pages of a large block; when the start's offset
-** in the block changed, the items move to the new aligned start */
+** *mem is the block, *items its aligned start. Small pools grow by realloc
+** (which moves no bytes where the C library remaps the pages of a large
+** block; when the start's offset in the block changed, the items move to
+** the new aligned start); from HUGE_POOL bytes on, into a new block of huge
+** pages and the items copied (once per doubling) */
 int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz) {
   size_t old = *mem != NULL ? (size_t)((uint8_t *)*items - (uint8_t *)*mem) : 0, off;
-  uint8_t *nm = realloc(*mem, (size_t)cap * sz + 63);
+  uint8_t *nm;
+  if ((size_t)cap * sz >= HUGE_POOL) {
+    if ((nm = huge_alloc((size_t)cap * sz)) == NULL) return 0;
+    if (n > 0) memcpy(nm, *items, (size_t)n * sz);
+    free(*mem);
+    *mem = *items = nm;
+    return 1;
+  }
+  nm = realloc(*mem, (size_t)cap * sz + 63);
   if (nm == NULL) return 0;
   off = (size_t)(-(uintptr_t)nm & 63);
   if (off != old && n > 0) memmove(nm + off, nm + old, (size_t)n * sz);
@@ -84,11 +116,22 @@ int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz)
   return 1;
 }
 
+/* room in f for cap records (a pool grew to cap); 0 when out of memory */
+int sli_free_room(sl_freelist *f, int32_t cap) {
+  int32_t *ni;
+  if (cap <= f->cap) return 1;
+  if ((ni = realloc(f->id, (size_t)cap * sizeof(*ni))) == NULL) return 0;
+  f->id = ni;
+  f->cap = cap;
+  return 1;
+}
+
 /* grow the event pool (aligned: each event is two whole cache lines); 0
 ** when out of memory */
 static int ev_grow(sl_machine *m) {
   int32_t cap = m->capevs ? m->capevs * 2 : 256;
-  if (!sli_pool_grow64(&m->evs_mem, (void **)&m->evs, m->nevs, cap, sizeof(*m->evs)))
+  if (!sli_free_room(&m->fev, cap) ||
+      !sli_pool_grow64(&m->evs_mem, (void **)&m->evs, m->nevs, cap, sizeof(*m->evs)))
     return 0;
   m->capevs = cap;
   return 1;
@@ -96,16 +139,13 @@ static int ev_grow(sl_machine *m) {
 
 /* take a free event slot; NULL when out of memory */
 sl_event *sli_newev(sl_machine *m, int32_t *id) {
-  sl_event *e;
-  if (m->free_ev < 0) {
+  if ((*id = sli_free_take(&m->fev)) < 0) {
     if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
-    m->evs[m->nevs].next_free = -1;
-    m->free_ev = m->nevs++;
+    *id = m->nevs++;
   }
-  *id = m->free_ev;
-  e = &m->evs[*id];
-  m->free_ev = e->next_free;
-  return e;
+  sli_free_prefetch(&m->fev, m->evs, sizeof(*m->evs));
+  sli_free_prefetch(&m->fev, (const char *)m->evs + 64, sizeof(*m->evs));
+  return &m->evs[*id];
 }
 
 /* a new zeroed event of kind for block blk at the running primitive's Lua
@@ -122,10 +162,7 @@ sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id) {
 }
 
 /* give an event record back */
-static void ev_release(sl_machine *m, int32_t id) {
-  m->evs[id].next_free = m->free_ev;
-  m->free_ev = id;
-}
+static void ev_release(sl_machine *m, int32_t id) { sli_free_give(&m->fev, id); }
 
 /* give back an event record that no key names (a DMA queue's) */
 void sli_ev_release(sl_machine *m, int32_t id) { ev_release(m, id); }
@@ -318,19 +355,43 @@ static const sl_key *peek(sl_machine *m) {
   return peek_raw(m);
 }
 
-/* remove key k, the earliest pending one (peek_raw's answer) */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
+/* start loading what the event of key k reads first (its record, its block's
+** queues, the flow that ends first): records were made long before and are
+** out of cache, and the loads run while the key before it is handled */
+static void prefetch_key(const sl_machine *m, const sl_key *k) {
+  switch (k->kind) {
+    case EV_WAKE: PREFETCH(&m->blocks[k->ev]); return;
+    case EV_PIPE: PREFETCH(&m->blocks[k->ev / 4].qhead); return;
+    case EV_FLOW: if (m->fh.n > 0) PREFETCH(&m->flows[m->fh.h[0].id]); return;
+    case EV_DMAQ: PREFETCH(&m->blocks[k->ev / SL_NENG].dq); return;
+    default:
+      PREFETCH(&m->evs[k->ev]);
+      PREFETCH((const char *)&m->evs[k->ev] + 64);
+  }
+}
+
+/* remove key k, the earliest pending one (peek_raw's answer); what the key
+** after it reads starts loading */
 static sl_key take(sl_machine *m, const sl_key *k) {
+  sl_key x;
+  const sl_key *next;
   m->nevents++;
   m->nkind[k->kind]++;
   if (m->fn > 0 && k == &m->fifo[m->fhead]) {
     m->fn--;
-    return m->fifo[m->fhead++];
-  }
-  if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
+    x = m->fifo[m->fhead++];
+  } else if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
     m->wfn--;
-    return m->wfifo[m->wfhead++];
-  }
-  return heap_pop(m);
+    x = m->wfifo[m->wfhead++];
+  } else x = heap_pop(m);
+  if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
+  return x;
 }
 
 /* events handled since the machine was made */
@@ -353,7 +414,7 @@ void sli_clear_events(sl_machine *m) {
   m->fn = m->fhead = 0;
   m->wfn = m->wfhead = 0;
   m->nevs = 0;
-  m->free_ev = -1;
+  m->fev.n = 0;
 }
 
 /* schedule block blk to resume at t, never before its own clock: it must

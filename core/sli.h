@@ -202,15 +202,15 @@ typedef struct sl_dmaq {
   sl_time kick;             /* an EV_DMAQ is due then (-1 none) */
 } sl_dmaq;
 
-/* a PE's L2 (l2.c): address ranges of its GM, least recent first out */
+/* a PE's L2 (l2.c): address ranges of its GM, least recent first out; range
+** i is [off[i], off[i] + len[i]) of buffer buf[i], used at stamp[i] (larger:
+** more recent). A field per array: every access scans the ranges' buffers
+** and places, so those lie together */
 #define SL_L2_RANGES 128
-typedef struct sl_l2r {
-  int32_t buf;
-  int64_t off, n;
-  uint64_t stamp;           /* larger: more recent */
-} sl_l2r;
 typedef struct sl_l2 {
-  sl_l2r r[SL_L2_RANGES];
+  int64_t off[SL_L2_RANGES], len[SL_L2_RANGES];
+  uint64_t stamp[SL_L2_RANGES];
+  int32_t buf[SL_L2_RANGES];
   int32_t n;
   int64_t bytes;            /* held, at most l2_bytes */
   uint64_t clock;
@@ -322,6 +322,26 @@ typedef struct sl_res {
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
 
+/* the records of a pool given back, last first: a stack of their indexes
+** apart from the records, so taking one reads no record (a record given back
+** long ago is out of cache, and the one taken is written, not read: a
+** store that misses does not hold the core up as a load does). Room for the
+** pool's every record (sli_free_room when it grows), so a push never fails */
+typedef struct sl_freelist { int32_t *id, n, cap; } sl_freelist;
+/* the record last given back, -1 none */
+static inline int32_t sli_free_take(sl_freelist *f) { return f->n > 0 ? f->id[--f->n] : -1; }
+static inline void sli_free_give(sl_freelist *f, int32_t i) { f->id[f->n++] = i; }
+/* start loading, for writing, the record of a pool (items of size sz) that
+** f gives next: records are taken in bursts (a block issues a chunk's
+** instructions), so the next one's miss overlaps the work on this one */
+static inline void sli_free_prefetch(const sl_freelist *f, const void *items, size_t sz) {
+#if defined(__GNUC__)
+  if (f->n > 0) __builtin_prefetch((const char *)items + (size_t)f->id[f->n - 1] * sz, 1);
+#else
+  (void)f; (void)items; (void)sz;
+#endif
+}
+
 /* timing-only: the backed UB allocations of a core in this launch, each at
 ** byte at of the core's arena (m->ub) */
 typedef struct sl_ubrange { int64_t base, bytes, at; } sl_ubrange;
@@ -388,12 +408,16 @@ struct sl_machine {
                                pipe may start the same transfer again (-1: none) */
   sl_ins *ops;               /* 64-byte aligned in ops_mem (sli_pool_grow64) */
   void *ops_mem;
-  int32_t nops, capops, free_op;
-  sl_tok *toks;
-  int32_t ntoks, captoks, free_tok;
+  int32_t nops, capops;
+  sl_freelist fop;          /* instructions given back */
+  sl_tok *toks;              /* 64-byte aligned in toks_mem (sli_pool_grow64) */
+  void *toks_mem;
+  int32_t ntoks, captoks;
+  sl_freelist ftok;
   sl_mark *marks;            /* 64-byte aligned in marks_mem: a mark is one cache line */
   void *marks_mem;
-  int32_t nmarks, capmarks, free_mark;
+  int32_t nmarks, capmarks;
+  sl_freelist fmark;
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
   int oom;                  /* the launch ran out of memory: sl_step ends it */
   int32_t *lzb, nlzb, caplzb;   /* blocks with staged chunks (sl_lazy) */
@@ -402,7 +426,8 @@ struct sl_machine {
   /* events */
   sl_event *evs;             /* 64-byte aligned in evs_mem (sli_pool_grow64) */
   void *evs_mem;
-  int32_t nevs, capevs, free_ev;
+  int32_t nevs, capevs;
+  sl_freelist fev;
   sl_key *heap;
   int32_t nheap, capheap;
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
@@ -458,6 +483,7 @@ int sli_domain(const sl_params *p);
 
 /* sim.c */
 int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz);
+int sli_free_room(sl_freelist *f, int32_t cap);
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
 void sli_ev_release(sl_machine *m, int32_t id);

@@ -121,8 +121,7 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
     return SL_OK;
   }
   if (b->t < m->toks[tok].t) b->t = m->toks[tok].t;
-  m->toks[tok].next_free = m->free_tok;
-  m->free_tok = tok;
+  sli_free_give(&m->ftok, tok);
   return SL_OK;
 }
 
