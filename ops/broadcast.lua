@@ -96,7 +96,8 @@ end
 -- scatter relay, a holder of the root's server (not the root), fetch block f of nf:
 -- share f of my piece and of my share of the root's piece of every chunk from the root
 -- over my link, one chain of gets for all the chunks (relay.get_marked), each chunk
--- counted (SIGNAL_ADD) on my server and on PE j of every other server once it has landed
+-- counted (SIGNAL_ADD) on my server and on PE j and the root's local index of every
+-- other server once it has landed
 local function sroot_fetch(k, a, ub, f, nf)
   local j, g = k.pe % a.dom, k.n_pes // a.dom
   local function chunk(i)
@@ -115,7 +116,10 @@ local function sroot_fetch(k, a, ub, f, nf)
                   k.pe - j + (j + d) % a.dom)
     end
     for S = 0, g - 1 do
-      if S ~= k.pe // a.dom then k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + j) end
+      if S ~= k.pe // a.dom then
+        k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + j)
+        k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + a.root % a.dom)
+      end
     end
   end
   k:prof_start(F.REMOTE_PUT_GET)
@@ -125,14 +129,16 @@ local function sroot_fetch(k, a, ub, f, nf)
 end
 
 -- scatter relay, PE j of a server off the root's, its scatter block: my own sub-piece of
--- each piece j from PE j of the root's server (the root's input when j is the root's
--- local index), announced to PE j of the other such servers and to my server
+-- each piece j from PE j of the root's server once its fetch has landed it (the root's
+-- input when j is the root's local index, once every fetch of the root's server has
+-- landed the chunk: paced with the other local indices, not ahead of them in bursts),
+-- announced to PE j of the other such servers and to my server
 local function sown(k, a, ub, o, no)
   local j, g, R = k.pe % a.dom, k.n_pes // a.dom, a.root // a.dom
   local sr, from = srank(a, k.pe // a.dom), R * a.dom + j
   local buf = from == a.root and a.input or a.output
   for x = o, a.chunks - 1, no do
-    sawait(k, a, from == a.root and a.ready or a.src:sub(x, 1), from ~= a.root and a.rfetch)
+    sawait(k, a, a.src:sub(x, 1), a.rfetch * (from == a.root and a.dom - 1 or 1))
     k:prof_start(F.REMOTE_PUT_GET)
     local first, n = scpiece(a, x, j, sr)
     if n > 0 then
@@ -210,18 +216,15 @@ local function sreader(k, a, ub, q, t, tn)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
--- scatter relay: the root announces its input (to its server and to its local index in
--- the others) and copies it out; a holder's first blocks fetch, the others read the other
--- PEs of its server
+-- scatter relay: the root announces its input to its server and copies it out; a
+-- holder's first blocks fetch, the others read the other PEs of its server
 local function kernel_scatter(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local j, first_pe, S = k.pe % a.dom, k.pe - k.pe % a.dom, k.pe // a.dom
   local on_root = S == a.root // a.dom
   if k.pe == a.root then
-    for p = k.block, k.n_pes - 1, k.block_num do
-      if p ~= k.pe and (p // a.dom == S or p % a.dom == j) then
-        k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, p)
-      end
+    for p = first_pe + k.block, first_pe + a.dom - 1, k.block_num do
+      if p ~= k.pe then k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, p) end
     end
     return root_copy(k, a, ub)
   end
