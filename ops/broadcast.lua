@@ -145,8 +145,9 @@ local function sown(k, a, ub, o, no)
       k:roce_get_nbi(a.output:sub(first, n), buf:sub(first, n), ub, n, from, 0)
       k:roce_quiet(from, ub, 0)
     end
-    for s = 1, g - 2 do
-      local S = (R + 1 + (sr + s) % (g - 1)) % g
+    local base = sr - sr % a.m
+    for i = 1, a.m - 1 do
+      local S = (R + 1 + base + (sr - base + i) % a.m) % g
       k:signal_op(a.have:sub(x * a.sub + sr, 1), a.epoch, lab.SIGNAL_SET, S * a.dom + j)
     end
     sannounce(k, a, x, 0)
@@ -154,24 +155,56 @@ local function sown(k, a, ub, o, no)
   end
 end
 
--- scatter relay, PE j of a server off the root's, gather block f of nf: the other
--- sub-pieces of piece j of chunks f, f + nf, ... from PE j of the servers that own them,
--- as they announce them, then announced to my server
+-- scatter relay: the servers off the root's in groups of a.m ranks, whose sub-pieces
+-- lie side by side; a server of rank r gets group G's sub-pieces (G not its own) in one
+-- get from the member of G at index gpos(a, r, G) % a.m
+local function gpos(a, r, G) return r < G * a.m and r or r - a.m end
+
+-- scatter relay, gather block: a RoCE get of first, n from PE j of the server of rank r,
+-- once sig has reached the epoch
+local function sfrom(k, a, ub, x, r, sig, s, ns)
+  local j, g = k.pe % a.dom, k.n_pes // a.dom
+  sawait(k, a, sig)
+  local first = scpiece(a, x, j, s)
+  local lf, ln = scpiece(a, x, j, s + ns - 1)
+  local n = lf + ln - first
+  k:prof_start(F.REMOTE_PUT_GET)
+  if n > 0 then
+    k:roce_get_nbi(a.output:sub(first, n), a.output:sub(first, n), ub, n,
+                   (a.root // a.dom + 1 + r) % g * a.dom + j, 0)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- scatter relay, PE j of a server off the root's, gather block f of nf: for chunks f, f +
+-- nf, ... the other sub-pieces of my group from PE j of its servers as they announce
+-- them, then (when there are several groups) each other group's sub-pieces in one get
+-- from the member that serves me, once it holds them all (grp[x, G]); announced to my
+-- server once all have landed
 local function sgather(k, a, ub, f, nf)
-  local j, g, R = k.pe % a.dom, k.n_pes // a.dom, a.root // a.dom
+  local j, g = k.pe % a.dom, k.n_pes // a.dom
   local sr = srank(a, k.pe // a.dom)
+  local G0, m = sr // a.m, a.m
   for x = f, a.chunks - 1, nf do
-    for i = 1, g - 2 do
-      local s = (sr + i) % (g - 1)
-      local q = (R + 1 + s) % g * a.dom + j
-      sawait(k, a, a.have:sub(x * a.sub + s, 1))
-      local first, n = scpiece(a, x, j, s)
-      k:prof_start(F.REMOTE_PUT_GET)
-      if n > 0 then k:roce_get_nbi(a.output:sub(first, n), a.output:sub(first, n), ub, n, q, 0) end
-      k:prof_end(F.REMOTE_PUT_GET)
+    for i = 1, m - 1 do
+      local s = G0 * m + (sr + i) % m
+      sfrom(k, a, ub, x, s, a.have:sub(x * a.sub + s, 1), s, 1)
     end
     k:prof_start(F.REMOTE_PUT_GET)
-    if g > 2 then k:roce_quiet(k.pe, ub, 0) end
+    if m > 1 then k:roce_quiet(k.pe, ub, 0) end
+    for r = 0, g - 2 do                        -- the ranks I serve my group's sub-pieces to
+      if r // m ~= G0 and gpos(a, r, G0) % m == sr % m then
+        k:signal_op(a.grp:sub(x * a.ng + G0, 1), a.epoch, lab.SIGNAL_SET,
+                    (a.root // a.dom + 1 + r) % g * a.dom + j)
+      end
+    end
+    k:prof_end(F.REMOTE_PUT_GET)
+    for i = 1, a.ng - 1 do
+      local G = (G0 + i) % a.ng
+      sfrom(k, a, ub, x, G * m + gpos(a, sr, G) % m, a.grp:sub(x * a.ng + G, 1), G * m, m)
+    end
+    k:prof_start(F.REMOTE_PUT_GET)
+    if a.ng > 1 then k:roce_quiet(k.pe, ub, 0) end
     sannounce(k, a, x, 1)
     k:prof_end(F.REMOTE_PUT_GET)
   end
@@ -248,6 +281,8 @@ end
 local function setup_scatter(m, c, s)
   local dom, g = relay.domains(c)
   s.scatter, s.dom, s.sub, s.rounds = true, dom, g - 1, 1
+  s.m = relay.scatter_group(g - 1)
+  s.ng = (g - 1) // s.m
   local sf = relay.scatter_blocks(c.block_dim, dom)
   s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
   s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
@@ -260,6 +295,7 @@ local function setup_scatter(m, c, s)
   s.got = m:malloc("int32", s.chunks * dom * 2, "got", "backed")     -- [x, j, w]: j's own / rest
   s.have = m:malloc("int32", s.chunks * s.sub, "have", "backed")     -- [x, s]: sub-piece s landed
   s.src = m:malloc("int32", s.chunks, "src", "backed")               -- [x]: the root's server has x
+  s.grp = m:malloc("int32", s.chunks * s.ng, "grp", "backed")         -- [x, G]: group G's sub-pieces
   s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
   s.epoch = 0
   return s

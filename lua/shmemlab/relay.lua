@@ -302,6 +302,17 @@ relay.SCATTER_FETCH = { { 1, 2, 3 }, { 1, 2, 2 }, { 1, 1, 1 } }
 -- 3 / 2 at 32 PEs 126.340)
 relay.SCATTER_BUFS = 8
 
+relay.SCATTER_GROUP = 7
+-- relay.scatter_group(others) -> the servers of a group of the scatter relay (a divisor
+-- of the others)
+function relay.scatter_group(others)
+  if others <= relay.SCATTER_GROUP then return math.max(1, others) end
+  for m = relay.SCATTER_GROUP, 2, -1 do
+    if others % m == 0 then return m end
+  end
+  return others
+end
+
 -- relay.scatter_blocks(block_dim, dom) -> the scatter relay's fetch blocks for servers of
 -- dom PEs ({on the root's server, scatter, gather}), or nil when block_dim is too few
 function relay.scatter_blocks(block_dim, dom)
