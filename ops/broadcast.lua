@@ -146,6 +146,7 @@ local function sown(k, a, ub, o, no)
       k:roce_quiet(from, ub, 0)
     end
     local base = sr - sr % a.m
+    if a.ng > 1 then k:signal_op(a.have:sub(x * a.sub + sr, 1), a.epoch, lab.SIGNAL_SET, k.pe) end
     for i = 1, a.m - 1 do
       local S = (R + 1 + base + (sr - base + i) % a.m) % g
       k:signal_op(a.have:sub(x * a.sub + sr, 1), a.epoch, lab.SIGNAL_SET, S * a.dom + j)
@@ -190,6 +191,7 @@ local function sgather(k, a, ub, f, nf)
       local s = G0 * m + (sr + i) % m
       sfrom(k, a, ub, x, s, a.have:sub(x * a.sub + s, 1), s, 1)
     end
+    if a.ng > 1 then sawait(k, a, a.have:sub(x * a.sub + sr, 1)) end     -- my own landed
     k:prof_start(F.REMOTE_PUT_GET)
     if m > 1 then k:roce_quiet(k.pe, ub, 0) end
     for r = 0, g - 2 do                        -- the ranks I serve my group's sub-pieces to
@@ -285,8 +287,7 @@ local function setup_scatter(m, c, s)
   s.ng = (g - 1) // s.m
   local sf = relay.scatter_blocks(c.block_dim, dom)
   s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
-  s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
-                                  c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
+  s.chunks = relay.scatter_chunks(c.count * s.esize)
   s.chunk = op.split(c.count, s.chunks, s.esize)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
