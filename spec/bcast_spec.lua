@@ -97,7 +97,7 @@ describe("broadcast scatter relay on A2", function()
                                              dtype = "bf16" }, "32 bf16 3 chunks"))
     assert.matches("^scatter relay", exact({ pes = 24, count = 150001, root = 10, iters = 2 },
                                            "24 two and two blocks, 4 chunks"))
-    assert.matches("^scatter relay", exact({ pes = 80, count = 90001, root = 42, block_dim = 12,
+    assert.matches("^scatter relay", exact({ pes = 80, count = 20011, root = 42, block_dim = 12,
                                              iters = 2 },
                                            "80: three groups of three servers"))
   end)
