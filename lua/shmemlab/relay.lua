@@ -315,7 +315,8 @@ end
 -- groups of the largest divisor of their count up to it (5 of 15 at 128 PEs), a group's
 -- sub-pieces in one RoCE get from one of its servers, so a PE's gets a chunk fall from
 -- 15 to 1 + 4 + 2 (16 MiB, 128 PEs, 16 chunks, {1, 2, 3} blocks: one by one 140.477 us,
--- groups of 5 135.304, of 3 138.017)
+-- groups of 5 135.304, of 3 138.017; with {1, 2, 4} blocks and 20 chunks 132.444, 119.747
+-- and 129.470; 72 PEs, groups of 4, 115.847 against 117.567 in one)
 relay.SCATTER_GROUP = 7
 -- relay.scatter_group(others) -> the servers of a group of the scatter relay (a divisor
 -- of the others)
