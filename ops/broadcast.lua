@@ -96,7 +96,8 @@ end
 -- scatter relay, a holder of the root's server (not the root), fetch block f of nf:
 -- share f of my piece and of my share of the root's piece of every chunk from the root
 -- over my link, one chain of gets for all the chunks (relay.get_marked), each chunk
--- counted (SIGNAL_ADD) on my server and on PE j of every other server once it has landed
+-- counted (SIGNAL_ADD) on my server and on PE j and the root's local index of every
+-- other server once it has landed
 local function sroot_fetch(k, a, ub, f, nf)
   local j, g = k.pe % a.dom, k.n_pes // a.dom
   local function chunk(i)
@@ -115,7 +116,10 @@ local function sroot_fetch(k, a, ub, f, nf)
                   k.pe - j + (j + d) % a.dom)
     end
     for S = 0, g - 1 do
-      if S ~= k.pe // a.dom then k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + j) end
+      if S ~= k.pe // a.dom then
+        k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + j)
+        k:signal_op(a.src:sub(x, 1), 1, lab.SIGNAL_ADD, S * a.dom + a.root % a.dom)
+      end
     end
   end
   k:prof_start(F.REMOTE_PUT_GET)
@@ -125,22 +129,26 @@ local function sroot_fetch(k, a, ub, f, nf)
 end
 
 -- scatter relay, PE j of a server off the root's, its scatter block: my own sub-piece of
--- each piece j from PE j of the root's server (the root's input when j is the root's
--- local index), announced to PE j of the other such servers and to my server
+-- each piece j from PE j of the root's server once its fetch has landed it (the root's
+-- input when j is the root's local index, once every fetch of the root's server has
+-- landed the chunk: paced with the other local indices, not ahead of them in bursts),
+-- announced to PE j of the other such servers and to my server
 local function sown(k, a, ub, o, no)
   local j, g, R = k.pe % a.dom, k.n_pes // a.dom, a.root // a.dom
   local sr, from = srank(a, k.pe // a.dom), R * a.dom + j
   local buf = from == a.root and a.input or a.output
   for x = o, a.chunks - 1, no do
-    sawait(k, a, from == a.root and a.ready or a.src:sub(x, 1), from ~= a.root and a.rfetch)
+    sawait(k, a, a.src:sub(x, 1), a.rfetch * (from == a.root and a.dom - 1 or 1))
     k:prof_start(F.REMOTE_PUT_GET)
     local first, n = scpiece(a, x, j, sr)
     if n > 0 then
       k:roce_get_nbi(a.output:sub(first, n), buf:sub(first, n), ub, n, from, 0)
       k:roce_quiet(from, ub, 0)
     end
-    for s = 1, g - 2 do
-      local S = (R + 1 + (sr + s) % (g - 1)) % g
+    local base = sr - sr % a.m
+    if a.ng > 1 then k:signal_op(a.have:sub(x * a.sub + sr, 1), a.epoch, lab.SIGNAL_SET, k.pe) end
+    for i = 1, a.m - 1 do
+      local S = (R + 1 + base + (sr - base + i) % a.m) % g
       k:signal_op(a.have:sub(x * a.sub + sr, 1), a.epoch, lab.SIGNAL_SET, S * a.dom + j)
     end
     sannounce(k, a, x, 0)
@@ -148,24 +156,57 @@ local function sown(k, a, ub, o, no)
   end
 end
 
--- scatter relay, PE j of a server off the root's, gather block f of nf: the other
--- sub-pieces of piece j of chunks f, f + nf, ... from PE j of the servers that own them,
--- as they announce them, then announced to my server
+-- scatter relay: the servers off the root's in groups of a.m ranks, whose sub-pieces
+-- lie side by side; a server of rank r gets group G's sub-pieces (G not its own) in one
+-- get from the member of G at index gpos(a, r, G) % a.m
+local function gpos(a, r, G) return r < G * a.m and r or r - a.m end
+
+-- scatter relay, gather block: a RoCE get of first, n from PE j of the server of rank r,
+-- once sig has reached the epoch
+local function sfrom(k, a, ub, x, r, sig, s, ns)
+  local j, g = k.pe % a.dom, k.n_pes // a.dom
+  sawait(k, a, sig)
+  local first = scpiece(a, x, j, s)
+  local lf, ln = scpiece(a, x, j, s + ns - 1)
+  local n = lf + ln - first
+  k:prof_start(F.REMOTE_PUT_GET)
+  if n > 0 then
+    k:roce_get_nbi(a.output:sub(first, n), a.output:sub(first, n), ub, n,
+                   (a.root // a.dom + 1 + r) % g * a.dom + j, 0)
+  end
+  k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- scatter relay, PE j of a server off the root's, gather block f of nf: for chunks f, f +
+-- nf, ... the other sub-pieces of my group from PE j of its servers as they announce
+-- them, then (when there are several groups) each other group's sub-pieces in one get
+-- from the member that serves me, once it holds them all (grp[x, G]); announced to my
+-- server once all have landed
 local function sgather(k, a, ub, f, nf)
-  local j, g, R = k.pe % a.dom, k.n_pes // a.dom, a.root // a.dom
+  local j, g = k.pe % a.dom, k.n_pes // a.dom
   local sr = srank(a, k.pe // a.dom)
+  local G0, m = sr // a.m, a.m
   for x = f, a.chunks - 1, nf do
-    for i = 1, g - 2 do
-      local s = (sr + i) % (g - 1)
-      local q = (R + 1 + s) % g * a.dom + j
-      sawait(k, a, a.have:sub(x * a.sub + s, 1))
-      local first, n = scpiece(a, x, j, s)
-      k:prof_start(F.REMOTE_PUT_GET)
-      if n > 0 then k:roce_get_nbi(a.output:sub(first, n), a.output:sub(first, n), ub, n, q, 0) end
-      k:prof_end(F.REMOTE_PUT_GET)
+    for i = 1, m - 1 do
+      local s = G0 * m + (sr + i) % m
+      sfrom(k, a, ub, x, s, a.have:sub(x * a.sub + s, 1), s, 1)
+    end
+    if a.ng > 1 then sawait(k, a, a.have:sub(x * a.sub + sr, 1)) end     -- my own landed
+    k:prof_start(F.REMOTE_PUT_GET)
+    if m > 1 then k:roce_quiet(k.pe, ub, 0) end
+    for r = 0, g - 2 do                        -- the ranks I serve my group's sub-pieces to
+      if r // m ~= G0 and gpos(a, r, G0) % m == sr % m then
+        k:signal_op(a.grp:sub(x * a.ng + G0, 1), a.epoch, lab.SIGNAL_SET,
+                    (a.root // a.dom + 1 + r) % g * a.dom + j)
+      end
+    end
+    k:prof_end(F.REMOTE_PUT_GET)
+    for i = 1, a.ng - 1 do
+      local G = (G0 + i) % a.ng
+      sfrom(k, a, ub, x, G * m + gpos(a, sr, G) % m, a.grp:sub(x * a.ng + G, 1), G * m, m)
     end
     k:prof_start(F.REMOTE_PUT_GET)
-    if g > 2 then k:roce_quiet(k.pe, ub, 0) end
+    if a.ng > 1 then k:roce_quiet(k.pe, ub, 0) end
     sannounce(k, a, x, 1)
     k:prof_end(F.REMOTE_PUT_GET)
   end
@@ -210,18 +251,15 @@ local function sreader(k, a, ub, q, t, tn)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
--- scatter relay: the root announces its input (to its server and to its local index in
--- the others) and copies it out; a holder's first blocks fetch, the others read the other
--- PEs of its server
+-- scatter relay: the root announces its input to its server and copies it out; a
+-- holder's first blocks fetch, the others read the other PEs of its server
 local function kernel_scatter(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   local j, first_pe, S = k.pe % a.dom, k.pe - k.pe % a.dom, k.pe // a.dom
   local on_root = S == a.root // a.dom
   if k.pe == a.root then
-    for p = k.block, k.n_pes - 1, k.block_num do
-      if p ~= k.pe and (p // a.dom == S or p % a.dom == j) then
-        k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, p)
-      end
+    for p = first_pe + k.block, first_pe + a.dom - 1, k.block_num do
+      if p ~= k.pe then k:signal_op(a.ready, a.epoch, lab.SIGNAL_SET, p) end
     end
     return root_copy(k, a, ub)
   end
@@ -245,10 +283,11 @@ end
 local function setup_scatter(m, c, s)
   local dom, g = relay.domains(c)
   s.scatter, s.dom, s.sub, s.rounds = true, dom, g - 1, 1
+  s.m = relay.scatter_group(g - 1)
+  s.ng = (g - 1) // s.m
   local sf = relay.scatter_blocks(c.block_dim, dom)
   s.rfetch, s.own, s.gather = sf[1], sf[2], sf[3]
-  s.chunks = math.max(1, math.min(relay.SCATTER_CHUNKS,
-                                  c.count * s.esize // relay.SCATTER_CHUNK_BYTES))
+  s.chunks = relay.scatter_chunks(c.count * s.esize)
   s.chunk = op.split(c.count, s.chunks, s.esize)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
@@ -257,6 +296,7 @@ local function setup_scatter(m, c, s)
   s.got = m:malloc("int32", s.chunks * dom * 2, "got", "backed")     -- [x, j, w]: j's own / rest
   s.have = m:malloc("int32", s.chunks * s.sub, "have", "backed")     -- [x, s]: sub-piece s landed
   s.src = m:malloc("int32", s.chunks, "src", "backed")               -- [x]: the root's server has x
+  s.grp = m:malloc("int32", s.chunks * s.ng, "grp", "backed")         -- [x, G]: group G's sub-pieces
   s.expect = m:host(c.dtype, c.count, "expect"):copy(s.input:on(s.root))
   s.epoch = 0
   return s

@@ -90,13 +90,14 @@ describe("server relays on several A2 servers", function()
 
   -- broadcast's scatter relay (the root's server scatters a sub-piece to each other
   -- server, which gather the rest from each other); its root fetch one chain of gets
-  -- (two get_pipelined calls a chunk, each draining its pipeline, held it at 60.6%)
-  it("broadcast: from 1.6% to 76% of its bound on 16 PEs at 16 MiB", function()
+  -- (two get_pipelined calls a chunk, each draining its pipeline, held it at 60.6%;
+  -- the root's local index elsewhere getting from the root unpaced, in bursts, at 76.6%)
+  it("broadcast: from 1.6% to 83% of its bound on 16 PEs at 16 MiB", function()
     local r = timed("broadcast", { pes = 16, count = MiB16 })
     assert.matches("^scatter relay", r.shmem.describe.algorithm)
     local us, pct = eff(r)
-    assert.are.equal("112.056", us)
-    assert.is_true(pct > 70, tostring(pct))
+    assert.are.equal("102.848", us)
+    assert.is_true(pct > 80, tostring(pct))
     assert.matches("^root 0 stages", timed("broadcast", { pes = 16, count = 2048 })
                                         .shmem.describe.algorithm)     -- 8 KiB on two servers
   end)

@@ -295,18 +295,20 @@ relay.SERVER_MIN = { allgather = 40 * 1024, reduce_scatter = 4 * 1024,
                      allreduce = 384 * 1024, broadcast = 12 * 1024 }
 -- broadcast's server relay is the scatter relay (ops/broadcast.lua; it replaced a chain
 -- of servers, which it beat at every size measured on 2 to 8 servers: doc/hier.md). Its
--- chunks: SCATTER_CHUNKS at most, each at least SCATTER_CHUNK_BYTES (32 PEs 16 MiB,
--- {1, 2, 2} blocks: 8 / 12 / 16 / 20 / 24 chunks 131.754 / 127.413 / 123.901 / 143.741 /
--- 141.505 us). The blocks of a holder that fetch, {on the root's server, scatter,
--- gather} elsewhere: the first of SCATTER_FETCH that leaves one reader for each other PE
--- of the server. Two scatter blocks and two or three gather blocks take alternate
--- chunks, so that one's RoCE latency and quiet run under another's bytes (16 MiB, 16
--- chunks: 32 PEs {1, 1, 1} 134.141, {1, 2, 1} 130.933, {1, 2, 2} 123.901, {1, 2, 3}
--- 123.893, {1, 3, 3} 127.329 us; 64 PEs {1, 2, 2} 136.128, {1, 2, 3} 131.070, {1, 2, 4}
--- 141.770; 128 PEs {1, 2, 2} 155.835, {1, 2, 3} 152.179)
-relay.SCATTER_CHUNKS = 16
-relay.SCATTER_CHUNK_BYTES = 128 * 1024
-relay.SCATTER_FETCH = { { 1, 2, 3 }, { 1, 2, 2 }, { 1, 1, 1 } }
+-- chunks: the most that one of SCATTER_CHUNKS allows, {chunks at most, bytes a chunk at
+-- least}: 16 of 128 KiB up to 4 MiB, 20 of 256 KiB from 5 MiB (16 MiB, {1, 2, 4}: 16 / 20
+-- chunks 16 PEs 104.994 / 102.848 us, 32 PEs 110.723 / 108.224, 64 PEs 118.408 /
+-- 117.478, 128 PEs 124.618 / 119.757, 18 and 24 chunks 121.783 and 121.525; at 4 MiB 20
+-- chunks lose: 16 PEs 35.038 against 38.027, 32 PEs 38.665 against 41.287). The blocks
+-- of a holder that fetch, {on the root's server, scatter, gather} elsewhere: the first
+-- of SCATTER_FETCH that leaves one reader for each other PE of the server. Two scatter
+-- blocks and several gather blocks take alternate chunks, so that one's RoCE latency and
+-- quiet run under another's bytes; a gather that goes through groups of servers
+-- (SCATTER_GROUP) waits on two RoCE latencies a chunk, and a fourth gather block covers
+-- them (16 MiB, 16 chunks: 128 PEs {1, 2, 3} 135.304, {1, 2, 4} 124.618, {1, 2, 5}
+-- 124.618, {1, 1, 4} 126.220 us; 64 PEs {1, 2, 3} 118.402, {1, 2, 4} 118.408)
+relay.SCATTER_CHUNKS = { { 16, 128 * 1024 }, { 20, 256 * 1024 } }
+relay.SCATTER_FETCH = { { 1, 2, 4 }, { 1, 2, 3 }, { 1, 2, 2 }, { 1, 1, 1 } }
 -- the UB buffers of the scatter relay's chains of gets (the root's server's fetch and
 -- every reader): a chunk's short last get (and the root's share after it) no longer
 -- waits for the long write before it (16 MiB, fetch / readers: 2 / 2 buffers 16 PEs
@@ -314,6 +316,30 @@ relay.SCATTER_FETCH = { { 1, 2, 3 }, { 1, 2, 2 }, { 1, 1, 1 } }
 -- 112.123, 121.711, 126.420; 4 / 8 112.056, 121.500, 126.209; 8 / 8 112.056, 121.500;
 -- 3 / 2 at 32 PEs 126.340)
 relay.SCATTER_BUFS = 8
+
+-- relay.scatter_chunks(bytes) -> the scatter relay's chunks for bytes of data
+function relay.scatter_chunks(bytes)
+  local n = 1
+  for _, r in ipairs(relay.SCATTER_CHUNKS) do n = math.max(n, math.min(r[1], bytes // r[2])) end
+  return n
+end
+
+-- the most servers off the root's that gather sub-piece by sub-piece: more gather in
+-- groups of the largest divisor of their count up to it (5 of 15 at 128 PEs), a group's
+-- sub-pieces in one RoCE get from one of its servers, so a PE's gets a chunk fall from
+-- 15 to 1 + 4 + 2 (16 MiB, 128 PEs, 16 chunks, {1, 2, 3} blocks: one by one 140.477 us,
+-- groups of 5 135.304, of 3 138.017; with {1, 2, 4} blocks and 20 chunks 132.444, 119.747
+-- and 129.470; 72 PEs, groups of 4, 115.847 against 117.567 in one)
+relay.SCATTER_GROUP = 7
+-- relay.scatter_group(others) -> the servers of a group of the scatter relay (a divisor
+-- of the others)
+function relay.scatter_group(others)
+  if others <= relay.SCATTER_GROUP then return math.max(1, others) end
+  for m = relay.SCATTER_GROUP, 2, -1 do
+    if others % m == 0 then return m end
+  end
+  return others
+end
 
 -- relay.scatter_blocks(block_dim, dom) -> the scatter relay's fetch blocks for servers of
 -- dom PEs ({on the root's server, scatter, gather}), or nil when block_dim is too few
