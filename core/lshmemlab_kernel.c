@@ -188,12 +188,16 @@ static void catch_up(lua_State *L, lmach *lm, int blk) {
 ** coroutine calling with its own k is told by two pointer compares (lsl_here,
 ** cur_co, cur_k); anything else goes through kcheck_slow. A primitive that
 ** only queues work to the block's pipes (lsl_kcheck_q) may run while the
-** block is ahead; any other catches up first (catch_up) */
+** block is ahead, and so may a scalar UB access (queue_only 2) while the
+** block has no pipe work pending (sl_scalar_ahead); any other catches up
+** first (catch_up) */
 static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
   lmach *lm = lsl_here.lm;
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
-  if (!queue_only && sl_block_ahead(lm->m, *blk)) catch_up(L, lm, *blk);
+  if (queue_only != 1 && sl_block_ahead(lm->m, *blk) &&
+      !(queue_only == 2 && sl_scalar_ahead(lm->m, *blk)))
+    catch_up(L, lm, *blk);
   if (lm->check) lsl_set_site(L, lm);
   runaway_check(L, lm, *blk);
   lm->budget_left = lm->budget;                             /* the budget restarts */
@@ -410,7 +414,7 @@ static int k_set_atomic_none(lua_State *L) {
 /* k:get_value(ub, i): a UB element, read on the S pipe */
 static int k_get_value(lua_State *L) {
   int blk, st;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = kcheck(L, &blk, 2);
   sl_loc u = lsl_kloc(L, lm, 2);
   lua_Integer i = kint(L, 3);
   double num = 0;
@@ -425,7 +429,7 @@ static int k_get_value(lua_State *L) {
 /* k:set_value(ub, i, v): write a UB element on the S pipe */
 static int k_set_value(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = kcheck(L, &blk, 2);
   sl_loc u = lsl_kloc(L, lm, 2);
   lua_Integer i = kint(L, 3);
   int isint = lua_isinteger(L, 4);

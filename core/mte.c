@@ -822,6 +822,20 @@ int sl_mte_ub(sl_machine *m, int blk, int get, const sl_loc *gm, const sl_loc *u
   return st;
 }
 
+/* 1 when a scalar access of block blk's UB may run ahead of other blocks'
+** wake-ups: none of its V, MTE2 or MTE3 work is pending (issued and not
+** landed). Its UB is written and read only by its own S and those queues
+** (another block, PE or flow reaches no UB of it; a polling wait fills it
+** while the block is parked), so with them empty no key due before its
+** clock reads or writes what the access does, and the access moves only the
+** S clock: the value and the time are those of a caught-up access */
+int sl_scalar_ahead(const sl_machine *m, int blk) {
+  const sl_block *b = &m->blocks[blk];
+  int q;
+  for (q = 0; q < SL_NQ; q++) if (b->nq[q] != 0) return 0;
+  return 1;
+}
+
 /* GetValue on UB (S pipe): reads what has landed by now */
 int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival) {
@@ -830,6 +844,7 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   if (p == NULL) return st;
   if (sl_dtype_isfloat((sl_dtype)ub->dtype)) *num = sl_get_num((sl_dtype)ub->dtype, p, 0);
   else *ival = sl_get_int((sl_dtype)ub->dtype, p, 0);
+  if (sl_scalar_ahead(m, blk)) sli_queue_only(m, blk);
   return SL_OK;
 }
 
@@ -839,6 +854,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 1, &st), old[8];
   size_t esz = sl_dtype_size((sl_dtype)ub->dtype);
+  if (st == SL_OK && sl_scalar_ahead(m, blk)) sli_queue_only(m, blk);
   if (p == NULL) {                      /* skipped, or unbacked: the write is dropped */
     if (st == SL_OK) sli_progress(m);   /* a write the runaway guard cannot compare */
     return st;
