@@ -61,13 +61,11 @@ int lsl_engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
   return luaL_error(L, "%s", sl_machine_err(m));
 }
 
-/* push a new view; keeps: it keeps its last sub-views (not for a sub-view) */
+/* push a new view; keeps: it keeps the sub-views it makes (not for a sub-view) */
 lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
                       int64_t n, int keeps) {
-  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), keeps ? 1 + SUB_CACHE : 1);
-  int i;
-  for (i = 0; i < SUB_CACHE; i++) v->sub_n[i] = -1;
-  v->sub_next = keeps ? 0 : -1;
+  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), keeps ? 2 : 1);
+  v->subs = keeps != 0;
   v->magic = VIEW_MAGIC;
   v->lm = lm;
   v->l = *l;

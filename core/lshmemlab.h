@@ -82,8 +82,8 @@ typedef struct lmach {
 typedef struct lhere { lmach *lm; wdslot *wd; } lhere;
 LSL_DATA _Thread_local lhere lsl_here;
 
-/* sub-views a view keeps (user values 2.., their windows in sub_off, sub_n) */
-#define SUB_CACHE 2
+/* the metatable of a view's table of sub-views (weak values), in the registry */
+#define SUBS_MT "shmemlab.subviews"
 
 /* a typed window on memory */
 typedef struct lview {
@@ -93,9 +93,9 @@ typedef struct lview {
   sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
   int64_t n;                /* elements in the window */
   int32_t host;             /* a host buffer's (a buffer's space never changes) */
-  int32_t sub_next;         /* the sub-view cache's slot to fill next; -1: a
-                               sub-view, which keeps none (no chain of views) */
-  int64_t sub_off[SUB_CACHE], sub_n[SUB_CACHE];   /* its windows (n -1: empty) */
+  int32_t subs;             /* 1: it keeps the sub-views it made (user value 2,
+                               made when first needed); 0: a sub-view, which
+                               keeps none (no chain of views) */
 } lview;
 
 /* lshmemlab.c */

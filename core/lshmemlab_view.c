@@ -30,13 +30,21 @@ uint8_t *lsl_view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write) 
   return p;
 }
 
-/* v:sub(offset [, n]): a window offset elements further */
+/* the key of the sub-view (off, n) in its parent's table: off and n in one
+** integer when n < 2^23 (off <= 2^40), else -1 - off (its n then checked) */
+static lua_Integer sub_key(lua_Integer off, lua_Integer n) {
+  if (n < ((lua_Integer)1 << 23)) return off * ((lua_Integer)1 << 23) + n;
+  return -1 - off;
+}
+
+/* v:sub(offset [, n]): a window offset elements further. A view keeps the
+** sub-views it made in a table of weak values (user value 2), so a kernel
+** that asks again for a window some block asked for (every PE's blocks take
+** the same windows of a buffer, a loop takes the same UB halves) gets the
+** same view, made once while it lives (views never change) */
 static int v_sub(lua_State *L) {
-  lview *v = lsl_checkview(L, 1);
-  lua_Integer off = luaL_checkinteger(L, 2);
-  lua_Integer n;
-  lview *nv;
-  int i;
+  lview *v = lsl_checkview(L, 1), *nv;
+  lua_Integer off = luaL_checkinteger(L, 2), n, key = 0;
   luaL_argcheck(L, off >= 0, 2, "offset must be >= 0");
   luaL_argcheck(L, off <= ((lua_Integer)1 << 40), 2, "offset must be at most 2^40");
   n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
@@ -45,21 +53,28 @@ static int v_sub(lua_State *L) {
     lua_settop(L, 1);
     return 1;
   }
-  for (i = 0; i < SUB_CACHE; i++)          /* one of the last ones made (views never change) */
-    if (v->sub_off[i] == off && v->sub_n[i] == n) {
-      lua_getiuservalue(L, 1, 2 + i);
-      return 1;
+  lua_settop(L, 1);
+  if (v->subs) {
+    key = sub_key(off, n);
+    if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_createtable(L, 0, 4);
+      luaL_setmetatable(L, SUBS_MT);
+      lua_pushvalue(L, -1);
+      lua_setiuservalue(L, 1, 2);
     }
+    if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
+      return 1;
+    lua_pop(L, 1);
+  }
   lua_getiuservalue(L, 1, 1);
   nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
   nv->gen = v->gen;
   nv->l.off += (int64_t)off * lsl_esize(v);
-  if ((i = v->sub_next) < 0) return 1;
-  v->sub_next = (i + 1) % SUB_CACHE;
-  v->sub_off[i] = off;
-  v->sub_n[i] = n;
-  lua_pushvalue(L, -1);
-  lua_setiuservalue(L, 1, 2 + i);
+  if (v->subs) {
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, 2, key);
+  }
   return 1;
 }
 
@@ -383,5 +398,9 @@ void lsl_open_view(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, v_len); lua_setfield(L, -2, "__len");
   lua_pushcfunction(L, v_tostring); lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, SUBS_MT);          /* a view's sub-views: weak values */
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
   lua_pop(L, 1);
 }
