@@ -169,20 +169,25 @@ static lua_CFunction running_prim(lua_State *L) {
   return f;
 }
 
-/* the block caught up: the primitive runs from its start, in its own frame
-** (its arguments are the ctx values at the bottom), as if called now */
+/* the block caught up: the primitive (kept at ctx, above its arguments) runs
+** from its start, in its own frame, as if called now */
 static int rerun(lua_State *L, int status, lua_KContext ctx) {
+  lua_CFunction f;
   (void)status;
   lua_settop(L, (int)ctx);               /* what the resume passed goes */
-  return running_prim(L)(L);
+  f = lua_tocfunction(L, (int)ctx);
+  lua_settop(L, (int)ctx - 1);           /* its arguments, as they were */
+  return f(L);
 }
 
 /* a block that ran ahead of another block's wake-up (sl_block_ahead) calls a
 ** primitive that reads or writes what other blocks see: it yields first, at
-** its clock, and the primitive runs when it resumes */
+** its clock, and the primitive runs when it resumes (the primitive is looked
+** up once, here, and kept on the stack for rerun) */
 static void catch_up(lua_State *L, lmach *lm, int blk) {
   if (!sl_must_yield(lm->m, blk)) return;   /* nothing came before it after all */
-  running_prim(L);                          /* fails here, not after the yield */
+  luaL_checkstack(L, 1, "catch up");
+  lua_pushcfunction(L, running_prim(L));    /* fails here, not after the yield */
   lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), rerun);
 }
 
