@@ -76,6 +76,12 @@ typedef struct lmach {
   int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
 } lmach;
 
+/* what a launch keeps of each block: its coroutine (NULL before its first
+** resume) and its k; and the pipelined chain it issues (k:mte_get_pipelined:
+** a block runs one at a time, so one each, kept across the chain's yields) */
+typedef struct lblock { lua_State *co; const void *k; } lblock;
+typedef struct lrun { lblock *b; sl_pipe_xfer *px; int cos, nblk, nargs; } lrun;
+
 /* what this thread is resuming: the machine of the innermost launch and the
 ** watchdog slot of the block it runs (NULL: none); one thread-local, so a
 ** function finds both with one lookup */

@@ -547,7 +547,7 @@ static const int pipe_args[8] = { 0, 1, 2, 3, 3, 4, 5, 6 };
 
 static int pipe_cont(lua_State *L, int status, lua_KContext ctx);
 
-/* issue the chain x (a userdata at ctx) one primitive at a time, each as its
+/* issue the chain x (the block's, lm->run->px[blk]) one primitive at a time, each as its
 ** own call would be (lsl_kcheck_q: every step only queues to the block's own
 ** pipes, so a block ahead goes on; then lsl_kdone's yield when the block must
 ** wait): the block yields and goes on between them where the chunked calls did */
@@ -566,7 +566,8 @@ static int pipe_cont(lua_State *L, int status, lua_KContext ctx) {
   int blk;
   lmach *lm = lsl_kcheck_q(L, &blk);
   (void)status;
-  return pipe_run(L, lm, blk, (sl_pipe_xfer *)lua_touserdata(L, (int)ctx), (int)ctx);
+  lua_settop(L, (int)ctx);               /* what the resume passed goes */
+  return pipe_run(L, lm, blk, &lm->run->px[blk], (int)ctx);
 }
 
 /* k:mte_get_pipelined / k:mte_put_pipelined(dst, src, ub, count, pe [, bufs]):
@@ -588,7 +589,8 @@ static int pipelined(lua_State *L, int get) {
   if (uv->n < bufs)
     luaL_argerror(L, 4, lua_pushfstring(L, "UB tensor of %I elements holds no %I buffers",
                                         (lua_Integer)uv->n, bufs));
-  x = (sl_pipe_xfer *)lua_newuserdatauv(L, sizeof(*x), 0);
+  if (lm->run == NULL) return luaL_error(L, "%s", stale_k);
+  x = &lm->run->px[blk];
   memset(x, 0, sizeof(*x));
   x->dst = lsl_kloc(L, lm, 2);
   x->src = lsl_kloc(L, lm, 3);

@@ -319,8 +319,6 @@ static int launch_args(lua_State *L, lmach *lm, int *nargs, int *ni) {
 /* what a launch keeps of each block: its coroutine (NULL before its first
 ** run and after its end) and its k table; both are anchored in the launch's
 ** table at index run->cos (the coroutine at blk + 1, k at nblk + blk + 1) */
-typedef struct lblock { lua_State *co; const void *k; } lblock;
-typedef struct lrun { lblock *b; int cos, nblk, nargs; } lrun;
 
 /* where a block's code is: "file:line: in name" of co's innermost Lua
 ** frame and the primitive it called (co is suspended in one, or running it) */
@@ -653,8 +651,10 @@ static int m_launch(lua_State *L) {
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return lsl_engine_error(L, m, st, 1);
   run.nblk = sl_block_dim(m) * sl_machine_params(m)->n_pes;
-  run.b = (lblock *)lua_newuserdatauv(L, sizeof(lblock) * (size_t)run.nblk, 0);
+  run.b = (lblock *)lua_newuserdatauv(L, (sizeof(lblock) + sizeof(sl_pipe_xfer)) *
+                                      (size_t)run.nblk, 0);
   memset(run.b, 0, sizeof(lblock) * (size_t)run.nblk);
+  run.px = (sl_pipe_xfer *)(void *)(run.b + run.nblk);   /* set by each chain */
   lua_createtable(L, 2 * run.nblk, 0);
   run.cos = lua_gettop(L);
   lm->run = &run;
