@@ -38,6 +38,29 @@ describe("sub-views", function()
     m:close()
   end)
 
+  it("every window a view made is made once while it lives, keyed by offset and size", function()
+    local m = lab.machine{ pes = 1 }
+    local v = m:alloc("int32", 64, "v"):fill("iota")
+    local made = {}
+    for off = 0, 31 do made[off] = v:sub(off, 4) end   -- more than a few, all alive
+    for off = 0, 31 do assert.is_true(rawequal(made[off], v:sub(off, 4)), "offset " .. off) end
+    local short = v:sub(8, 2)                            -- the same offset, another size
+    assert.is_false(rawequal(short, made[8]))
+    assert.equals(2, #short)
+    assert.equals(4, #v:sub(8, 4))
+    assert.is_true(rawequal(short, v:sub(8, 2)))
+    collectgarbage()                                     -- kept weakly: the live ones stay
+    assert.is_true(rawequal(made[31], v:sub(31, 4)))
+    assert.equals(31, v:sub(31, 4):read(0))
+    local big = m:alloc("int8", (1 << 23) + 64, "big")   -- a size past the packed key
+    local w = big:sub(16, 1 << 23)
+    assert.is_true(rawequal(w, big:sub(16, 1 << 23)))
+    assert.equals(1 << 23, #big:sub(16, 1 << 23))
+    assert.equals(16, big:sub(16, 1 << 23).offset)
+    assert.equals((1 << 23) - 1, #big:sub(16, (1 << 23) - 1))
+    m:close()
+  end)
+
   it("a kernel's repeated sub-views of a UB tensor and a buffer allocate nothing", function()
     local m = lab.machine{ pes = 1 }
     local src = m:alloc("int32", 64, "src"):fill("iota")
