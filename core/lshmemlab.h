@@ -77,8 +77,10 @@ typedef struct lmach {
 } lmach;
 
 /* what a launch keeps of each block: its coroutine (NULL before its first
-** resume) and its k; and the pipelined chain it issues (k:mte_get_pipelined:
-** a block runs one at a time, so one each, kept across the chain's yields) */
+** run and after its end) and its k table, both anchored in the launch's table
+** at index run->cos (the coroutine at blk + 1, k at nblk + blk + 1); and, in
+** px[blk], the pipelined chain it issues (k:mte_get_pipelined: a block runs
+** one at a time, so one each, kept across the chain's yields) */
 typedef struct lblock { lua_State *co; const void *k; } lblock;
 typedef struct lrun { lblock *b; sl_pipe_xfer *px; int cos, nblk, nargs; } lrun;
 

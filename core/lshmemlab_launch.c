@@ -316,10 +316,6 @@ static int launch_args(lua_State *L, lmach *lm, int *nargs, int *ni) {
   return (int)bd;
 }
 
-/* what a launch keeps of each block: its coroutine (NULL before its first
-** run and after its end) and its k table; both are anchored in the launch's
-** table at index run->cos (the coroutine at blk + 1, k at nblk + blk + 1) */
-
 /* where a block's code is: "file:line: in name" of co's innermost Lua
 ** frame and the primitive it called (co is suspended in one, or running it) */
 static void block_line(lua_State *L, lua_State *co) {
