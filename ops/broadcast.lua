@@ -335,13 +335,30 @@ end
 -- card relay: piece h of chunk x: first, n
 local function cpiece(a, x, h) return crun(a, x, h, h + 1) end
 
--- card relay: the holders of parity p but die skip, in the order of the cards off the
--- root's card rotated to start at me's (so that, at the same place in their lists, the
--- holders read from as many different cards as there are)
-local function parity_holders(a, me, p, skip)
+-- card relay: the offsets 0..n - 1 in the order a holder visits them in chunk x: 0 first,
+-- the others sorted by a hash of (offset, x). The same order for every holder, so that at
+-- the same place in their lists the holders read from as many different cards as there
+-- are; scrambled (not 1, 2, 3 ...) so that a holder running one get behind another does
+-- not read the same card as it at the next get too (with 1, 2, 3 ... it would, and their
+-- blocks pile up in convoys on a few cards), and redrawn each chunk
+local function card_order(n, x)
+  local order, key = {}, {}
+  for i = 0, n - 1 do
+    local h = ((i + x * relay.CARD_BCAST_ORDER[1]) * 2654435761 + relay.CARD_BCAST_ORDER[2])
+        % 4294967296
+    h = ((h ~ (h >> 15)) * 2246822519) % 4294967296
+    order[i + 1], key[i] = i, i == 0 and -1 or h ~ (h >> 13)
+  end
+  table.sort(order, function(u, v) return key[u] < key[v] end)
+  return order
+end
+
+-- card relay: the holders of parity p but die skip, in chunk x's order (card_order) of
+-- the cards off the root's card counted from me's
+local function parity_holders(a, me, p, skip, x)
   local list, cards = {}, a.n // 2
   local at = (me // 2 - a.R - 1) % cards              -- me's card among the others
-  for i = 0, cards - 2 do
+  for _, i in ipairs(card_order(cards - 1, x or 0)) do
     local q = ((a.R + 1 + (at + i) % (cards - 1)) % cards) * 2 + p
     if q ~= skip then list[#list + 1] = q end
   end
@@ -409,9 +426,10 @@ end
 -- my parity, chunk by chunk, each chunk's counted on my card-mate (full[x])
 local function card_port(k, a, ub, b, nb)
   local me = k.pe
-  local others = parity_holders(a, me, me % 2, me)
+  local need = a.n // 2 - 2                            -- the others of my parity
   stream(k, a, ub, function(x)
-    return gets(k, a, x, deal(others, x, b, nb), function(j) return j end, a.output, #others)
+    return gets(k, a, x, deal(parity_holders(a, me, me % 2, me, x), x, b, nb),
+                function(j) return j end, a.output, need)
   end, function(x)
     k:signal_op(a.full:sub(x, 1), 1, lab.SIGNAL_ADD, me ~ 1)
   end)

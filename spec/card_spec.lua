@@ -104,9 +104,10 @@ describe("broadcast card relay", function()
   -- the root card's ports fed in chunk order, a chunk's exchange started once its pieces
   -- are all announced, SIO in one run a chunk: at least 70 % of the bound (51.895 us) on 16
   -- and 32 dies at 16 MiB, where the relay that sent every chunk's own pieces at once and
-  -- read SIO piece by piece took 79.931 and 112.379 us (64.9 and 46.2 %)
+  -- read SIO piece by piece took 79.931 and 112.379 us (64.9 and 46.2 %); the holders visit
+  -- the other cards in a hashed order (1, 2, 3 ... took 66.046 and 67.233)
   it("reaches 70% of the bound on 16 and 32 dies at 16 MiB", function()
-    for pes, want in pairs({ [16] = "66.046", [32] = "67.233" }) do
+    for pes, want in pairs({ [16] = "65.978", [32] = "66.595" }) do
       local r = run("broadcast", { pes = pes, count = 4 * 1024 * 1024, check = "none",
                                    timing_only = true, prof_pe = -1, warmup = 0, iters = 1 })
       assert.matches("^card relay", r.shmem.describe.algorithm)
