@@ -178,6 +178,25 @@ describe("a wrong HCCL task plan", function()
   end)
 end)
 
+describe("HCCL on PEs that are not a whole number of servers", function()
+  -- HCCL's levels take the same ranks on every server; a plan over 8 + 4 PEs read
+  -- past its groups (a crash in the schedule): the baseline runs the AIV kernels and
+  -- the header says why
+  it("runs the AIV kernels, checked, and names the reason", function()
+    for _, case in ipairs({ { "Ascend910B", 12 }, { "Ascend910_93", 20 } }) do
+      for _, name in ipairs({ "allgather", "broadcast", "reduce_scatter" }) do
+        local r = baseline(name, { soc = case[1], pes = case[2], count = 240,
+                                   baseline = "hccl" })
+        local where = string.format("%s %s %d PEs", name, case[1], case[2])
+        assert.are.equal(0, r.check.wrong, where)
+        local bop = runner.load_op("ops/hccl/" .. name .. ".lua")
+        local c = runner.config(bop, { soc = case[1], pes = case[2], count = 240 })
+        assert.matches("not a whole number of servers", bop.plan_text(c), 1, true)
+      end
+    end
+  end)
+end)
+
 describe("sdma_reduce_nbi / roce_reduce_nbi (a descriptor that reduces as it lands)", function()
   local lab = require("shmemlab")
   local N = 64

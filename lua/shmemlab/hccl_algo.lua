@@ -286,6 +286,11 @@ function A.select(prof, collective, n, bytes, mode)
     return nil, string.format("%d PEs span supernodes of %d dies: HCCL's level 2 is not "
                               .. "modeled", n, prof.supernode_dies)
   end
+  if t.servers > 1 and n % t.per_server ~= 0 then
+    return nil, string.format("%d PEs are not a whole number of servers of %d: HCCL's "
+                              .. "levels take the same number of ranks on every server",
+                              n, t.per_server)
+  end
   mode = mode or (t.servers == 1 and A.LAB_SINGLE_SERVER or A.HCCL_DEFAULT[prof.name])
   if mode == "aiv" and t.servers == 1 then
     return { mode = "aiv", executor = "hcomm AIV mesh", aiv = true, topology = t,

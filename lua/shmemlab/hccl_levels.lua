@@ -462,9 +462,10 @@ function L.wrap(def)
   setmetatable(def.unused, { __index = function(_, id)
     if lab.frames.names[id] then return L.UNUSED end
   end })
-  def.plan_text = function(c)           -- what the run header names (nil: AIV kernels)
+  def.plan_text = function(c)   -- what the run header names (nil: AIV kernels by choice)
     local ok, plan = pcall(L.plan, c, def.collective)
     if ok and not plan.aiv then return string.format("HCCL %s mode: %s", plan.mode, plan.text) end
+    if ok and plan.note then return "AIV kernels: " .. plan.note end
   end
   def.unchecked = function(_, s)
     if not s.hccl_plan.aiv and not s.frame then
