@@ -688,7 +688,7 @@ static int32_t fill_top(const sl_rset *s) {
   return best;
 }
 
-/* list the slots of r's re-rated (marked) flows at slots[*at..] and sum
+/* list r's re-rated (marked) flows, by id in slot order, at slots[*at..] and sum
 ** what the others use of it: their use stays theirs; widening reads the most
 ** any of them has there, and the least one it holds back (its bottleneck) has */
 static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
@@ -699,7 +699,7 @@ static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
   for (j = 0; j < n; j++) {
     const sl_slot *sl = &fl[j];
     double rate = sl->rate;
-    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = j; continue; }
+    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl->f; continue; }
     out += sl->w * rate;
     outmax = rate > outmax ? rate : outmax;
     if (sl->bn && rate < outmin) outmin = rate;
@@ -785,9 +785,9 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
       const int32_t *sj = slots + r->fbeg;
       rs_remove(&m->rs, ri);
       for (j = 0; j < r->fcnt; j++)     /* loads only: its flows' records, together */
-        PREFETCH(&m->flows[r->fl[sj[j]].f]);
+        PREFETCH(&m->flows[sj[j]]);
       for (j = 0; j < r->fcnt; j++) {
-        sl_flow *fl = &m->flows[r->fl[sj[j]].f];
+        sl_flow *fl = &m->flows[sj[j]];
         if (!fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
       }
       top = fill_top(&m->rs);

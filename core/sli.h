@@ -311,7 +311,7 @@ typedef struct sl_res {
   /* what a scan reads and writes */
   sl_slot *fl;              /* its flows */
   int32_t nfl, capfl;
-  int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows' slots are listed */
+  int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows are listed (ids) */
   int32_t scan;             /* the settle (stamp) whose re-rated flows those are: a fill
                             ** of that settle reads them again only after a flow joined */
   int32_t dirty;
