@@ -34,6 +34,12 @@
 
 #include "sli.h"
 
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 #define EPS 1e-12
 #define DRIFT 1e-6      /* a resource's kept use is this close to exact (relative) */
 /* slot entries a settle lists before its fills start their lists again: a
@@ -682,22 +688,28 @@ static int32_t fill_top(const sl_rset *s) {
   return best;
 }
 
-/* list the slots of r's re-rated (marked) flows at slots[*at..] and sum
+/* list r's re-rated (marked) flows, by id in slot order, at slots[*at..] and sum
 ** what the others use of it: their use stays theirs; widening reads the most
 ** any of them has there, and the least one it holds back (its bottleneck) has */
 static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
-  int32_t j, stamp = m->stamp;
-  r->wmark = r->out = r->outmax = 0;
-  r->outmin = INFINITY;
-  r->fbeg = *at;
-  for (j = 0; j < r->nfl; j++) {
-    const sl_slot *sl = &r->fl[j];
-    if (sl->mark == stamp) { r->wmark += sl->w; slots[(*at)++] = j; continue; }
-    r->out += sl->w * sl->rate;
-    if (sl->rate > r->outmax) r->outmax = sl->rate;
-    if (sl->bn && sl->rate < r->outmin) r->outmin = sl->rate;
+  int32_t j, stamp = m->stamp, n = r->nfl, k = *at;
+  const sl_slot *fl = r->fl;
+  double wmark = 0, out = 0, outmax = 0, outmin = INFINITY;   /* in registers: the */
+  r->fbeg = k;                          /* same sums in the same order, no store between */
+  for (j = 0; j < n; j++) {
+    const sl_slot *sl = &fl[j];
+    double rate = sl->rate;
+    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl->f; continue; }
+    out += sl->w * rate;
+    outmax = rate > outmax ? rate : outmax;
+    if (sl->bn && rate < outmin) outmin = rate;
   }
-  r->fcnt = *at - r->fbeg;
+  r->wmark = wmark;
+  r->out = out;
+  r->outmax = outmax;
+  r->outmin = outmin;
+  *at = k;
+  r->fcnt = k - r->fbeg;
   r->scan = stamp;
 }
 
@@ -770,9 +782,12 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
     while (top >= 0 && m->allres[top].key <= level * (1 + 1e-12)) {
       sl_res *r = &m->allres[top];      /* a full resource: its flows freeze */
       int32_t ri = top;
+      const int32_t *sj = slots + r->fbeg;
       rs_remove(&m->rs, ri);
+      for (j = 0; j < r->fcnt; j++)     /* loads only: its flows' records, together */
+        PREFETCH(&m->flows[sj[j]]);
       for (j = 0; j < r->fcnt; j++) {
-        sl_flow *fl = &m->flows[r->fl[slots[r->fbeg + j]].f];
+        sl_flow *fl = &m->flows[sj[j]];
         if (!fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
       }
       top = fill_top(&m->rs);
@@ -896,11 +911,6 @@ void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
 /* what the solver did since the machine was made */
 void sl_machine_flow_stats(const sl_machine *m, sl_flow_stats *s) { *s = m->fstats; }
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
 #define NPRE 32                 /* flow ends loaded ahead at one instant, at most */
 
 /* the flows that end by t (the top of the end heap down to the first later

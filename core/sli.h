@@ -301,23 +301,28 @@ typedef struct sl_slot {
 } sl_slot;
 
 typedef struct sl_res {
+  /* what a freeze reads and writes, together (a fill's inner loop) */
+  int32_t mark;             /* the settle (stamp) whose fill it is in */
+  int32_t bind;             /* capsum > C: it can limit its flows */
+  double in, inmax, inmin;  /* solver scratch: what the re-rated flows use, the most any
+                            ** has, the least one it holds back has */
+  double left, wfree;       /* solver scratch: capacity left at level base, */
+  double base, key;         /* the weight of unfrozen flows, the level it fills at */
+  /* what a scan reads and writes */
+  sl_slot *fl;              /* its flows */
+  int32_t nfl, capfl;
+  int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows are listed (ids) */
+  int32_t scan;             /* the settle (stamp) whose re-rated flows those are: a fill
+                            ** of that settle reads them again only after a flow joined */
+  int32_t dirty;
+  double wmark;             /* solver scratch: the weight of its re-rated flows */
+  double out, outmax, outmin;  /* solver scratch: what the flows not re-rated use, the
+                               ** most any has, the least one it holds back has */
   double C;                 /* capacity, bytes per ps */
   double capsum;            /* sum of w * cap of its flows: > C when it can bind */
   double use;               /* sum of w * rate of its flows (kept up to date, rounding drifts) */
-  double left, wfree;       /* solver scratch: capacity left at level base, */
-  double base, key;         /* the weight of unfrozen flows, the level it fills at */
-  double out, outmax, outmin;  /* solver scratch: what the flows not re-rated use, the */
-  double in, inmax, inmin;     /* most any has, the least one it holds back has; the same */
-  double lo, hi;            /* of the re-rated; widening: a flow it holds back below lo, or
-                            ** any flow above hi, breaks max-min fairness */
-  double wmark;             /* solver scratch: the weight of its re-rated flows */
-  int32_t fbeg, fcnt;       /* solver scratch: where its re-rated flows' slots are listed */
-  int32_t scan;             /* the settle (stamp) whose re-rated flows those are: a fill
-                            ** of that settle reads them again only after a flow joined */
-  sl_slot *fl;              /* its flows */
-  int32_t nfl, capfl;
-  int32_t mark, dirty;
-  int32_t bind;             /* capsum > C: it can limit its flows */
+  double lo, hi;            /* widening: a flow it holds back below lo, or any flow above
+                            ** hi, breaks max-min fairness */
 } sl_res;
 
 typedef struct sl_seg { int64_t off, size; } sl_seg;
