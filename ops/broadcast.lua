@@ -323,13 +323,22 @@ local function crank(a, q)
   return q % 2 * (cards - 1) + (q // 2 - a.R - 1) % cards
 end
 
+-- card relay: where rank r's piece starts in a chunk of clen elements: the ranks of
+-- parity 0 first, each a piece of parity 0's share (a.share0 of the chunk), then those of
+-- parity 1, each a piece of the rest
+local function cpos(a, clen, r)
+  local P = a.holders // 2
+  local e = op.split(math.floor(clen * a.share0), P, a.esize)
+  local o = op.split(math.max(0, clen - e * P), P, a.esize)
+  return math.min(clen, r <= P and r * e or P * e + (r - P) * o)
+end
+
 -- card relay: ranks [lo, hi) of chunk x (a run of pieces): first, n
 local function crun(a, x, lo, hi)
   local c0 = a.cbase[x + 1]
   local clen = a.cbase[x + 2] - c0
-  local per = op.split(clen, a.holders, a.esize)
-  local first = math.min(clen, lo * per)
-  return c0 + first, math.min(clen, hi * per) - first
+  local first = cpos(a, clen, lo)
+  return c0 + first, cpos(a, clen, hi) - first
 end
 
 -- card relay: piece h of chunk x: first, n
@@ -516,6 +525,18 @@ local function card_chunks(count, esize, n)
   return base
 end
 
+-- card relay: parity 0's share of a chunk. The other parity's pieces cross SIO to the
+-- root's card-mate before its holders can take them, so its exchange starts a chunk's
+-- run over SIO later (its run of a chunk: s_o / C of the data at sio_GBps), and the
+-- root's parity's SIO runs wait on it. The root's parity takes the larger share, by just
+-- that lag in port time (the port's read rate: hccs_GBps x hccs_read_eff):
+-- s_r - s_o = s_o r with r = port / (C sio), so s_r = (1 + r) / (2 + r)
+local function card_share(p, chunks, root_parity)
+  local r = p.hccs_GBps * p.hccs_read_eff / (chunks * p.sio_GBps)
+  local s_root = (1 + r) / (2 + r)
+  return root_parity == 0 and s_root or 1 - s_root
+end
+
 -- card relay: the input and output symmetric, the flags
 local function setup_card(m, c, s)
   s.card, s.rounds, s.n, s.R = true, 1, c.pes, s.root // 2
@@ -526,6 +547,7 @@ local function setup_card(m, c, s)
   s.chunk = s.cbase[2]
   s.bufs = c.buffers or relay.CARD_BUFFERS
   s.sio_blocks = math.max(1, c.block_dim // relay.CARD_BCAST_SIO)
+  s.share0 = card_share(c.profile, s.chunks, s.root % 2)
   op.fit_ub(c, s)
   s.input = op.fill_input(m:malloc(c.dtype, c.count, "input"), c.dtype)
   s.output = m:malloc(c.dtype, c.count, "output")
