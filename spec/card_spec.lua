@@ -88,7 +88,7 @@ describe("broadcast card relay", function()
     local r = run("broadcast", { pes = 8, count = 1000, algo = "hier", iters = 2 })
     assert.matches("^card relay", r.shmem.describe.algorithm)
     exact(r, "broadcast 8 dies")
-    assert.are.equal("5.865", string.format("%.3f", r.metrics.summary.latency_us))
+    assert.are.equal("5.846", string.format("%.3f", r.metrics.summary.latency_us))
     exact(run("broadcast", { pes = 12, count = 5003, root = 5, dtype = "fp16", algo = "hier" }),
           "broadcast root 5 fp16")
     exact(run("broadcast", { pes = 10, count = 3001, root = 9, block_dim = 6, algo = "hier" }),
@@ -105,9 +105,10 @@ describe("broadcast card relay", function()
   -- are all announced, SIO in one run a chunk: at least 70 % of the bound (51.895 us) on 16
   -- and 32 dies at 16 MiB, where the relay that sent every chunk's own pieces at once and
   -- read SIO piece by piece took 79.931 and 112.379 us (64.9 and 46.2 %); the holders visit
-  -- the other cards in a hashed order (1, 2, 3 ... took 66.046 and 67.233)
+  -- the other cards in a hashed order (1, 2, 3 ... took 66.046 and 67.233); the root's
+  -- parity takes the larger share of a chunk (equal shares took 65.978 and 66.595)
   it("reaches 70% of the bound on 16 and 32 dies at 16 MiB", function()
-    for pes, want in pairs({ [16] = "65.978", [32] = "66.595" }) do
+    for pes, want in pairs({ [16] = "64.658", [32] = "65.003" }) do
       local r = run("broadcast", { pes = pes, count = 4 * 1024 * 1024, check = "none",
                                    timing_only = true, prof_pe = -1, warmup = 0, iters = 1 })
       assert.matches("^card relay", r.shmem.describe.algorithm)
