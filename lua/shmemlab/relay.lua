@@ -208,28 +208,48 @@ function relay.get_tee(k, dst, dst2, src, ub, count, pe, bufs)
   for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
 end
 
+-- a chain of gets through the bufs (default 2) buffers of UB tensor ub: c chunks
+-- issued so far, each a get into one buffer and its write out (MTE3_MTE2 flag h)
+local function chain_new(ub, bufs)
+  bufs = bufs or 2
+  local half = #ub // bufs
+  return { ub = ub, bufs = bufs, half = half, bytes = half * lab.core.dtype_size(ub.dtype),
+           c = 0 }
+end
+
+-- issue on chain ch the gets of count elements of PE pe's src into dst, a buffer a
+-- chunk, waiting for a buffer's write out before reusing it; after(), when given,
+-- runs after each chunk
+local function chain_get(k, ch, dst, src, count, pe, after)
+  local half, bufs = ch.half, ch.bufs
+  for done = 0, count - 1, half do
+    local h, len = ch.c % bufs, math.min(half, count - done)
+    if ch.c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
+    k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ch.ub:sub(h * half, half), ch.bytes,
+                  len, pe, h)
+    k:set_flag("MTE3_MTE2", h)
+    ch.c = ch.c + 1
+    if after then after() end
+  end
+end
+
+-- wait until chain ch's last writes out of the UB are done
+local function chain_drain(k, ch)
+  local c, bufs = ch.c, ch.bufs
+  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
+end
+
 -- relay.get_chain(k, ub, bufs, n, item): the gets of n transfers, one after the other
 -- through the same bufs (default 2) UB buffers, so that a transfer's first read goes out
 -- while the one before still writes (op.get_pipelined drains each transfer); item(i), i =
 -- 1..n, may wait first and returns dst, src, count, pe (count 0: nothing to move)
 function relay.get_chain(k, ub, bufs, n, item)
-  bufs = bufs or 2
-  local half = #ub // bufs
-  local bytes = half * lab.core.dtype_size(ub.dtype)
-  local c = 0
+  local ch = chain_new(ub, bufs)
   for i = 1, n do
     local dst, src, count, pe = item(i)
-    local done = 0
-    while done < count do
-      local h, len = c % bufs, math.min(half, count - done)
-      if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
-      k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ub:sub(h * half, half), bytes, len,
-                    pe, h)
-      k:set_flag("MTE3_MTE2", h)
-      done, c = done + len, c + 1
-    end
+    chain_get(k, ch, dst, src, count, pe)
   end
-  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
+  chain_drain(k, ch)
 end
 
 -- relay.get_marked(k, ub, bufs, n, group, landed, ahead): the gets of n groups of
@@ -241,34 +261,25 @@ end
 -- issued, so the link stays busy across the mark: the chain never drains between
 -- groups (one op.get_pipelined a transfer drains each)
 function relay.get_marked(k, ub, bufs, n, group, landed, ahead)
-  bufs = bufs or 2
-  ahead = ahead or bufs
-  local half = #ub // bufs
-  local bytes = half * lab.core.dtype_size(ub.dtype)
-  local c, open = 0, nil                   -- open: a group marked, its flag not yet waited
+  local ch = chain_new(ub, bufs)
+  ahead = ahead or ch.bufs
+  local open, issued = nil, 0              -- open: a group marked, its flag not yet waited
   local function settle()
     if open then k:wait_flag("MTE3_S", 0); landed(open); open = nil end
   end
+  local function tick()
+    issued = issued + 1
+    if issued >= ahead then settle() end
+  end
   for i = 1, n do
-    local issued = 0
-    for _, t in ipairs(group(i)) do
-      local dst, src, count, pe = t[1], t[2], t[3], t[4]
-      for done = 0, count - 1, half do
-        local h, len = c % bufs, math.min(half, count - done)
-        if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
-        k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ub:sub(h * half, half), bytes,
-                      len, pe, h)
-        k:set_flag("MTE3_MTE2", h)
-        c, issued = c + 1, issued + 1
-        if issued >= ahead then settle() end
-      end
-    end
+    issued = 0
+    for _, t in ipairs(group(i)) do chain_get(k, ch, t[1], t[2], t[3], t[4], tick) end
     settle()
     k:set_flag("MTE3_S", 0)                               -- fires when group i lands
     open = i
   end
   settle()
-  for h = 0, math.min(c, bufs) - 1 do k:wait_flag("MTE3_MTE2", (c - 1 - h) % bufs) end
+  chain_drain(k, ch)
 end
 
 ------------------------------------------------------------------------------
