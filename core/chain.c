@@ -35,18 +35,27 @@
 */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sli.h"
 
 /* a chain's steady-leg transfer, waiting for its pipe to start it */
 typedef struct sl_chain_arm {
-  int32_t op;               /* the instruction, -1: none */
+  int32_t op;               /* the instruction */
   int64_t n;                /* chunks */
   double size;              /* bytes of each */
 } sl_chain_arm;
 
+/* the steady legs a block's pipe (MTE2 or MTE3) has queued, in issue order:
+** S may issue several chains before the pipe starts the first, and a pipe
+** starts its instructions in order, so the oldest is the next to start */
+typedef struct sl_chain_fifo {
+  sl_chain_arm *a;
+  int32_t head, len, cap;   /* a ring */
+} sl_chain_fifo;
+
 struct sl_chains {
-  sl_chain_arm *blk;        /* per block */
+  sl_chain_fifo *q;         /* per block: [2 * blk] MTE2's, [2 * blk + 1] MTE3's */
   int32_t nblk;             /* blocks the table holds */
   int64_t one, chunked;     /* chains issued as one flow, and chunked */
 };
@@ -102,13 +111,11 @@ static int mte3_clear(const sl_machine *m, const sl_block *b) {
 static int chain_quiet(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t esz, int64_t n) {
   const sl_block *b = &m->blocks[blk];
   const sl_loc *rem = x->get ? &x->src : &x->dst;
-  int q2 = QI(SL_PIPE_MTE2), q3 = QI(SL_PIPE_MTE3);
   uint16_t bits = 3;
   if (!m->p.timing_only || m->p.check != 0 || m->race != NULL || SLI_TRACING(m) ||
       x->bufs != 2 || n < 2 || b->atomic != SL_OP_NONE || x->pe < 0 || x->pe >= m->p.n_pes)
     return 0;
-  if (b->nq[q2] + n > m->p.queue_depth || b->nq[q3] + n > m->p.queue_depth ||
-      !mte3_clear(m, b) ||        /* S never parks on the chunks; MTE3 is free for them */
+  if (!mte3_clear(m, b) ||        /* MTE3 is free for the chunks */
       (b->flagset[SL_EV_MTE2_MTE3] & bits) || (b->flagset[SL_EV_MTE3_MTE2] & bits))
     return 0;
   if (x->dst.dtype != x->src.dtype || x->ub.dtype != x->src.dtype || rem->buf < 0 ||
@@ -131,34 +138,56 @@ static sl_loc at(const sl_loc *l, int64_t bytes) {
   return r;
 }
 
+/* queue a steady leg (k chunks of size bytes) of block blk's pipe; 0 when out
+** of memory */
+static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, int64_t k, double size) {
+  sl_chain_fifo *f = &m->chains->q[2 * blk + (pipe == SL_PIPE_MTE3)];
+  if (f->len == f->cap) {
+    int32_t nc = f->cap ? 2 * f->cap : 4, i;
+    sl_chain_arm *na = malloc((size_t)nc * sizeof(*na));
+    if (na == NULL) return 0;
+    for (i = 0; i < f->len; i++) na[i] = f->a[(f->head + i) % f->cap];
+    free(f->a);
+    f->a = na;
+    f->head = 0;
+    f->cap = nc;
+  }
+  f->a[(f->head + f->len++) % f->cap] = (sl_chain_arm){ op, k, size };
+  return 1;
+}
+
 /* queue one transfer on pipe (as mte.c's transfer): its flow moves flow bytes,
-** its landing lands ev_bytes of src on dst; *op: the instruction */
+** its landing lands ev_bytes of src on dst; a chain's steady leg of k chunks
+** when k > 0 (queued to start as one before the pipe may start it: an idle
+** pipe starts it at once) */
 static int xfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
-                const sl_loc *src, int64_t ev_bytes, int64_t flow_bytes, int32_t *op) {
+                const sl_loc *src, int64_t ev_bytes, int64_t flow_bytes, int64_t k) {
   sl_ins *o;
-  int32_t ev;
+  int32_t ev, op;
   int st = sli_copy_event(m, blk, pipe, dst, src, ev_bytes, SL_OP_NONE,
                           pipe == SL_PIPE_MTE2 ? -ev_bytes : ev_bytes, &ev);
   if (st != SL_OK) return st;
-  if ((*op = sli_op_new(m, OP_XFER, &o)) < 0)
+  if ((op = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
   o->ev = ev;
   o->gm_pe = gm_pe;
   o->path = sl_path(m, m->blocks[blk].pe, gm_pe);
   o->bytes = flow_bytes;
   m->path_bytes[o->path] += flow_bytes;
-  return sli_enqueue(m, blk, pipe, *op);
+  if (k > 0 && !arm_push(m, blk, pipe, op, k, (double)(flow_bytes / k)))
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for a chain");
+  return sli_enqueue(m, blk, pipe, op);
 }
 
 /* the chain table, as large as this launch's blocks; 0 when out of memory */
 static int chains(sl_machine *m) {
-  int32_t i, n = m->p.n_pes * m->block_dim;
-  sl_chain_arm *nb;
+  int32_t n = m->p.n_pes * m->block_dim;
+  sl_chain_fifo *nq;
   if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
   if (m->chains->nblk >= n) return 1;
-  if ((nb = realloc(m->chains->blk, (size_t)n * sizeof(*nb))) == NULL) return 0;
-  for (i = m->chains->nblk; i < n; i++) nb[i].op = -1;
-  m->chains->blk = nb;
+  if ((nq = realloc(m->chains->q, (size_t)n * 2 * sizeof(*nq))) == NULL) return 0;
+  memset(nq + 2 * m->chains->nblk, 0, (size_t)(n - m->chains->nblk) * 2 * sizeof(*nq));
+  m->chains->q = nq;
   m->chains->nblk = n;
   return 1;
 }
@@ -192,34 +221,28 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
   int64_t size = x->half * esz, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
   sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
-  int32_t op;
-  sl_chain_arm *a = &m->chains->blk[blk];
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
   if (x->get) {                         /* the reads as one flow, then the last write */
     sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &op)) != SL_OK) return st;
-    a->op = op;
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, k)) != SL_OK) return st;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
         (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, &op)))
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, 0)))
       return st;
     m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the hidden writes */
     sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - size);
   } else {                              /* the first read, then the writes as one flow */
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, &op)))
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, 0)))
       return st;
     sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + size, all - size);   /* the hidden reads */
     m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - size;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
         (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, &op)))   /* its L2 */
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, k)))   /* its L2 */
       return st;
-    a->op = op;
   }
-  a->n = k;
-  a->size = (double)size;
   return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
 }
 
@@ -254,18 +277,25 @@ int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
 /* the pipe of block blk starts instruction op (pipe.c): a chain's steady leg
 ** arms its flow, which the flow start takes (sli_chain_take) */
 void sli_chain_arm(sl_machine *m, int blk, int32_t op) {
-  if (blk < m->chains->nblk && m->chains->blk[blk].op == op) m->chain_armed = blk + 1;
+  int i;
+  if (blk >= m->chains->nblk) return;
+  for (i = 0; i < 2; i++) {
+    const sl_chain_fifo *f = &m->chains->q[2 * blk + i];
+    if (f->len > 0 && f->a[f->head].op == op) m->chain_armed = 2 * blk + i + 1;
+  }
 }
 
 /* a flow starts (flow.c): plain, or a chain's steady leg when one is armed:
 ** its first chunk is rem, then cn more */
 void sli_chain_give(sl_machine *m, sl_flow *fl) {
-  sl_chain_arm *a = &m->chains->blk[m->chain_armed - 1];
+  sl_chain_fifo *f = &m->chains->q[m->chain_armed - 1];
+  const sl_chain_arm *a = &f->a[f->head];
   m->chain_armed = 0;
   fl->rem = a->size;
   fl->csize = a->size;
   fl->cn = a->n - 1;
-  a->op = -1;
+  f->head = (f->head + 1) % f->cap;
+  f->len--;
 }
 
 /* picoseconds the chunks after the current one take at the flow's rate */
@@ -301,13 +331,15 @@ void sli_chain_reset(sl_machine *m) {
   int32_t i;
   m->chain_armed = 0;
   if (m->chains == NULL) return;
-  for (i = 0; i < m->chains->nblk; i++) m->chains->blk[i].op = -1;
+  for (i = 0; i < 2 * m->chains->nblk; i++) m->chains->q[i].head = m->chains->q[i].len = 0;
 }
 
 /* free the chain table (the machine goes) */
 void sli_chain_free(sl_machine *m) {
+  int32_t i;
   if (m->chains == NULL) return;
-  free(m->chains->blk);
+  for (i = 0; i < 2 * m->chains->nblk; i++) free(m->chains->q[i].a);
+  free(m->chains->q);
   free(m->chains);
   m->chains = NULL;
 }

@@ -395,7 +395,7 @@ struct sl_machine {
   size_t nres;
   int64_t path_bytes[SL_NPATHS];
   struct sl_chains *chains; /* chain.c's table (NULL until a chain asks) */
-  int32_t chain_armed;      /* 1 + the block whose chain flow is starting, 0: none */
+  int32_t chain_armed;      /* chain.c: 1 + the steady-leg queue (2 x block + MTE3) whose flow is starting, 0: none */
   /* flows and the pipes' instructions (reset at each launch) */
   sl_flow *flows;
   int32_t nflows, capflows, free_flow;
