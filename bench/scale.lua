@@ -71,7 +71,7 @@ local function one(opname, opts_text)
   opts.warmup, opts.iters, opts.baseline = 0, 1, "none"
   local c = runner.config(op, opts)
   local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1,
-                         data = not c.timing_only }
+                         data = not c.timing_only, chain_flow = c.chain_flow }
   local ws, cs = wall(), os.clock()
   local s = op.setup(m, c)
   local e0, k0, f0, w0, c0 = m:events(), m:event_kinds(), m:flow_stats(), wall(), os.clock()

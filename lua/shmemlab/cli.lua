@@ -31,6 +31,11 @@ function cli.kinds.int(v, name)
   return n
 end
 function cli.kinds.str(v) return v end
+-- 0 or 1: off or on
+function cli.kinds.bool(v, name)
+  if v == "0" or v == "1" then return v == "1" end
+  return nil, string.format("option %s must be 0 (off) or 1 (on), got '%s'", name, v)
+end
 -- --pes: one count (an integer, checked with the run's options), or a PE sweep's list or
 -- range of counts (text with ',' or ':', sweep.parse_pes)
 function cli.kinds.pes(v, name)
@@ -148,6 +153,8 @@ cli.OPTIONS = {
   { "--settle-ns", "N", "settle_ns", "int", "the flow solver's window: flow starts and ends "
     .. "within N ns settle together, faster at scale, each off by < N ns (default: the profile's "
     .. "settle_ns, 0 = exact)" },
+  { "--chain-flow", "0|1", "chain_flow", "bool", "timing-only: 1 issues a pipelined chain whose "
+    .. "one leg sets the pace as one flow (doc/chain.md; default 0)" },
   { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
     .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
   "Output",
@@ -927,7 +934,7 @@ function cli.command_argv(op_arg, op, ro)
         if v == true then add(spec.name) end
       elseif spec.kind == "shape" then
         add(spec.name, string.format("%d,%d", v[1], v[2] or 1))
-      elseif spec.kind == "onoff" then
+      elseif spec.kind == "onoff" or spec.kind == "bool" then
         add(spec.name, v and "1" or "0")
       else
         add(spec.name, v)

@@ -144,7 +144,7 @@ local KNOWN = {}
 for k in ([[soc pes warmup iters prof_pe root ub_bytes baseline overrides dtype count shape
   block_dim sym_bytes check trace reduce mode algo src_pe dst_pe local_tokens hidden topk experts
   routing routes_file dispatch_dtype moe_mode seed sigma zipf_s flags timing_only verify
-  combine mem_limit settle_ns]]):gmatch("%S+") do
+  combine mem_limit settle_ns chain_flow]]):gmatch("%S+") do
   KNOWN[k] = true
 end
 
@@ -242,6 +242,9 @@ local function check_config(op, c)
   one_of(c.combine, "--average", "max mean min pe0")
   if c.verify ~= nil and type(c.verify) ~= "boolean" then
     runner.usage("--check (verify) must be a boolean, got '%s'", tostring(c.verify))
+  end
+  if c.chain_flow ~= nil and type(c.chain_flow) ~= "boolean" then
+    runner.usage("--chain-flow (chain_flow) must be a boolean, got '%s'", tostring(c.chain_flow))
   end
   if c.check ~= nil and c.check ~= "none" then
     for w in tostring(c.check):gmatch("[^,%s]+") do
@@ -432,7 +435,8 @@ end
 -- a fresh machine for c
 local function machine(c)
   local o = { profile = c.profile, pes = c.pes, prof_pe = c.prof_pe, check = c.check,
-              data = not c.timing_only, task_rows = 0 }   -- every row of a run: --output
+              data = not c.timing_only, task_rows = 0,   -- every row of a run: --output
+              chain_flow = c.chain_flow }
   return lab.machine(o)
 end
 
