@@ -139,6 +139,16 @@ describe("a pipelined transfer as one flow (chain_flow)", function()
     assert.same({ one = 0, chunked = 8 }, with("data", true))       -- a data machine
   end)
 
+  it("is on by default in a timing-only machine with a settle window, off in an exact one",
+     function()
+    local o = { pes = 2, blocks = 2, n = 100000, ub = 48640, get = true, shift = 1 }
+    assert.same({ one = 0, chunked = 0 }, program(nil, o).chains)   -- settle_ns 0: exact
+    o.settle = 1000
+    assert.same({ one = 8, chunked = 0 }, program(nil, o).chains)
+    o.data = true
+    assert.same({ one = 0, chunked = 0 }, program(nil, o).chains)   -- data: never asked
+  end)
+
   it("refuses a chain_flow that is not a boolean", function()
     assert.has_error(function() lab.machine{ pes = 2, data = false, chain_flow = 1 } end,
       "bad argument #1 to 'machine' (chain_flow must be a boolean, got number)")

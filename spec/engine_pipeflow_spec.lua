@@ -26,7 +26,8 @@ end
 -- the first's last writes on MTE2); data: bytes too. Its figures, and a checksum
 -- of the output when data
 local function program(chunked, o)
-  local m = lab.machine{ pes = o.pes, data = o.data, settle_ns = o.settle, prof_pe = -1 }
+  local m = lab.machine{ pes = o.pes, data = o.data, settle_ns = o.settle, prof_pe = -1,
+                         chain_flow = false }   -- the chunks, as the loop issues them
   local per = o.n * o.blocks * 2
   local s = m:malloc("int32", per, "src")
   local d = m:malloc("int32", per, "dst")

@@ -206,9 +206,11 @@ local function run_ahead(v)
 end
 
 -- the chain_flow option: in a timing-only machine, a pipelined chain whose one
--- leg sets the pace is issued as one flow (core/chain.c; default false)
-local function chain_flow(v)
-  if v == nil then return false end
+-- leg sets the pace is issued as one flow (core/chain.c, doc/chain.md). Default:
+-- on in a timing-only machine with a settle window (settle_ns > 0), off in an
+-- exact one (settle_ns = 0: its times stay the data run's to the picosecond)
+local function chain_flow(v, p)
+  if v == nil then return p.timing_only and p.settle_ns > 0 end
   if type(v) ~= "boolean" then
     error("bad argument #1 to 'machine' (chain_flow must be a boolean, got " .. type(v) .. ")", 3)
   end
@@ -254,7 +256,7 @@ function lab.machine(opts)
   p.check = check_bits(opts.check)
   p.timing_only = timing_only(opts.data, p.check)
   p.run_ahead = run_ahead(opts.run_ahead)
-  p.chain_flow = chain_flow(opts.chain_flow)
+  p.chain_flow = chain_flow(opts.chain_flow, p)
   p.data_op_engine_type = data_op_bits(opts.data_op_engine_type, p, pes)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
