@@ -29,9 +29,15 @@
 ** no checks or tracing; two buffers, three chunks or more; no atomic mode;
 ** every location in bounds, none backed; MTE3 free for the chain (idle, or its
 ** last instruction a flag MTE2 waits for before the chain), the chain's
-** flags unset, room in both queues for all its chunks (S never parks on
-** them); the steady leg at its cap as above; the hidden leg local, with room
-** for it at its cap in its HBM now.
+** flags unset; the steady leg at its cap as above; the hidden leg local, with
+** room for it at its cap in its HBM now.
+**
+** The queues are not a condition: where the chunked calls would fill a queue
+** past queue_depth and park S until a chunk lands, S goes on here (its
+** instructions queue behind the chain's, which the pipes reach only after the
+** chain's chunks, so no pipe moves; S's own clock does). A block may so queue
+** several chains before its pipe starts the first: each steady leg waits in
+** its pipe's queue of armed legs (a pipe starts its instructions in order).
 */
 #include <math.h>
 #include <stdlib.h>
