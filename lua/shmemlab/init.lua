@@ -194,25 +194,11 @@ local function task_rows(n)
   return n
 end
 
--- the run_ahead option: a block runs ahead through primitives that only queue
--- to its own pipes (default true; false: it yields to every block due before
--- it, as many more wake-ups for the same times)
-local function run_ahead(v)
-  if v == nil then return true end
+-- a boolean option of lab.machine: v, or default when v is nil
+local function bool_opt(name, v, default)
+  if v == nil then return default end
   if type(v) ~= "boolean" then
-    error("bad argument #1 to 'machine' (run_ahead must be a boolean, got " .. type(v) .. ")", 3)
-  end
-  return v
-end
-
--- the chain_flow option: in a timing-only machine, a pipelined chain whose one
--- leg sets the pace is issued as one flow (core/chain.c, doc/chain.md). Default:
--- on in a timing-only machine with a settle window (settle_ns > 0), off in an
--- exact one (settle_ns = 0: its times stay the data run's to the picosecond)
-local function chain_flow(v, p)
-  if v == nil then return p.timing_only and p.settle_ns > 0 end
-  if type(v) ~= "boolean" then
-    error("bad argument #1 to 'machine' (chain_flow must be a boolean, got " .. type(v) .. ")", 3)
+    error("bad argument #1 to 'machine' (" .. name .. " must be a boolean, got " .. type(v) .. ")", 3)
   end
   return v
 end
@@ -255,8 +241,13 @@ function lab.machine(opts)
   p.prof_pe = prof_pe_of(opts.prof_pe, pes)
   p.check = check_bits(opts.check)
   p.timing_only = timing_only(opts.data, p.check)
-  p.run_ahead = run_ahead(opts.run_ahead)
-  p.chain_flow = chain_flow(opts.chain_flow, p)
+  -- run_ahead: a block runs ahead through primitives that only queue to its own
+  -- pipes (false: it yields to every block due before it, more wake-ups, the same times)
+  p.run_ahead = bool_opt("run_ahead", opts.run_ahead, true)
+  -- chain_flow: a pipelined chain whose one leg sets the pace is one flow (doc/chain.md);
+  -- on in a timing-only machine with a settle window, off in an exact one (its times
+  -- stay the data run's to the picosecond)
+  p.chain_flow = bool_opt("chain_flow", opts.chain_flow, p.timing_only and p.settle_ns > 0)
   p.data_op_engine_type = data_op_bits(opts.data_op_engine_type, p, pes)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
