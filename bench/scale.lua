@@ -176,7 +176,7 @@ if #ev >= 2 then
     math.log(wl[n] / wl[n - 1]) / math.log(ev[n] / ev[n - 1]), slope(ev, cp),
     math.log(cp[n] / cp[n - 1]) / math.log(ev[n] / ev[n - 1])))
 end
-print("goal at 1024 PEs: <= 15 s wall, <= 2 GB RSS")
+print("goal at 1024 PEs: <= 20 s CPU, peak RSS <= 1.15x the bytes the op holds (4 GiB of output)")
 
 print()
 local probe = pcall(lab.machine, { pes = 1, data = false })   -- timing-only machines?
