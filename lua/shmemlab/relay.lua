@@ -296,14 +296,23 @@ end
 -- window into its output, the others pull from the domain's other PEs
 relay.NIC_BLOCKS = 1
 -- the least UB chunks of a part a gather block takes of its peer's shard or of a piece
--- (relay.deal; the last part of an item may be shorter)
+-- (relay.deal; the last part of an item may be shorter): fewer, longer gets than a share
+-- of every item for each of the peer's blocks (64 PEs x 48 blocks, 1 MiB a PE: 54,208 ->
+-- 18,048 gets, 79,296 -> 49,600 chunks, 367.370 -> 354.165 us). Measured in the lab,
+-- allgather kernel us on 64 PEs at 1 MiB, 16 blocks (shares: 353.967): whole chunks dealt
+-- with the largest part always on the same block, 1 / 3 / 5 / 8 chunks 367.814 / 357.684 /
+-- 355.502 / 360.217; moved on (relay.dealer) 1 / 2 / 3 355.574 / 354.125 / 352.779; equal
+-- cuts of at least 2 / 3 chunks 353.003 / 353.497, but 11590.180 / 11590.541 against the
+-- shares' 11587.155 at 128 PEs and 16 MiB (3 whole: 11581.285). Dealt by shard always,
+-- 64 PEs at 1 MiB took 360.726 (by shard only where a shard is under a part: allreduce's
+-- slices, 64 / 128 PEs at 16 MiB 209.924 / 220.279 against 212.124 / 225.413 by piece)
 relay.SHARE_CHUNKS = 3
 -- a reducing server relay's NIC blocks on three servers or more with slices under
 -- SERVER_PIECES pieces, when the blocks allow (one still moving for each other PE of the
 -- domain): each keeps one RoCE get in flight while it adds the one before on, so two keep
 -- the NIC busy through the latency of short gets. On two servers the NIC carries one
 -- slice, and with whole pieces the gets are long: the block moves partials instead
--- (measured, 16 MiB: allreduce 16 PEs 179.694 us with one, 192.754 with two;
+-- (measured, 16 MiB: allreduce 16 PEs 167.269 us with one, 180.329 with two;
 -- reduce_scatter 32 PEs 3295.153 with one, 3387.589 with two)
 relay.REDUCE_NIC_BLOCKS = 2
 -- the least data for an op's server relay to pay for its second step, the crossovers
