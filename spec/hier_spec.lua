@@ -75,7 +75,7 @@ describe("server relays on several A2 servers", function()
     exact(run("allgather", { pes = 16, count = 5003 }), "allgather 16")
     exact(run("allgather", { pes = 24, count = 5003, dtype = "int8", iters = 2 }), "allgather 24")
     exact(run("allgather", { pes = 16, count = 3001, block_dim = 11 }), "allgather 11 blocks")
-    exact(run("allgather", { pes = 16, count = 5003, block_dim = 48, ub_bytes = 1024 }),
+    exact(run("allgather", { pes = 16, count = 5003, block_dim = 48, ub_bytes = 4096 }),
           "allgather 48 blocks, parts of several chunks")
     exact(run("allgather", { pes = 24, count = 301, dtype = "fp16", block_dim = 40,
                              ub_bytes = 1024 }), "allgather 40 blocks, by shard")
