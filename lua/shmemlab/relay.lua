@@ -295,12 +295,24 @@ end
 -- the blocks of a PE that pull over its NIC; one more copies the PE's own shard and
 -- window into its output, the others pull from the domain's other PEs
 relay.NIC_BLOCKS = 1
+-- the least UB chunks of a part a gather block takes of its peer's shard or of a piece
+-- (relay.deal; the last part of an item may be shorter): fewer, longer gets than a share
+-- of every item for each of the peer's blocks (64 PEs x 48 blocks, 1 MiB a PE: 54,208 ->
+-- 18,048 gets, 79,296 -> 49,600 chunks, 367.370 -> 354.165 us). Measured in the lab,
+-- allgather kernel us on 64 PEs at 1 MiB, 16 blocks (shares: 353.967): whole chunks dealt
+-- with the largest part always on the same block, 1 / 3 / 5 / 8 chunks 367.814 / 357.684 /
+-- 355.502 / 360.217; moved on (relay.dealer) 1 / 2 / 3 355.574 / 354.125 / 352.779; equal
+-- cuts of at least 2 / 3 chunks 353.003 / 353.497, but 11590.180 / 11590.541 against the
+-- shares' 11587.155 at 128 PEs and 16 MiB (3 whole: 11581.285). Dealt by shard always,
+-- 64 PEs at 1 MiB took 360.726 (by shard only where a shard is under a part: allreduce's
+-- slices, 64 / 128 PEs at 16 MiB 209.924 / 220.279 against 212.124 / 225.413 by piece)
+relay.SHARE_CHUNKS = 3
 -- a reducing server relay's NIC blocks on three servers or more with slices under
 -- SERVER_PIECES pieces, when the blocks allow (one still moving for each other PE of the
 -- domain): each keeps one RoCE get in flight while it adds the one before on, so two keep
 -- the NIC busy through the latency of short gets. On two servers the NIC carries one
 -- slice, and with whole pieces the gets are long: the block moves partials instead
--- (measured, 16 MiB: allreduce 16 PEs 179.694 us with one, 192.754 with two;
+-- (measured, 16 MiB: allreduce 16 PEs 167.269 us with one, 180.329 with two;
 -- reduce_scatter 32 PEs 3295.153 with one, 3387.589 with two)
 relay.REDUCE_NIC_BLOCKS = 2
 -- the least data for an op's server relay to pay for its second step, the crossovers
@@ -433,22 +445,80 @@ local function gather_nic(k, a, ub, b)
   k:prof_end(F.REMOTE_PUT_GET)
 end
 
--- server relay: from PE q of my domain (local index j; q may be me), share t of tn of
--- q's shard, then of each piece q's NIC blocks announce, in the order they land
+-- relay.deal(len, unit, tn, share) -> part size, parts: how a server relay's tn blocks on
+-- a peer cut an item of len elements (the peer's shard, a piece, or a piece's run in one
+-- shard) for UB chunks of unit elements: parts of whole chunks, at least share chunks
+-- each but for the last (one part when the item is less), at most tn parts
+function relay.deal(len, unit, tn, share)
+  if len <= 0 then return 0, 0 end
+  local chunks = (len + unit - 1) // unit
+  local parts = math.max(1, math.min(tn, chunks // share))
+  local per = (chunks + parts - 1) // parts * unit
+  return per, (len + per - 1) // per
+end
+
+-- relay.dealer(t, tn, unit, share) -> deal: deal(len, f) calls f(lo, n) for block t's
+-- parts (of tn blocks) of the next item of len elements (relay.deal). The parts go round
+-- robin over the blocks from one item to the next, and a round of tn parts moves the
+-- next item's first (largest) part on by one block, so that no block takes every
+-- largest part: a block alone on a link leaves gaps (each chunk's latency), two share it
+function relay.dealer(t, tn, unit, share)
+  local turn = 0
+  return function(len, f)
+    if len <= 0 then return end
+    local per, parts = relay.deal(len, unit, tn, share)
+    local first = (t - turn) % tn
+    turn = (turn + parts + (parts % tn == 0 and 1 or 0)) % tn
+    for x = first, parts - 1, tn do f(x * per, math.min(per, len - x * per)) end
+  end
+end
+
+-- server relay: block t's parts (deal) of piece idx of q's NIC block b (list: that
+-- block's pieces) from q's window, once announced (waited for only when the block has a
+-- part of it); by_shard: the piece's run in each shard dealt as an item of its own
+local function gather_piece(k, a, ub, q, src, b, idx, list, deal, by_shard)
+  local j, waited = q % a.dom, false
+  local function take(first, len)
+    deal(len, function(lo, n)
+      if not waited then
+        k:prof_start(F.SIGNAL_WAIT)
+        k:signal_wait_until(a.fwd:sub(j * a.nic + b, 1), lab.CMP_GE, (a.epoch - 1) * #list + idx)
+        k:prof_end(F.SIGNAL_WAIT)
+        waited = true
+      end
+      k:prof_start(F.REMOTE_PUT_GET)
+      relay.parts(a.count, src, { first + lo, n }, function(o, off, m, at)
+        op.get_pipelined(k, a.output:sub(o * a.count + off, m), a.win:sub(at, m), ub, m, q)
+      end)
+      k:prof_end(F.REMOTE_PUT_GET)
+    end)
+  end
+  local piece = list[idx]
+  if by_shard then
+    relay.parts(a.count, src, piece, function(_, _, len, at) take(at, len) end)
+  else
+    take(piece[1], piece[2])
+  end
+end
+
+-- server relay: from PE q of my domain (local index j; q may be me), block t of tn on q:
+-- my parts of q's shard, then of each piece q's NIC blocks announce, in the order they
+-- land, dealt by relay.dealer in whole UB chunks of at least SHARE_CHUNKS; a shard
+-- shorter than that is dealt by shard (a part never spans shards: one get each)
 local function gather_from(k, a, ub, q, t, tn)
   local j = q % a.dom
-  local per = op.split(a.count, tn, a.esize)
-  local first = t * per
-  local n = math.max(0, math.min(per, a.count - first))
+  local unit = op.fit(#ub // 2 * a.esize, a.esize)              -- op.get_pipelined's chunk
+  local deal = relay.dealer(t, tn, unit, relay.SHARE_CHUNKS)
   k:prof_start(F.SIGNAL_WAIT)
   k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
   k:prof_end(F.SIGNAL_WAIT)
   k:prof_start(F.REMOTE_PUT_GET)
-  if n > 0 then
-    op.get_pipelined(k, a.output:sub(q * a.count + first, n), a.input:sub(first, n), ub, n, q)
-  end
+  deal(a.count, function(lo, n)
+    op.get_pipelined(k, a.output:sub(q * a.count + lo, n), a.input:sub(lo, n), ub, n, q)
+  end)
   k:prof_end(F.REMOTE_PUT_GET)
   local src = relay.outside_of(q, j, a.dom, k.n_pes)
+  local by_shard = a.count < relay.SHARE_CHUNKS * unit
   local lists, most = {}, 0
   for b = 0, a.nic - 1 do
     lists[b] = relay.pieces(a, #src, b, a.nic)
@@ -456,24 +526,7 @@ local function gather_from(k, a, ub, q, t, tn)
   end
   for idx = 1, most do
     for b = 0, a.nic - 1 do
-      local piece = lists[b][idx]
-      if piece then
-        k:prof_start(F.SIGNAL_WAIT)
-        k:signal_wait_until(a.fwd:sub(j * a.nic + b, 1), lab.CMP_GE,
-                            (a.epoch - 1) * #lists[b] + idx)
-        k:prof_end(F.SIGNAL_WAIT)
-        local sp = op.split(piece[2], tn, a.esize)
-        local lo = math.min(piece[2], t * sp)
-        local part = { piece[1] + lo, math.min(sp, piece[2] - lo) }
-        if part[2] > 0 then
-          k:prof_start(F.REMOTE_PUT_GET)
-          relay.parts(a.count, src, part, function(o, off, len, at)
-            op.get_pipelined(k, a.output:sub(o * a.count + off, len), a.win:sub(at, len),
-                             ub, len, q)
-          end)
-          k:prof_end(F.REMOTE_PUT_GET)
-        end
-      end
+      if lists[b][idx] then gather_piece(k, a, ub, q, src, b, idx, lists[b], deal, by_shard) end
     end
   end
 end
