@@ -108,6 +108,7 @@ build = {
       ["shmemlab.ops.reduce_scatter"] = "ops/reduce_scatter.lua",
       ["shmemlab.ops.deepep.combine"] = "ops/deepep/combine.lua",
       ["shmemlab.ops.deepep.dispatch"] = "ops/deepep/dispatch.lua",
+      ["shmemlab.ops.deepep.dispatch_data"] = "ops/deepep/dispatch_data.lua",
       ["shmemlab.ops.hccl.allgather"] = "ops/hccl/allgather.lua",
       ["shmemlab.ops.hccl.allreduce"] = "ops/hccl/allreduce.lua",
       ["shmemlab.ops.hccl.alltoall"] = "ops/hccl/alltoall.lua",

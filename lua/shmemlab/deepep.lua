@@ -102,6 +102,20 @@ function deepep.check_ub(c, what, bytes, detail)
   end
 end
 
+-- bytes rounded up to whole 32-byte UB blocks (Ceil(x, UB_ALIGN) * UB_ALIGN)
+local function align32(bytes) return (bytes + 31) // 32 * 32 end
+
+-- the UB the shipping notify kernel (shmem_notify_dispatch.h) holds on its
+-- largest block, block blocks / 2, at n ranks and E experts: ReloadRecvData
+-- resets the pipe and holds the n x E int32 counts; BuildMaxBs adds five rows
+-- of E int32 / fp32 (the source row, its max, its fp32 cast, the sum, the
+-- ReduceSum work row) and BuildBalanceMatrix the n x 2n int32 matrix, none
+-- freed before the kernel ends. Returns the total and its three parts
+function deepep.notify_ub_bytes(n, E)
+  local counts, rows, matrix = align32(4 * n * E), 5 * align32(4 * E), align32(8 * n * n)
+  return counts + rows + matrix, counts, rows, matrix
+end
+
 -- the state both ops start from: moe's, with every AIV core as a block (the
 -- tiling's blockDim = aivNum), the layout and the meta region
 function deepep.state(m, c)
