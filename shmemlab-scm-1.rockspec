@@ -48,6 +48,7 @@ build = {
         "core/lshmemlab_launch.c",
         "core/lshmemlab_machine.c",
         "core/lshmemlab_report.c",
+        "core/lshmemlab_scalar.c",
         "core/lshmemlab_sync.c",
         "core/lshmemlab_view.c",
         "core/machine.c",
