@@ -33,7 +33,16 @@ static sl_loc int_ub(lua_State *L, lmach *lm, int i) {
   return u;
 }
 
-static int64_t iarg(lua_State *L, int i) { return (int64_t)luaL_checkinteger(L, i); }
+/* an integer argument: a UB index, count, stride or bound, within +-(2^31 - 1)
+** (no UB holds more elements), so that no index product overflows */
+static int64_t iarg(lua_State *L, int i) {
+  lua_Integer v = luaL_checkinteger(L, i);
+  luaL_argcheck(L, v >= -INT32_MAX && v <= INT32_MAX, i, "out of range");
+  return (int64_t)v;
+}
+
+/* a + b wrapping as the hardware's int64 would, without C's signed overflow */
+static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 
 /* one GetValue of an integer element (0 when a checked run skipped it) */
 static int get(sl_machine *m, int blk, const sl_loc *u, int64_t i, int64_t *v) {
@@ -82,13 +91,13 @@ static int k_scalar_topk_count(lua_State *L) {
     TRY(get(m, blk, &tk, first + j, &e));
     if (e < 0 || e >= E) continue;
     TRY(get(m, blk, &pe_, e, &v));
-    TRY(set(m, blk, &pe_, e, v + 1));
+    TRY(set(m, blk, &pe_, e, wrap_add(v, 1)));
     TRY(get(m, blk, &seen, e / per, &s));
     if (s != 0) continue;
     TRY(get(m, blk, &pr, e / per, &c));
     TRY(set(m, blk, &mk, at + e / per, 1));
     TRY(set(m, blk, &seen, e / per, 1));
-    TRY(set(m, blk, &pr, e / per, c + 1));
+    TRY(set(m, blk, &pr, e / per, wrap_add(c, 1)));
   }
 out:
   return pass_done(L, lm, blk, st, 1);
@@ -112,7 +121,7 @@ static int k_scalar_histogram(lua_State *L) {
     if (e < lo || e >= hi) continue;
     TRY(get(m, blk, &cnt, e - lo, &v));
     TRY(set(m, blk, &idx, i, v));
-    TRY(set(m, blk, &cnt, e - lo, v + 1));
+    TRY(set(m, blk, &cnt, e - lo, wrap_add(v, 1)));
   }
 out:
   return pass_done(L, lm, blk, st, 1);
@@ -137,7 +146,7 @@ static int k_scalar_transpose(lua_State *L) {
     for (r = 0; r < rows; r++) {
       TRY(get(m, blk, &src, r * ld + c, &v));
       TRY(set(m, blk, &dst, c * rows + r, scan ? sum : v));
-      sum += v;
+      sum = wrap_add(sum, v);
     }
   }
 out:
@@ -163,7 +172,7 @@ static int k_scalar_row_sums(lua_State *L) {
   for (r = 0; r < rows; r++) {
     for (sum = 0, c = 0; c < cols; c++) {
       TRY(get(m, blk, &src, r * cols + c, &v));
-      sum += v;
+      sum = wrap_add(sum, v);
     }
     TRY(set(m, blk, &dst, r * stride, sum));
     for (c = 1; c < stride; c++) TRY(set(m, blk, &dst, r * stride + c, 0));
@@ -190,7 +199,7 @@ static int k_scalar_pair_scan(lua_State *L) {
     TRY(get(m, blk, &u, first + j * stride, &a));
     if (a == none) continue;
     TRY(get(m, blk, &u, first + j * stride + 1, &b));
-    sum += b - a + 1;
+    sum = wrap_add(sum, (int64_t)((uint64_t)b - (uint64_t)a + 1u));
   }
 out:
   lua_pushinteger(L, (lua_Integer)sum);
