@@ -7,7 +7,8 @@
 -- the one output of the notify this kernel reads, comes from the host layout
 -- (deepep.layout, the same prefix the notify computes); get_dispatch_layout
 -- runs at setup as in the dispatch. Its time is the dispatch's without the
--- notify's (20-111 us at EP8-64 of 2760-3683, doc/moe.md).
+-- notify's launch (a few percent of it at 4096 tokens per rank: run both at EP64
+-- and compare).
 local moe = require("shmemlab.moe")
 local deepep = require("shmemlab.deepep")
 local F = require("shmemlab").frames
