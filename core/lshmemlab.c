@@ -129,7 +129,8 @@ static const luaL_Reg *const machine_parts[] = {
 };
 
 /* the primitives of a block's k, from the files that define them */
-static const luaL_Reg *const block_parts[] = { lsl_kernel_methods, lsl_sync_methods, NULL };
+static const luaL_Reg *const block_parts[] = { lsl_kernel_methods, lsl_sync_methods,
+                                                lsl_scalar_methods, NULL };
 
 /* push a table of every hard event's name -> its number */
 static void push_events(lua_State *L) {

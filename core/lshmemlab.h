@@ -145,7 +145,8 @@ LSL_FUNC void lsl_team_register(lua_State *L, int mi, int bi);
 LSL_FUNC int lsl_new(lua_State *L);
 LSL_FUNC void lsl_open_view(lua_State *L);
 LSL_DATA const luaL_Reg lsl_machine_methods[], lsl_machine_meta[], lsl_launch_methods[],
-  lsl_report_methods[], lsl_team_methods[], lsl_kernel_methods[], lsl_sync_methods[];
+  lsl_report_methods[], lsl_team_methods[], lsl_kernel_methods[], lsl_sync_methods[],
+  lsl_scalar_methods[];
 
 /* integer argument i of a primitive: luaL_checkinteger, without its extra
 ** call when the argument is an integer */

@@ -189,4 +189,29 @@ describe("DeepEP-Ascend normal dispatch and combine (ops/deepep/)", function()
     assert.is_false(ok)
     assert.matches("shipping notify kernel needs %d+ UB bytes per block at 128 PEs", tostring(err))
   end)
+
+  -- shmem_notify_dispatch.h's block blocks / 2: after ReloadRecvData's pipe reset
+  -- the n x E int32 counts, BuildMaxBs's five E rows, BuildBalanceMatrix's n x 2n
+  -- int32 matrix (the port charged 8 E + 1024 bytes for the rows: 265216 at EP128)
+  -- the dispatch's data kernel alone (the EP128 case of bench/scale.lua): its rows land
+  -- exactly with put_offset from the host, and it is the dispatch's second launch
+  it("runs the dispatch's data kernel alone, exact, one launch", function()
+    local r = run("ops/deepep/dispatch_data.lua", { pes = 8, routing = "zipf", local_tokens = 19,
+                                                    hidden = 64, topk = 3, experts = 16,
+                                                    dtype = "bf16" })
+    assert_exact(r, "dispatch_data")
+    assert.are.equal(1, r.shmem.iter_launches)
+  end)
+
+  it("judges the notify's UB as the source's BuildMaxBs block holds it", function()
+    assert.are.same({ 267264, 131072, 5120, 131072 }, { deepep.notify_ub_bytes(128, 256) })
+    assert.are.same({ 103424, 65536, 5120, 32768 }, { deepep.notify_ub_bytes(64, 256) })
+    assert.are.equal(199168, (deepep.notify_ub_bytes(128, 128)))   -- E >= n: no E fits at 128
+    local ok, err = pcall(run, DISPATCH, { soc = "Ascend910_93", pes = 128, local_tokens = 1,
+                                           hidden = 7168, topk = 8, experts = 128, dtype = "bf16",
+                                           timing_only = true })
+    assert.is_false(ok)
+    assert.matches("notify kernel needs 199168 UB bytes", tostring(err))
+    assert.matches("balance matrix 131072", tostring(err))
+  end)
 end)

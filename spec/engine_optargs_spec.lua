@@ -40,6 +40,14 @@ local function kernel(k, g, acc, out, got, sig, x)
     k:set_atomic_none()
     k:system_cycle()
     k:pipe_barrier()
+    local s = k:ub("int32", 16)            -- the scalar passes, on a UB of their own
+    k:duplicate(s, 0, 16)
+    k:pipe_barrier()
+    k:scalar_histogram(s, 0, 4, 0, 4, s:sub(8, 4), s:sub(12, 4))
+    k:scalar_transpose(s:sub(8, 4), s, 2, 2, 2)
+    k:scalar_row_sums(s:sub(12, 4), s, 2, 2, 2)
+    k:scalar_topk_count(s, 0, 2, 4, 2, s:sub(8, 4), s:sub(12, 2), s:sub(14, 2), s, 4)
+    k:scalar_pair_scan(s, 0, 2, 2, -1)
     k:sync_all()
     k:barrier_all()                        -- every g written before a peer reads it
     k:mte_put_nbi(out, g, r, 32, 8, peer)
@@ -135,6 +143,8 @@ end
 -- the primitives the kernel above calls: the spec below checks this is every
 -- method of k, so a new primitive has to be added here
 local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pad",
+  "scalar_histogram", "scalar_transpose", "scalar_row_sums", "scalar_topk_count",
+  "scalar_pair_scan",
   "duplicate", "fence", "getmem", "get_value", "max", "min", "mte_get_nbi", "mte_put_nbi",
   "mte_get_pipelined", "mte_put_pipelined",
   "muls", "my_pe", "pipe_barrier", "prof_end", "prof_start", "ptr", "putmem", "put_signal",

@@ -102,6 +102,20 @@ function deepep.check_ub(c, what, bytes, detail)
   end
 end
 
+-- bytes rounded up to whole 32-byte UB blocks (Ceil(x, UB_ALIGN) * UB_ALIGN)
+local function align32(bytes) return (bytes + 31) // 32 * 32 end
+
+-- the UB the shipping notify kernel (shmem_notify_dispatch.h) holds on its
+-- largest block, block blocks / 2, at n ranks and E experts: ReloadRecvData
+-- resets the pipe and holds the n x E int32 counts; BuildMaxBs adds five rows
+-- of E int32 / fp32 (the source row, its max, its fp32 cast, the sum, the
+-- ReduceSum work row) and BuildBalanceMatrix the n x 2n int32 matrix, none
+-- freed before the kernel ends. Returns the total and its three parts
+function deepep.notify_ub_bytes(n, E)
+  local counts, rows, matrix = align32(4 * n * E), 5 * align32(4 * E), align32(8 * n * n)
+  return counts + rows + matrix, counts, rows, matrix
+end
+
 -- the state both ops start from: moe's, with every AIV core as a block (the
 -- tiling's blockDim = aivNum), the layout and the meta region
 function deepep.state(m, c)
@@ -358,6 +372,8 @@ end
 -- first pass over the block's tokens: counts per expert and per rank, and the
 -- token-in-rank marks, by scalar GetValue / SetValue (a seen-rank row cleared
 -- per token on V)
+-- (k:scalar_topk_count makes token i's accesses as one primitive when the
+-- block has no pipe work pending, as here after the V_S sync; else this loop)
 local function layout_count(k, a, u, tt)
   local n, E, K = a.n, a.E, a.routes.topk
   local per = E // n
@@ -365,18 +381,35 @@ local function layout_count(k, a, u, tt)
     sync(k, "S_V")
     k:duplicate(u.seen, 0, n)
     sync(k, "V_S")
-    for j = 0, K - 1 do
-      local e = k:get_value(u.topk, i * K + j)
-      if e >= 0 and e < E then
-        k:set_value(u.per_expert, e, k:get_value(u.per_expert, e) + 1)
-        local r = e // per
-        if k:get_value(u.seen, r) == 0 then
-          local c = k:get_value(u.per_rank, r)
-          k:set_value(u.in_rank, i * n + r, 1)
-          k:set_value(u.seen, r, 1)
-          k:set_value(u.per_rank, r, c + 1)
+    if not k:scalar_topk_count(u.topk, i * K, K, E, per, u.per_expert, u.seen, u.per_rank,
+                               u.in_rank, i * n) then
+      for j = 0, K - 1 do
+        local e = k:get_value(u.topk, i * K + j)
+        if e >= 0 and e < E then
+          k:set_value(u.per_expert, e, k:get_value(u.per_expert, e) + 1)
+          local r = e // per
+          if k:get_value(u.seen, r) == 0 then
+            local c = k:get_value(u.per_rank, r)
+            k:set_value(u.in_rank, i * n + r, 1)
+            k:set_value(u.seen, r, 1)
+            k:set_value(u.per_rank, r, c + 1)
+          end
         end
       end
+    end
+  end
+end
+
+-- send_token_idx numbered from the block's prefix row (k:scalar_histogram when
+-- no pipe work is pending, else the same accesses one by one)
+local function layout_index(k, u, count, E)
+  if k:scalar_histogram(u.topk, 0, count, 0, E, u.per_expert, u.idx) then return end
+  for i = 0, count - 1 do
+    local e = k:get_value(u.topk, i)
+    if e >= 0 and e < E then
+      local v = k:get_value(u.per_expert, e)
+      k:set_value(u.idx, i, v)
+      k:set_value(u.per_expert, e, v + 1)
     end
   end
 end
@@ -412,14 +445,7 @@ function deepep.layout_kernel(k, a)
   sync(k, "MTE3_MTE2")
   k:data_copy_pad(u.per_expert, a.notify_send:sub(k.block * E, E), E)
   sync(k, "MTE2_S")
-  for i = 0, tt * K - 1 do
-    local e = k:get_value(u.topk, i)
-    if e >= 0 and e < E then
-      local v = k:get_value(u.per_expert, e)
-      k:set_value(u.idx, i, v)
-      k:set_value(u.per_expert, e, v + 1)
-    end
-  end
+  layout_index(k, u, tt * K, E)
   sync(k, "S_MTE3")
   k:data_copy_pad(a.send_token_idx:sub(t0 * K, tt * K), u.idx, tt * K)
 end
@@ -457,16 +483,21 @@ end
 
 -- ReorderRecvDataOutput: the counts of rank's experts from every source, in
 -- (local expert, source) order, into out (the prefix sum when cumsum): two
--- scalar accesses per (expert, source) pair
+-- scalar accesses per (expert, source) pair (k:scalar_transpose when no pipe
+-- work is pending, else one by one: a copy out of an earlier row may be)
 local function reorder(k, a, tbl, rank, out, cumsum)
   local n, E, per = a.n, a.E, a.E // a.n
   sync(k, "V_S"); sync(k, "MTE2_S")
-  local prefix = 0
-  for e = rank * per, rank * per + per - 1 do
-    for src = 0, n - 1 do
-      local v = k:get_value(tbl, src * E + e)
-      k:set_value(out, (e - rank * per) * n + src, cumsum and prefix or v)
-      prefix = prefix + v
+  local done, prefix = k:scalar_transpose(out, tbl:sub(rank * per, n * E - rank * per), n, per,
+                                          E, cumsum)
+  if not done then
+    prefix = 0
+    for e = rank * per, rank * per + per - 1 do
+      for src = 0, n - 1 do
+        local v = k:get_value(tbl, src * E + e)
+        k:set_value(out, (e - rank * per) * n + src, cumsum and prefix or v)
+        prefix = prefix + v
+      end
     end
   end
   k:pipe_barrier("ALL")
@@ -527,8 +558,8 @@ local function balance_matrix(k, a, w, bs, total)
     end
   end
   if avg > 128 then                                          -- REBALANCE_MIN_TOKEN_NUM
-    for tar = 0, n - 1 do
-      if bs[tar] > 0 then
+    for tar = 0, n - 1 do                                    -- each column's ranges read
+      if bs[tar] > 0 and not k:scalar_pair_scan(w.matrix, 2 * tar, n, 2 * n, -1) then
         for src = 0, n - 1 do
           if k:get_value(w.matrix, src * 2 * n + 2 * tar) ~= -1 then
             k:get_value(w.matrix, src * 2 * n + 2 * tar + 1)
@@ -576,11 +607,13 @@ function deepep.build_recv_token_per_exp(k, a, tbl, w)
   local per, n = a.E // a.n, a.n
   reorder(k, a, tbl, k.pe, w.cnt, false)
   sync(k, "MTE2_S")
-  for e = 0, per - 1 do
-    local sum = 0
-    for src = 0, n - 1 do sum = sum + k:get_value(w.cnt, e * n + src) end
-    k:set_value(w.per_exp, 2 * e, sum)           -- an int64: its low word, then
-    k:set_value(w.per_exp, 2 * e + 1, 0)         -- its high word
+  if not k:scalar_row_sums(w.per_exp, w.cnt, per, n, 2) then   -- an int64: low, high word
+    for e = 0, per - 1 do
+      local sum = 0
+      for src = 0, n - 1 do sum = sum + k:get_value(w.cnt, e * n + src) end
+      k:set_value(w.per_exp, 2 * e, sum)
+      k:set_value(w.per_exp, 2 * e + 1, 0)
+    end
   end
   k:pipe_barrier("ALL")
   k:set_flag("S_MTE2", 0); k:wait_flag("S_MTE2", 0)

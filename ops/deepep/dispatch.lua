@@ -140,7 +140,8 @@ local function dispatch_kernel(k, a)
   deepep.barrier(k, a, u, "STATE")                             -- every rank's rows landed
 end
 
-return op.define {
+local D                                 -- the op, its setup and its data kernel
+D = op.define {
   name = "deepep_dispatch",
   baseline = "dispatch",                -- run as a primary op: beside ops/hccl/dispatch.lua
   collective = "dispatch",
@@ -158,31 +159,7 @@ return op.define {
   payload = moe.dispatch_payload,
   deepep = moe.deepep_dispatch,
 
-  setup = function(m, c)
-    local s = deepep.state(m, c)
-    local R, L, n, E = s.routes, s.layout, s.n, s.E
-    s.wire = deepep.wire(c, s)
-    local rows = s.wire.quant and 2 * s.stride * s.esize + 2 * (s.wire.row + 32)
-                                  + 2 * 4 * moe.stride(s.hidden, 4) + 32
-                              or 2 * s.stride * s.esize
-    deepep.check_ub(c, "dispatch", 4 * n * E + rows + 2 * 4 * R.tokens * R.topk // s.blocks + 8
-                    + 256, "n x experts int32 offsets, two rows (and quant rows), its tables")
-    deepep.check_ub(c, "notify", 4 * n * E + 2 * 4 * n * n + 8 * E + 1024,
-                    "n x experts int32 counts, the n x 2n balance matrix")
-    s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)
-    s.expert_ids = moe.route_buffer(m, R)
-    deepep.run_layout(m, s)                                    -- get_dispatch_layout, once
-    s.recv_data = m:alloc("int32", n * E, "recv_data", "backed"):fill("zero")
-    s.put_offset = m:alloc("int32", n * E, "put_offset", "backed"):fill("zero")
-    s.total_recv = m:alloc("int32", 8, "total_recv_tokens", "backed")
-    s.max_bs = m:alloc("int32", 8, "max_bs", "backed")
-    s.recv_per_expert = m:alloc("int32", 2 * (E // n), "recv_tokens_per_expert", "backed")
-    s.balance = m:alloc("int32", 2 * n * n, "balance_matrix", "backed")
-    s.recv = m:malloc(s.wire.dtype, R.max_recv * s.wire.row, "expand_x"):fill("zero")
-    if s.wire.quant then s.scales = m:malloc("fp32", R.max_recv, "dynamic_scales"):fill("zero") end
-    s.expect, s.expect_scales = deepep.expect_rows(m, L.routes, s.input, R.max_recv, s.wire)
-    return s
-  end,
+  setup = function(m, c) return D.prepare(m, c, true) end,
 
   run = function(m, _, s)                                      -- two launches, in order
     return { m:launch({ name = "shmem_notify_dispatch", kernel = notify_kernel }, s.blocks, s),
@@ -195,3 +172,43 @@ return op.define {
     return moe.compare(s.scales, s.expect_scales, s.routes.max_recv, c.pes)
   end,
 }
+
+-- the setup of the dispatch (notify: with the notify launch) or of its data
+-- kernel alone (ops/deepep/dispatch_data.lua: put_offset, the notify's one
+-- output the data kernel reads, from the host layout, and the notify's UB
+-- plan not judged)
+function D.prepare(m, c, notify)
+  local s = deepep.state(m, c)
+  local R, L, n, E = s.routes, s.layout, s.n, s.E
+  s.wire = deepep.wire(c, s)
+  local rows = s.wire.quant and 2 * s.stride * s.esize + 2 * (s.wire.row + 32)
+                                + 2 * 4 * moe.stride(s.hidden, 4) + 32
+                            or 2 * s.stride * s.esize
+  deepep.check_ub(c, "dispatch", 4 * n * E + rows + 2 * 4 * R.tokens * R.topk // s.blocks + 8
+                  + 256, "n x experts int32 offsets, two rows (and quant rows), its tables")
+  if notify then
+    local ub, counts, erows, matrix = deepep.notify_ub_bytes(n, E)
+    deepep.check_ub(c, "notify", ub, string.format("its block %d of %d after ReloadRecvData: "
+                    .. "n x experts int32 counts %d, BuildMaxBs's five experts rows %d, the n x "
+                    .. "2n int32 balance matrix %d", s.blocks // 2, s.blocks, counts, erows, matrix))
+  end
+  s.input = op.fill_input(m:alloc(c.dtype, R.tokens * s.hidden, "input"), c.dtype)
+  s.expert_ids = moe.route_buffer(m, R)
+  deepep.run_layout(m, s)                                    -- get_dispatch_layout, once
+  s.recv_data = m:alloc("int32", n * E, "recv_data", "backed"):fill("zero")
+  s.put_offset = notify and m:alloc("int32", n * E, "put_offset", "backed"):fill("zero")
+    or deepep.table_buffer(m, n, n * E, "put_offset", false, function() return L.put_offset end)
+  s.total_recv = m:alloc("int32", 8, "total_recv_tokens", "backed")
+  s.max_bs = m:alloc("int32", 8, "max_bs", "backed")
+  s.recv_per_expert = m:alloc("int32", 2 * (E // n), "recv_tokens_per_expert", "backed")
+  s.balance = m:alloc("int32", 2 * n * n, "balance_matrix", "backed")
+  s.recv = m:malloc(s.wire.dtype, R.max_recv * s.wire.row, "expand_x"):fill("zero")
+  if s.wire.quant then s.scales = m:malloc("fp32", R.max_recv, "dynamic_scales"):fill("zero") end
+  s.expect, s.expect_scales = deepep.expect_rows(m, L.routes, s.input, R.max_recv, s.wire)
+  return s
+end
+
+-- the data kernel (shmem_moe_dispatch_normal), for dispatch_data.lua
+D.data_kernel = dispatch_kernel
+
+return D
