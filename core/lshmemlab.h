@@ -82,7 +82,13 @@ typedef struct lmach {
 ** px[blk], the pipelined chain it issues (k:mte_get_pipelined: a block runs
 ** one at a time, so one each, kept across the chain's yields) */
 typedef struct lblock { lua_State *co; const void *k; } lblock;
-typedef struct lrun { lblock *b; sl_pipe_xfer *px; int cos, nblk, nargs; } lrun;
+typedef struct lrun {
+  lblock *b;
+  sl_pipe_xfer *px;
+  int cos, nblk, nargs;
+  int kt;                   /* the machine's kept k tables (the block metatable at kt + 1) */
+  const char *kn[4];        /* the addresses of k's field names (kept alive in kt) */
+} lrun;
 
 /* what this thread is resuming: the machine of the innermost launch and the
 ** watchdog slot of the block it runs (NULL: none); one thread-local, so a

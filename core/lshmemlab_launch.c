@@ -186,57 +186,88 @@ static void k_fill(lua_State *L, int kt, int blk, const lua_Integer *f) {
   }
 }
 
-/* 1 when the kept k on top, refilled, is what a new one would be */
-static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
-  int n = 0, same;
+/* 1 when the value on top is the integer v */
+static int is_int(lua_State *L, lua_Integer v) {
+  return lua_isinteger(L, -1) && lua_tointeger(L, -1) == v;
+}
+
+/* 1 when the pair (key, value) on top is one k_fill writes for block blk:
+** k[1] = blk, k[2] = the machine (index 1), or a field named nm[i] = f[i]
+** (the names are short strings, interned: one object, one address) */
+static int k_pair_ok(lua_State *L, int blk, const lua_Integer *f, const char *const *nm) {
+  int i, kt = lua_type(L, -2);
+  const char *s;
+  if (kt == LUA_TNUMBER && lua_isinteger(L, -2)) {
+    lua_Integer key = lua_tointeger(L, -2);
+    return (key == 1 && is_int(L, blk)) || (key == 2 && lua_rawequal(L, -1, 1));
+  }
+  if (kt != LUA_TSTRING) return 0;
+  s = lua_tostring(L, -2);
+  for (i = 0; i < K_FIELDS; i++)
+    if (s == nm[i]) return is_int(L, f[i]);
+  return 0;
+}
+
+/* 1 when the kept k on top already holds exactly what k_fill would write
+** (the block metatable, the six pairs, no other key): one read of its
+** pairs, no write; the stack as it was */
+static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f,
+                      const char *const *nm) {
+  int n = 0, ok, top = lua_gettop(L);
   if (!lua_getmetatable(L, -1)) return 0;
-  same = lua_rawequal(L, -1, kt + 1);
+  ok = lua_rawequal(L, -1, kt + 1);
   lua_pop(L, 1);
-  if (!same) return 0;
-  k_fill(L, kt, blk, f);
   lua_pushnil(L);
-  while (lua_next(L, -2) != 0) { lua_pop(L, 1); n++; }
-  return n == 2 + K_FIELDS;
+  while (ok && lua_next(L, top) != 0) {
+    ok = ++n <= 2 + K_FIELDS && k_pair_ok(L, blk, f, nm);
+    lua_pop(L, 1);
+  }
+  lua_settop(L, top);
+  return ok && n == 2 + K_FIELDS;
 }
 
 /* the kept-k table of the machine at index 1, pushed with the block
-** metatable above it */
-static int k_kept(lua_State *L) {
+** metatable above it; the field names' addresses in nm */
+static int k_kept(lua_State *L, const char **nm) {
   int i, kt;
   lua_getiuservalue(L, 1, 5);
   kt = lua_gettop(L);
-  if (lua_rawgeti(L, kt, 0) == LUA_TTABLE) return kt;
-  lua_pop(L, 1);
-  for (i = 0; i < K_FIELDS; i++) {
-    lua_pushstring(L, k_names[i]);
-    lua_rawseti(L, kt, -1 - i);
+  if (lua_rawgeti(L, kt, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    for (i = 0; i < K_FIELDS; i++) {
+      lua_pushstring(L, k_names[i]);
+      lua_rawseti(L, kt, -1 - i);
+    }
+    luaL_getmetatable(L, BLOCK_MT);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, kt, 0);
   }
-  luaL_getmetatable(L, BLOCK_MT);
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, kt, 0);
+  for (i = 0; i < K_FIELDS; i++) {
+    lua_rawgeti(L, kt, -1 - i);
+    nm[i] = lua_tostring(L, -1);          /* kept alive by kt */
+    lua_pop(L, 1);
+  }
   return kt;
 }
 
-/* push the context table k of block blk (the machine at index 1) */
-static void push_k(lua_State *L, int blk, sl_machine *m) {
-  int pe, b, kt;
+/* push the context table k of block blk (the machine at index 1; the
+** kept-k table at run->kt, the block metatable above it) */
+static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
+  int pe, b, kt = run->kt;
   lua_Integer f[K_FIELDS];
   sl_block_where(m, blk, &pe, &b);
   f[0] = pe; f[1] = b; f[2] = sl_machine_params(m)->n_pes; f[3] = sl_block_dim(m);
-  kt = k_kept(L);
-  if (lua_rawgeti(L, kt, blk + 1) != LUA_TTABLE || !k_reusable(L, kt, blk, f)) {
-    lua_settop(L, kt + 1);
-    lua_createtable(L, 2, K_FIELDS);
-    k_fill(L, kt, blk, f);
-    lua_pushvalue(L, kt + 1);
-    lua_setmetatable(L, -2);
-    if (blk < K_KEPT_MAX) {
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, kt, blk + 1);
-    }
+  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk, f, run->kn))
+    return;
+  lua_pop(L, 1);
+  lua_createtable(L, 2, K_FIELDS);
+  k_fill(L, kt, blk, f);
+  lua_pushvalue(L, kt + 1);
+  lua_setmetatable(L, -2);
+  if (blk < K_KEPT_MAX) {
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, kt, blk + 1);
   }
-  lua_replace(L, kt);
-  lua_settop(L, kt);
 }
 
 /* raise a launch failure after cleaning up */
@@ -488,7 +519,7 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
   lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
   lua_rawseti(L, run->cos, blk + 1);
   lua_pushvalue(L, 2);
-  push_k(L, blk, lm->m);
+  push_k(L, blk, lm->m, run);
   run->b[blk].co = co;
   run->b[blk].k = lua_topointer(L, -1);
   lua_pushvalue(L, -1);
@@ -653,6 +684,7 @@ static int m_launch(lua_State *L) {
   run.px = (sl_pipe_xfer *)(void *)(run.b + run.nblk);   /* set by each chain */
   lua_createtable(L, 2 * run.nblk, 0);
   run.cos = lua_gettop(L);
+  run.kt = k_kept(L, run.kn);
   lm->run = &run;
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
