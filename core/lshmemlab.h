@@ -87,7 +87,6 @@ typedef struct lrun {
   sl_pipe_xfer *px;
   int cos, nblk, nargs;
   int kt;                   /* the machine's kept k tables (the block metatable at kt + 1) */
-  const char *kn[4];        /* the addresses of k's field names (kept alive in kt) */
 } lrun;
 
 /* what this thread is resuming: the machine of the innermost launch and the
@@ -129,6 +128,7 @@ LSL_FUNC void lsl_add_task(lua_State *L, int mi, int pe, const char *name, const
 /* lshmemlab_launch.c */
 LSL_FUNC void lsl_wd_list_remove(lmach *lm);
 LSL_FUNC int lsl_wd_shutdown(lua_State *L);
+LSL_FUNC int lsl_k_newindex(lua_State *L);
 LSL_FUNC void lsl_wd_disarm(lmach *lm, lua_State *co);
 
 /* lshmemlab_view.c */

@@ -165,10 +165,12 @@ void lsl_wd_disarm(lmach *lm, lua_State *co) {
 ** The context tables k. A machine keeps each block's k for its later
 ** launches (user value 5: kt[blk + 1]; kt[-1 .. -K_FIELDS] the field names,
 ** kt[0] the metatable, so refilling one hashes no C string). A kept k is
-** used again only when it is exactly what a new one would be once its six
-** fields are written again: its metatable is the block metatable and it
-** holds no other key (a kernel that added a field or set a metatable gets
-** a new k); else a new table replaces it.
+** used again only when it is exactly what a new one would be: its metatable
+** is the block metatable, its six fields hold what k_fill writes, and it
+** has no other key. The six are read at each reuse; a key added to k goes
+** through the block metatable's __newindex (lsl_k_newindex: every key but
+** the six is absent from a kept k), which drops k from kt, so no launch
+** iterates k (rawset, which bypasses __newindex, is the one way past it).
 */
 #define K_FIELDS 4
 #define K_KEPT_MAX 65536          /* blocks whose k a machine keeps */
@@ -186,67 +188,65 @@ static void k_fill(lua_State *L, int kt, int blk, const lua_Integer *f) {
   }
 }
 
-/* 1 when the value on top is the integer v */
-static int is_int(lua_State *L, lua_Integer v) {
-  return lua_isinteger(L, -1) && lua_tointeger(L, -1) == v;
+/* 1 when the value at index i is the integer v */
+static int is_int(lua_State *L, int i, lua_Integer v) {
+  return lua_isinteger(L, i) && lua_tointeger(L, i) == v;
 }
 
-/* 1 when the pair (key, value) on top is one k_fill writes for block blk:
-** k[1] = blk, k[2] = the machine (index 1), or a field named nm[i] = f[i]
-** (the names are short strings, interned: one object, one address) */
-static int k_pair_ok(lua_State *L, int blk, const lua_Integer *f, const char *const *nm) {
-  int i, kt = lua_type(L, -2);
-  const char *s;
-  if (kt == LUA_TNUMBER && lua_isinteger(L, -2)) {
-    lua_Integer key = lua_tointeger(L, -2);
-    return (key == 1 && is_int(L, blk)) || (key == 2 && lua_rawequal(L, -1, 1));
+/* __newindex of the block metatable: k[key] = value for a key k lacks; a
+** kept k that gains a key is no longer what a new one would be, so it
+** leaves the machine's kept-k table (k[1], k[2]: its block and machine) */
+int lsl_k_newindex(lua_State *L) {
+  lua_settop(L, 3);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
+  lua_rawset(L, 1);                       /* a nil or NaN key raises, as k[key] = v would */
+  if (lua_rawgeti(L, 1, 2) == LUA_TUSERDATA && luaL_testudata(L, 4, MACHINE_MT) != NULL &&
+      lua_rawgeti(L, 1, 1) == LUA_TNUMBER && lua_isinteger(L, 5)) {
+    lua_Integer i = lua_tointeger(L, 5) + 1;
+    lua_getiuservalue(L, 4, 5);
+    if (lua_type(L, 6) == LUA_TTABLE && i > 0 && lua_rawgeti(L, 6, i) == LUA_TTABLE &&
+        lua_rawequal(L, 7, 1)) {
+      lua_pushnil(L);
+      lua_rawseti(L, 6, i);
+    }
   }
-  if (kt != LUA_TSTRING) return 0;
-  s = lua_tostring(L, -2);
-  for (i = 0; i < K_FIELDS; i++)
-    if (s == nm[i]) return is_int(L, f[i]);
   return 0;
 }
 
-/* 1 when the kept k on top already holds exactly what k_fill would write
-** (the block metatable, the six pairs, no other key): one read of its
-** pairs, no write; the stack as it was */
-static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f,
-                      const char *const *nm) {
-  int n = 0, ok, top = lua_gettop(L);
-  if (!lua_getmetatable(L, -1)) return 0;
+/* 1 when the kept k on top holds what k_fill would write for block blk (its
+** other keys: lsl_k_newindex); the stack as it was */
+static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
+  int i, ok, top = lua_gettop(L);
+  if (!lua_getmetatable(L, top)) return 0;
   ok = lua_rawequal(L, -1, kt + 1);
-  lua_pop(L, 1);
-  lua_pushnil(L);
-  while (ok && lua_next(L, top) != 0) {
-    ok = ++n <= 2 + K_FIELDS && k_pair_ok(L, blk, f, nm);
-    lua_pop(L, 1);
+  lua_rawgeti(L, top, 1);
+  lua_rawgeti(L, top, 2);
+  ok = ok && is_int(L, top + 2, blk) && lua_rawequal(L, top + 3, 1);
+  for (i = 0; ok && i < K_FIELDS; i++) {
+    lua_rawgeti(L, kt, -1 - i);
+    lua_rawget(L, top);
+    ok = is_int(L, -1, f[i]);
   }
   lua_settop(L, top);
-  return ok && n == 2 + K_FIELDS;
+  return ok;
 }
 
 /* the kept-k table of the machine at index 1, pushed with the block
-** metatable above it; the field names' addresses in nm */
-static int k_kept(lua_State *L, const char **nm) {
+** metatable above it */
+static int k_kept(lua_State *L) {
   int i, kt;
   lua_getiuservalue(L, 1, 5);
   kt = lua_gettop(L);
-  if (lua_rawgeti(L, kt, 0) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    for (i = 0; i < K_FIELDS; i++) {
-      lua_pushstring(L, k_names[i]);
-      lua_rawseti(L, kt, -1 - i);
-    }
-    luaL_getmetatable(L, BLOCK_MT);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, kt, 0);
-  }
+  if (lua_rawgeti(L, kt, 0) == LUA_TTABLE) return kt;
+  lua_pop(L, 1);
   for (i = 0; i < K_FIELDS; i++) {
-    lua_rawgeti(L, kt, -1 - i);
-    nm[i] = lua_tostring(L, -1);          /* kept alive by kt */
-    lua_pop(L, 1);
+    lua_pushstring(L, k_names[i]);
+    lua_rawseti(L, kt, -1 - i);
   }
+  luaL_getmetatable(L, BLOCK_MT);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, kt, 0);
   return kt;
 }
 
@@ -257,7 +257,7 @@ static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
   lua_Integer f[K_FIELDS];
   sl_block_where(m, blk, &pe, &b);
   f[0] = pe; f[1] = b; f[2] = sl_machine_params(m)->n_pes; f[3] = sl_block_dim(m);
-  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk, f, run->kn))
+  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk, f))
     return;
   lua_pop(L, 1);
   lua_createtable(L, 2, K_FIELDS);
@@ -684,7 +684,7 @@ static int m_launch(lua_State *L) {
   run.px = (sl_pipe_xfer *)(void *)(run.b + run.nblk);   /* set by each chain */
   lua_createtable(L, 2 * run.nblk, 0);
   run.cos = lua_gettop(L);
-  run.kt = k_kept(L, run.kn);
+  run.kt = k_kept(L);
   lm->run = &run;
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
