@@ -86,7 +86,8 @@ typedef struct lrun {
   lblock *b;
   sl_pipe_xfer *px;
   int cos, nblk, nargs;
-  int kt;                   /* the machine's kept k tables (the block metatable at kt + 1) */
+  int kt;                   /* the machine's kept k tables (then the block metatable, */
+                            /* and k's field names) */
 } lrun;
 
 /* what this thread is resuming: the machine of the innermost launch and the

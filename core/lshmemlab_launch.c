@@ -176,13 +176,14 @@ void lsl_wd_disarm(lmach *lm, lua_State *co) {
 #define K_KEPT_MAX 65536          /* blocks whose k a machine keeps */
 static const char *const k_names[K_FIELDS] = { "pe", "block", "n_pes", "block_num" };
 
-/* write the fields of k (on top) for block blk; kt at index kt */
+/* write the fields of k (on top) for block blk; kt at index kt, the field
+** names at kt + 2 .. (k_kept) */
 static void k_fill(lua_State *L, int kt, int blk, const lua_Integer *f) {
   int i;
   lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
   lua_pushvalue(L, 1); lua_rawseti(L, -2, 2);
   for (i = 0; i < K_FIELDS; i++) {
-    lua_rawgeti(L, kt, -1 - i);
+    lua_pushvalue(L, kt + 2 + i);
     lua_pushinteger(L, f[i]);
     lua_rawset(L, -3);
   }
@@ -224,7 +225,7 @@ static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
   lua_rawgeti(L, top, 2);
   ok = ok && is_int(L, top + 2, blk) && lua_rawequal(L, top + 3, 1);
   for (i = 0; ok && i < K_FIELDS; i++) {
-    lua_rawgeti(L, kt, -1 - i);
+    lua_pushvalue(L, kt + 2 + i);         /* the names, above the metatable */
     lua_rawget(L, top);
     ok = is_int(L, -1, f[i]);
   }
@@ -233,20 +234,23 @@ static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
 }
 
 /* the kept-k table of the machine at index 1, pushed with the block
-** metatable above it */
+** metatable and the K_FIELDS field names above it */
 static int k_kept(lua_State *L) {
   int i, kt;
+  luaL_checkstack(L, 2 + K_FIELDS, "launch");
   lua_getiuservalue(L, 1, 5);
   kt = lua_gettop(L);
-  if (lua_rawgeti(L, kt, 0) == LUA_TTABLE) return kt;
-  lua_pop(L, 1);
-  for (i = 0; i < K_FIELDS; i++) {
-    lua_pushstring(L, k_names[i]);
-    lua_rawseti(L, kt, -1 - i);
+  if (lua_rawgeti(L, kt, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    for (i = 0; i < K_FIELDS; i++) {
+      lua_pushstring(L, k_names[i]);
+      lua_rawseti(L, kt, -1 - i);
+    }
+    luaL_getmetatable(L, BLOCK_MT);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, kt, 0);
   }
-  luaL_getmetatable(L, BLOCK_MT);
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, kt, 0);
+  for (i = 0; i < K_FIELDS; i++) lua_rawgeti(L, kt, -1 - i);
   return kt;
 }
 
