@@ -65,7 +65,6 @@ typedef struct lmach {
   const void *cur_k;        /* its k table (lua_topointer) */
   int cur_pe;               /* its PE */
   int n_pes;                /* the machine's PEs */
-  int npool;                /* coroutines of ended blocks kept (user value 4) */
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
@@ -77,14 +76,16 @@ typedef struct lmach {
 } lmach;
 
 /* what a launch keeps of each block: its coroutine (NULL before its first
-** run and after its end) and its k table, both anchored in the launch's table
-** at index run->cos (the coroutine at blk + 1, k at nblk + blk + 1); and, in
+** run and after its end; anchored in the machine's user value 4, or past
+** POOL_MAX blocks in the launch's table at run->cos) and its k table
+** (anchored at the bottom of the coroutine's stack); and, in
 ** px[blk], the pipelined chain it issues (k:mte_get_pipelined: a block runs
 ** one at a time, so one each, kept across the chain's yields) */
 typedef struct lblock { lua_State *co; const void *k; } lblock;
 typedef struct lrun {
   lblock *b;
   sl_pipe_xfer *px;
+  int pool;                 /* the machine's kept coroutines (blk + 1) and blocks (0) */
   int cos, nblk, nargs;
   int kt;                   /* the machine's kept k tables (then the block metatable, */
                             /* and k's field names) */

@@ -487,22 +487,36 @@ static int resume_values(sl_machine *m, int blk, lua_State *co) {
   return 0;
 }
 
-/* a coroutine for a block, pushed: one an ended block of an earlier launch
-** left (its stack and call records already grown), or a new one */
-static lua_State *block_co(lua_State *L, lmach *lm) {
+/* coroutines a machine keeps for its next launches: block blk's in its
+** user value 4 at blk + 1 (a machine of more blocks makes the rest anew each
+** launch, anchored in the launch's table at run->cos) */
+#define POOL_MAX 4096
+
+/* the coroutine of block blk, anchored (not pushed): the one the block left
+** in an earlier launch when it ended (its stack and call records already
+** grown), or a new one */
+static lua_State *block_co(lua_State *L, lrun *run, int blk) {
   lua_State *co;
-  if (lm->npool == 0) return lua_newthread(L);
-  lua_getiuservalue(L, 1, 4);
-  lua_rawgeti(L, -1, lm->npool);
-  co = lua_tothread(L, -1);
-  lua_pushnil(L);
-  lua_rawseti(L, -3, lm->npool--);
-  lua_remove(L, -2);
+  if (blk >= POOL_MAX) {
+    co = lua_newthread(L);
+    lua_rawseti(L, run->cos, blk + 1);
+    return co;
+  }
+  if (lua_rawgeti(L, run->pool, blk + 1) == LUA_TTHREAD) {
+    co = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    if (lua_status(co) == LUA_OK && lua_gettop(co) == 0) return co;   /* ended */
+  } else {
+    lua_pop(L, 1);
+  }
+  co = lua_newthread(L);                  /* first run, or a faulted or abandoned one */
+  lua_rawseti(L, run->pool, blk + 1);
   return co;
 }
 
-/* the coroutine of block blk, made on its first run (kernel, k and the
-** arguments pushed), with the number of values it resumes with in *nres */
+/* the coroutine of block blk, made on its first run (k below the kernel as
+** its anchor for the launch, then the kernel, k and the arguments), with the
+** number of values it resumes with in *nres */
 static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nres) {
   lua_State *co = run->b[blk].co;
   int i;
@@ -517,26 +531,21 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
     return co;
   }
   luaL_checkstack(L, run->nargs + 4, "too many kernel arguments");
-  co = block_co(L, lm);
-  if (!lua_checkstack(co, run->nargs + 4)) return NULL;
+  co = block_co(L, run, blk);
+  if (!lua_checkstack(co, run->nargs + 5)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
   lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
-  lua_rawseti(L, run->cos, blk + 1);
-  lua_pushvalue(L, 2);
   push_k(L, blk, lm->m, run);
   run->b[blk].co = co;
   run->b[blk].k = lua_topointer(L, -1);
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, run->cos, run->nblk + blk + 1);
+  lua_pushvalue(L, -1);                      /* the anchor, out of the kernel's reach */
+  lua_pushvalue(L, 2);
+  lua_rotate(L, -2, 1);                      /* k, kernel, k */
   for (i = 0; i < run->nargs; i++) lua_pushvalue(L, 4 + i);
-  lua_xmove(L, co, 2 + run->nargs);
+  lua_xmove(L, co, 3 + run->nargs);
   *nres = 1 + run->nargs;
   return co;
 }
-
-/* coroutines a machine keeps for its next launches (a machine of more
-** blocks makes the rest anew each launch) */
-#define POOL_MAX 4096
 
 /* distinct open frames a machine keeps (open_frames in its state) */
 #define OPEN_FRAMES_MAX 64
@@ -583,24 +592,18 @@ static void open_frame_note(lua_State *L, lmach *lm, int blk) {
   lua_settop(L, top);
 }
 
-/* block blk ended: its k may go, its coroutine (returned, its stack emptied)
-** is kept for a block of a later launch */
+/* block blk ended: its k may go, its coroutine (its stack emptied) stays
+** for the block's next launch */
 static void launch_block_done(lua_State *L, lmach *lm, lrun *run, int blk) {
   open_frame_note(L, lm, blk);
   sl_block_done(lm->m, blk);
-  if (lm->npool < POOL_MAX) {
-    lua_settop(run->b[blk].co, 0);
-    lua_getiuservalue(L, 1, 4);
-    lua_rawgeti(L, run->cos, blk + 1);
-    lua_rawseti(L, -2, ++lm->npool);
-    lua_pop(L, 1);
+  lua_settop(run->b[blk].co, 0);
+  if (blk >= POOL_MAX) {
+    lua_pushnil(L);
+    lua_rawseti(L, run->cos, blk + 1);
   }
   run->b[blk].co = NULL;
   run->b[blk].k = NULL;
-  lua_pushnil(L);
-  lua_rawseti(L, run->cos, blk + 1);
-  lua_pushnil(L);
-  lua_rawseti(L, run->cos, run->nblk + blk + 1);
 }
 
 /* run block blk on co until it yields or ends; a fault raises */
@@ -623,8 +626,8 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
   lm->cur_k = NULL;
   if (lm->wd.listed) {
     atomic_store(&lm->wd.co, NULL);
-    if (st != LUA_YIELD && (st != LUA_OK || lm->npool >= POOL_MAX)) {
-      /* co may go (an ended block's is kept only while the pool has room):
+    if (st != LUA_YIELD && (st != LUA_OK || blk >= POOL_MAX)) {
+      /* co may go (an ended block's is kept only below POOL_MAX):
       ** no look may still use it */
       pthread_mutex_lock(&wd_mu);
       pthread_mutex_unlock(&wd_mu);
@@ -649,8 +652,8 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
 ** tasks added to the machine's records under the kernel's name and type */
 static int launch_result(lua_State *L, lmach *lm, const char *kname, const char *ktype) {
   int i, npes = sl_machine_params(lm->m)->n_pes;
-  double *kus, e2e, start, mx = 0;
-  kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
+  double few[64], *kus = few, e2e, start, mx = 0;
+  if (npes > 64) kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
   sl_launch_end(lm->m, kus, &e2e, &start);
   lua_createtable(L, 0, 4);
   lua_createtable(L, npes, 0);
@@ -668,6 +671,31 @@ static int launch_result(lua_State *L, lmach *lm, const char *kname, const char 
   return 1;
 }
 
+/* the launch's blocks (run->b, run->px: one userdata the machine keeps in
+** its user value 4 at 0, grown when a launch has more blocks) and its
+** tables, pushed: user value 4 (run->pool) and, for a launch of more than
+** POOL_MAX blocks, the table anchoring the rest of the coroutines (run->cos) */
+static void launch_blocks(lua_State *L, lrun *run) {
+  size_t per = sizeof(lblock) + sizeof(sl_pipe_xfer), n = (size_t)run->nblk;
+  lua_getiuservalue(L, 1, 4);
+  run->pool = lua_gettop(L);
+  if (lua_rawgeti(L, run->pool, 0) != LUA_TUSERDATA || lua_rawlen(L, -1) < per * n) {
+    lua_pop(L, 1);
+    lua_newuserdatauv(L, per * n, 0);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, run->pool, 0);
+  }
+  run->b = (lblock *)lua_touserdata(L, -1);
+  lua_pop(L, 1);                          /* anchored in user value 4 */
+  memset(run->b, 0, sizeof(lblock) * n);
+  run->px = (sl_pipe_xfer *)(void *)(run->b + n);       /* set by each chain */
+  run->cos = 0;
+  if (run->nblk > POOL_MAX) {
+    lua_createtable(L, run->nblk, 0);
+    run->cos = lua_gettop(L);
+  }
+}
+
 /* m:launch(kernel, block_dim, ...): run kernel on every (PE, block); kernel
 ** is a function or {name =, kernel = fn, type = "AIV"} (the msprof task) */
 static int m_launch(lua_State *L) {
@@ -682,12 +710,7 @@ static int m_launch(lua_State *L) {
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return lsl_engine_error(L, m, st, 1);
   run.nblk = sl_block_dim(m) * sl_machine_params(m)->n_pes;
-  run.b = (lblock *)lua_newuserdatauv(L, (sizeof(lblock) + sizeof(sl_pipe_xfer)) *
-                                      (size_t)run.nblk, 0);
-  memset(run.b, 0, sizeof(lblock) * (size_t)run.nblk);
-  run.px = (sl_pipe_xfer *)(void *)(run.b + run.nblk);   /* set by each chain */
-  lua_createtable(L, 2 * run.nblk, 0);
-  run.cos = lua_gettop(L);
+  launch_blocks(L, &run);
   run.kt = k_kept(L);
   lm->run = &run;
   for (;;) {

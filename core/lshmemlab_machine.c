@@ -111,8 +111,7 @@ int lsl_new(lua_State *L) {
   memset(lm->ev_s, 0, sizeof(lm->ev_s));
   lua_createtable(L, EV_SEEN, 0);        /* the event names of ev_s */
   lua_setiuservalue(L, -2, 3);
-  lm->npool = 0;
-  lua_newtable(L);                       /* the coroutines of ended blocks */
+  lua_newtable(L);                       /* the blocks' coroutines (lshmemlab_launch.c) */
   lua_setiuservalue(L, -2, 4);
   lua_newtable(L);                       /* the k tables of blocks (lshmemlab_launch.c) */
   lua_setiuservalue(L, -2, 5);
@@ -144,8 +143,7 @@ static int m_close(lua_State *L) {
     sl_machine_free(lm->m);
     lm->m = NULL;
     sites_free(lm);
-    lm->npool = 0;                        /* its kept coroutines may go */
-    lua_pushnil(L);
+    lua_pushnil(L);                       /* its kept coroutines may go */
     lua_setiuservalue(L, 1, 4);
     lua_pushnil(L);                       /* and its kept k tables */
     lua_setiuservalue(L, 1, 5);
