@@ -126,6 +126,8 @@ LSL_FUNC lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_l
 LSL_FUNC char *lsl_copy_str(const char *s);
 LSL_FUNC void lsl_runaway_blocks(lua_State *L, lmach *lm, int quiet);
 LSL_FUNC void lsl_add_task(lua_State *L, int mi, int pe, const char *name, const char *type, double start, double stop);
+LSL_FUNC void lsl_add_launch_tasks(lua_State *L, int mi, int ni, int npes, double start,
+                                   const double *kus);
 
 /* lshmemlab_launch.c */
 LSL_FUNC void lsl_wd_list_remove(lmach *lm);

@@ -649,8 +649,9 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
 }
 
 /* the result table of a finished launch (kernel_us per PE, e2e, start), its
-** tasks added to the machine's records under the kernel's name and type */
-static int launch_result(lua_State *L, lmach *lm, const char *kname, const char *ktype) {
+** tasks added to the machine's records under the kernel's name and type (the
+** strings at ni, ni + 1) */
+static int launch_result(lua_State *L, lmach *lm, int ni) {
   int i, npes = sl_machine_params(lm->m)->n_pes;
   double few[64], *kus = few, e2e, start, mx = 0;
   if (npes > 64) kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
@@ -666,8 +667,7 @@ static int launch_result(lua_State *L, lmach *lm, const char *kname, const char 
   lua_pushnumber(L, (lua_Number)mx); lua_setfield(L, -2, "max_kernel_us");
   lua_pushnumber(L, (lua_Number)e2e); lua_setfield(L, -2, "e2e_us");
   lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
-  for (i = 0; i < npes; i++)
-    lsl_add_task(L, 1, i, kname, ktype, start, start + kus[i]);
+  lsl_add_launch_tasks(L, 1, ni, npes, start, kus);
   return 1;
 }
 
@@ -732,7 +732,7 @@ static int m_launch(lua_State *L) {
     launch_resume(L, lm, &run, blk, co, nres);
   }
   lm->run = NULL;
-  return launch_result(L, lm, lua_tostring(L, ni), lua_tostring(L, ni + 1));
+  return launch_result(L, lm, ni);
 }
 
 /* the machine's launch method */
