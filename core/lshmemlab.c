@@ -158,6 +158,8 @@ static void open_metatables(lua_State *L) {
   lsl_open_view(L);
 
   luaL_newmetatable(L, BLOCK_MT);
+  lua_pushcfunction(L, lsl_k_newindex);    /* a key added to k: it is not kept */
+  lua_setfield(L, -2, "__newindex");
   push_events(L);                          /* the primitives' upvalue: name -> number */
   lua_newtable(L);
   for (i = 0; block_parts[i] != NULL; i++) {

@@ -65,7 +65,6 @@ typedef struct lmach {
   const void *cur_k;        /* its k table (lua_topointer) */
   int cur_pe;               /* its PE */
   int n_pes;                /* the machine's PEs */
-  int npool;                /* coroutines of ended blocks kept (user value 4) */
   int64_t budget_left;      /* Lua instructions it may still run */
   int64_t budget;           /* the machine's instruction_budget */
   int check;                /* the machine's check bits */
@@ -77,12 +76,20 @@ typedef struct lmach {
 } lmach;
 
 /* what a launch keeps of each block: its coroutine (NULL before its first
-** run and after its end) and its k table, both anchored in the launch's table
-** at index run->cos (the coroutine at blk + 1, k at nblk + blk + 1); and, in
+** run and after its end; anchored in the machine's user value 4, or past
+** POOL_MAX blocks in the launch's table at run->cos) and its k table
+** (anchored at the bottom of the coroutine's stack); and, in
 ** px[blk], the pipelined chain it issues (k:mte_get_pipelined: a block runs
 ** one at a time, so one each, kept across the chain's yields) */
 typedef struct lblock { lua_State *co; const void *k; } lblock;
-typedef struct lrun { lblock *b; sl_pipe_xfer *px; int cos, nblk, nargs; } lrun;
+typedef struct lrun {
+  lblock *b;
+  sl_pipe_xfer *px;
+  int pool;                 /* the machine's kept coroutines (blk + 1) and blocks (0) */
+  int cos, nblk, nargs;
+  int kt;                   /* the machine's kept k tables (then the block metatable, */
+                            /* and k's field names) */
+} lrun;
 
 /* what this thread is resuming: the machine of the innermost launch and the
 ** watchdog slot of the block it runs (NULL: none); one thread-local, so a
@@ -119,10 +126,13 @@ LSL_FUNC lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_l
 LSL_FUNC char *lsl_copy_str(const char *s);
 LSL_FUNC void lsl_runaway_blocks(lua_State *L, lmach *lm, int quiet);
 LSL_FUNC void lsl_add_task(lua_State *L, int mi, int pe, const char *name, const char *type, double start, double stop);
+LSL_FUNC void lsl_add_launch_tasks(lua_State *L, int mi, int ni, int npes, double start,
+                                   const double *kus);
 
 /* lshmemlab_launch.c */
 LSL_FUNC void lsl_wd_list_remove(lmach *lm);
 LSL_FUNC int lsl_wd_shutdown(lua_State *L);
+LSL_FUNC int lsl_k_newindex(lua_State *L);
 LSL_FUNC void lsl_wd_disarm(lmach *lm, lua_State *co);
 
 /* lshmemlab_view.c */

@@ -165,78 +165,113 @@ void lsl_wd_disarm(lmach *lm, lua_State *co) {
 ** The context tables k. A machine keeps each block's k for its later
 ** launches (user value 5: kt[blk + 1]; kt[-1 .. -K_FIELDS] the field names,
 ** kt[0] the metatable, so refilling one hashes no C string). A kept k is
-** used again only when it is exactly what a new one would be once its six
-** fields are written again: its metatable is the block metatable and it
-** holds no other key (a kernel that added a field or set a metatable gets
-** a new k); else a new table replaces it.
+** used again only when it is exactly what a new one would be: its metatable
+** is the block metatable, its six fields hold what k_fill writes, and it
+** has no other key. The six are read at each reuse; a key added to k goes
+** through the block metatable's __newindex (lsl_k_newindex: every key but
+** the six is absent from a kept k), which drops k from kt, so no launch
+** iterates k (rawset, which bypasses __newindex, is the one way past it).
 */
 #define K_FIELDS 4
 #define K_KEPT_MAX 65536          /* blocks whose k a machine keeps */
 static const char *const k_names[K_FIELDS] = { "pe", "block", "n_pes", "block_num" };
 
-/* write the fields of k (on top) for block blk; kt at index kt */
+/* write the fields of k (on top) for block blk; kt at index kt, the field
+** names at kt + 2 .. (k_kept) */
 static void k_fill(lua_State *L, int kt, int blk, const lua_Integer *f) {
   int i;
   lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
   lua_pushvalue(L, 1); lua_rawseti(L, -2, 2);
   for (i = 0; i < K_FIELDS; i++) {
-    lua_rawgeti(L, kt, -1 - i);
+    lua_pushvalue(L, kt + 2 + i);
     lua_pushinteger(L, f[i]);
     lua_rawset(L, -3);
   }
 }
 
-/* 1 when the kept k on top, refilled, is what a new one would be */
+/* 1 when the value at index i is the integer v */
+static int is_int(lua_State *L, int i, lua_Integer v) {
+  return lua_isinteger(L, i) && lua_tointeger(L, i) == v;
+}
+
+/* __newindex of the block metatable: k[key] = value for a key k lacks; a
+** kept k that gains a key is no longer what a new one would be, so it
+** leaves the machine's kept-k table (k[1], k[2]: its block and machine) */
+int lsl_k_newindex(lua_State *L) {
+  lua_settop(L, 3);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
+  lua_rawset(L, 1);                       /* a nil or NaN key raises, as k[key] = v would */
+  if (lua_rawgeti(L, 1, 2) == LUA_TUSERDATA && luaL_testudata(L, 4, MACHINE_MT) != NULL &&
+      lua_rawgeti(L, 1, 1) == LUA_TNUMBER && lua_isinteger(L, 5)) {
+    lua_Integer i = lua_tointeger(L, 5) + 1;
+    lua_getiuservalue(L, 4, 5);
+    if (lua_type(L, 6) == LUA_TTABLE && i > 0 && lua_rawgeti(L, 6, i) == LUA_TTABLE &&
+        lua_rawequal(L, 7, 1)) {
+      lua_pushnil(L);
+      lua_rawseti(L, 6, i);
+    }
+  }
+  return 0;
+}
+
+/* 1 when the kept k on top holds what k_fill would write for block blk (its
+** other keys: lsl_k_newindex); the stack as it was */
 static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
-  int n = 0, same;
-  if (!lua_getmetatable(L, -1)) return 0;
-  same = lua_rawequal(L, -1, kt + 1);
-  lua_pop(L, 1);
-  if (!same) return 0;
-  k_fill(L, kt, blk, f);
-  lua_pushnil(L);
-  while (lua_next(L, -2) != 0) { lua_pop(L, 1); n++; }
-  return n == 2 + K_FIELDS;
+  int i, ok, top = lua_gettop(L);
+  if (!lua_getmetatable(L, top)) return 0;
+  ok = lua_rawequal(L, -1, kt + 1);
+  lua_rawgeti(L, top, 1);
+  lua_rawgeti(L, top, 2);
+  ok = ok && is_int(L, top + 2, blk) && lua_rawequal(L, top + 3, 1);
+  for (i = 0; ok && i < K_FIELDS; i++) {
+    lua_pushvalue(L, kt + 2 + i);         /* the names, above the metatable */
+    lua_rawget(L, top);
+    ok = is_int(L, -1, f[i]);
+  }
+  lua_settop(L, top);
+  return ok;
 }
 
 /* the kept-k table of the machine at index 1, pushed with the block
-** metatable above it */
+** metatable and the K_FIELDS field names above it */
 static int k_kept(lua_State *L) {
   int i, kt;
+  luaL_checkstack(L, 2 + K_FIELDS, "launch");
   lua_getiuservalue(L, 1, 5);
   kt = lua_gettop(L);
-  if (lua_rawgeti(L, kt, 0) == LUA_TTABLE) return kt;
-  lua_pop(L, 1);
-  for (i = 0; i < K_FIELDS; i++) {
-    lua_pushstring(L, k_names[i]);
-    lua_rawseti(L, kt, -1 - i);
+  if (lua_rawgeti(L, kt, 0) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    for (i = 0; i < K_FIELDS; i++) {
+      lua_pushstring(L, k_names[i]);
+      lua_rawseti(L, kt, -1 - i);
+    }
+    luaL_getmetatable(L, BLOCK_MT);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, kt, 0);
   }
-  luaL_getmetatable(L, BLOCK_MT);
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, kt, 0);
+  for (i = 0; i < K_FIELDS; i++) lua_rawgeti(L, kt, -1 - i);
   return kt;
 }
 
-/* push the context table k of block blk (the machine at index 1) */
-static void push_k(lua_State *L, int blk, sl_machine *m) {
-  int pe, b, kt;
+/* push the context table k of block blk (the machine at index 1; the
+** kept-k table at run->kt, the block metatable above it) */
+static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
+  int pe, b, kt = run->kt;
   lua_Integer f[K_FIELDS];
   sl_block_where(m, blk, &pe, &b);
   f[0] = pe; f[1] = b; f[2] = sl_machine_params(m)->n_pes; f[3] = sl_block_dim(m);
-  kt = k_kept(L);
-  if (lua_rawgeti(L, kt, blk + 1) != LUA_TTABLE || !k_reusable(L, kt, blk, f)) {
-    lua_settop(L, kt + 1);
-    lua_createtable(L, 2, K_FIELDS);
-    k_fill(L, kt, blk, f);
-    lua_pushvalue(L, kt + 1);
-    lua_setmetatable(L, -2);
-    if (blk < K_KEPT_MAX) {
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, kt, blk + 1);
-    }
+  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk, f))
+    return;
+  lua_pop(L, 1);
+  lua_createtable(L, 2, K_FIELDS);
+  k_fill(L, kt, blk, f);
+  lua_pushvalue(L, kt + 1);
+  lua_setmetatable(L, -2);
+  if (blk < K_KEPT_MAX) {
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, kt, blk + 1);
   }
-  lua_replace(L, kt);
-  lua_settop(L, kt);
 }
 
 /* raise a launch failure after cleaning up */
@@ -452,22 +487,36 @@ static int resume_values(sl_machine *m, int blk, lua_State *co) {
   return 0;
 }
 
-/* a coroutine for a block, pushed: one an ended block of an earlier launch
-** left (its stack and call records already grown), or a new one */
-static lua_State *block_co(lua_State *L, lmach *lm) {
+/* coroutines a machine keeps for its next launches: block blk's in its
+** user value 4 at blk + 1 (a machine of more blocks makes the rest anew each
+** launch, anchored in the launch's table at run->cos) */
+#define POOL_MAX 4096
+
+/* the coroutine of block blk, anchored (not pushed): the one the block left
+** in an earlier launch when it ended (its stack and call records already
+** grown), or a new one */
+static lua_State *block_co(lua_State *L, lrun *run, int blk) {
   lua_State *co;
-  if (lm->npool == 0) return lua_newthread(L);
-  lua_getiuservalue(L, 1, 4);
-  lua_rawgeti(L, -1, lm->npool);
-  co = lua_tothread(L, -1);
-  lua_pushnil(L);
-  lua_rawseti(L, -3, lm->npool--);
-  lua_remove(L, -2);
+  if (blk >= POOL_MAX) {
+    co = lua_newthread(L);
+    lua_rawseti(L, run->cos, blk + 1);
+    return co;
+  }
+  if (lua_rawgeti(L, run->pool, blk + 1) == LUA_TTHREAD) {
+    co = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    if (lua_status(co) == LUA_OK && lua_gettop(co) == 0) return co;   /* ended */
+  } else {
+    lua_pop(L, 1);
+  }
+  co = lua_newthread(L);                  /* first run, or a faulted or abandoned one */
+  lua_rawseti(L, run->pool, blk + 1);
   return co;
 }
 
-/* the coroutine of block blk, made on its first run (kernel, k and the
-** arguments pushed), with the number of values it resumes with in *nres */
+/* the coroutine of block blk, made on its first run (k below the kernel as
+** its anchor for the launch, then the kernel, k and the arguments), with the
+** number of values it resumes with in *nres */
 static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nres) {
   lua_State *co = run->b[blk].co;
   int i;
@@ -482,26 +531,21 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
     return co;
   }
   luaL_checkstack(L, run->nargs + 4, "too many kernel arguments");
-  co = block_co(L, lm);
-  if (!lua_checkstack(co, run->nargs + 4)) return NULL;
+  co = block_co(L, run, blk);
+  if (!lua_checkstack(co, run->nargs + 5)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
   lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
-  lua_rawseti(L, run->cos, blk + 1);
-  lua_pushvalue(L, 2);
-  push_k(L, blk, lm->m);
+  push_k(L, blk, lm->m, run);
   run->b[blk].co = co;
   run->b[blk].k = lua_topointer(L, -1);
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, run->cos, run->nblk + blk + 1);
+  lua_pushvalue(L, -1);                      /* the anchor, out of the kernel's reach */
+  lua_pushvalue(L, 2);
+  lua_rotate(L, -2, 1);                      /* k, kernel, k */
   for (i = 0; i < run->nargs; i++) lua_pushvalue(L, 4 + i);
-  lua_xmove(L, co, 2 + run->nargs);
+  lua_xmove(L, co, 3 + run->nargs);
   *nres = 1 + run->nargs;
   return co;
 }
-
-/* coroutines a machine keeps for its next launches (a machine of more
-** blocks makes the rest anew each launch) */
-#define POOL_MAX 4096
 
 /* distinct open frames a machine keeps (open_frames in its state) */
 #define OPEN_FRAMES_MAX 64
@@ -548,24 +592,18 @@ static void open_frame_note(lua_State *L, lmach *lm, int blk) {
   lua_settop(L, top);
 }
 
-/* block blk ended: its k may go, its coroutine (returned, its stack emptied)
-** is kept for a block of a later launch */
+/* block blk ended: its k may go, its coroutine (its stack emptied) stays
+** for the block's next launch */
 static void launch_block_done(lua_State *L, lmach *lm, lrun *run, int blk) {
   open_frame_note(L, lm, blk);
   sl_block_done(lm->m, blk);
-  if (lm->npool < POOL_MAX) {
-    lua_settop(run->b[blk].co, 0);
-    lua_getiuservalue(L, 1, 4);
-    lua_rawgeti(L, run->cos, blk + 1);
-    lua_rawseti(L, -2, ++lm->npool);
-    lua_pop(L, 1);
+  lua_settop(run->b[blk].co, 0);
+  if (blk >= POOL_MAX) {
+    lua_pushnil(L);
+    lua_rawseti(L, run->cos, blk + 1);
   }
   run->b[blk].co = NULL;
   run->b[blk].k = NULL;
-  lua_pushnil(L);
-  lua_rawseti(L, run->cos, blk + 1);
-  lua_pushnil(L);
-  lua_rawseti(L, run->cos, run->nblk + blk + 1);
 }
 
 /* run block blk on co until it yields or ends; a fault raises */
@@ -588,8 +626,8 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
   lm->cur_k = NULL;
   if (lm->wd.listed) {
     atomic_store(&lm->wd.co, NULL);
-    if (st != LUA_YIELD && (st != LUA_OK || lm->npool >= POOL_MAX)) {
-      /* co may go (an ended block's is kept only while the pool has room):
+    if (st != LUA_YIELD && (st != LUA_OK || blk >= POOL_MAX)) {
+      /* co may go (an ended block's is kept only below POOL_MAX):
       ** no look may still use it */
       pthread_mutex_lock(&wd_mu);
       pthread_mutex_unlock(&wd_mu);
@@ -611,11 +649,12 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
 }
 
 /* the result table of a finished launch (kernel_us per PE, e2e, start), its
-** tasks added to the machine's records under the kernel's name and type */
-static int launch_result(lua_State *L, lmach *lm, const char *kname, const char *ktype) {
+** tasks added to the machine's records under the kernel's name and type (the
+** strings at ni, ni + 1) */
+static int launch_result(lua_State *L, lmach *lm, int ni) {
   int i, npes = sl_machine_params(lm->m)->n_pes;
-  double *kus, e2e, start, mx = 0;
-  kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
+  double few[64], *kus = few, e2e, start, mx = 0;
+  if (npes > 64) kus = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)npes, 0);
   sl_launch_end(lm->m, kus, &e2e, &start);
   lua_createtable(L, 0, 4);
   lua_createtable(L, npes, 0);
@@ -628,9 +667,33 @@ static int launch_result(lua_State *L, lmach *lm, const char *kname, const char 
   lua_pushnumber(L, (lua_Number)mx); lua_setfield(L, -2, "max_kernel_us");
   lua_pushnumber(L, (lua_Number)e2e); lua_setfield(L, -2, "e2e_us");
   lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
-  for (i = 0; i < npes; i++)
-    lsl_add_task(L, 1, i, kname, ktype, start, start + kus[i]);
+  lsl_add_launch_tasks(L, 1, ni, npes, start, kus);
   return 1;
+}
+
+/* the launch's blocks (run->b, run->px: one userdata the machine keeps in
+** its user value 4 at 0, grown when a launch has more blocks) and its
+** tables, pushed: user value 4 (run->pool) and, for a launch of more than
+** POOL_MAX blocks, the table anchoring the rest of the coroutines (run->cos) */
+static void launch_blocks(lua_State *L, lrun *run) {
+  size_t per = sizeof(lblock) + sizeof(sl_pipe_xfer), n = (size_t)run->nblk;
+  lua_getiuservalue(L, 1, 4);
+  run->pool = lua_gettop(L);
+  if (lua_rawgeti(L, run->pool, 0) != LUA_TUSERDATA || lua_rawlen(L, -1) < per * n) {
+    lua_pop(L, 1);
+    lua_newuserdatauv(L, per * n, 0);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, run->pool, 0);
+  }
+  run->b = (lblock *)lua_touserdata(L, -1);
+  lua_pop(L, 1);                          /* anchored in user value 4 */
+  memset(run->b, 0, sizeof(lblock) * n);
+  run->px = (sl_pipe_xfer *)(void *)(run->b + n);       /* set by each chain */
+  run->cos = 0;
+  if (run->nblk > POOL_MAX) {
+    lua_createtable(L, run->nblk, 0);
+    run->cos = lua_gettop(L);
+  }
 }
 
 /* m:launch(kernel, block_dim, ...): run kernel on every (PE, block); kernel
@@ -647,12 +710,8 @@ static int m_launch(lua_State *L) {
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return lsl_engine_error(L, m, st, 1);
   run.nblk = sl_block_dim(m) * sl_machine_params(m)->n_pes;
-  run.b = (lblock *)lua_newuserdatauv(L, (sizeof(lblock) + sizeof(sl_pipe_xfer)) *
-                                      (size_t)run.nblk, 0);
-  memset(run.b, 0, sizeof(lblock) * (size_t)run.nblk);
-  run.px = (sl_pipe_xfer *)(void *)(run.b + run.nblk);   /* set by each chain */
-  lua_createtable(L, 2 * run.nblk, 0);
-  run.cos = lua_gettop(L);
+  launch_blocks(L, &run);
+  run.kt = k_kept(L);
   lm->run = &run;
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
@@ -673,7 +732,7 @@ static int m_launch(lua_State *L) {
     launch_resume(L, lm, &run, blk, co, nres);
   }
   lm->run = NULL;
-  return launch_result(L, lm, lua_tostring(L, ni), lua_tostring(L, ni + 1));
+  return launch_result(L, lm, ni);
 }
 
 /* the machine's launch method */

@@ -111,8 +111,7 @@ int lsl_new(lua_State *L) {
   memset(lm->ev_s, 0, sizeof(lm->ev_s));
   lua_createtable(L, EV_SEEN, 0);        /* the event names of ev_s */
   lua_setiuservalue(L, -2, 3);
-  lm->npool = 0;
-  lua_newtable(L);                       /* the coroutines of ended blocks */
+  lua_newtable(L);                       /* the blocks' coroutines (lshmemlab_launch.c) */
   lua_setiuservalue(L, -2, 4);
   lua_newtable(L);                       /* the k tables of blocks (lshmemlab_launch.c) */
   lua_setiuservalue(L, -2, 5);
@@ -144,8 +143,7 @@ static int m_close(lua_State *L) {
     sl_machine_free(lm->m);
     lm->m = NULL;
     sites_free(lm);
-    lm->npool = 0;                        /* its kept coroutines may go */
-    lua_pushnil(L);
+    lua_pushnil(L);                       /* its kept coroutines may go */
     lua_setiuservalue(L, 1, 4);
     lua_pushnil(L);                       /* and its kept k tables */
     lua_setiuservalue(L, 1, 5);
@@ -341,11 +339,8 @@ static int m_path(lua_State *L) {
 /* the rows of one PE (on top, the machine's state below its tasks table) at
 ** twice the state's task_rows: the oldest half goes (m:tasks returns the
 ** last task_rows; 0 keeps all) */
-static void task_trim(lua_State *L) {
-  lua_Integer cap, n = (lua_Integer)lua_rawlen(L, -1), i;
-  lua_getfield(L, -3, "task_rows");
-  cap = lua_tointeger(L, -1);
-  lua_pop(L, 1);
+static void rows_trim(lua_State *L, lua_Integer cap) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1), i;
   if (cap <= 0 || n < 2 * cap) return;
   for (i = 1; i <= cap; i++) {
     lua_rawgeti(L, -1, n - cap + i);
@@ -355,6 +350,15 @@ static void task_trim(lua_State *L) {
     lua_pushnil(L);
     lua_rawseti(L, -2, i);
   }
+}
+
+/* task_rows of the state table at index -3, for the rows on top */
+static void task_trim(lua_State *L) {
+  lua_Integer cap;
+  lua_getfield(L, -3, "task_rows");
+  cap = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  rows_trim(L, cap);
 }
 
 /* m:reach(a, b): PE a's topo_list entry for PE b, the SL_DOP_* bits of the
@@ -403,6 +407,51 @@ void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
   task_trim(L);
   lua_pop(L, 3);
+}
+
+/* the rows of a launch that started at start: lsl_add_task's row for each PE
+** pe in order, stopping at start + kus[pe], the kernel's name and type the
+** strings at ni and ni + 1; the state's fields looked up once, the strings
+** not interned again */
+void lsl_add_launch_tasks(lua_State *L, int mi, int ni, int npes, double start,
+                          const double *kus) {
+  lua_Integer id, cap;
+  int pe, st, tasks;
+  luaL_checkstack(L, 8, "task rows");
+  lua_getiuservalue(L, mi, 1);
+  st = lua_gettop(L);
+  lua_getfield(L, st, "task_id");
+  id = lua_tointeger(L, -1);
+  lua_getfield(L, st, "task_rows");
+  cap = lua_tointeger(L, -1);
+  if (lua_getfield(L, st, "tasks") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, st, "tasks");
+  }
+  tasks = lua_gettop(L);
+  for (pe = 0; pe < npes; pe++) {
+    if (lua_rawgeti(L, tasks, pe) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, tasks, pe);
+    }
+    lua_createtable(L, 0, 6);
+    lua_pushvalue(L, ni); lua_setfield(L, -2, "name");
+    lua_pushvalue(L, ni + 1); lua_setfield(L, -2, "type");
+    lua_pushinteger(L, 1); lua_setfield(L, -2, "stream_id");
+    lua_pushinteger(L, ++id); lua_setfield(L, -2, "task_id");
+    lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
+    lua_pushnumber(L, (lua_Number)(start + kus[pe])); lua_setfield(L, -2, "stop_us");
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    rows_trim(L, cap);
+    lua_pop(L, 1);
+  }
+  lua_pushinteger(L, id);
+  lua_setfield(L, st, "task_id");
+  lua_settop(L, st - 1);
 }
 
 /* m:memcpy(dst, src [, n]): aclrtMemcpy host<->device; returns its cost */

@@ -65,6 +65,37 @@ describe("m:launch's k tables, kept for the machine's later launches", function(
     end
   end)
 
+  -- a kept k is checked by its six fields alone; a key added to it goes through
+  -- the block metatable's __newindex, which drops it: each change on its own,
+  -- the six fields left as they were
+  it("a key added alone, or in place of a removed field set back, does not stay", function()
+    local kernels = {
+      function(k) k.mine = 1 end,
+      function(k) k[3] = "x" end,
+      function(k) k.mine = 1; k.mine = nil end,
+      function(k) local pe = k.pe; k.pe = nil; k.zz = true; k.pe = pe end,
+      function(k) local n = k.n_pes; k.n_pes = nil; k.n_pes = n; k[0] = 0 end,
+    }
+    for i, kernel in ipairs(kernels) do
+      local m = lab.machine{ pes = 1 }
+      local kept
+      m:launch(function(k) kept = k end, 1)
+      m:launch(kernel, 1)
+      local seen
+      m:launch(function(k) seen = { same = rawequal(k, kept), f = fields(k) } end, 1)
+      assert.are.same({ [1] = 0, pe = 0, block = 0, n_pes = 1, block_num = 1 }, seen.f, "kernel " .. i)
+      assert.is_false(seen.same, "kernel " .. i)
+    end
+  end)
+
+  it("an untouched k is the same table in the next launch", function()
+    local m = lab.machine{ pes = 1 }
+    local first, second
+    m:launch(function(k) first = k; local _ = k.pe + k.block end, 1)
+    m:launch(function(k) second = k end, 1)
+    assert.is_true(rawequal(first, second))
+  end)
+
   it("a new block_dim gives every k its own PE, block and block_num", function()
     local m = lab.machine{ pes = 2 }
     m:launch(function(k) k:pipe_barrier("ALL") end, 4)
