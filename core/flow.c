@@ -183,7 +183,7 @@ static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
     sl_slot *sl = &r->fl[fl->at[k].pos];
     r->use += sl->w * (rate - sl->rate);
     sl->rate = rate;
-    sl->bn = fl->at[k].res == bneck;
+    sl->fb = (sl->fb & ~SL_SLOT_BN) | (fl->at[k].res == bneck ? SL_SLOT_BN : 0);
   }
 }
 
@@ -249,10 +249,10 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   fl->at[fl->nres].res = (int32_t)(r - m->allres);
   fl->at[fl->nres].w = w;
   fl->at[fl->nres++].pos = r->nfl;
-  r->fl[r->nfl].f = f;
+  r->fl[r->nfl].fb = (uint32_t)f;
   r->fl[r->nfl].w = w;
   r->fl[r->nfl].rate = 0;
-  r->fl[r->nfl].mark = r->fl[r->nfl].bn = 0;
+  r->fl[r->nfl].mark = 0;
   r->nfl++;
   return 1;                   /* its cap counts on r once it is known (flow_commit) */
 }
@@ -263,7 +263,7 @@ static void res_leave(sl_machine *m, int32_t f) {
   int j, k;
   for (j = 0; j < fl->nres; j++) {
     sl_res *r = &m->allres[fl->at[j].res];
-    int32_t pos = fl->at[j].pos, last = r->fl[--r->nfl].f;
+    int32_t pos = fl->at[j].pos, last = sl_slot_f(&r->fl[--r->nfl]);
     int bound = binds(r) && may_be_full(r);   /* it may hold others back */
     r->capsum -= fl->at[j].w * fl->cap;
     r->use -= fl->at[j].w * fl->rate;
@@ -564,8 +564,10 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   for (i = 0; i < ndirty; i++) {      /* the new flows, those the changed resources held back */
     int32_t x = m->dirty[i];
     if (x < 0) { to_rerate(m, -x - 1, &qf, rq, &nres); continue; }
-    for (j = 0; j < m->allres[x].nfl; j++)   /* those it holds back: widening finds the rest */
-      if (m->allres[x].fl[j].bn) to_rerate(m, m->allres[x].fl[j].f, &qf, rq, &nres);
+    for (j = 0; j < m->allres[x].nfl; j++) {   /* those it holds back: widening finds the rest */
+      const sl_slot *sl = &m->allres[x].fl[j];
+      if (sl_slot_bn(sl)) to_rerate(m, sl_slot_f(sl), &qf, rq, &nres);
+    }
   }
   m->ndirty = 0;
   for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
@@ -699,10 +701,10 @@ static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
   for (j = 0; j < n; j++) {
     const sl_slot *sl = &fl[j];
     double rate = sl->rate;
-    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl->f; continue; }
+    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl_slot_f(sl); continue; }
     out += sl->w * rate;
     outmax = rate > outmax ? rate : outmax;
-    if (sl->bn && rate < outmin) outmin = rate;
+    if (sl_slot_bn(sl) && rate < outmin) outmin = rate;
   }
   r->wmark = wmark;
   r->out = out;
@@ -857,8 +859,8 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
     if (!(r->outmin < r->lo) && !(r->outmax > r->hi)) continue;
     for (j = 0; j < r->nfl; j++) {     /* the flows that break the condition */
       const sl_slot *sl = &r->fl[j];
-      if (sl->mark != stamp && ((sl->bn && sl->rate < r->lo) || sl->rate > r->hi))
-        enlist(m, sl->f, nf, nr);
+      if (sl->mark != stamp && ((sl_slot_bn(sl) && sl->rate < r->lo) || sl->rate > r->hi))
+        enlist(m, sl_slot_f(sl), nf, nr);
     }
   }
 }
