@@ -134,6 +134,8 @@ typedef struct sl_flow {
   sl_time t;                /* when rem was brought up to date */
   sl_time end;              /* predicted completion */
   int32_t next_free;
+  int32_t fillk;            /* solver scratch: bit k set when at[k] can bind (a settle's fills
+                            ** cross it), as the settle that re-rates it found */
   sl_cross at[SL_FLOW_RES]; /* the resources it crosses (the first four in one line) */
   uint64_t seq;             /* tie break of equal ends */
   int32_t eng, ev, sig;     /* DMA engine (-1: an MTE pipe's), landing and signal events */
