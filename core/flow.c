@@ -42,6 +42,8 @@
 
 #define EPS 1e-12
 #define DRIFT 1e-6      /* a resource's kept use is this close to exact (relative) */
+#define BATCH 16        /* flows a settle finds, then takes in together (their records
+                           asked for first) */
 /* slot entries a settle lists before its fills start their lists again: a
 ** build with SL_SMALL_SLOT_ROOM (make test-asan) starts again often, so the
 ** specs run that path too (the scratch itself always has the full room) */
@@ -544,14 +546,29 @@ static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_
   }
 }
 
+/* flow f is to be re-rated (to_rerate), after those found before it: into
+** ids[0..*nb), its record asked for; a full batch is taken in, in order
+** (one found twice is taken once: to_rerate passes over a marked flow) */
+static void take_in(sl_machine *m, int32_t *ids, int *nb, int32_t f, int32_t *qf, int32_t *rq,
+                    int32_t *nres) {
+  int i;
+  PREFETCH(&m->flows[f]);
+  PREFETCH((const char *)&m->flows[f] + 64);   /* at[]: its second line */
+  ids[(*nb)++] = f;
+  if (*nb < BATCH) return;
+  for (i = 0; i < *nb; i++) to_rerate(m, ids[i], qf, rq, nres);
+  *nb = 0;
+}
+
 /* the flows to recompute -- the new ones and those the changed (dirty)
 ** resources held back -- into F = scr[0..*nf), the resources that can bind
 ** among those they cross into R = scr + nflows, [0..*nr); every other flow
 ** keeps its rate (its use of those resources counts as fixed) unless widening
 ** brings it in; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
-  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty;
+  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty, ids[BATCH];
   int32_t *rq;
+  int nb = 0;
   /* every flow and resource appears at most once, a flow's slots after them */
   if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
   rq = m->scr + m->nflows;
@@ -565,12 +582,13 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   }
   for (i = 0; i < ndirty; i++) {      /* the new flows, those the changed resources held back */
     int32_t x = m->dirty[i];
-    if (x < 0) { to_rerate(m, -x - 1, &qf, rq, &nres); continue; }
+    if (x < 0) { take_in(m, ids, &nb, -x - 1, &qf, rq, &nres); continue; }
     for (j = 0; j < m->allres[x].nfl; j++) {   /* those it holds back: widening finds the rest */
       const sl_slot *sl = &m->allres[x].fl[j];
-      if (sl_slot_bn(sl)) to_rerate(m, sl_slot_f(sl), &qf, rq, &nres);
+      if (sl_slot_bn(sl)) take_in(m, ids, &nb, sl_slot_f(sl), &qf, rq, &nres);
     }
   }
+  for (i = 0; i < nb; i++) to_rerate(m, ids[i], &qf, rq, &nres);
   m->ndirty = 0;
   for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
     if (binds(&m->allres[rq[i]])) rq[k++] = rq[i];
@@ -847,8 +865,6 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   }
 }
 
-#define BATCH 16                /* flows widening enlists together */
-
 /* the flows ids[0..n) join, in that order (enlist): their records were
 ** asked for as they were found; the resources they cross are asked for
 ** together before any is read (loads only) */
@@ -897,7 +913,7 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
 
 /* the flows F[0..nf) take the rates their fill found: their slots, the
 ** resources' use, their ends in the end heap. Each reads and writes lines
-** that are misses at scale (a slot per resource, a heap entry): loaded
+** that are misses at scale (a slot and a use per resource, a heap entry): loaded
 ** AHEAD flows ahead (their place in the heap 2 * AHEAD ahead), loads only */
 static void rate_all(sl_machine *m, const int32_t *F, int32_t nf, sl_time now) {
   int32_t i;
@@ -910,7 +926,11 @@ static void rate_all(sl_machine *m, const int32_t *F, int32_t nf, sl_time now) {
       const sl_flow *a = &m->flows[F[i + AHEAD]];
       int k;
       if (m->fh.pos[F[i + AHEAD]] >= 0) PREFETCH(&m->fh.h[m->fh.pos[F[i + AHEAD]]]);
-      for (k = 0; k < a->nres; k++) PREFETCH(&m->allres[a->at[k].res].fl[a->at[k].pos]);
+      for (k = 0; k < a->nres; k++) {
+        const sl_res *r = &m->allres[a->at[k].res];
+        PREFETCH(&r->use);
+        PREFETCH(&r->fl[a->at[k].pos]);
+      }
     }
     set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
     fl->end = end_at(fl, now);
