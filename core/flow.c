@@ -42,6 +42,8 @@
 
 #define EPS 1e-12
 #define DRIFT 1e-6      /* a resource's kept use is this close to exact (relative) */
+#define BATCH 16        /* flows a settle finds, then takes in together (their records
+                           asked for first) */
 /* slot entries a settle lists before its fills start their lists again: a
 ** build with SL_SMALL_SLOT_ROOM (make test-asan) starts again often, so the
 ** specs run that path too (the scratch itself always has the full room) */
@@ -183,7 +185,7 @@ static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
     sl_slot *sl = &r->fl[fl->at[k].pos];
     r->use += sl->w * (rate - sl->rate);
     sl->rate = rate;
-    sl->bn = fl->at[k].res == bneck;
+    sl->fb = (sl->fb & ~SL_SLOT_BN) | (fl->at[k].res == bneck ? SL_SLOT_BN : 0);
   }
 }
 
@@ -249,10 +251,10 @@ static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   fl->at[fl->nres].res = (int32_t)(r - m->allres);
   fl->at[fl->nres].w = w;
   fl->at[fl->nres++].pos = r->nfl;
-  r->fl[r->nfl].f = f;
+  r->fl[r->nfl].fb = (uint32_t)f;
   r->fl[r->nfl].w = w;
   r->fl[r->nfl].rate = 0;
-  r->fl[r->nfl].mark = r->fl[r->nfl].bn = 0;
+  r->fl[r->nfl].mark = 0;
   r->nfl++;
   return 1;                   /* its cap counts on r once it is known (flow_commit) */
 }
@@ -263,7 +265,7 @@ static void res_leave(sl_machine *m, int32_t f) {
   int j, k;
   for (j = 0; j < fl->nres; j++) {
     sl_res *r = &m->allres[fl->at[j].res];
-    int32_t pos = fl->at[j].pos, last = r->fl[--r->nfl].f;
+    int32_t pos = fl->at[j].pos, last = sl_slot_f(&r->fl[--r->nfl]);
     int bound = binds(r) && may_be_full(r);   /* it may hold others back */
     r->capsum -= fl->at[j].w * fl->cap;
     r->use -= fl->at[j].w * fl->rate;
@@ -533,13 +535,29 @@ static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_
   int k;
   if (fl->mark == stamp) return;
   fl->mark = stamp;
+  fl->fillk = 0;
   m->scr[(*qf)++] = f;
   for (k = 0; k < fl->nres; k++) {   /* slots are read only where it can bind */
     sl_res *o = &m->allres[fl->at[k].res];
     if (!binds(o)) continue;
+    fl->fillk |= 1 << k;
     o->fl[fl->at[k].pos].mark = stamp;
     if (o->mark != stamp) { o->mark = stamp; rq[(*nres)++] = fl->at[k].res; }
   }
+}
+
+/* flow f is to be re-rated (to_rerate), after those found before it: into
+** ids[0..*nb), its record asked for; a full batch is taken in, in order
+** (one found twice is taken once: to_rerate passes over a marked flow) */
+static void take_in(sl_machine *m, int32_t *ids, int *nb, int32_t f, int32_t *qf, int32_t *rq,
+                    int32_t *nres) {
+  int i;
+  PREFETCH(&m->flows[f]);
+  PREFETCH((const char *)&m->flows[f] + 64);   /* at[]: its second line */
+  ids[(*nb)++] = f;
+  if (*nb < BATCH) return;
+  for (i = 0; i < *nb; i++) to_rerate(m, ids[i], qf, rq, nres);
+  *nb = 0;
 }
 
 /* the flows to recompute -- the new ones and those the changed (dirty)
@@ -548,8 +566,9 @@ static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_
 ** keeps its rate (its use of those resources counts as fixed) unless widening
 ** brings it in; 0 on no memory */
 static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
-  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty;
+  int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty, ids[BATCH];
   int32_t *rq;
+  int nb = 0;
   /* every flow and resource appears at most once, a flow's slots after them */
   if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
   rq = m->scr + m->nflows;
@@ -563,10 +582,13 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   }
   for (i = 0; i < ndirty; i++) {      /* the new flows, those the changed resources held back */
     int32_t x = m->dirty[i];
-    if (x < 0) { to_rerate(m, -x - 1, &qf, rq, &nres); continue; }
-    for (j = 0; j < m->allres[x].nfl; j++)   /* those it holds back: widening finds the rest */
-      if (m->allres[x].fl[j].bn) to_rerate(m, m->allres[x].fl[j].f, &qf, rq, &nres);
+    if (x < 0) { take_in(m, ids, &nb, -x - 1, &qf, rq, &nres); continue; }
+    for (j = 0; j < m->allres[x].nfl; j++) {   /* those it holds back: widening finds the rest */
+      const sl_slot *sl = &m->allres[x].fl[j];
+      if (sl_slot_bn(sl)) take_in(m, ids, &nb, sl_slot_f(sl), &qf, rq, &nres);
+    }
   }
+  for (i = 0; i < nb; i++) to_rerate(m, ids[i], &qf, rq, &nres);
   m->ndirty = 0;
   for (i = 0, k = 0; i < nres; i++)   /* keep only the resources that can bind */
     if (binds(&m->allres[rq[i]])) rq[k++] = rq[i];
@@ -652,9 +674,10 @@ static void rs_remove(sl_rset *s, int32_t x) {
 /* flow fl freezes at rate (the level now), held there by resource bneck
 ** (-1: its cap): the resources it crosses lose its weight, and fill later.
 ** Its slots keep the rate it had until the settle ends: a fill and widening
-** read the slots of the flows outside only */
-static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t bneck,
-                   int32_t stamp) {
+** read the slots of the flows outside only. The fill's resources among those
+** it crosses are those that can bind (fl->fillk: every one of them joined
+** the fill when it did), so the others are not read */
+static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t bneck) {
   int k;
   fl->frozen = 1;
   fl->rate = rate;
@@ -662,7 +685,7 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
   for (k = 0; k < fl->nres; k++) {
     int32_t ri = fl->at[k].res;
     sl_res *r = &m->allres[ri];
-    if (r->mark != stamp || !binds(r)) continue;   /* not one of the fill's */
+    if (!(fl->fillk >> k & 1)) continue;   /* not one of the fill's */
     r->in += fl->at[k].w * rate;        /* what the re-rated flows have of it */
     if (rate > r->inmax) r->inmax = rate;
     if (bneck == ri && rate < r->inmin) r->inmin = rate;
@@ -699,10 +722,10 @@ static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
   for (j = 0; j < n; j++) {
     const sl_slot *sl = &fl[j];
     double rate = sl->rate;
-    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl->f; continue; }
+    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl_slot_f(sl); continue; }
     out += sl->w * rate;
     outmax = rate > outmax ? rate : outmax;
-    if (sl->bn && rate < outmin) outmin = rate;
+    if (sl_slot_bn(sl) && rate < outmin) outmin = rate;
   }
   r->wmark = wmark;
   r->out = out;
@@ -760,7 +783,7 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
 ** are their distinct caps (ncaps -1: too many, next_cap scans) */
 static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, int32_t nr,
                  const double *caps, int ncaps) {
-  int32_t i, j, top, nfree = nf, stamp = m->stamp, *slots = m->scr + m->nflows + m->nres + 1;
+  int32_t i, j, top, nfree = nf, *slots = m->scr + m->nflows + m->nres + 1;
   double level = 0;
   if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
   top = fill_top(&m->rs);               /* kept up to date as flows freeze */
@@ -773,7 +796,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
       for (i = 0; i < nf; i++) {
         sl_flow *fl = &m->flows[F[i]];
         if (!fl->frozen && fl->cap <= level * (1 + 1e-12)) {
-          freeze(m, fl, fl->cap, level, -1, stamp);
+          freeze(m, fl, fl->cap, level, -1);
           nfree--;
         }
       }
@@ -788,7 +811,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
         PREFETCH(&m->flows[sj[j]]);
       for (j = 0; j < r->fcnt; j++) {
         sl_flow *fl = &m->flows[sj[j]];
-        if (!fl->frozen) { freeze(m, fl, level, level, ri, stamp); nfree--; }
+        if (!fl->frozen) { freeze(m, fl, level, level, ri); nfree--; }
       }
       top = fill_top(&m->rs);
     }
@@ -820,17 +843,20 @@ static void catch_up(sl_machine *m, const int32_t *F, int32_t i0, int32_t nf, sl
   }
 }
 
-/* flow f (outside) joins the flows being re-rated: the resources it crosses
-** that can bind and are not in the fill yet join it */
+/* flow f (outside) joins the flows being re-rated, unless it has: the
+** resources it crosses that can bind and are not in the fill yet join it */
 static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   sl_flow *fl = &m->flows[f];
   int32_t *rq = m->scr + m->nflows, stamp = m->stamp;
   int k;
+  if (fl->mark == stamp) return;
   fl->mark = stamp;
+  fl->fillk = 0;
   m->scr[(*nf)++] = f;
   for (k = 0; k < fl->nres; k++) {
     sl_res *o = &m->allres[fl->at[k].res];
     if (!binds(o)) continue;
+    fl->fillk |= 1 << k;
     o->fl[fl->at[k].pos].mark = stamp;
     o->scan = 0;                        /* its lists change: scanned again */
     if (o->mark == stamp) continue;
@@ -839,12 +865,27 @@ static void enlist(sl_machine *m, int32_t f, int32_t *nf, int32_t *nr) {
   }
 }
 
+/* the flows ids[0..n) join, in that order (enlist): their records were
+** asked for as they were found; the resources they cross are asked for
+** together before any is read (loads only) */
+static void enlist_all(sl_machine *m, const int32_t *ids, int n, int32_t *nf, int32_t *nr) {
+  int i, k;
+  for (i = 0; i < n; i++) {
+    const sl_flow *fl = &m->flows[ids[i]];
+    for (k = 0; k < fl->nres; k++) PREFETCH(&m->allres[fl->at[k].res]);
+  }
+  for (i = 0; i < n; i++) enlist(m, ids[i], nf, nr);
+}
+
 /* after a fill, on each resource of it R[0..nr): the flows outside that it
 ** held back and no longer does (it is not full, or another flow has more),
 ** and those that have more of it than a flow inside that it holds back, join
-** the fill (judged on the fill's result before any joins) */
+** the fill (judged on the fill's result before any joins). They join in the
+** order found, BATCH at a time: one found again before its batch joined
+** joins once (enlist), as it would have been passed over once marked */
 static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
-  int32_t i, j, n = *nr, stamp = m->stamp, *R = m->scr + m->nflows;
+  int32_t i, j, n = *nr, stamp = m->stamp, *R = m->scr + m->nflows, ids[BATCH];
+  int nb = 0;
   for (i = 0; i < n; i++) {            /* per resource: below lo or above hi */
     sl_res *r = &m->allres[R[i]];
     double top = r->inmax > r->outmax ? r->inmax : r->outmax;
@@ -857,15 +898,52 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
     if (!(r->outmin < r->lo) && !(r->outmax > r->hi)) continue;
     for (j = 0; j < r->nfl; j++) {     /* the flows that break the condition */
       const sl_slot *sl = &r->fl[j];
-      if (sl->mark != stamp && ((sl->bn && sl->rate < r->lo) || sl->rate > r->hi))
-        enlist(m, sl->f, nf, nr);
+      if (sl->mark != stamp && ((sl_slot_bn(sl) && sl->rate < r->lo) || sl->rate > r->hi)) {
+        ids[nb] = sl_slot_f(sl);
+        PREFETCH(&m->flows[ids[nb]]);
+        PREFETCH((const char *)&m->flows[ids[nb]] + 64);   /* at[]: its second line */
+        if (++nb == BATCH) { enlist_all(m, ids, nb, nf, nr); nb = 0; }
+      }
+    }
+  }
+  enlist_all(m, ids, nb, nf, nr);
+}
+
+#define AHEAD 4                 /* flows whose slots and heap entry are loaded ahead */
+
+/* the flows F[0..nf) take the rates their fill found: their slots, the
+** resources' use, their ends in the end heap. Each reads and writes lines
+** that are misses at scale (a slot and a use per resource, a heap entry): loaded
+** AHEAD flows ahead (their place in the heap 2 * AHEAD ahead), loads only */
+static void rate_all(sl_machine *m, const int32_t *F, int32_t nf, sl_time now) {
+  int32_t i;
+  for (i = 0; i < nf && i < 2 * AHEAD; i++) PREFETCH(&m->fh.pos[F[i]]);
+  for (i = 0; i < nf; i++) {
+    int32_t f = F[i];
+    sl_flow *fl = &m->flows[f];
+    if (i + 2 * AHEAD < nf) PREFETCH(&m->fh.pos[F[i + 2 * AHEAD]]);
+    if (i + AHEAD < nf) {
+      const sl_flow *a = &m->flows[F[i + AHEAD]];
+      int k;
+      if (m->fh.pos[F[i + AHEAD]] >= 0) PREFETCH(&m->fh.h[m->fh.pos[F[i + AHEAD]]]);
+      for (k = 0; k < a->nres; k++) {
+        const sl_res *r = &m->allres[a->at[k].res];
+        PREFETCH(&r->use);
+        PREFETCH(&r->fl[a->at[k].pos]);
+      }
+    }
+    set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
+    fl->end = end_at(fl, now);
+    if (m->fh.pos[f] >= 0 && m->fh.h[m->fh.pos[f]].k != fl->end) {
+      m->fh.h[m->fh.pos[f]].k = fl->end;
+      heap_fix(&m->fh, m->fh.pos[f]);
     }
   }
 }
 
 /* recompute the rates of the flows the changes since the last call touch */
 void sli_flow_settle(sl_machine *m, sl_time now) {
-  int32_t nf, nr, i, *F, *R;
+  int32_t nf, nr, *F, *R;
   double caps[NCAPS];
   int ncaps;
   if (m->ndirty == 0) return;
@@ -888,16 +966,7 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
     ncaps = caps_add(m, F, nf0, nf, caps, ncaps);
   }
   m->fstats.rerated += nf;
-  for (i = 0; i < nf; i++) {
-    int32_t f = F[i];
-    sl_flow *fl = &m->flows[f];
-    set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
-    fl->end = end_at(fl, now);
-    if (m->fh.pos[f] >= 0 && m->fh.h[m->fh.pos[f]].k != fl->end) {
-      m->fh.h[m->fh.pos[f]].k = fl->end;
-      heap_fix(&m->fh, m->fh.pos[f]);
-    }
-  }
+  rate_all(m, F, nf, now);
   flow_event(m);
 }
 

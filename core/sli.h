@@ -134,6 +134,8 @@ typedef struct sl_flow {
   sl_time t;                /* when rem was brought up to date */
   sl_time end;              /* predicted completion */
   int32_t next_free;
+  int32_t fillk;            /* solver scratch: bit k set when at[k] can bind (a settle's fills
+                            ** cross it), as the settle that re-rates it found */
   sl_cross at[SL_FLOW_RES]; /* the resources it crosses (the first four in one line) */
   uint64_t seq;             /* tie break of equal ends */
   int32_t eng, ev, sig;     /* DMA engine (-1: an MTE pipe's), landing and signal events */
@@ -294,11 +296,18 @@ typedef struct sl_block {
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
 /* a flow on a resource, with the capacity each of its bytes takes there and
 ** what the solver reads of it when it walks the resource's flows (copies of
-** the flow's rate and mark, and whether this resource holds it back) */
+** the flow's rate and mark, and whether this resource holds it back). 24
+** bytes: the flow's id and that bit share fb (SL_SLOT_BN, the top bit: ids
+** are below 2^31), so a walk over a resource's flows reads a quarter less */
 typedef struct sl_slot {
   double w, rate;
-  int32_t f, mark, bn;
+  uint32_t fb;              /* the flow's id, | SL_SLOT_BN when this resource holds it back */
+  int32_t mark;
 } sl_slot;
+#define SL_SLOT_BN 0x80000000u
+/* the flow of slot s, and whether its resource holds it back */
+static inline int32_t sl_slot_f(const sl_slot *s) { return (int32_t)(s->fb & ~SL_SLOT_BN); }
+static inline int sl_slot_bn(const sl_slot *s) { return (s->fb & SL_SLOT_BN) != 0; }
 
 typedef struct sl_res {
   /* what a freeze reads and writes, together (a fill's inner loop) */

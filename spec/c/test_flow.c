@@ -303,7 +303,7 @@ static int fair(sl_machine *m) {
       const sl_res *r = &m->allres[f->at[k].res];
       int32_t j, top = load[f->at[k].res] >= r->C * (1 - SL_FAIR_TOL);
       for (j = 0; j < r->nfl && top; j++)
-        top = m->flows[r->fl[j].f].rate <= f->rate * (1 + SL_FAIR_TOL) * (1 + 1e-9);
+        top = m->flows[sl_slot_f(&r->fl[j])].rate <= f->rate * (1 + SL_FAIR_TOL) * (1 + 1e-9);
       ok = top;
     }
     if (!ok) { printf("flow %d below its cap without a bottleneck\n", (int)m->fh.h[i].id); return 0; }
