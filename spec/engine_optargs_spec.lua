@@ -11,6 +11,125 @@ local lab = H.lab
 
 local MODES = { "none", "memcheck", "racecheck", "synccheck", "initcheck", "all" }
 
+-- a round's vector, scalar and UB<->GM primitives (f, w, q, r: UB tensors)
+local function local_ops(k, g, acc, round, f, w, q, r)
+  k:barrier_all()                        -- the previous round is over everywhere
+  k:duplicate(f, -1.5, 8)
+  k:duplicate(w, 2, 8)
+  k:pipe_barrier()
+  k:add(w, f, w, 8); k:max(w, w, f, 8); k:min(w, w, f, 8)
+  k:muls(w, w, 2, 8); k:abs(w, w, 8)
+  k:cast(q, w, 8)                        -- trunc: 3.0 -> 3
+  k:data_copy(r, q, 8)                   -- UB -> UB on V
+  k:reduce_max(w, w, 8)
+  k:set_flag("V_MTE3"); k:wait_flag("V_MTE3")
+  k:data_copy(g, r, 8)                   -- 3 in every element
+  k:set_flag("MTE3_MTE2"); k:wait_flag("MTE3_MTE2")
+  k:data_copy_pad(q, g, 8)
+  k:set_flag("MTE2_S"); k:wait_flag("MTE2_S")
+  k:set_value(q, 1, k:get_value(q, 0) + round)
+  k:set_flag("S_MTE3"); k:wait_flag("S_MTE3")
+  k:set_atomic("add")
+  k:data_copy(acc, q, 8)                 -- acc += q
+  k:set_atomic_none()
+  k:system_cycle()
+  k:pipe_barrier()
+  local s = k:ub("int32", 16)            -- the scalar passes, on a UB of their own
+  k:duplicate(s, 0, 16)
+  k:pipe_barrier()
+  k:scalar_histogram(s, 0, 4, 0, 4, s:sub(8, 4), s:sub(12, 4))
+  k:scalar_transpose(s:sub(8, 4), s, 2, 2, 2)
+  k:scalar_row_sums(s:sub(12, 4), s, 2, 2, 2)
+  k:scalar_topk_count(s, 0, 2, 4, 2, s:sub(8, 4), s:sub(12, 2), s:sub(14, 2), s, 4)
+  k:scalar_pair_scan(s, 0, 2, 2, -1)
+end
+
+-- a round's transfers to and from the peer, on every engine (e: an engine's workspace)
+local function transfers(k, g, out, got, sig, peer, round, r, e)
+  k:sync_all()
+  k:barrier_all()                        -- every g written before a peer reads it
+  k:mte_put_nbi(out, g, r, 32, 8, peer)
+  k:quiet()                              -- its last MTE3 still reads r
+  k:mte_get_nbi(got, g, r, 32, 8, peer)
+  k:fence()
+  k:mte_put_pipelined(out, g, r, 8, peer)   -- bufs omitted: two halves of r
+  k:quiet()
+  k:mte_get_pipelined(got, g, r, 8, peer)
+  k:fence()
+  k:putmem(out, g, 8, peer)
+  k:getmem(got, g, 8, peer)
+  k:put_signal(out, g, 8, sig, 1, lab.SIGNAL_ADD, peer)
+  k:put_signal_nbi(out, g, 8, sig, 0, lab.SIGNAL_ADD, peer)
+  k:put(out, g, 8, peer); k:get(got, g, 8, peer)
+  for _, nbi in ipairs({ "putmem_nbi", "put_nbi" }) do k[nbi](k, out, g, 8, peer); k:quiet() end
+  for _, nbi in ipairs({ "getmem_nbi", "get_nbi" }) do k[nbi](k, got, g, 8, peer); k:quiet() end
+  k:mte_get_nbi(r, g, 8, peer)           -- the UB forms
+  k:set_flag("MTE2_MTE3"); k:wait_flag("MTE2_MTE3")
+  k:mte_put_nbi(out, r, 8, peer)
+  k:quiet()
+  k:ascendc_sync_all()
+  k:shmem_sync_all()
+  k:sdma_put_nbi(out, g, e, 8, peer, 0); k:sdma_get_nbi(got, g, e, 64, 8, peer, 0)
+  k:sdma_quiet(e, 0)
+  k:sdma_reduce_nbi(out, g, e, 8, peer, "add"); k:sdma_quiet(e, 0)
+  k:mte_quiet()
+  if round == 2 then k:set_mte_config(e) end     -- the staged calls below stage through e
+  k:roce_put_nbi(out, g, e, 8, peer); k:roce_get_nbi(got, g, e, 8, peer)
+  k:roce_quiet(peer, e, 0)
+  k:roce_reduce_nbi(out, g, e, 8, peer, "max"); k:roce_quiet(peer, e, 0)
+  for _, call in ipairs({ "udma_put_nbi", "udma_get_nbi" }) do   -- a 910B has no UDMA
+    assert(not pcall(k[call], k, out, g, e, 8, peer))
+  end
+  assert(not pcall(k.udma_relay_put_nbi, k, out, g, e, 8, peer, peer))
+  assert(not pcall(k.udma_relay_get_nbi, k, got, g, e, 8, peer, peer))
+  assert(not pcall(k.udma_put_signal_nbi, k, out, g, 8, sig, 0, peer))
+  assert(not pcall(k.udma_quiet, k, peer))
+end
+
+-- a round's signals and waits (q: a UB tensor for wait_signal_value)
+local function waits(k, sig, x, round, peer, q)
+  k:signal_op(sig, 1, lab.SIGNAL_ADD, peer)
+  k:prof_start(0); k:prof_end(0)
+  k:signal_wait_until(sig, lab.CMP_GE, 2 * round)
+  k:wait_signal_value(k:ptr(sig, k:my_pe()), q, 8, lab.CMP_GE, 2 * round)
+  -- the p2p_sync family (status left nil), p / g, the atomics (issue 13)
+  k:wait_until(sig, lab.CMP_GE, 2 * round)
+  k:wait(sig, -1)
+  k:wait_until_all(sig, 1, nil, lab.CMP_GE, 2 * round)
+  k:wait_until_any(sig, 1, nil, lab.CMP_GE, 2 * round)
+  k:wait_until_some(sig, 1, x.idx, nil, lab.CMP_GE, 2 * round)
+  k:wait_until_all_vector(sig, 1, nil, lab.CMP_GE, x.zero)
+  k:wait_until_any_vector(sig, 1, nil, lab.CMP_GE, x.zero)
+  k:wait_until_some_vector(sig, 1, x.idx, nil, lab.CMP_GE, x.zero)
+  k:test(sig, lab.CMP_GE, 0); k:test_all(sig, 1, nil, lab.CMP_GE, 0)
+  k:test_any(sig, 1, nil, lab.CMP_GE, 0); k:test_some(sig, 1, x.idx, nil, lab.CMP_GE, 0)
+  k:test_all_vector(sig, 1, nil, lab.CMP_GE, x.zero)
+  k:test_any_vector(sig, 1, nil, lab.CMP_GE, x.zero)
+  k:test_some_vector(sig, 1, x.idx, nil, lab.CMP_GE, x.zero)
+end
+
+-- a round's p / g, atomics and team calls
+local function atomics(k, x, round, peer)
+  k:p(x.px, round, k:my_pe()); k:g(x.px, k:my_pe())
+  k:atomic_add(x.ctr, 1, k:my_pe())                  -- the UB + MTE3 path
+  k:set_flag("MTE3_S"); k:wait_flag("MTE3_S")      -- before the scratch UB is written again
+  k:atomic_add(x.ctr64, 1, peer)                    -- int64: a read-modify-write
+  k:atomic_fetch_add(x.ctr64, 1, peer); k:atomic_inc(x.ctr64, peer)
+  k:atomic_fetch_inc(x.ctr64, peer); k:atomic_fetch(x.ctr64, peer)
+  k:atomic_set(x.set, 1, peer); k:atomic_swap(x.set, 2, peer)
+  k:atomic_compare_swap(x.set, 2, 3, peer)
+  for _, call in ipairs({ "atomic_and", "atomic_or", "atomic_xor", "atomic_fetch_and",
+                          "atomic_fetch_or", "atomic_fetch_xor" }) do
+    assert(not pcall(k[call], k, x.bits, 0, peer))    -- RDMA and UDMA only: not over HCCS
+    k["roce_" .. call](k, x.bits, -1, peer)            -- the RDMA engine's own call
+  end
+  k:team_my_pe(lab.TEAM_WORLD); k:team_n_pes(lab.TEAM_WORLD)
+  k:team_translate_pe(lab.TEAM_WORLD, 0, lab.TEAM_WORLD); k:team_pe_mapping(lab.TEAM_WORLD, 0)
+  k:barrier(lab.TEAM_WORLD); k:sync(lab.TEAM_WORLD)
+  k:roce_barrier(lab.TEAM_WORLD); k:roce_team_sync(lab.TEAM_WORLD); k:roce_sync(lab.TEAM_WORLD)
+  k:roce_barrier_all(); k:roce_sync_all()
+end
+
 -- every primitive, optional arguments left out (set_flag/wait_flag's id,
 -- pipe_barrier's pipe, set_atomic's dtype, cast's round, the MTE sync_id)
 local function kernel(k, g, acc, out, got, sig, x)
@@ -19,109 +138,10 @@ local function kernel(k, g, acc, out, got, sig, x)
   local q, r = k:ub("int32", 8), k:ub("int32", 8)
   local e = k:ub("int32", 16)              -- an engine's workspace (SDMA: 64 bytes)
   for round = 1, 2 do
-    k:barrier_all()                        -- the previous round is over everywhere
-    k:duplicate(f, -1.5, 8)
-    k:duplicate(w, 2, 8)
-    k:pipe_barrier()
-    k:add(w, f, w, 8); k:max(w, w, f, 8); k:min(w, w, f, 8)
-    k:muls(w, w, 2, 8); k:abs(w, w, 8)
-    k:cast(q, w, 8)                        -- trunc: 3.0 -> 3
-    k:data_copy(r, q, 8)                   -- UB -> UB on V
-    k:reduce_max(w, w, 8)
-    k:set_flag("V_MTE3"); k:wait_flag("V_MTE3")
-    k:data_copy(g, r, 8)                   -- 3 in every element
-    k:set_flag("MTE3_MTE2"); k:wait_flag("MTE3_MTE2")
-    k:data_copy_pad(q, g, 8)
-    k:set_flag("MTE2_S"); k:wait_flag("MTE2_S")
-    k:set_value(q, 1, k:get_value(q, 0) + round)
-    k:set_flag("S_MTE3"); k:wait_flag("S_MTE3")
-    k:set_atomic("add")
-    k:data_copy(acc, q, 8)                 -- acc += q
-    k:set_atomic_none()
-    k:system_cycle()
-    k:pipe_barrier()
-    local s = k:ub("int32", 16)            -- the scalar passes, on a UB of their own
-    k:duplicate(s, 0, 16)
-    k:pipe_barrier()
-    k:scalar_histogram(s, 0, 4, 0, 4, s:sub(8, 4), s:sub(12, 4))
-    k:scalar_transpose(s:sub(8, 4), s, 2, 2, 2)
-    k:scalar_row_sums(s:sub(12, 4), s, 2, 2, 2)
-    k:scalar_topk_count(s, 0, 2, 4, 2, s:sub(8, 4), s:sub(12, 2), s:sub(14, 2), s, 4)
-    k:scalar_pair_scan(s, 0, 2, 2, -1)
-    k:sync_all()
-    k:barrier_all()                        -- every g written before a peer reads it
-    k:mte_put_nbi(out, g, r, 32, 8, peer)
-    k:quiet()                              -- its last MTE3 still reads r
-    k:mte_get_nbi(got, g, r, 32, 8, peer)
-    k:fence()
-    k:mte_put_pipelined(out, g, r, 8, peer)   -- bufs omitted: two halves of r
-    k:quiet()
-    k:mte_get_pipelined(got, g, r, 8, peer)
-    k:fence()
-    k:putmem(out, g, 8, peer)
-    k:getmem(got, g, 8, peer)
-    k:put_signal(out, g, 8, sig, 1, lab.SIGNAL_ADD, peer)
-    k:put_signal_nbi(out, g, 8, sig, 0, lab.SIGNAL_ADD, peer)
-    k:put(out, g, 8, peer); k:get(got, g, 8, peer)
-    for _, nbi in ipairs({ "putmem_nbi", "put_nbi" }) do k[nbi](k, out, g, 8, peer); k:quiet() end
-    for _, nbi in ipairs({ "getmem_nbi", "get_nbi" }) do k[nbi](k, got, g, 8, peer); k:quiet() end
-    k:mte_get_nbi(r, g, 8, peer)           -- the UB forms
-    k:set_flag("MTE2_MTE3"); k:wait_flag("MTE2_MTE3")
-    k:mte_put_nbi(out, r, 8, peer)
-    k:quiet()
-    k:ascendc_sync_all()
-    k:shmem_sync_all()
-    k:sdma_put_nbi(out, g, e, 8, peer, 0); k:sdma_get_nbi(got, g, e, 64, 8, peer, 0)
-    k:sdma_quiet(e, 0)
-    k:sdma_reduce_nbi(out, g, e, 8, peer, "add"); k:sdma_quiet(e, 0)
-    k:mte_quiet()
-    if round == 2 then k:set_mte_config(e) end     -- the staged calls below stage through e
-    k:roce_put_nbi(out, g, e, 8, peer); k:roce_get_nbi(got, g, e, 8, peer)
-    k:roce_quiet(peer, e, 0)
-    k:roce_reduce_nbi(out, g, e, 8, peer, "max"); k:roce_quiet(peer, e, 0)
-    for _, call in ipairs({ "udma_put_nbi", "udma_get_nbi" }) do   -- a 910B has no UDMA
-      assert(not pcall(k[call], k, out, g, e, 8, peer))
-    end
-    assert(not pcall(k.udma_relay_put_nbi, k, out, g, e, 8, peer, peer))
-    assert(not pcall(k.udma_relay_get_nbi, k, got, g, e, 8, peer, peer))
-    assert(not pcall(k.udma_put_signal_nbi, k, out, g, 8, sig, 0, peer))
-    assert(not pcall(k.udma_quiet, k, peer))
-    k:signal_op(sig, 1, lab.SIGNAL_ADD, peer)
-    k:prof_start(0); k:prof_end(0)
-    k:signal_wait_until(sig, lab.CMP_GE, 2 * round)
-    k:wait_signal_value(k:ptr(sig, k:my_pe()), q, 8, lab.CMP_GE, 2 * round)
-    -- the p2p_sync family (status left nil), p / g, the atomics (issue 13)
-    k:wait_until(sig, lab.CMP_GE, 2 * round)
-    k:wait(sig, -1)
-    k:wait_until_all(sig, 1, nil, lab.CMP_GE, 2 * round)
-    k:wait_until_any(sig, 1, nil, lab.CMP_GE, 2 * round)
-    k:wait_until_some(sig, 1, x.idx, nil, lab.CMP_GE, 2 * round)
-    k:wait_until_all_vector(sig, 1, nil, lab.CMP_GE, x.zero)
-    k:wait_until_any_vector(sig, 1, nil, lab.CMP_GE, x.zero)
-    k:wait_until_some_vector(sig, 1, x.idx, nil, lab.CMP_GE, x.zero)
-    k:test(sig, lab.CMP_GE, 0); k:test_all(sig, 1, nil, lab.CMP_GE, 0)
-    k:test_any(sig, 1, nil, lab.CMP_GE, 0); k:test_some(sig, 1, x.idx, nil, lab.CMP_GE, 0)
-    k:test_all_vector(sig, 1, nil, lab.CMP_GE, x.zero)
-    k:test_any_vector(sig, 1, nil, lab.CMP_GE, x.zero)
-    k:test_some_vector(sig, 1, x.idx, nil, lab.CMP_GE, x.zero)
-    k:p(x.px, round, k:my_pe()); k:g(x.px, k:my_pe())
-    k:atomic_add(x.ctr, 1, k:my_pe())                  -- the UB + MTE3 path
-    k:set_flag("MTE3_S"); k:wait_flag("MTE3_S")      -- before the scratch UB is written again
-    k:atomic_add(x.ctr64, 1, peer)                    -- int64: a read-modify-write
-    k:atomic_fetch_add(x.ctr64, 1, peer); k:atomic_inc(x.ctr64, peer)
-    k:atomic_fetch_inc(x.ctr64, peer); k:atomic_fetch(x.ctr64, peer)
-    k:atomic_set(x.set, 1, peer); k:atomic_swap(x.set, 2, peer)
-    k:atomic_compare_swap(x.set, 2, 3, peer)
-    for _, call in ipairs({ "atomic_and", "atomic_or", "atomic_xor", "atomic_fetch_and",
-                            "atomic_fetch_or", "atomic_fetch_xor" }) do
-      assert(not pcall(k[call], k, x.bits, 0, peer))    -- RDMA and UDMA only: not over HCCS
-      k["roce_" .. call](k, x.bits, -1, peer)            -- the RDMA engine's own call
-    end
-    k:team_my_pe(lab.TEAM_WORLD); k:team_n_pes(lab.TEAM_WORLD)
-    k:team_translate_pe(lab.TEAM_WORLD, 0, lab.TEAM_WORLD); k:team_pe_mapping(lab.TEAM_WORLD, 0)
-    k:barrier(lab.TEAM_WORLD); k:sync(lab.TEAM_WORLD)
-    k:roce_barrier(lab.TEAM_WORLD); k:roce_team_sync(lab.TEAM_WORLD); k:roce_sync(lab.TEAM_WORLD)
-    k:roce_barrier_all(); k:roce_sync_all()
+    local_ops(k, g, acc, round, f, w, q, r)
+    transfers(k, g, out, got, sig, peer, round, r, e)
+    waits(k, sig, x, round, peer, q)
+    atomics(k, x, round, peer)
   end
 end
 
