@@ -9,6 +9,9 @@
 --   lua5.4 bench/par.lua [sweep|tune|all] [J] [-- run_op options]      (default: all 2)
 local ROOT = debug.getinfo(1, "S").source:match("^@(.*)/bench/[^/]*$") or "."
 local LUA = os.getenv("LUA") or "lua5.4"
+package.path = ROOT .. "/bench/?.lua;" .. package.path
+local shell = require("shell")
+local q, secs = shell.q, shell.secs
 
 local part, jobs, extra = "all", 2, {}
 for i = 1, #arg do
@@ -22,9 +25,6 @@ local SWEEP = { "allgather", "-b", "512K", "-e", "64M", "--timing-only" }
 -- the tune: allgather at 8 PEs, the defaults otherwise
 local TUNE = { "allgather", "--pes", "8", "--tune", "--json" }
 
--- single-quote s for sh
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
 -- stop the bench: a failed run measures nothing
 local function fail(msg)
   io.stderr:write("bench/par.lua: ", msg, "\n")
@@ -37,12 +37,6 @@ local function now()
   local t = tonumber(p:read("l"))
   p:close()
   return t
-end
-
--- seconds of a `times` figure: 1m2.500000s -> 62.5
-local function secs(t)
-  local m, s = t:match("(%d+)m([%d.]+)s")
-  return tonumber(m) * 60 + tonumber(s)
 end
 
 -- run run_op.lua with args (and the extra options); its stdout, wall seconds and the CPU

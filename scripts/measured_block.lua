@@ -17,7 +17,7 @@ M.BLOCKS = {
   check = { target = "make bench", inputs = { "bench/check.lua" } },
   dtype = { target = "make bench", inputs = { "bench/dtype_bench.c" } },
   scale = { target = "make scale", inputs = { "bench/scale.lua" } },
-  peers = { target = "make bench-peers", inputs = { "bench/peers/peers.lua",
+  peers = { target = "make bench-peers", inputs = { "bench/peers/peers.lua", "bench/shell.lua",
             "bench/peers/collectives.c", "bench/peers/floor.c", "bench/peers/data.h" } },
 }
 

@@ -17,7 +17,10 @@
 -- pes_per_server hosts, a link per pair of them (the full mesh of
 -- hccs_switch = false) of hccs_GBps each way and hccs_alpha_ns.
 local ROOT = debug.getinfo(1, "S").source:match("^@(.*)/bench/peers/[^/]*$") or "."
-package.path = ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;" .. package.path
+package.path = ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;" .. ROOT .. "/bench/?.lua;"
+  .. package.path
+local shell = require("shell")
+local q, bytes_of, timed = shell.q, shell.bytes_of, shell.timed
 local cjson = require("cjson")
 
 local SOC = "Ascend910B"
@@ -31,16 +34,6 @@ local ALGO = { allgather = "spreading_simple", alltoall = "basic_linear", allred
 -- reverse traffic of acknowledgements) and only the network on the clock
 local SMPI_CFG = { "smpi/simulate-computation:no", "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
                    "network/crosstraffic:0" }
-
--- single-quote s for sh
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
--- "64K" -> 65536
-local function bytes_of(s)
-  local n, unit = s:match("^(%d+)([KMG]?)$")
-  assert(n, "bad size '" .. s .. "' (like 1K, 4M)")
-  return tonumber(n) * ({ [""] = 1, K = 1024, M = 1024 ^ 2, G = 1024 ^ 3 })[unit] // 1
-end
 
 -- 65536 -> "64K"
 local function size_name(b)
@@ -85,25 +78,6 @@ local function platform(dir)
   for i = 0, n - 1 do f:write("pe", i, "\n") end
   f:close()
   return n, p
-end
-
--- seconds of "1m2.500000s"
-local function secs(t)
-  local mins, sec = t:match("(%d+)m([%d.]+)s")
-  return tonumber(mins) * 60 + tonumber(sec)
-end
-
--- run a shell command line: its output, wall seconds and CPU seconds (user +
--- system of its processes, from the shell's `times`)
-local function timed(cmd)
-  local sh = "t0=$(date +%s%N); " .. cmd .. "; echo \"RC $?\"; t1=$(date +%s%N); " ..
-             "echo \"WALL $((t1 - t0))\"; echo CPU; times"
-  local p = assert(io.popen("sh -c " .. q(sh) .. " 2>&1"))
-  local out = p:read("a")
-  p:close()
-  local user, sys = out:match("CPU\n[^\n]*\n(%S+) (%S+)")
-  return out, tonumber(out:match("WALL (%d+)")) / 1e9, tonumber(out:match("RC (%d+)")),
-         secs(user) + secs(sys)
 end
 
 -- shmemlab: one process, the operator at bytes per PE, iters launches

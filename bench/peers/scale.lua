@@ -21,20 +21,15 @@
 -- shmemlab: 7 of a rank's n - 1 peers (3% at 256 ranks), so the simulated
 -- times agree only roughly; the CPU is what this compares.
 local ROOT = debug.getinfo(1, "S").source:match("^@(.*)/bench/peers/[^/]*$") or "."
-package.path = ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;" .. package.path
+package.path = ROOT .. "/lua/?.lua;" .. ROOT .. "/lua/?/init.lua;" .. ROOT .. "/bench/?.lua;"
+  .. package.path
+local shell = require("shell")
+local q, bytes_of, timed = shell.q, shell.bytes_of, shell.timed
 
 local SOC = "Ascend910B"
 local LUA = os.getenv("LUA") or "lua5.4"
 local SMPI_CFG = { "smpi/simulate-computation:no", "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
                    "network/crosstraffic:0" }
-
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
-local function bytes_of(s)
-  local n, unit = s:match("^(%d+)([KMG]?)$")
-  assert(n, "bad size '" .. s .. "' (like 1K, 4M)")
-  return tonumber(n) * ({ [""] = 1, K = 1024, M = 1024 ^ 2, G = 1024 ^ 3 })[unit] // 1
-end
 
 -- the cluster platform and hostfile of n ranks under dir
 local function platform(dir, n)
@@ -56,23 +51,8 @@ local function platform(dir, n)
   f:close()
 end
 
-local function secs(t)
-  local mins, sec = t:match("(%d+)m([%d.]+)s")
-  return tonumber(mins) * 60 + tonumber(sec)
-end
-
--- a shell command line's output, exit status and CPU seconds (its children's
--- user + system)
-local function timed(cmd)
-  local p = assert(io.popen("sh -c " .. q(cmd .. "; echo \"RC $?\"; echo CPU; times") .. " 2>&1"))
-  local out = p:read("a")
-  p:close()
-  local user, sys = out:match("CPU\n[^\n]*\n(%S+) (%S+)")
-  return out, tonumber(out:match("RC (%d+)")), secs(user) + secs(sys)
-end
-
 local function shmemlab(n, bytes, window, algo, settle)
-  local out, rc, cpu = timed(string.format(
+  local out, _, rc, cpu = timed(string.format(
       "%s %s --one allgather %s", LUA, q(ROOT .. "/bench/scale.lua"),
       q(string.format("{ pes = %d, block_dim = %d, timing_only = true, count = %d, algo = %q%s }",
                       n, window, bytes // 4, algo,
@@ -85,7 +65,7 @@ end
 local function smpi(dir, n, bytes, window)
   local cfg = {}
   for _, c in ipairs(SMPI_CFG) do cfg[#cfg + 1] = "--cfg=" .. c end
-  local out, rc, cpu = timed(string.format(
+  local out, _, rc, cpu = timed(string.format(
       "smpirun -np %d -platform %s -hostfile %s %s --log=root.thres:warning %s %d %d", n,
       q(string.format("%s/scale%d.xml", dir, n)), q(string.format("%s/scale%d.hosts", dir, n)),
       table.concat(cfg, " "), q(dir .. "/window"), bytes, window))
