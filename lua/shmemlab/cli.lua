@@ -69,7 +69,8 @@ function cli.kinds.set(v)
 end
 -- -c 0|1, nccl-tests' result check; the sanitizer's old spelling names its new one
 function cli.kinds.onoff(v, name)
-  if v == "0" or v == "1" then return v == "1" end
+  local on = cli.kinds.bool(v, name)
+  if on ~= nil then return on end
   local tool = true
   for w in v:gmatch("[^,%s]+") do tool = tool and lab.check_modes[w] ~= nil end
   if tool and v:find("%a") then
