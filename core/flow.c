@@ -34,12 +34,6 @@
 
 #include "sli.h"
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
 #define EPS 1e-12
 #define DRIFT 1e-6      /* a resource's kept use is this close to exact (relative) */
 #define BATCH 16        /* flows a settle finds, then takes in together (their records
@@ -546,14 +540,19 @@ static void to_rerate(sl_machine *m, int32_t f, int32_t *qf, int32_t *rq, int32_
   }
 }
 
+/* start loading flow f's record: its first line and its second (at[]) */
+static void ask_flow(const sl_machine *m, int32_t f) {
+  SLI_PREFETCH(&m->flows[f]);
+  SLI_PREFETCH((const char *)&m->flows[f] + 64);
+}
+
 /* flow f is to be re-rated (to_rerate), after those found before it: into
 ** ids[0..*nb), its record asked for; a full batch is taken in, in order
 ** (one found twice is taken once: to_rerate passes over a marked flow) */
 static void take_in(sl_machine *m, int32_t *ids, int *nb, int32_t f, int32_t *qf, int32_t *rq,
                     int32_t *nres) {
   int i;
-  PREFETCH(&m->flows[f]);
-  PREFETCH((const char *)&m->flows[f] + 64);   /* at[]: its second line */
+  ask_flow(m, f);
   ids[(*nb)++] = f;
   if (*nb < BATCH) return;
   for (i = 0; i < *nb; i++) to_rerate(m, ids[i], qf, rq, nres);
@@ -808,7 +807,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
       const int32_t *sj = slots + r->fbeg;
       rs_remove(&m->rs, ri);
       for (j = 0; j < r->fcnt; j++)     /* loads only: its flows' records, together */
-        PREFETCH(&m->flows[sj[j]]);
+        SLI_PREFETCH(&m->flows[sj[j]]);
       for (j = 0; j < r->fcnt; j++) {
         sl_flow *fl = &m->flows[sj[j]];
         if (!fl->frozen) { freeze(m, fl, level, level, ri); nfree--; }
@@ -872,7 +871,7 @@ static void enlist_all(sl_machine *m, const int32_t *ids, int n, int32_t *nf, in
   int i, k;
   for (i = 0; i < n; i++) {
     const sl_flow *fl = &m->flows[ids[i]];
-    for (k = 0; k < fl->nres; k++) PREFETCH(&m->allres[fl->at[k].res]);
+    for (k = 0; k < fl->nres; k++) SLI_PREFETCH(&m->allres[fl->at[k].res]);
   }
   for (i = 0; i < n; i++) enlist(m, ids[i], nf, nr);
 }
@@ -900,8 +899,7 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
       const sl_slot *sl = &r->fl[j];
       if (sl->mark != stamp && ((sl_slot_bn(sl) && sl->rate < r->lo) || sl->rate > r->hi)) {
         ids[nb] = sl_slot_f(sl);
-        PREFETCH(&m->flows[ids[nb]]);
-        PREFETCH((const char *)&m->flows[ids[nb]] + 64);   /* at[]: its second line */
+        ask_flow(m, ids[nb]);
         if (++nb == BATCH) { enlist_all(m, ids, nb, nf, nr); nb = 0; }
       }
     }
@@ -917,19 +915,19 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
 ** AHEAD flows ahead (their place in the heap 2 * AHEAD ahead), loads only */
 static void rate_all(sl_machine *m, const int32_t *F, int32_t nf, sl_time now) {
   int32_t i;
-  for (i = 0; i < nf && i < 2 * AHEAD; i++) PREFETCH(&m->fh.pos[F[i]]);
+  for (i = 0; i < nf && i < 2 * AHEAD; i++) SLI_PREFETCH(&m->fh.pos[F[i]]);
   for (i = 0; i < nf; i++) {
     int32_t f = F[i];
     sl_flow *fl = &m->flows[f];
-    if (i + 2 * AHEAD < nf) PREFETCH(&m->fh.pos[F[i + 2 * AHEAD]]);
+    if (i + 2 * AHEAD < nf) SLI_PREFETCH(&m->fh.pos[F[i + 2 * AHEAD]]);
     if (i + AHEAD < nf) {
       const sl_flow *a = &m->flows[F[i + AHEAD]];
       int k;
-      if (m->fh.pos[F[i + AHEAD]] >= 0) PREFETCH(&m->fh.h[m->fh.pos[F[i + AHEAD]]]);
+      if (m->fh.pos[F[i + AHEAD]] >= 0) SLI_PREFETCH(&m->fh.h[m->fh.pos[F[i + AHEAD]]]);
       for (k = 0; k < a->nres; k++) {
         const sl_res *r = &m->allres[a->at[k].res];
-        PREFETCH(&r->use);
-        PREFETCH(&r->fl[a->at[k].pos]);
+        SLI_PREFETCH(&r->use);
+        SLI_PREFETCH(&r->fl[a->at[k].pos]);
       }
     }
     set_rate(m, fl, fl->rate, fl->bneck);   /* its slots and the resources' use */
@@ -1007,31 +1005,31 @@ static int ends_by(const sl_machine *m, sl_time t, int32_t *ids) {
 static void prefetch_ends(const sl_machine *m, sl_time t) {
   int32_t ids[NPRE], op[NPRE];
   int n = ends_by(m, t, ids), i;
-  for (i = 0; i < n; i++) PREFETCH(&m->flows[ids[i]]);
+  for (i = 0; i < n; i++) SLI_PREFETCH(&m->flows[ids[i]]);
   for (i = 0; i < n; i++) {
     const sl_flow *fl = &m->flows[ids[i]];
     op[i] = -1;
-    if (fl->eng < 0) PREFETCH(&m->blocks[fl->blk].qhead);
+    if (fl->eng < 0) SLI_PREFETCH(&m->blocks[fl->blk].qhead);
   }
   for (i = 0; i < n; i++) {
     const sl_flow *fl = &m->flows[ids[i]];
     if (fl->eng >= 0) continue;
     op[i] = m->blocks[fl->blk].qhead[QI(fl->pipe)];
-    if (op[i] >= 0) PREFETCH(&m->ops[op[i]]);
+    if (op[i] >= 0) SLI_PREFETCH(&m->ops[op[i]]);
   }
   for (i = 0; i < n; i++) {
     if (op[i] < 0) continue;
     op[i] = m->ops[op[i]].next;
-    if (op[i] >= 0) PREFETCH(&m->ops[op[i]]);
+    if (op[i] >= 0) SLI_PREFETCH(&m->ops[op[i]]);
   }
   for (i = 0; i < n; i++) {
     const sl_ins *o;
     if (op[i] < 0) continue;
     o = &m->ops[op[i]];
     if ((o->kind == OP_SET || o->kind == OP_WAIT) && o->tok >= 0 && o->tok < m->ntoks)
-      PREFETCH(&m->toks[o->tok]);
+      SLI_PREFETCH(&m->toks[o->tok]);
     else if ((o->kind == OP_XFER || o->kind == OP_VEC) && o->ev >= 0 && o->ev < m->nevs)
-      PREFETCH((const char *)&m->evs[o->ev] + 64);
+      SLI_PREFETCH((const char *)&m->evs[o->ev] + 64);
   }
 }
 

@@ -355,24 +355,18 @@ static const sl_key *peek(sl_machine *m) {
   return peek_raw(m);
 }
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
 /* start loading what the event of key k reads first (its record, its block's
 ** queues, the flow that ends first): records were made long before and are
 ** out of cache, and the loads run while the key before it is handled */
 static void prefetch_key(const sl_machine *m, const sl_key *k) {
   switch (k->kind) {
-    case EV_WAKE: PREFETCH(&m->blocks[k->ev]); return;
-    case EV_PIPE: PREFETCH(&m->blocks[k->ev / 4].qhead); return;
-    case EV_FLOW: if (m->fh.n > 0) PREFETCH(&m->flows[m->fh.h[0].id]); return;
-    case EV_DMAQ: PREFETCH(&m->blocks[k->ev / SL_NENG].dq); return;
+    case EV_WAKE: SLI_PREFETCH(&m->blocks[k->ev]); return;
+    case EV_PIPE: SLI_PREFETCH(&m->blocks[k->ev / 4].qhead); return;
+    case EV_FLOW: if (m->fh.n > 0) SLI_PREFETCH(&m->flows[m->fh.h[0].id]); return;
+    case EV_DMAQ: SLI_PREFETCH(&m->blocks[k->ev / SL_NENG].dq); return;
     default:
-      PREFETCH(&m->evs[k->ev]);
-      PREFETCH((const char *)&m->evs[k->ev] + 64);
+      SLI_PREFETCH(&m->evs[k->ev]);
+      SLI_PREFETCH((const char *)&m->evs[k->ev] + 64);
   }
 }
 

@@ -342,6 +342,15 @@ typedef struct sl_seg { int64_t off, size; } sl_seg;
 ** store that misses does not hold the core up as a load does). Room for the
 ** pool's every record (sli_free_room when it grows), so a push never fails */
 typedef struct sl_freelist { int32_t *id, n, cap; } sl_freelist;
+/* start loading the line at p, to read (SLI_PREFETCH) or to write (SLI_PREFETCH_W): a
+** load only, so a hint that is wrong costs a load and changes nothing */
+#if defined(__GNUC__)
+#define SLI_PREFETCH(p) __builtin_prefetch(p)
+#define SLI_PREFETCH_W(p) __builtin_prefetch(p, 1)
+#else
+#define SLI_PREFETCH(p) ((void)(p))
+#define SLI_PREFETCH_W(p) ((void)(p))
+#endif
 /* the record last given back, -1 none */
 static inline int32_t sli_free_take(sl_freelist *f) { return f->n > 0 ? f->id[--f->n] : -1; }
 static inline void sli_free_give(sl_freelist *f, int32_t i) { f->id[f->n++] = i; }
@@ -349,11 +358,7 @@ static inline void sli_free_give(sl_freelist *f, int32_t i) { f->id[f->n++] = i;
 ** f gives next: records are taken in bursts (a block issues a chunk's
 ** instructions), so the next one's miss overlaps the work on this one */
 static inline void sli_free_prefetch(const sl_freelist *f, const void *items, size_t sz) {
-#if defined(__GNUC__)
-  if (f->n > 0) __builtin_prefetch((const char *)items + (size_t)f->id[f->n - 1] * sz, 1);
-#else
-  (void)f; (void)items; (void)sz;
-#endif
+  if (f->n > 0) SLI_PREFETCH_W((const char *)items + (size_t)f->id[f->n - 1] * sz);
 }
 
 /* timing-only: the backed UB allocations of a core in this launch, each at
