@@ -752,14 +752,15 @@ end
 
 -- relay.gather_buffers(m, c, s, count) -> s: the server relay's fields and buffers of an
 -- allgather of count elements a PE on c: the symmetric window (the outside shards of my
--- local index) and flags; the op allocates input (symmetric) and output
+-- local index), flags and the pieces of each NIC block (relay.piece_lists); the op
+-- allocates input (symmetric) and output
 function relay.gather_buffers(m, c, s, count)
   local dom, g = relay.domains(c)
   s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
   s.win = m:malloc(c.dtype, (g - 1) * count, "window")
   s.ready = m:malloc("int32", c.pes, "ready", "backed")           -- [p]: PE p's shard is readable
   s.fwd = m:malloc("int32", dom * s.nic, "fwd", "backed")          -- [i, b]: pieces of PE i's NIC block b
-  s.piece_lists = relay.piece_lists(s, g - 1, s.nic)
+  s.piece_lists = relay.piece_lists({ count = count, esize = s.esize }, g - 1, s.nic)
   return s
 end
 
