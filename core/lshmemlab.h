@@ -138,6 +138,7 @@ LSL_FUNC void lsl_wd_disarm(lmach *lm, lua_State *co);
 
 /* lshmemlab_view.c */
 LSL_FUNC uint8_t *lsl_view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write);
+LSL_FUNC void lsl_push_pe_view(lua_State *L, int i, lview *v, int pe);
 
 /* lshmemlab_kernel.c */
 LSL_FUNC void lsl_set_site(lua_State *L, lmach *lm);

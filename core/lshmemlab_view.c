@@ -37,20 +37,20 @@ static lua_Integer sub_key(lua_Integer off, lua_Integer n) {
   return -1 - off;
 }
 
-/* the table of sub-views of the root view at index 1 (its user value 2, made
-** when first needed), pushed */
-static void push_subs(lua_State *L) {
-  if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
+/* the table of sub-views of the root view at (absolute) index i (its user
+** value 2, made when first needed), pushed */
+static void push_subs(lua_State *L, int i) {
+  if (lua_getiuservalue(L, i, 2) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 0, 4);
     luaL_setmetatable(L, SUBS_MT);
     lua_pushvalue(L, -1);
-    lua_setiuservalue(L, 1, 2);
+    lua_setiuservalue(L, i, 2);
   }
 }
 
 /* v:sub(offset [, n]): a window offset elements further. A root view (a
-** buffer, a UB tensor, v:on, v:reinterpret) keeps every sub-view made from
+** buffer, a UB tensor, v:on, k:ptr, v:reinterpret) keeps every sub-view made from
 ** it or from its sub-views, directly or not, in a table of weak values (user
 ** value 2; a sub-view's user value 2 is its root): a window asked for again
 ** (every PE's blocks take the same windows of a buffer, a loop the same UB
@@ -80,7 +80,7 @@ static int v_sub(lua_State *L) {
     nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
   } else {
     lua_Integer key = sub_key(at, n);
-    push_subs(L);
+    push_subs(L, 1);
     if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
       return 1;
     lua_pop(L, 1);
@@ -96,19 +96,43 @@ static int v_sub(lua_State *L) {
   return 1;
 }
 
+/* push the view of v (at index i, of a buffer with a copy per PE) on PE pe, a
+** root view of its own: the one a root v keeps for pe in its table of
+** sub-views (weakly, under a key below every window's: -2^41 - pe), made when
+** it has none; a sub-view's is made each time */
+void lsl_push_pe_view(lua_State *L, int i, lview *v, int pe) {
+  lua_Integer key = -((lua_Integer)1 << 41) - pe;
+  lview *nv;
+  i = lua_absindex(L, i);
+  if (v->subs) {
+    push_subs(L, i);
+    if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA) {
+      lua_remove(L, -2);
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  lua_getiuservalue(L, i, 1);
+  nv = lsl_newview(L, -1, v->lm, &v->l, v->n, 1);
+  nv->l.pe = (int32_t)pe;
+  lua_remove(L, -2);                      /* the machine */
+  if (v->subs) {
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, key);
+    lua_remove(L, -2);                    /* the table */
+  }
+}
+
 /* v:on(pe): the copy of a buffer on one PE (host side) */
 static int v_on(lua_State *L) {
   lview *v = lsl_checkview(L, 1);
   lua_Integer pe = luaL_checkinteger(L, 2);
   int n = sl_machine_params(v->lm->m)->n_pes;
-  lview *nv;
   luaL_argcheck(L, pe >= 0 && pe < n, 2, "PE out of range");
   if (v->l.buf < 0) return luaL_argerror(L, 1, "UB has no per-PE copies");
   if (sl_getbuf(v->lm->m, v->l.buf)->space == SL_SPACE_HOST)
     return luaL_argerror(L, 1, "a host buffer has one copy, not one per PE");
-  lua_getiuservalue(L, 1, 1);
-  nv = lsl_newview(L, -1, v->lm, &v->l, v->n, 1);
-  nv->l.pe = (int32_t)pe;
+  lsl_push_pe_view(L, 1, v, (int)pe);
   return 1;
 }
 

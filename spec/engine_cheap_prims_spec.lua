@@ -181,6 +181,33 @@ describe("sub-views of sub-views", function()
   end)
 end)
 
+describe("a buffer's copy on one PE", function()
+  it("is kept by the buffer's view: v:on(pe) and k:ptr(v, pe) are one view a PE", function()
+    local m = lab.machine{ pes = 4 }
+    local v = m:malloc("int32", 64, "v"):fill("iota_pe")
+    local on2 = v:on(2)
+    assert.is_true(rawequal(on2, v:on(2)))
+    assert.is_false(rawequal(on2, v:on(3)))
+    assert.same({ 2, 64, 0, "v" }, { on2.pe, #on2, on2.offset, on2.name })
+    assert.equals(2 * 64 + 5, on2:read(5))
+    local same, fields, of_sub
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local p = k:ptr(v, 2)
+      same = rawequal(p, on2) and rawequal(p, k:ptr(v, 2))
+      fields = { p.pe, #p, rawequal(p:sub(8, 8), on2:sub(8, 8)) }
+      local w = v:sub(8, 8)                            -- a sub-view's copy: made each time
+      of_sub = { k:ptr(w, 3).pe, k:ptr(w, 3).offset, #k:ptr(w, 3) }
+    end, 1)
+    assert.is_true(same)
+    assert.same({ 2, 64, true }, fields)
+    assert.same({ 3, 8, 8 }, of_sub)
+    assert.equals("bad argument #1 to 'on' (PE out of range)", H.strip(H.err(function()
+      v:on(4) end)))
+    m:close()
+  end)
+end)
+
 describe("hard event names", function()
   it("names made at run time, freed and made again, and numbers all name their event", function()
     local m = lab.machine{ pes = 1 }
