@@ -61,10 +61,12 @@ int lsl_engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
   return luaL_error(L, "%s", sl_machine_err(m));
 }
 
-/* push a new view; keeps: it keeps the sub-views it makes (not for a sub-view) */
+/* push a new view; keeps: a root view, which keeps the sub-views made from it
+** (user value 2: their table); else a sub-view (user value 2: its root, which
+** v:sub sets) */
 lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
                       int64_t n, int keeps) {
-  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), keeps ? 2 : 1);
+  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), 2);
   v->subs = keeps != 0;
   v->magic = VIEW_MAGIC;
   v->lm = lm;

@@ -108,9 +108,10 @@ typedef struct lview {
   sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
   int64_t n;                /* elements in the window */
   int32_t host;             /* a host buffer's (a buffer's space never changes) */
-  int32_t subs;             /* 1: it keeps the sub-views it made (user value 2,
-                               made when first needed); 0: a sub-view, which
-                               keeps none (no chain of views) */
+  int32_t subs;             /* 1: a root view, which keeps the sub-views made
+                               from it and from them (user value 2, made when
+                               first needed); 0: a sub-view (user value 2: its
+                               root; no chain of views) */
 } lview;
 
 /* lshmemlab.c */
@@ -137,6 +138,7 @@ LSL_FUNC void lsl_wd_disarm(lmach *lm, lua_State *co);
 
 /* lshmemlab_view.c */
 LSL_FUNC uint8_t *lsl_view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write);
+LSL_FUNC void lsl_push_pe_view(lua_State *L, int i, lview *v, int pe);
 
 /* lshmemlab_kernel.c */
 LSL_FUNC void lsl_set_site(lua_State *L, lmach *lm);

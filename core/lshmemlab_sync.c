@@ -353,14 +353,12 @@ static int k_my_pe(lua_State *L) {
 static int k_ptr(lua_State *L) {
   int blk;
   lmach *lm = lsl_kcheck(L, &blk);
-  lview *v = lsl_checkanyview(L, 2), *nv;
+  lview *v = lsl_checkanyview(L, 2);
   int pe = lsl_checkpe(L, lm, 3);
   if (v->lm != lm) return luaL_argerror(L, 2, "view of another machine");
   if (v->l.buf < 0 || sl_getbuf(lm->m, v->l.buf)->space != SL_SPACE_SYM)
     return luaL_argerror(L, 2, "not a symmetric buffer (allocate it with m:malloc)");
-  lua_getiuservalue(L, 2, 1);
-  nv = lsl_newview(L, -1, lm, &v->l, v->n, 1);
-  nv->l.pe = pe;
+  lsl_push_pe_view(L, 2, v, pe);
   return 1;
 }
 

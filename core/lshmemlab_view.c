@@ -30,52 +30,97 @@ uint8_t *lsl_view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write) 
   return p;
 }
 
-/* the key of the sub-view (off, n) in its parent's table: off and n in one
+/* the key of the sub-view (off, n) in its root's table: off and n in one
 ** integer when n < 2^23 (off <= 2^40), else -1 - off (its n then checked) */
 static lua_Integer sub_key(lua_Integer off, lua_Integer n) {
   if (n < ((lua_Integer)1 << 23)) return off * ((lua_Integer)1 << 23) + n;
   return -1 - off;
 }
 
-/* v:sub(offset [, n]): a window offset elements further. A view keeps the
-** sub-views it made in a table of weak values (user value 2), so a kernel
-** that asks again for a window some block asked for (every PE's blocks take
-** the same windows of a buffer, a loop takes the same UB halves) gets the
-** same view, made once while it lives (views never change) */
+/* the table of sub-views of the root view at (absolute) index i (its user
+** value 2, made when first needed), pushed */
+static void push_subs(lua_State *L, int i) {
+  if (lua_getiuservalue(L, i, 2) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 4);
+    luaL_setmetatable(L, SUBS_MT);
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, i, 2);
+  }
+}
+
+/* v:sub(offset [, n]): a window offset elements further. A root view (a
+** buffer, a UB tensor, v:on, k:ptr, v:reinterpret) keeps every sub-view made from
+** it or from its sub-views, directly or not, in a table of weak values (user
+** value 2; a sub-view's user value 2 is its root): a window asked for again
+** (every PE's blocks take the same windows of a buffer, a loop the same UB
+** halves, a chunk loop the same chunks of a sub-view) is the same view, made
+** once while it lives. Views never change, and a kept one has the fields a
+** fresh one would have, so which of the two a call gets cannot be told */
 static int v_sub(lua_State *L) {
-  lview *v = lsl_checkview(L, 1), *nv;
-  lua_Integer off = luaL_checkinteger(L, 2), n, key = 0;
+  lview *v = lsl_checkview(L, 1), *root = v, *nv;
+  lua_Integer off = luaL_checkinteger(L, 2), n, at;
   luaL_argcheck(L, off >= 0, 2, "offset must be >= 0");
   luaL_argcheck(L, off <= ((lua_Integer)1 << 40), 2, "offset must be at most 2^40");
   n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
   luaL_argcheck(L, n >= 0 && n <= ((lua_Integer)1 << 40), 3, "size must be in 0..2^40");
-  if (off == 0 && n == v->n) {            /* the same window: the view itself */
-    lua_settop(L, 1);
-    return 1;
-  }
   lua_settop(L, 1);
-  if (v->subs) {
-    key = sub_key(off, n);
-    if (lua_getiuservalue(L, 1, 2) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      lua_createtable(L, 0, 4);
-      luaL_setmetatable(L, SUBS_MT);
-      lua_pushvalue(L, -1);
-      lua_setiuservalue(L, 1, 2);
-    }
+  if (off == 0 && n == v->n) return 1;    /* the same window: the view itself */
+  at = off;
+  if (!v->subs) {                         /* a sub-view: the window in its root */
+    if (lua_getiuservalue(L, 1, 2) != LUA_TUSERDATA)
+      return luaL_error(L, "sub-view without its root");
+    lua_replace(L, 1);
+    root = (lview *)lua_touserdata(L, 1);
+    at = off + (v->l.off - root->l.off) / lsl_esize(v);
+    if (at == 0 && n == root->n) return 1;
+  }
+  if (at > ((lua_Integer)1 << 40)) {      /* past the packed key: made, not kept */
+    lua_getiuservalue(L, 1, 1);
+    nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
+  } else {
+    lua_Integer key = sub_key(at, n);
+    push_subs(L, 1);
     if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
       return 1;
     lua_pop(L, 1);
-  }
-  lua_getiuservalue(L, 1, 1);
-  nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
-  nv->gen = v->gen;
-  nv->l.off += (int64_t)off * lsl_esize(v);
-  if (v->subs) {
+    lua_getiuservalue(L, 1, 1);
+    nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
     lua_pushvalue(L, -1);
     lua_rawseti(L, 2, key);
   }
+  nv->gen = v->gen;
+  nv->l.off += (int64_t)off * lsl_esize(v);
+  lua_pushvalue(L, 1);                    /* the root, kept by the sub-view */
+  lua_setiuservalue(L, -2, 2);
   return 1;
+}
+
+/* push the view of v (at index i, of a buffer with a copy per PE) on PE pe, a
+** root view of its own: the one a root v keeps for pe in its table of
+** sub-views (weakly, under a key below every window's: -2^41 - pe), made when
+** it has none; a sub-view's is made each time */
+void lsl_push_pe_view(lua_State *L, int i, lview *v, int pe) {
+  lua_Integer key = -((lua_Integer)1 << 41) - pe;
+  lview *nv;
+  i = lua_absindex(L, i);
+  if (v->subs) {
+    push_subs(L, i);
+    if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA) {
+      lua_remove(L, -2);
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  lua_getiuservalue(L, i, 1);
+  nv = lsl_newview(L, -1, v->lm, &v->l, v->n, 1);
+  nv->l.pe = (int32_t)pe;
+  lua_remove(L, -2);                      /* the machine */
+  if (v->subs) {
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, key);
+    lua_remove(L, -2);                    /* the table */
+  }
 }
 
 /* v:on(pe): the copy of a buffer on one PE (host side) */
@@ -83,14 +128,11 @@ static int v_on(lua_State *L) {
   lview *v = lsl_checkview(L, 1);
   lua_Integer pe = luaL_checkinteger(L, 2);
   int n = sl_machine_params(v->lm->m)->n_pes;
-  lview *nv;
   luaL_argcheck(L, pe >= 0 && pe < n, 2, "PE out of range");
   if (v->l.buf < 0) return luaL_argerror(L, 1, "UB has no per-PE copies");
   if (sl_getbuf(v->lm->m, v->l.buf)->space == SL_SPACE_HOST)
     return luaL_argerror(L, 1, "a host buffer has one copy, not one per PE");
-  lua_getiuservalue(L, 1, 1);
-  nv = lsl_newview(L, -1, v->lm, &v->l, v->n, 1);
-  nv->l.pe = (int32_t)pe;
+  lsl_push_pe_view(L, 1, v, (int)pe);
   return 1;
 }
 

@@ -90,6 +90,124 @@ describe("sub-views", function()
   end)
 end)
 
+describe("sub-views of sub-views", function()
+  -- the fields and first element of view x, to compare a kept view with what a fresh
+  -- one would be
+  local function fields(x)
+    return { #x, x.n, x.offset, x.dtype, x.pe, x.bytes, x.space, x.name, tostring(x) }
+  end
+
+  it("are their root's sub-views of the same window, fields as a fresh one's", function()
+    local m = lab.machine{ pes = 2 }
+    local v = m:alloc("int32", 64, "v"):fill("iota")
+    local s = v:sub(8, 16)
+    local ss = s:sub(4, 4)
+    assert.is_true(rawequal(ss, v:sub(12, 4)))          -- the root's window 12..15
+    assert.is_true(rawequal(ss, s:sub(4, 4)))
+    assert.is_true(rawequal(ss, v:sub(10, 30):sub(2, 4)))  -- through another sub-view
+    assert.is_true(rawequal(s, s:sub(0, 16)))            -- the whole window: itself
+    assert.same({ 4, 4, 12, "int32", nil, 16, "GM", "v", "int32[4] v (GM, every PE) +12" },
+                fields(ss))
+    assert.equals(13, ss:on(1):read(1))
+    local on = v:on(1)                                   -- another root: its own windows
+    assert.is_false(rawequal(on:sub(12, 4), ss))
+    assert.equals(1, on:sub(8, 16):sub(4, 4).pe)
+    assert.is_true(rawequal(on:sub(12, 4), on:sub(8, 16):sub(4, 4)))
+    local f32 = v:reinterpret("fp32")
+    assert.equals("fp32", f32:sub(8, 16):sub(4, 4).dtype)
+    m:close()
+  end)
+
+  it("keep their root alive and stay right however the kept ones churn", function()
+    local m = lab.machine{ pes = 1 }
+    local s = m:alloc("int32", 64, "v"):fill("iota"):sub(16, 32)  -- the root: no name kept
+    collectgarbage(); collectgarbage()
+    for round = 1, 3 do
+      for _, w in ipairs({ { 0, 8 }, { 8, 8 }, { 4, 2 }, { 30, 2 }, { 5, nil } }) do
+        local x = s:sub(w[1], w[2])
+        assert.equals(w[2] or 32 - w[1], #x, "round " .. round)
+        assert.equals(16 + w[1], x.offset)
+        assert.equals(16 + w[1], x:read(0))
+        assert.equals(16 + w[1] + 1, x:sub(1, 1):read(0))
+      end
+      collectgarbage()
+    end
+    m:close()
+  end)
+
+  it("raise what a direct window raises: bad arguments, reads and copies past the end", function()
+    local m = lab.machine{ pes = 1 }
+    local v = m:alloc("int32", 64, "v"):fill("iota")
+    local s = v:sub(8, 16)
+    assert.equals("bad argument #1 to 'sub' (offset must be >= 0)", H.strip(H.err(function()
+      s:sub(-1) end)))
+    assert.equals("bad argument #2 to 'sub' (size must be in 0..2^40)", H.strip(H.err(function()
+      s:sub(1, -1) end)))
+    local e1 = H.strip(H.err(function() s:sub(4, 4):read(5) end))
+    assert.equals("bad argument #1 to 'read' (reads past the view (4 elements))", e1)
+    local direct, nested
+    m:launch(function(k)
+      local ub = k:ub("int32", 16)
+      direct = H.strip(H.err(function() k:data_copy(ub, v:sub(58, 16), 16) end))
+      nested = H.strip(H.err(function() k:data_copy(ub, s:sub(50, 16), 16) end))
+    end, 1)
+    assert.matches("^out of bounds: read data_copy of 64 bytes at byte offset 232 of GM buffer 'v'",
+                   direct)
+    assert.equals(direct, nested)
+    local old
+    m:launch(function(k) old = k:ub("int32", 16):sub(0, 8) end, 1)
+    local e
+    m:launch(function(k) e = H.strip(H.err(function() k:get_value(old:sub(2, 2), 0) end)) end, 1)
+    assert.equals("bad argument #1 to 'get_value' (UB tensor of an earlier launch)", e)
+    m:close()
+  end)
+
+  it("a chunk loop over a sub-view allocates nothing once its chunks are made", function()
+    local m = lab.machine{ pes = 1 }
+    local src = m:alloc("int32", 4096, "src"):fill("iota")
+    local grown
+    m:launch(function()
+      local part = src:sub(1024, 2048)                 -- a sub-view, cut in chunks
+      local sub, kept = part.sub, {}
+      for off = 0, 2047, 64 do kept[#kept + 1] = sub(part, off, 64) end   -- made once
+      collectgarbage("collect"); collectgarbage("stop")
+      local before = collectgarbage("count")
+      for _ = 1, 50 do for off = 0, 2047, 64 do sub(part, off, 64) end end
+      grown = (collectgarbage("count") - before) * 1024
+      collectgarbage("restart")
+    end, 1)
+    assert.is_true(grown < 2048, "grew " .. grown .. " bytes")  -- not one view a chunk
+    m:close()
+  end)
+end)
+
+describe("a buffer's copy on one PE", function()
+  it("is kept by the buffer's view: v:on(pe) and k:ptr(v, pe) are one view a PE", function()
+    local m = lab.machine{ pes = 4 }
+    local v = m:malloc("int32", 64, "v"):fill("iota_pe")
+    local on2 = v:on(2)
+    assert.is_true(rawequal(on2, v:on(2)))
+    assert.is_false(rawequal(on2, v:on(3)))
+    assert.same({ 2, 64, 0, "v" }, { on2.pe, #on2, on2.offset, on2.name })
+    assert.equals(2 * 64 + 5, on2:read(5))
+    local same, fields, of_sub
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local p = k:ptr(v, 2)
+      same = rawequal(p, on2) and rawequal(p, k:ptr(v, 2))
+      fields = { p.pe, #p, rawequal(p:sub(8, 8), on2:sub(8, 8)) }
+      local w = v:sub(8, 8)                            -- a sub-view's copy: made each time
+      of_sub = { k:ptr(w, 3).pe, k:ptr(w, 3).offset, #k:ptr(w, 3) }
+    end, 1)
+    assert.is_true(same)
+    assert.same({ 2, 64, true }, fields)
+    assert.same({ 3, 8, 8 }, of_sub)
+    assert.equals("bad argument #1 to 'on' (PE out of range)", H.strip(H.err(function()
+      v:on(4) end)))
+    m:close()
+  end)
+end)
+
 describe("hard event names", function()
   it("names made at run time, freed and made again, and numbers all name their event", function()
     local m = lab.machine{ pes = 1 }

@@ -17,6 +17,8 @@
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local F = lab.frames
+-- sub() as a local, as op.lua has it (v:sub would look it up through the view's __index)
+local sub = lab.core.view_methods.sub
 
 local relay = {}
 
@@ -103,6 +105,18 @@ function relay.pieces(a, nsrc, b, half, cap)
     first = first + sizes[i]
   end
   return list
+end
+
+-- relay.piece_lists(a, nsrc, half) -> lists: relay.pieces(a, nsrc, b, half) for each
+-- block b = 0 .. half - 1 (lists[b]), and in lists.most the longest list's length: the
+-- same on every PE, made once for every block of every launch (read them, never write)
+function relay.piece_lists(a, nsrc, half)
+  local lists = { most = 0 }
+  for b = 0, half - 1 do
+    lists[b] = relay.pieces(a, nsrc, b, half)
+    lists.most = math.max(lists.most, #lists[b])
+  end
+  return lists
 end
 
 -- call f(q, offset, n, at) for the parts of piece {first, n} in each shard of count
@@ -198,10 +212,10 @@ function relay.get_tee(k, dst, dst2, src, ub, count, pe, bufs)
   while done < count do
     local h, n = c % bufs, math.min(half, count - done)
     if c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that half was written out
-    local part = ub:sub(h * half, n)
-    k:mte_get_nbi(dst:sub(done, n), src:sub(done, n), ub:sub(h * half, half), bytes, n, pe, h)
+    local part = sub(ub, h * half, n)
+    k:mte_get_nbi(sub(dst, done, n), sub(src, done, n), sub(ub, h * half, half), bytes, n, pe, h)
     local copy = (n * esize) % 32 == 0 and k.data_copy or k.data_copy_pad
-    copy(k, dst2:sub(done, n), part, n)
+    copy(k, sub(dst2, done, n), part, n)
     k:set_flag("MTE3_MTE2", h)
     done, c = done + n, c + 1
   end
@@ -225,7 +239,7 @@ local function chain_get(k, ch, dst, src, count, pe, after)
   for done = 0, count - 1, half do
     local h, len = ch.c % bufs, math.min(half, count - done)
     if ch.c >= bufs then k:wait_flag("MTE3_MTE2", h) end  -- that buffer was written out
-    k:mte_get_nbi(dst:sub(done, len), src:sub(done, len), ch.ub:sub(h * half, half), ch.bytes,
+    k:mte_get_nbi(sub(dst, done, len), sub(src, done, len), sub(ch.ub, h * half, half), ch.bytes,
                   len, pe, h)
     k:set_flag("MTE3_MTE2", h)
     ch.c = ch.c + 1
@@ -420,25 +434,35 @@ function relay.outside_of(pe, i, m, n)
   return list
 end
 
+-- server relay: the outside PE of local index j whose shard is shard x (0-based) of the
+-- window of PE q (relay.outside_of(q, j, m, n)[x + 1], without the list)
+local function outside_at(q, j, x, m, n)
+  return ((q // m + x + 1) % (n // m)) * m + j
+end
+
 -- server relay, NIC side: block b's pieces of the outside shards of my local index,
 -- pulled over my NIC into my window by the RoCE engine (one descriptor a part, no UB
 -- round trip on the core: the engine's queue keeps the next part's latency under the
 -- current one's bytes), each announced to every PE of my domain (me too) once it has
 -- landed (roce_quiet)
 local function gather_nic(k, a, ub, b)
-  local i = k.pe % a.dom
-  local src = relay.outside_of(k.pe, i, a.dom, k.n_pes)
-  local list = relay.pieces(a, #src, b, a.nic)
+  local i, count = k.pe % a.dom, a.count
+  local list = a.piece_lists[b]
   local first_pe = k.pe - i
   k:prof_start(F.REMOTE_PUT_GET)
-  for idx, piece in ipairs(list) do
-    relay.parts(a.count, src, piece, function(q, off, len, at)
-      k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
-      k:roce_get_nbi(a.win:sub(at, len), a.input:sub(off, len), ub, len, q, 0)
-    end)
+  for idx = 1, #list do
+    local first, n = list[idx][1], list[idx][2]
+    while n > 0 do                                                  -- its run in each shard
+      local off = first % count
+      local len = math.min(n, count - off)
+      local q = outside_at(k.pe, i, first // count, a.dom, k.n_pes)
+      k:signal_wait_until(sub(a.ready, q, 1), lab.CMP_GE, a.epoch)
+      k:roce_get_nbi(sub(a.win, first, len), sub(a.input, off, len), ub, len, q, 0)
+      first, n = first + len, n - len
+    end
     k:roce_quiet(k.pe, ub, 0)                                       -- the piece has landed
     for d = 0, a.dom - 1 do
-      k:signal_op(a.fwd:sub(i * a.nic + b, 1), (a.epoch - 1) * #list + idx, lab.SIGNAL_SET,
+      k:signal_op(sub(a.fwd, i * a.nic + b, 1), (a.epoch - 1) * #list + idx, lab.SIGNAL_SET,
                   first_pe + (i + d) % a.dom)
     end
   end
@@ -457,76 +481,103 @@ function relay.deal(len, unit, tn, share)
   return per, (len + per - 1) // per
 end
 
+-- relay.deal_turn(t, tn, turn, len, unit, share) -> per, parts, x0, turn: block t's parts
+-- (of tn blocks) of an item of len elements (relay.deal) when the item's first part goes
+-- to block turn: parts x0, x0 + tn, ... below parts, part x at x * per (per elements, the
+-- last part what is left); and the turn of the next item. The parts go round robin over
+-- the blocks from one item to the next, and a round of tn parts moves the next item's
+-- first (largest) part on by one block, so that no block takes every largest part: a
+-- block alone on a link leaves gaps (each chunk's latency), two share it. An empty item
+-- has no parts and keeps the turn
+function relay.deal_turn(t, tn, turn, len, unit, share)
+  if len <= 0 then return 0, 0, 0, turn end
+  local per, parts = relay.deal(len, unit, tn, share)
+  return per, parts, (t - turn) % tn, (turn + parts + (parts % tn == 0 and 1 or 0)) % tn
+end
+
 -- relay.dealer(t, tn, unit, share) -> deal: deal(len, f) calls f(lo, n) for block t's
--- parts (of tn blocks) of the next item of len elements (relay.deal). The parts go round
--- robin over the blocks from one item to the next, and a round of tn parts moves the
--- next item's first (largest) part on by one block, so that no block takes every
--- largest part: a block alone on a link leaves gaps (each chunk's latency), two share it
+-- parts (of tn blocks) of the next item of len elements (relay.deal_turn from turn 0)
 function relay.dealer(t, tn, unit, share)
   local turn = 0
   return function(len, f)
-    if len <= 0 then return end
-    local per, parts = relay.deal(len, unit, tn, share)
-    local first = (t - turn) % tn
-    turn = (turn + parts + (parts % tn == 0 and 1 or 0)) % tn
-    for x = first, parts - 1, tn do f(x * per, math.min(per, len - x * per)) end
+    local per, parts, x0
+    per, parts, x0, turn = relay.deal_turn(t, tn, turn, len, unit, share)
+    for x = x0, parts - 1, tn do f(x * per, math.min(per, len - x * per)) end
   end
 end
 
--- server relay: block t's parts (deal) of piece idx of q's NIC block b (list: that
--- block's pieces) from q's window, once announced (waited for only when the block has a
--- part of it); by_shard: the piece's run in each shard dealt as an item of its own
-local function gather_piece(k, a, ub, q, src, b, idx, list, deal, by_shard)
-  local j, waited = q % a.dom, false
-  local function take(first, len)
-    deal(len, function(lo, n)
-      if not waited then
-        k:prof_start(F.SIGNAL_WAIT)
-        k:signal_wait_until(a.fwd:sub(j * a.nic + b, 1), lab.CMP_GE, (a.epoch - 1) * #list + idx)
-        k:prof_end(F.SIGNAL_WAIT)
-        waited = true
-      end
-      k:prof_start(F.REMOTE_PUT_GET)
-      relay.parts(a.count, src, { first + lo, n }, function(o, off, m, at)
-        op.get_pipelined(k, a.output:sub(o * a.count + off, m), a.win:sub(at, m), ub, m, q)
-      end)
-      k:prof_end(F.REMOTE_PUT_GET)
-    end)
+-- server relay: the gets of elements [first, first + n) of PE q's window (the outside
+-- shards of q's local index j laid end to end) into my output, one a shard they span
+local function window_gets(k, a, ub, q, j, first, n)
+  local count = a.count
+  while n > 0 do
+    local off = first % count
+    local len = math.min(n, count - off)
+    local o = outside_at(q, j, first // count, a.dom, k.n_pes)
+    op.get_pipelined(k, sub(a.output, o * count + off, len), sub(a.win, first, len), ub, len, q)
+    first, n = first + len, n - len
   end
-  local piece = list[idx]
-  if by_shard then
-    relay.parts(a.count, src, piece, function(_, _, len, at) take(at, len) end)
-  else
-    take(piece[1], piece[2])
+end
+
+-- server relay: block st.t's parts (of st.tn on PE st.q) of the run [first, first + len)
+-- of piece idx of q's NIC block b, dealt from st.turn; the piece's announcement waited
+-- for before the first part any run of it gives the block (st.waited)
+local function gather_run(k, a, ub, st, b, idx, first, len)
+  local per, parts, x0
+  per, parts, x0, st.turn = relay.deal_turn(st.t, st.tn, st.turn, len, st.unit, relay.SHARE_CHUNKS)
+  for x = x0, parts - 1, st.tn do
+    if not st.waited then
+      k:prof_start(F.SIGNAL_WAIT)
+      k:signal_wait_until(sub(a.fwd, st.j * a.nic + b, 1), lab.CMP_GE,
+                          (a.epoch - 1) * #a.piece_lists[b] + idx)
+      k:prof_end(F.SIGNAL_WAIT)
+      st.waited = true
+    end
+    k:prof_start(F.REMOTE_PUT_GET)
+    window_gets(k, a, ub, st.q, st.j, first + x * per, math.min(per, len - x * per))
+    k:prof_end(F.REMOTE_PUT_GET)
+  end
+end
+
+-- server relay: block st.t's parts of piece idx of PE st.q's NIC block b from q's window,
+-- once announced (waited for only when the block has a part of it); st.by_shard: the
+-- piece's run in each shard dealt as an item of its own
+local function gather_piece(k, a, ub, st, b, idx)
+  local piece, count = a.piece_lists[b][idx], a.count
+  local first, n = piece[1], piece[2]
+  st.waited = false
+  if not st.by_shard then return gather_run(k, a, ub, st, b, idx, first, n) end
+  while n > 0 do
+    local len = math.min(n, count - first % count)
+    gather_run(k, a, ub, st, b, idx, first, len)
+    first, n = first + len, n - len
   end
 end
 
 -- server relay: from PE q of my domain (local index j; q may be me), block t of tn on q:
 -- my parts of q's shard, then of each piece q's NIC blocks announce, in the order they
--- land, dealt by relay.dealer in whole UB chunks of at least SHARE_CHUNKS; a shard
+-- land, dealt by relay.deal_turn in whole UB chunks of at least SHARE_CHUNKS; a shard
 -- shorter than that is dealt by shard (a part never spans shards: one get each)
 local function gather_from(k, a, ub, q, t, tn)
-  local j = q % a.dom
   local unit = op.fit(#ub // 2 * a.esize, a.esize)              -- op.get_pipelined's chunk
-  local deal = relay.dealer(t, tn, unit, relay.SHARE_CHUNKS)
+  local st = { q = q, j = q % a.dom, t = t, tn = tn, unit = unit, turn = 0, waited = false,
+               by_shard = a.count < relay.SHARE_CHUNKS * unit }
   k:prof_start(F.SIGNAL_WAIT)
-  k:signal_wait_until(a.ready:sub(q, 1), lab.CMP_GE, a.epoch)
+  k:signal_wait_until(sub(a.ready, q, 1), lab.CMP_GE, a.epoch)
   k:prof_end(F.SIGNAL_WAIT)
   k:prof_start(F.REMOTE_PUT_GET)
-  deal(a.count, function(lo, n)
-    op.get_pipelined(k, a.output:sub(q * a.count + lo, n), a.input:sub(lo, n), ub, n, q)
-  end)
-  k:prof_end(F.REMOTE_PUT_GET)
-  local src = relay.outside_of(q, j, a.dom, k.n_pes)
-  local by_shard = a.count < relay.SHARE_CHUNKS * unit
-  local lists, most = {}, 0
-  for b = 0, a.nic - 1 do
-    lists[b] = relay.pieces(a, #src, b, a.nic)
-    most = math.max(most, #lists[b])
+  local per, parts, x0
+  per, parts, x0, st.turn = relay.deal_turn(t, tn, 0, a.count, unit, relay.SHARE_CHUNKS)
+  for x = x0, parts - 1, tn do
+    local lo = x * per
+    local n = math.min(per, a.count - lo)
+    op.get_pipelined(k, sub(a.output, q * a.count + lo, n), sub(a.input, lo, n), ub, n, q)
   end
-  for idx = 1, most do
+  k:prof_end(F.REMOTE_PUT_GET)
+  local lists = a.piece_lists
+  for idx = 1, lists.most do
     for b = 0, a.nic - 1 do
-      if lists[b][idx] then gather_piece(k, a, ub, q, src, b, idx, lists[b], deal, by_shard) end
+      if lists[b][idx] then gather_piece(k, a, ub, st, b, idx) end
     end
   end
 end
@@ -539,7 +590,7 @@ function relay.gather_server(k, a)
   local ub = k:ub(a.dtype, a.ub_elems)
   k:prof_start(F.SIGNAL_WAIT)
   for p = k.block, k.n_pes - 1, k.block_num do
-    k:signal_op(a.ready:sub(k.pe, 1), a.epoch, lab.SIGNAL_SET, p)
+    k:signal_op(sub(a.ready, k.pe, 1), a.epoch, lab.SIGNAL_SET, p)
   end
   k:prof_end(F.SIGNAL_WAIT)
   if k.block < a.nic then return gather_nic(k, a, ub, k.block) end
@@ -578,12 +629,12 @@ local function reduce_own(k, a, ub)
     for x = 0, a.pieces - 1 do
       local first, n = spiece(a, x)
       if n > 0 then
-        op.put_pipelined(k, a.sbuf:sub((o - 1) * a.count + first, n),
-                         a.input:sub(owner * a.count + first, n), ub, n, k.pe)
+        op.put_pipelined(k, sub(a.sbuf, (o - 1) * a.count + first, n),
+                         sub(a.input, owner * a.count + first, n), ub, n, k.pe)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       end
-      announce(k, a, a.base:sub(((i * #owners) + o - 1) * a.pieces + x, 1), a.epoch, lab.SIGNAL_SET)
-      k:signal_op(a.sums:sub(k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+      announce(k, a, sub(a.base, ((i * #owners) + o - 1) * a.pieces + x, 1), a.epoch, lab.SIGNAL_SET)
+      k:signal_op(sub(a.sums, k.pe // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
     end
   end
   k:prof_end(F.COPY_IN)
@@ -600,7 +651,7 @@ local function reduce_move(k, a, ub, q, t, tn)
   local owners = relay.outside_of(dst, j, a.dom, k.n_pes)
   if not a.push then
     k:prof_start(F.SIGNAL_WAIT)
-    k:signal_wait_until(a.ready:sub(q % a.dom, 1), lab.CMP_GE, a.epoch)
+    k:signal_wait_until(sub(a.ready, q % a.dom, 1), lab.CMP_GE, a.epoch)
     k:prof_end(F.SIGNAL_WAIT)
   end
   k:prof_start(F.REMOTE_PUT_GET)
@@ -608,23 +659,29 @@ local function reduce_move(k, a, ub, q, t, tn)
   for o, owner in ipairs(owners) do
     for x = t, a.pieces - 1, tn do
       local first, n = spiece(a, x)
-      k:signal_wait_until(a.base:sub((j * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
+      k:signal_wait_until(sub(a.base, (j * #owners + o - 1) * a.pieces + x, 1), lab.CMP_GE, a.epoch)
       if n > 0 then
-        move(k, a.sbuf:sub((o - 1) * a.count + first, n), a.input:sub(owner * a.count + first, n),
+        move(k, sub(a.sbuf, (o - 1) * a.count + first, n), sub(a.input, owner * a.count + first, n),
              ub, n, q)
         k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
       end
-      k:signal_op(a.sums:sub(dst // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
+      k:signal_op(sub(a.sums, dst // a.dom * a.pieces + x, 1), 1, lab.SIGNAL_ADD, owner)
     end
   end
-  k:signal_wait_until(a.outb:sub(j, 1), lab.CMP_GE, a.epoch * a.nic)
+  k:signal_wait_until(sub(a.outb, j, 1), lab.CMP_GE, a.epoch * a.nic)
   for x = t, a.pieces - 1, tn do
     local first, n = spiece(a, x)
-    if n > 0 then move(k, a.output:sub(first, n), a.input:sub(dst * a.count + first, n), ub, n, q) end
+    if n > 0 then move(k, sub(a.output, first, n), sub(a.input, dst * a.count + first, n), ub, n, q) end
   end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
   k:set_atomic_none()
   k:prof_end(F.REMOTE_PUT_GET)
+end
+
+-- server relay: add the n elements staged at at onto my output at first (atomic copy)
+local function stage_add(k, a, ub, at, first, n)
+  op.copy_gm(k, sub(a.output, first, n), sub(a.stage, at, n), n, ub)
+  k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)      -- the UB is free again
 end
 
 -- server relay, NIC block b: my partial of my slice's pieces b, b + nic, ... into my
@@ -640,38 +697,33 @@ local function reduce_nic(k, a, ub, b)
     local first, n = spiece(a, x)
     if n > 0 then
       local move = a.push and op.put_pipelined or op.get_pipelined     -- the symmetric side
-      move(k, a.output:sub(first, n), a.input:sub(k.pe * a.count + first, n), ub, n, k.pe)
+      move(k, sub(a.output, first, n), sub(a.input, k.pe * a.count + first, n), ub, n, k.pe)
     end
   end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
-  announce(k, a, a.outb:sub(i, 1), 1, lab.SIGNAL_ADD)
+  announce(k, a, sub(a.outb, i, 1), 1, lab.SIGNAL_ADD)
   k:prof_end(F.COPY_IN)
   k:prof_start(F.REMOTE_PUT_GET)
   k:set_atomic(a.atomic, a.dtype)
-  local prev                                     -- the staged piece still to add on
-  local function add(at, first, n)
-    op.copy_gm(k, a.output:sub(first, n), a.stage:sub(at, n), n, ub)
-    k:set_flag("MTE3_MTE2", 0); k:wait_flag("MTE3_MTE2", 0)      -- the UB is free again
-  end
-  k:signal_wait_until(a.outb:sub(i, 1), lab.CMP_GE, a.epoch * a.nic)   -- every base is in
+  local prev_at, prev_first, prev_n = 0, 0, 0    -- the staged piece still to add on (n > 0)
+  k:signal_wait_until(sub(a.outb, i, 1), lab.CMP_GE, a.epoch * a.nic)   -- every base is in
   for item = b, (g - 1) * a.pieces - 1, a.nic do -- (server, piece) items in turn
     local d, x = item // a.pieces + 1, item % a.pieces
     local srv = (mine - d) % g                   -- the server that has mine earliest first
     local relayer = srv * a.dom + i
-    local owners = relay.outside_of(relayer, i, a.dom, k.n_pes)
     local o = (mine - srv) % g                   -- my place in the relayer's list
-    assert(owners[o] == k.pe)
+    assert(outside_at(relayer, i, o - 1, a.dom, k.n_pes) == k.pe)
     local first, n = spiece(a, x)
-    k:signal_wait_until(a.sums:sub(srv * a.pieces + x, 1), lab.CMP_GE, a.epoch * a.dom)
+    k:signal_wait_until(sub(a.sums, srv * a.pieces + x, 1), lab.CMP_GE, a.epoch * a.dom)
     if n > 0 then                                -- RoCE engine into the stage, no core
-      k:roce_get_nbi(a.stage:sub((d - 1) * a.count + first, n),
-                     a.sbuf:sub((o - 1) * a.count + first, n), ub, n, relayer, 0)
+      k:roce_get_nbi(sub(a.stage, (d - 1) * a.count + first, n),
+                     sub(a.sbuf, (o - 1) * a.count + first, n), ub, n, relayer, 0)
     end
-    if prev then add(prev[1], prev[2], prev[3]) end     -- the last one, under this one's get
+    if prev_n > 0 then stage_add(k, a, ub, prev_at, prev_first, prev_n) end  -- under this get
     k:roce_quiet(relayer, ub, 0)
-    prev = n > 0 and { (d - 1) * a.count + first, first, n } or nil
+    prev_at, prev_first, prev_n = (d - 1) * a.count + first, first, n
   end
-  if prev then add(prev[1], prev[2], prev[3]) end
+  if prev_n > 0 then stage_add(k, a, ub, prev_at, prev_first, prev_n) end
   k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
   k:set_atomic_none()
   k:prof_end(F.REMOTE_PUT_GET)
@@ -686,7 +738,7 @@ function relay.reduce_server(k, a)
   local first_pe = k.pe - k.pe % a.dom
   k:prof_start(F.SIGNAL_WAIT)
   for d = k.block, a.dom - 1, k.block_num do
-    k:signal_op(a.ready:sub(k.pe % a.dom, 1), a.epoch, lab.SIGNAL_SET, first_pe + d)
+    k:signal_op(sub(a.ready, k.pe % a.dom, 1), a.epoch, lab.SIGNAL_SET, first_pe + d)
   end
   k:prof_end(F.SIGNAL_WAIT)
   if k.block < a.nic then return reduce_nic(k, a, ub, k.block) end
@@ -700,13 +752,15 @@ end
 
 -- relay.gather_buffers(m, c, s, count) -> s: the server relay's fields and buffers of an
 -- allgather of count elements a PE on c: the symmetric window (the outside shards of my
--- local index) and flags; the op allocates input (symmetric) and output
+-- local index), flags and the pieces of each NIC block (relay.piece_lists); the op
+-- allocates input (symmetric) and output
 function relay.gather_buffers(m, c, s, count)
   local dom, g = relay.domains(c)
   s.server, s.dom, s.nic, s.chunk, s.rounds = true, dom, relay.NIC_BLOCKS, count, 1
   s.win = m:malloc(c.dtype, (g - 1) * count, "window")
   s.ready = m:malloc("int32", c.pes, "ready", "backed")           -- [p]: PE p's shard is readable
   s.fwd = m:malloc("int32", dom * s.nic, "fwd", "backed")          -- [i, b]: pieces of PE i's NIC block b
+  s.piece_lists = relay.piece_lists({ count = count, esize = s.esize }, g - 1, s.nic)
   return s
 end
 
