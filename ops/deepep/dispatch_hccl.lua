@@ -370,15 +370,16 @@ return op.define {
   deepep = moe.deepep_dispatch,
 
   setup = function(m, c)
-    if c.local_tokens > 8192 then
+    local cfg = moe.config(c)
+    if cfg.tokens > 8192 then
       error(string.format("deepep: the HCCL notify runs one round of per_round_tokens 8192 "
-        .. "tokens (DEEPEP_NORMAL_LONG_SEQ_ROUND unset), got local_tokens %d", c.local_tokens), 0)
+        .. "tokens (DEEPEP_NORMAL_LONG_SEQ_ROUND unset), got local_tokens %d", cfg.tokens), 0)
     end
     if c.cores < 8 then
       error(string.format("deepep: the HCCL notify's role cores are blocks 0-7, the SoC has %d "
         .. "AIV cores", c.cores), 0)
     end
-    local ub, what = deepep.hccl_notify_ub_bytes(c.pes, moe.config(c).experts, 1)
+    local ub, what = deepep.hccl_notify_ub_bytes(c.pes, cfg.experts, 1)
     deepep.check_ub(c, "notify_dispatch", ub, "its largest phase: " .. what)
     local s = D.prepare(m, c, false)
     s.le = s.E // s.n
