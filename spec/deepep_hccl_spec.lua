@@ -49,6 +49,15 @@ describe("DeepEP dispatch with the HCCL notify (ops/deepep/dispatch_hccl.lua)", 
     end)
   end
 
+  it("outputs start as -1 (at::empty): a table the kernel leaves unwritten is caught", function()
+    local r = run({ pes = 2, local_tokens = 9, hidden = 32, topk = 2, experts = 4 })
+    local res, s = r.shmem, r.shmem.state
+    assert.are.equal(0, r.shmem.check.wrong)
+    s.r_in_srcrank_offset:on(1):fill("const", -1)          -- as if block 7 had not run
+    local wrong, at, pe = res.op.check(res.machine, r.config, s)
+    assert.are.same({ 4, 0, 1 }, { wrong, at, pe })
+  end)
+
   it("a wrong notify table is caught", function()
     local r = run({ pes = 4, local_tokens = 9, hidden = 32, topk = 2, experts = 8 })
     local res, s = r.shmem, r.shmem.state

@@ -309,10 +309,13 @@ local function notify_kernel(k, a)
   k:prof_end(F.LOCAL_COMPUTE)
 end
 
--- the notify's GM: its inputs and outputs (per rank), the window, status and context
+-- the notify's GM: its inputs and outputs (per rank; at::empty on the host, so -1
+-- here: the check sees every element the kernel leaves unwritten), the window,
+-- status and context (zero: the first magic is 1)
 local function notify_buffers(m, s)
   local n, E, le = s.n, s.E, s.le
-  local function out(name, len) return m:alloc("int32", len, name, "backed"):fill("zero") end
+  local function out(name, len) return m:alloc("int32", len, name, "backed"):fill("const", -1) end
+  s.total_recv:fill("const", -1); s.max_bs:fill("const", -1)
   s.send_data, s.send_data_offset = out("send_data", 3 * E), out("send_data_offset", E)
   s.recv_data, s.recv_count, s.recv_offset = out("recv_data", 3 * E), out("recv_count", E),
                                              out("recv_offset", E)
