@@ -110,6 +110,7 @@ build = {
       ["shmemlab.ops.deepep.combine"] = "ops/deepep/combine.lua",
       ["shmemlab.ops.deepep.dispatch"] = "ops/deepep/dispatch.lua",
       ["shmemlab.ops.deepep.dispatch_data"] = "ops/deepep/dispatch_data.lua",
+      ["shmemlab.ops.deepep.dispatch_hccl"] = "ops/deepep/dispatch_hccl.lua",
       ["shmemlab.ops.hccl.allgather"] = "ops/hccl/allgather.lua",
       ["shmemlab.ops.hccl.allreduce"] = "ops/hccl/allreduce.lua",
       ["shmemlab.ops.hccl.alltoall"] = "ops/hccl/alltoall.lua",

@@ -116,6 +116,98 @@ function deepep.notify_ub_bytes(n, E)
   return counts + rows + matrix, counts, rows, matrix
 end
 
+-- sgl-kernel-npu main's notify (csrc/deepep/ops/op_kernel/notify_dispatch.h,
+-- NotifyDispatch<int>, tiling key 23 on Ascend910_93): batchRounds (Init) at
+-- round rounds (the host's DEEPEP_NORMAL_LONG_SEQ_ROUND, 1 when unset), E experts
+-- and le local experts
+function deepep.hccl_batch_rounds(round, E, le)
+  if round == 1 then return 1 end
+  if le >= 512 // 4 then return 16 end
+  if E > 512 then return 8 end
+  if E <= 256 then return 32 end
+  return 16
+end
+
+-- CpGM2GMPingPong's two halves sit at fixed UB addresses (comm_args.h:
+-- UB_HEAD_OFFSET 96, UB_MID_OFFSET = 96 + UB_SINGLE_PING_PONG_ADD_SIZE_MAX 97280 +
+-- 32), each UB_SINGLE_PING_PONG_ADD_SIZE_MAX bytes, whatever they copy
+deepep.HCCL_PINGPONG_END = 96 + 97280 + 32 + 97280
+deepep.HCCL_CHUNK = 97280 // 4                 -- int32 of one ping-pong half
+
+-- the UB NotifyDispatch holds at n ranks, E experts, round rounds: the largest of
+-- its phases on any block (each phase starts from a pipe reset or uses fixed
+-- addresses): Init's flag buffer (UB_FLAG_SIZE 8 KiB); block 0's AssembleSendData
+-- (counts, the (count, offset, tokens) triples, offsets, one rank's triples, each of
+-- batchRounds rounds); the slices' ping-pong at fixed addresses; the role cores
+-- 0-7 after the pipe reset (the n x batch triples, aligned per rank, and each
+-- role's rows; block 0's Cast writes E floats from a 32-byte buffer, block 7's
+-- aligned index reaches one 32-byte block past its row: counted as written).
+-- Returns the total, the phase's name and a table of every phase's bytes
+function deepep.hccl_notify_ub_bytes(n, E, round)
+  local le = E // n
+  local B = deepep.hccl_batch_rounds(round, E, le)
+  local recv, cnt = n * align32(B * le * 3 * 4), align32(B * E * 4)
+  local phases = {
+    { "Init's flag buffer", 8192 },
+    { "AssembleSendData", align32(B * E * 4) + align32(B * E * 12) + align32(B * E * 4)
+                          + align32(B * le * 12) },
+    { "the slices' ping-pong halves at fixed addresses", deepep.HCCL_PINGPONG_END },
+    { "BuildTotalRecvTokens", recv + cnt + math.max(align32(B * 4), B * E * 4) + 32 },
+    { "BuildRecvCount", recv + cnt },
+    { "BuildRecvOffset", recv + cnt },
+    { "BuildMaxBs", recv + 2 * align32(n * 4) },
+    { "BuildRecvTokenPerExp", recv + cnt + align32(B * le * 4) },
+    { "BuildExpGlobalOffset", recv + cnt + 2 * align32(le * 4) },
+    { "BuildsrcRankInExpOffset", recv + cnt + 2 * align32(n * le * 4) },
+    { "BuildRInSrcrankOffset", recv + cnt + align32(n * le * 4) + align32(B * E * 4) + 32 },
+  }
+  local top = phases[1]
+  for _, ph in ipairs(phases) do if ph[2] > top[2] then top = ph end end
+  return top[2], top[1], phases
+end
+
+-- the tables NotifyDispatch leaves on each rank (round 1), from the host layout:
+-- per PE p, Lua arrays (1-based) of send_data_offset, recv_data (per source: le
+-- triples count, the source's offset, its tokens), recv_count (inclusive prefix
+-- over (local expert, source)), recv_offset (the source's send_data_offset),
+-- expert_global_offset, srcrank_in_expert_offset, r_in_srcrank_offset (zeros
+-- at one round), and total, max_bs, per_expert (recv_tokens_per_expert)
+function deepep.hccl_notify_tables(L, R)
+  local n, E, le = R.n_pes, R.experts, R.per_pe
+  local t, sdo = {}, {}
+  for p = 0, n - 1 do
+    local o, at = {}, 0
+    for e = 0, E - 1 do o[e + 1] = at; at = at + L.count[p][e] end
+    sdo[p] = o
+  end
+  for d = 0, n - 1 do
+    local x = { send_data_offset = sdo[d], recv_data = {}, recv_count = {}, recv_offset = {},
+                expert_global_offset = {}, srcrank_in_expert_offset = {},
+                r_in_srcrank_offset = {}, total = 0, max_bs = R.tokens, per_expert = {} }
+    for src = 0, n - 1 do
+      for l = 0, le - 1 do
+        local e, b = d * le + l, src * 3 * le + 3 * l
+        x.recv_data[b + 1], x.recv_data[b + 2] = L.count[src][e], sdo[src][e + 1]
+        x.recv_data[b + 3] = R.tokens
+      end
+    end
+    for l = 0, le - 1 do
+      local sum = 0
+      for src = 0, n - 1 do
+        local i, c = l * n + src + 1, L.count[src][d * le + l]
+        x.total = x.total + c
+        x.recv_count[i], x.recv_offset[i] = x.total, sdo[src][d * le + l + 1]
+        x.srcrank_in_expert_offset[i], x.r_in_srcrank_offset[i] = sum, 0
+        sum = sum + c
+      end
+      x.expert_global_offset[l + 1] = x.total - sum
+      x.per_expert[l + 1] = sum
+    end
+    t[d] = x
+  end
+  return t
+end
+
 -- the state both ops start from: moe's, with every AIV core as a block (the
 -- tiling's blockDim = aivNum), the layout and the meta region
 function deepep.state(m, c)
