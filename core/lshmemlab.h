@@ -29,6 +29,11 @@
 #define LSL_FUNC __attribute__((visibility("hidden"))) extern
 /* data the binding's files share */
 #define LSL_DATA LSL_FUNC
+/* a thread-local the binding reads on every primitive: in the static TLS block
+** (initial-exec), so a read is one load off the thread pointer instead of a
+** __tls_get_addr call; a module loaded later (this one, by require) gets such
+** a variable from the surplus the C library keeps for that (lhere: 16 bytes) */
+#define LSL_TLS __attribute__((tls_model("initial-exec")))
 
 /* a Lua line set_site resolved: the calling line and, for a primitive called
 ** from a shared helper of lua/shmemlab, the line outside it (vsrc NULL: none) */
@@ -95,7 +100,7 @@ typedef struct lrun {
 ** watchdog slot of the block it runs (NULL: none); one thread-local, so a
 ** function finds both with one lookup */
 typedef struct lhere { lmach *lm; wdslot *wd; } lhere;
-LSL_DATA _Thread_local lhere lsl_here;
+LSL_DATA _Thread_local lhere lsl_here LSL_TLS;
 
 /* the metatable of a view's table of sub-views (weak values), in the registry */
 #define SUBS_MT "shmemlab.subviews"
