@@ -147,6 +147,7 @@ LSL_FUNC uint8_t *lsl_view_ptr(lua_State *L, lview *v, int pe, int64_t elems, in
 LSL_FUNC void lsl_set_site(lua_State *L, lmach *lm);
 LSL_FUNC lmach *lsl_kcheck(lua_State *L, int *blk);
 LSL_FUNC lmach *lsl_kcheck_q(lua_State *L, int *blk);
+LSL_FUNC lmach *lsl_kcheck_s(lua_State *L, int *blk);
 LSL_FUNC sl_loc lsl_kloc(lua_State *L, lmach *lm, int i);
 LSL_FUNC int lsl_kdone(lua_State *L, lmach *lm, int blk, int st, int nret);
 LSL_FUNC int lsl_checkpe(lua_State *L, lmach *lm, int i);
