@@ -29,6 +29,11 @@
 #define LSL_FUNC __attribute__((visibility("hidden"))) extern
 /* data the binding's files share */
 #define LSL_DATA LSL_FUNC
+/* a thread-local the binding reads on every primitive: in the static TLS block
+** (initial-exec), so a read is one load off the thread pointer instead of a
+** __tls_get_addr call; a module loaded later (this one, by require) gets such
+** a variable from the surplus the C library keeps for that (lhere: 16 bytes) */
+#define LSL_TLS __attribute__((tls_model("initial-exec")))
 
 /* a Lua line set_site resolved: the calling line and, for a primitive called
 ** from a shared helper of lua/shmemlab, the line outside it (vsrc NULL: none) */
@@ -95,7 +100,7 @@ typedef struct lrun {
 ** watchdog slot of the block it runs (NULL: none); one thread-local, so a
 ** function finds both with one lookup */
 typedef struct lhere { lmach *lm; wdslot *wd; } lhere;
-LSL_DATA _Thread_local lhere lsl_here;
+LSL_DATA _Thread_local lhere lsl_here LSL_TLS;
 
 /* the metatable of a view's table of sub-views (weak values), in the registry */
 #define SUBS_MT "shmemlab.subviews"
@@ -144,6 +149,7 @@ LSL_FUNC void lsl_push_pe_view(lua_State *L, int i, lview *v, int pe);
 LSL_FUNC void lsl_set_site(lua_State *L, lmach *lm);
 LSL_FUNC lmach *lsl_kcheck(lua_State *L, int *blk);
 LSL_FUNC lmach *lsl_kcheck_q(lua_State *L, int *blk);
+LSL_FUNC lmach *lsl_kcheck_s(lua_State *L, int *blk);
 LSL_FUNC sl_loc lsl_kloc(lua_State *L, lmach *lm, int i);
 LSL_FUNC int lsl_kdone(lua_State *L, lmach *lm, int blk, int st, int nret);
 LSL_FUNC int lsl_checkpe(lua_State *L, lmach *lm, int i);

@@ -196,14 +196,16 @@ static void catch_up(lua_State *L, lmach *lm, int blk) {
 ** cur_co, cur_k); anything else goes through kcheck_slow. A primitive that
 ** only queues work to the block's pipes (lsl_kcheck_q) may run while the
 ** block is ahead, and so may a scalar UB access (queue_only 2) while the
-** block has no pipe work pending (sl_scalar_ahead); any other catches up
-** first (catch_up) */
+** block has no pipe work pending (sl_scalar_ahead), and a signal_op
+** (queue_only 3) where sl_signal_ahead says so; any other catches up first
+** (catch_up) */
 static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
   lmach *lm = lsl_here.lm;
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
   if (queue_only != 1 && sl_block_ahead(lm->m, *blk) &&
-      !(queue_only == 2 && sl_scalar_ahead(lm->m, *blk)))
+      !(queue_only == 2 && sl_scalar_ahead(lm->m, *blk)) &&
+      !(queue_only == 3 && sl_signal_ahead(lm->m)))
     catch_up(L, lm, *blk);
   if (lm->check) lsl_set_site(L, lm);
   runaway_check(L, lm, *blk);
@@ -220,6 +222,9 @@ lmach *lsl_kcheck(lua_State *L, int *blk) { return kcheck(L, blk, 0); }
 /* kcheck of a primitive that only queues work to the block's own pipes (the
 ** core marks it so: sli_queue_only) */
 lmach *lsl_kcheck_q(lua_State *L, int *blk) { return kcheck(L, blk, 1); }
+
+/* kcheck of k:signal_op (sl_signal_ahead) */
+lmach *lsl_kcheck_s(lua_State *L, int *blk) { return kcheck(L, blk, 3); }
 
 /* location of view argument i as seen by the running block */
 sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
@@ -270,7 +275,7 @@ int lsl_kdone(lua_State *L, lmach *lm, int blk, int st, int nret) {
 /* k:ub(dtype, n): a LocalTensor in this core's UB */
 static int k_ub(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   int dt = lsl_checkdtype(L, 2);
   lua_Integer n = kint(L, 3);
   int flags = lsl_checkmode(L, 4);

@@ -5,7 +5,7 @@
 #include "lshmemlab.h"
 
 /* what this thread is resuming (lshmemlab.h) */
-_Thread_local lhere lsl_here;
+_Thread_local lhere lsl_here LSL_TLS;
 
 /* ------------------------------------------------------------------ */
 /* the runaway watchdog                                               */

@@ -7,7 +7,7 @@
 /* k:signal_op(sig, value, op, pe) */
 static int k_signal_op(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck_s(L, &blk);
   sl_loc g = lsl_kloc(L, lm, 2);
   lua_Integer v = kint(L, 3);
   lua_Integer op = kint(L, 4);

@@ -524,6 +524,7 @@ int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc 
     sli_init_clear(m, &a, bytes);
   }
   b->t += m->ps.issue;
+  sli_queue_only(m, blk);               /* its own UB's top alone: it may run ahead */
   return SL_OK;
 }
 

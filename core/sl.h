@@ -356,6 +356,7 @@ int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x);
 void sl_machine_chains(const sl_machine *m, int64_t *one, int64_t *chunked);
 int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3);
+int sl_signal_ahead(const sl_machine *m);
 int sl_signal_wait(sl_machine *m, int blk, const sl_loc *sig, int cmp,
                    int64_t v, int64_t *got);
 /* point-to-point synchronisation over a set of elements (CANN SHMEM's

@@ -228,8 +228,16 @@ int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
   b->pev = id;
   if (after_mte3) return sli_drain(m, blk, SL_DRAIN_ALL, ACT_SIGNAL);
   sli_signal_send(m, blk);
+  if (sl_signal_ahead(m)) sli_queue_only(m, blk);
   return SL_OK;
 }
+
+/* 1 when a signal_op (not put_signal's) may run while its block is ahead
+** (sl_must_yield): it reads nothing another block writes (its checks read
+** the buffer's shape) and what it does is stamped with the block's clock,
+** a landing of its own block's; unless the machine traces, as its trace
+** record is made when it is called */
+int sl_signal_ahead(const sl_machine *m) { return !SLI_TRACING(m); }
 
 /* send the block's prepared signal from its S pipe now */
 void sli_signal_send(sl_machine *m, int blk) {
