@@ -45,11 +45,16 @@
 
 #include "sli.h"
 
-/* a chain's steady-leg transfer, waiting for its pipe to start it */
+/* a chain's steady-leg transfer, waiting for its pipe to start it, and where
+** its ghosts go (a get's: the writes of its chunks but the last to local GM) */
 typedef struct sl_chain_arm {
   int32_t op;               /* the instruction */
+  int32_t gpe, gbuf;        /* the ghosts' GM: PE, buffer (gbuf -1: no ghosts) */
   int64_t n;                /* chunks */
+  int64_t goff;             /* the first ghost's offset in gbuf */
   double size;              /* bytes of each */
+  sl_time glat, gland;      /* a chunk's end to its ghost's start; a ghost's end to its
+                               landing */
 } sl_chain_arm;
 
 /* the steady legs a block's pipe (MTE2 or MTE3) has queued, in issue order:
@@ -60,10 +65,29 @@ typedef struct sl_chain_fifo {
   int32_t head, len, cap;   /* a ring */
 } sl_chain_fifo;
 
+/* a block's chain streaming now and its ghosts: the chunks of the other leg
+** but the edge one, each a flow of its own in the solver (sli_flow_ghost) that
+** starts where the chunked chain's would (glat after its chunk's end, or when
+** the ghost before it ends, if later) and leaves at its end: the HBM they
+** cross carries them as it would carry the chunked chain's */
+typedef struct sl_chain_run {
+  int32_t f;                /* the chain's flow (-1: none) */
+  uint64_t seq;             /* its sequence number while it is the chain's */
+  int32_t ghost;            /* the ghost streaming (-1: none) */
+  int32_t waits;            /* 1: the next ghost waits for it to end */
+  int64_t gidx;             /* the chunk of the ghost streaming */
+  int64_t next;             /* the next ghost's chunk (0-based) */
+  int64_t k;                /* the chain flow's chunks */
+  sl_chain_arm a;           /* where the ghosts go */
+} sl_chain_run;
+
 struct sl_chains {
   sl_chain_fifo *q;         /* per block: [2 * blk] MTE2's, [2 * blk + 1] MTE3's */
+  sl_chain_run *run;        /* per block */
   int32_t nblk;             /* blocks the table holds */
   int64_t one, chunked;     /* chains issued as one flow, and chunked */
+  int64_t ghosts, late;     /* ghosts started; ghosts that ended later than the chunked
+                               chain's next chunk would have waited for (not exact) */
 };
 
 /* capacity in bytes per ps of GBps (flow.c's) */
@@ -144,9 +168,9 @@ static sl_loc at(const sl_loc *l, int64_t bytes) {
   return r;
 }
 
-/* queue a steady leg (k chunks of size bytes) of block blk's pipe; 0 when out
-** of memory */
-static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, int64_t k, double size) {
+/* queue a steady leg (arm: its instruction's field is set here) of block
+** blk's pipe; 0 when out of memory */
+static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, const sl_chain_arm *arm) {
   sl_chain_fifo *f = &m->chains->q[2 * blk + (pipe == SL_PIPE_MTE3)];
   if (f->len == f->cap) {
     int32_t nc = f->cap ? 2 * f->cap : 4, i;
@@ -158,16 +182,18 @@ static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, int64_t k, dou
     f->head = 0;
     f->cap = nc;
   }
-  f->a[(f->head + f->len++) % f->cap] = (sl_chain_arm){ op, k, size };
+  f->a[(f->head + f->len) % f->cap] = *arm;
+  f->a[(f->head + f->len++) % f->cap].op = op;
   return 1;
 }
 
 /* queue one transfer on pipe (as mte.c's transfer): its flow moves flow bytes,
-** its landing lands ev_bytes of src on dst; a chain's steady leg of k chunks
-** when k > 0 (queued to start as one before the pipe may start it: an idle
-** pipe starts it at once) */
+** its landing lands ev_bytes of src on dst; a chain's steady leg when arm is
+** not NULL (queued to start as one before the pipe may start it: an idle pipe
+** starts it at once) */
 static int xfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
-                const sl_loc *src, int64_t ev_bytes, int64_t flow_bytes, int64_t k) {
+                const sl_loc *src, int64_t ev_bytes, int64_t flow_bytes,
+                const sl_chain_arm *arm) {
   sl_ins *o;
   int32_t ev, op;
   int st = sli_copy_event(m, blk, pipe, dst, src, ev_bytes, SL_OP_NONE,
@@ -180,20 +206,24 @@ static int xfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
   o->path = sl_path(m, m->blocks[blk].pe, gm_pe);
   o->bytes = flow_bytes;
   m->path_bytes[o->path] += flow_bytes;
-  if (k > 0 && !arm_push(m, blk, pipe, op, k, (double)(flow_bytes / k)))
+  if (arm != NULL && !arm_push(m, blk, pipe, op, arm))
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for a chain");
   return sli_enqueue(m, blk, pipe, op);
 }
 
 /* the chain table, as large as this launch's blocks; 0 when out of memory */
 static int chains(sl_machine *m) {
-  int32_t n = m->p.n_pes * m->block_dim;
+  int32_t n = m->p.n_pes * m->block_dim, i;
   sl_chain_fifo *nq;
+  sl_chain_run *nr;
   if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
   if (m->chains->nblk >= n) return 1;
   if ((nq = realloc(m->chains->q, (size_t)n * 2 * sizeof(*nq))) == NULL) return 0;
   memset(nq + 2 * m->chains->nblk, 0, (size_t)(n - m->chains->nblk) * 2 * sizeof(*nq));
   m->chains->q = nq;
+  if ((nr = realloc(m->chains->run, (size_t)n * sizeof(*nr))) == NULL) return 0;
+  for (i = m->chains->nblk; i < n; i++) nr[i].f = nr[i].ghost = -1;
+  m->chains->run = nr;
   m->chains->nblk = n;
   return 1;
 }
@@ -227,26 +257,32 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
   int64_t size = x->half * esz, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
   sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
+  sl_chain_arm arm = { -1, -1, -1, k, 0, (double)size, 0, 0 };
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
   if (x->get) {                         /* the reads as one flow, then the last write */
     sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, k)) != SL_OK) return st;
+    arm.gpe = rdst.pe;                  /* the writes before it: ghosts */
+    arm.gbuf = rdst.buf;
+    arm.goff = rdst.off;
+    arm.glat = m->ps.mte_setup + sli_alpha(m, sl_path(m, b->pe, rsrc.pe));
+    arm.gland = m->ps.mte_setup + sli_alpha(m, sl_path(m, b->pe, rdst.pe));
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &arm)) != SL_OK)
+      return st;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
         (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, 0)))
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, NULL)))
       return st;
-    m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the hidden writes */
-    sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - size);
+    m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the ghosts' */
   } else {                              /* the first read, then the writes as one flow */
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, 0)))
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, NULL)))
       return st;
     sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + size, all - size);   /* the hidden reads */
     m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - size;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
         (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, k)))   /* its L2 */
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, &arm)))   /* its L2 */
       return st;
   }
   return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
@@ -292,7 +328,7 @@ void sli_chain_arm(sl_machine *m, int blk, int32_t op) {
 }
 
 /* a flow starts (flow.c): plain, or a chain's steady leg when one is armed:
-** its first chunk is rem, then cn more */
+** its first chunk is rem, then cn more; a get's ghosts follow its chunks */
 void sli_chain_give(sl_machine *m, sl_flow *fl) {
   sl_chain_fifo *f = &m->chains->q[m->chain_armed - 1];
   const sl_chain_arm *a = &f->a[f->head];
@@ -300,27 +336,46 @@ void sli_chain_give(sl_machine *m, sl_flow *fl) {
   fl->rem = a->size;
   fl->csize = a->size;
   fl->cn = a->n - 1;
+  if (a->gbuf >= 0 && a->n > 1) {
+    sl_chain_run *r = &m->chains->run[fl->blk];
+    fl->gn = a->n - 1;                  /* the ghosts of chunks 0 .. n - 2 */
+    fl->glat = a->glat;
+    fl->gdue = -1;
+    r->f = (int32_t)(fl - m->flows);
+    r->next = 0;
+    r->k = a->n;
+    r->waits = 0;
+    r->a = *a;
+  }
   f->head = (f->head + 1) % f->cap;
   f->len--;
 }
 
-/* picoseconds the chunks after the current one take at the flow's rate */
-double sli_chain_rest(const sl_flow *fl) {
-  if (!(fl->rate > 0)) return 0;
-  return (double)fl->cn * (double)chunk_ps(fl->csize, fl->rate);
+/* picoseconds from fl->t to the chain flow's next key, d those to the end of
+** its current chunk at its rate: the start of its next ghost (glat after the
+** end of that ghost's chunk), or when none is left the end of its chunks */
+double sli_chain_rest(const sl_flow *fl, double d) {
+  double c;
+  if (!(fl->rate > 0)) return d;
+  c = (double)chunk_ps(fl->csize, fl->rate);
+  if (fl->gn <= 0) return d + (double)fl->cn * c;
+  if (fl->gdue >= 0) return fl->gdue > fl->t ? (double)(fl->gdue - fl->t) : 0;
+  return d + (double)(fl->cn - fl->gn) * c + (double)fl->glat;   /* its chunk: cn - gn on */
 }
 
 /* bring a chain's flow to the chunk it streams at now: the whole chunks that
 ** ended before now (each where the chunked flow would have ended it, at the
 ** rate it has had since fl->t) are passed, fl->t and rem left at the start of
 ** the current one; a chunk ending at now is the current one, as a settle at
-** now comes before the flow end there */
+** now comes before the flow end there. The ghost of a chunk passed starts at
+** gdue (its key: the flow's start of it is before the next chunk ends) */
 void sli_chain_pass(sl_flow *fl, sl_time now) {
   sl_time e, d;
   int64_t j;
   if (!(fl->rate > 0) || fl->cn <= 0) return;
   e = fl->t + chunk_ps(fl->rem, fl->rate);
   if (e >= now) return;
+  if (fl->gn > 0 && fl->cn == fl->gn) fl->gdue = e + fl->glat;
   d = chunk_ps(fl->csize, fl->rate);
   if (d < 1) d = 1;
   fl->cn--;
@@ -332,12 +387,80 @@ void sli_chain_pass(sl_flow *fl, sl_time now) {
   fl->t += j * d;
 }
 
+/* block blk's ghost of chunk g starts now */
+static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
+  sl_chain_run *r = &m->chains->run[blk];
+  int64_t size = (int64_t)r->a.size;
+  int32_t id = sli_flow_ghost(m, blk, SL_PIPE_MTE3, r->a.gpe, size, now);
+  if (id < 0) { m->oom = 1; return; }
+  r->ghost = id;
+  r->gidx = g;
+  m->chains->ghosts++;
+  sli_l2_touch(m, r->a.gpe, r->a.gbuf, r->a.goff + g * size, size);
+}
+
+/* did block blk's ghost of chunk g, ending now, land later than the chunked
+** chain's read of chunk g + 2 would wait for it (the end of chunk g + 1)? */
+static int ghost_late(const sl_machine *m, int blk, int64_t g, sl_time now) {
+  const sl_chain_run *r = &m->chains->run[blk];
+  sl_flow c;
+  int64_t cur;
+  if (r->f < 0) return 1;
+  c = m->flows[r->f];
+  if (!(c.csize > 0) || c.blk != blk || c.eng >= 0) return 1;   /* the chain has ended */
+  sli_chain_pass(&c, now);
+  cur = r->k - 1 - c.cn;
+  if (cur != g + 1) return cur > g + 1;
+  return now + r->a.gland > c.t + chunk_ps(c.rem, c.rate);
+}
+
+/* a ghost flow f of block blk ends now: the next one starts if it waits */
+static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
+  int blk = m->flows[f].blk;
+  sl_chain_run *r = &m->chains->run[blk];
+  sli_flow_ghost_end(m, f);
+  if (r->ghost != f) return;
+  r->ghost = -1;
+  if (ghost_late(m, blk, r->gidx, now)) m->chains->late++;
+  if (r->waits) {
+    r->waits = 0;
+    ghost_start(m, blk, r->next - 1, now);
+  }
+}
+
+/* the key of flow f came at t (flow.c's EV_FLOW): a ghost's end, or a chain
+** flow's next ghost's start (now, or when the block's ghost streaming ends,
+** as the chunked chain's pipe would start it). 1 when it was either */
+int sli_chain_due(sl_machine *m, int32_t f, sl_time t) {
+  sl_flow *fl = &m->flows[f];
+  int blk = fl->blk;
+  sl_chain_run *r;
+  if (fl->eng == SLI_ENG_GHOST) { ghost_end(m, f, t); return 1; }
+  if (fl->gn <= 0 || m->chains == NULL || blk >= m->chains->nblk) return 0;
+  r = &m->chains->run[blk];
+  fl->gn--;
+  fl->gdue = -1;
+  if (r->f == f) {
+    int64_t g = r->next++;
+    if (r->ghost >= 0) {
+      if (r->waits) m->chains->late++;  /* two waiting: not the chunked chain's */
+      r->waits = 1;
+    } else ghost_start(m, blk, g, t);
+  }
+  sli_flow_rekey(m, f);
+  return 1;
+}
+
 /* forget the chains waiting to start (a launch begins or ends) */
 void sli_chain_reset(sl_machine *m) {
   int32_t i;
   m->chain_armed = 0;
   if (m->chains == NULL) return;
   for (i = 0; i < 2 * m->chains->nblk; i++) m->chains->q[i].head = m->chains->q[i].len = 0;
+  for (i = 0; i < m->chains->nblk; i++) {
+    m->chains->run[i].f = m->chains->run[i].ghost = -1;
+    m->chains->run[i].waits = 0;
+  }
 }
 
 /* free the chain table (the machine goes) */
@@ -346,6 +469,7 @@ void sli_chain_free(sl_machine *m) {
   if (m->chains == NULL) return;
   for (i = 0; i < 2 * m->chains->nblk; i++) free(m->chains->q[i].a);
   free(m->chains->q);
+  free(m->chains->run);
   free(m->chains);
   m->chains = NULL;
 }

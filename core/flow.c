@@ -334,7 +334,9 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->lat = 0;
   fl->hitshare = 0;
   fl->csize = 0;
-  fl->cn = 0;
+  fl->cn = fl->gn = 0;
+  fl->glat = 0;
+  fl->gdue = -1;
   fl->rem = (double)bytes;
   fl->cap = cap;
   fl->t = now;
@@ -359,7 +361,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
 ** that is past int64 picoseconds: converting a larger double is undefined) */
 static sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
-  if (fl->cn > 0) d = (d > 0 ? d : 0) + sli_chain_rest(fl);   /* a chain's chunks */
+  if (fl->csize > 0) d = sli_chain_rest(fl, d > 0 ? d : 0);   /* a chain's chunks, ghosts */
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
   return now + (d > 0 ? (sl_time)d : 0);
 }
@@ -1050,6 +1052,7 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     int32_t ev = fl->ev, sig = fl->sig;
     sl_time lat = fl->lat;
     heap_remove(&m->fh, f);
+    if ((eng == SLI_ENG_GHOST || fl->gn > 0) && sli_chain_due(m, f, t)) continue;   /* chain.c */
     if (eng >= 0) {                      /* a DMA engine's: it leaves now */
       res_leave(m, f);
       flow_free(m, f);
@@ -1061,4 +1064,37 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     if (m->ended >= 0) flow_gone(m);
   }
   flow_event(m);
+}
+
+/* ---------------------------------------------------------- chains' ghosts */
+
+/* a ghost flow (chain.c): the chunk of a chain's other leg that block blk's pipe
+** would stream now as its own transfer, to or from GM of gm_pe (the local HBM,
+** at the pipe's rate), with no instruction of the pipe behind it: it shares
+** the HBM as that chunk's flow would, and its end only leaves (sli_flow_ghost_end).
+** Its id, -1 when out of memory */
+int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes,
+                       sl_time now) {
+  const sl_params *p = &m->p;
+  double per_cycle = pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle;
+  int32_t f = flow_open(m, blk, pipe, SLI_ENG_GHOST, bytes, bpps(per_cycle * p->core_ghz), now);
+  if (f < 0) return -1;
+  m->flows[f].gm_pe = gm_pe;
+  if (flow_commit(m, f, res_join(m, f, &m->hbm[gm_pe], 1.0)) != SL_OK) return -1;
+  return f;
+}
+
+/* ghost flow f (out of the end heap) ended: it leaves its resources */
+void sli_flow_ghost_end(sl_machine *m, int32_t f) {
+  res_leave(m, f);
+  flow_free(m, f);
+}
+
+/* chain flow f, out of the end heap (its key was a ghost's start), goes back
+** in at its next key, from the time its bytes were brought up to date */
+void sli_flow_rekey(sl_machine *m, int32_t f) {
+  sl_flow *fl = &m->flows[f];
+  fl->end = end_at(fl, fl->t);
+  heap_append(&m->fh, f, fl->end, fl->seq);
+  heap_up(&m->fh, m->fh.pos[f]);
 }
