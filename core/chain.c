@@ -40,6 +40,7 @@
 ** its pipe's queue of armed legs (a pipe starts its instructions in order).
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,7 +242,8 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
   const sl_res *h = &m->hbm[x->get ? x->dst.pe : x->src.pe];   /* the hidden leg's */
   double hcap = x->get ? wcap : rcap;
   if ((x->get ? wpath : rpath) != SL_PATH_LOCAL) return 0;
-  if (h->use + hcap > h->C * (1 - 1e-6)) return 0;   /* no room for it at its cap now */
+  if (!x->get && h->use + hcap > h->C * (1 - 1e-6)) return 0;   /* a put: room for its
+                                                                   hidden reads now */
   return x->get ? dr >= lr + dw + lw + 8 * m->ps.issue
                 : dw >= lw + dr + lr + 8 * m->ps.issue;
 }
@@ -375,16 +377,15 @@ void sli_chain_pass(sl_flow *fl, sl_time now) {
   if (!(fl->rate > 0) || fl->cn <= 0) return;
   e = fl->t + chunk_ps(fl->rem, fl->rate);
   if (e >= now) return;
-  if (fl->gn > 0 && fl->cn == fl->gn) fl->gdue = e + fl->glat;
   d = chunk_ps(fl->csize, fl->rate);
   if (d < 1) d = 1;
-  fl->cn--;
-  fl->t = e;
+  j = (now - e - 1) / d;                /* chunks passed after the current one */
+  if (j > fl->cn - 1) j = fl->cn - 1;
+  if (fl->gn > 0 && fl->cn - fl->gn <= j)   /* the next ghost's chunk ended: its start */
+    fl->gdue = e + (fl->cn - fl->gn) * d + fl->glat;
+  fl->cn -= j + 1;
+  fl->t = e + j * d;
   fl->rem = fl->csize;
-  j = (now - e - 1) / d;
-  if (j > fl->cn) j = fl->cn;
-  fl->cn -= j;
-  fl->t += j * d;
 }
 
 /* block blk's ghost of chunk g starts now */
@@ -393,6 +394,8 @@ static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
   int64_t size = (int64_t)r->a.size;
   int32_t id = sli_flow_ghost(m, blk, SL_PIPE_MTE3, r->a.gpe, size, now);
   if (id < 0) { m->oom = 1; return; }
+  if (m->blocks[blk].busy[QI(SL_PIPE_MTE3)]) m->chains->late++;   /* the pipe's own write
+                                                     streams: the chunked one would wait */
   r->ghost = id;
   r->gidx = g;
   m->chains->ghosts++;
@@ -467,6 +470,7 @@ void sli_chain_reset(sl_machine *m) {
 void sli_chain_free(sl_machine *m) {
   int32_t i;
   if (m->chains == NULL) return;
+  if (getenv("SL_CHAIN_DEBUG")) fprintf(stderr, "chains one %lld chunked %lld ghosts %lld late %lld\n", (long long)m->chains->one, (long long)m->chains->chunked, (long long)m->chains->ghosts, (long long)m->chains->late);
   for (i = 0; i < 2 * m->chains->nblk; i++) free(m->chains->q[i].a);
   free(m->chains->q);
   free(m->chains->run);
