@@ -47,12 +47,17 @@
 #include "sli.h"
 
 /* a chain's steady-leg transfer, waiting for its pipe to start it, and where
-** its ghosts go (a get's: the writes of its chunks but the last to local GM) */
+** its ghosts go: a get's writes of its chunks but the last to local GM, a
+** put's reads of its chunks from the third on from local GM */
 typedef struct sl_chain_arm {
   int32_t op;               /* the instruction */
   int32_t gpe, gbuf;        /* the ghosts' GM: PE, buffer (gbuf -1: no ghosts) */
+  int32_t gpipe;            /* their pipe */
+  int32_t shift;            /* the ghost keyed at chunk j's end is chunk j + shift's */
+  int32_t tok;              /* a put's: the flag its last chunk's read waits for, fired
+                               at the key of the chain's chunk n - 2 (-1: none) */
   int64_t n;                /* chunks */
-  int64_t goff;             /* the first ghost's offset in gbuf */
+  int64_t goff;             /* the ghost of chunk 0's offset in gbuf */
   double size;              /* bytes of each */
   sl_time glat, gland;      /* a chunk's end to its ghost's start; a ghost's end to its
                                landing */
@@ -239,13 +244,41 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
   double rcap = leg_cap(m, 1, rpath), wcap = leg_cap(m, 0, wpath);
   sl_time dr = chunk_ps(size, rcap), dw = chunk_ps(size, wcap);
   sl_time lr = m->ps.mte_setup + sli_alpha(m, rpath), lw = m->ps.mte_setup + sli_alpha(m, wpath);
-  const sl_res *h = &m->hbm[x->get ? x->dst.pe : x->src.pe];   /* the hidden leg's */
-  double hcap = x->get ? wcap : rcap;
   if ((x->get ? wpath : rpath) != SL_PATH_LOCAL) return 0;
-  if (!x->get && h->use + hcap > h->C * (1 - 1e-6)) return 0;   /* a put: room for its
-                                                                   hidden reads now */
   return x->get ? dr >= lr + dw + lw + 8 * m->ps.issue
                 : dw >= lw + dr + lr + 8 * m->ps.issue;
+}
+
+/* a put's one-flow form (issue): the reads of chunks 0 and 1 as the chunked
+** calls issue them, the writes of chunks 0..k-1 as one flow; the reads of
+** chunks 2..k-1 are its ghosts, and the flag the read of chunk k waits for
+** (the landing of the write of chunk k - 2) fires at that chunk's key */
+static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
+                     sl_chain_arm *arm, sl_loc rsrc, sl_loc rdst) {
+  int64_t size = (int64_t)arm->size, k = arm->n, all = k * size;
+  int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
+  uint16_t bit = (uint16_t)(1u << hb);
+  sl_loc u1 = at(&x->ub, size), s1 = at(&rsrc, size), ua = at(&x->ub, ha * size);
+  arm->gpe = rsrc.pe;
+  arm->gbuf = rsrc.buf;
+  arm->goff = rsrc.off;
+  arm->gpipe = SL_PIPE_MTE2;
+  arm->shift = 2;
+  if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, NULL)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
+      (st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &u1, &s1, size, size, NULL)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 1)))
+    return st;
+  if (sli_tok_new(m, &b->tok[SL_EV_MTE3_MTE2][hb]) != SL_OK)   /* set, fired by the chain */
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for a flag");
+  b->flagset[SL_EV_MTE3_MTE2] |= bit;
+  arm->tok = b->tok[SL_EV_MTE3_MTE2][hb];
+  m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - 2 * size;   /* the ghosts' */
+  if ((st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
+      (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, arm)) ||   /* its L2 */
+      (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 1)))
+    return st;
+  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
 }
 
 /* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
@@ -257,17 +290,18 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
 static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
   sl_block *b = &m->blocks[blk];
   int64_t size = x->half * esz, all = k * size;
-  int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
+  int ha = (int)((k - 1) % 2), hb = 1 - ha, st, far;
   sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
-  sl_chain_arm arm = { -1, -1, -1, k, 0, (double)size, 0, 0 };
+  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, k, 0, (double)size, 0, 0 };
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
+  far = sl_path(m, b->pe, x->pe);
+  arm.glat = m->ps.mte_setup + sli_alpha(m, far);   /* the steady chunk's landing */
+  arm.gland = m->ps.mte_setup + sli_alpha(m, SL_PATH_LOCAL);
   if (x->get) {                         /* the reads as one flow, then the last write */
     sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
     arm.gpe = rdst.pe;                  /* the writes before it: ghosts */
     arm.gbuf = rdst.buf;
     arm.goff = rdst.off;
-    arm.glat = m->ps.mte_setup + sli_alpha(m, sl_path(m, b->pe, rsrc.pe));
-    arm.gland = m->ps.mte_setup + sli_alpha(m, sl_path(m, b->pe, rdst.pe));
     if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &arm)) != SL_OK)
       return st;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
@@ -276,18 +310,9 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
         (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, NULL)))
       return st;
     m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the ghosts' */
-  } else {                              /* the first read, then the writes as one flow */
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, NULL)))
-      return st;
-    sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + size, all - size);   /* the hidden reads */
-    m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - size;
-    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
-        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
-        (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, &arm)))   /* its L2 */
-      return st;
+    return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
   }
-  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
+  return issue_put(m, b, blk, x, &arm, rsrc, rdst);
 }
 
 /* at a chain's start (sl_mte_pipe_step): issue it as one flow when every
@@ -391,33 +416,56 @@ void sli_chain_pass(sl_flow *fl, sl_time now) {
 /* block blk's ghost of chunk g starts now */
 static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
   sl_chain_run *r = &m->chains->run[blk];
-  int64_t size = (int64_t)r->a.size;
-  int32_t id = sli_flow_ghost(m, blk, SL_PIPE_MTE3, r->a.gpe, size, now);
-  if (id < 0) { m->oom = 1; return; }
-  if (m->blocks[blk].busy[QI(SL_PIPE_MTE3)]) m->chains->late++;   /* the pipe's own write
-                                                     streams: the chunked one would wait */
+  int64_t size = (int64_t)r->a.size, off = r->a.goff + g * size, hit = 0;
+  int pipe = r->a.gpipe;
+  int32_t id;
+  if (pipe == SL_PIPE_MTE2) hit = sli_l2_read(m, r->a.gpe, r->a.gbuf, off, size);
+  else sli_l2_touch(m, r->a.gpe, r->a.gbuf, off, size);
+  if ((id = sli_flow_ghost(m, blk, pipe, r->a.gpe, hit, size, now)) < 0) {
+    m->oom = 1;
+    return;
+  }
+  if (m->blocks[blk].busy[QI(pipe)]) m->chains->late++;   /* the pipe's own transfer
+                                                 streams: the chunked one would wait */
   r->ghost = id;
   r->gidx = g;
   m->chains->ghosts++;
-  sli_l2_touch(m, r->a.gpe, r->a.gbuf, r->a.goff + g * size, size);
+}
+
+/* the put's flag fires now: its last chunk's read may start (its pipe goes on
+** if it waits for it already) */
+static void tok_fire(sl_machine *m, int32_t tok, sl_time now) {
+  sl_tok *k = &m->toks[tok];
+  k->fired = 1;
+  k->t = now;
+  if (k->wblk >= 0 && k->wpipe != SL_PIPE_S) sli_pipe_kick(m, k->wblk, k->wpipe, now);
+}
+
+/* block blk's chain's action keyed at the end of its chunk j, now: the ghost
+** of chunk j + shift, or a put's flag at its chunk n - 2 */
+static void act(sl_machine *m, int blk, int64_t j, sl_time now) {
+  sl_chain_run *r = &m->chains->run[blk];
+  if (r->a.tok >= 0 && j == r->k - 2) tok_fire(m, r->a.tok, now);
+  else ghost_start(m, blk, j + r->a.shift, now);
 }
 
 /* did block blk's ghost of chunk g, ending now, land later than the chunked
-** chain's read of chunk g + 2 would wait for it (the end of chunk g + 1)? */
+** chain's chunk would wait for it: a get's read of chunk g + 2 (the end of
+** chunk g + 1), a put's write of chunk g (the end of chunk g - 1)? */
 static int ghost_late(const sl_machine *m, int blk, int64_t g, sl_time now) {
   const sl_chain_run *r = &m->chains->run[blk];
+  int64_t need = g + 1 - r->a.shift, cur;
   sl_flow c;
-  int64_t cur;
   if (r->f < 0) return 1;
   c = m->flows[r->f];
   if (!(c.csize > 0) || c.blk != blk || c.eng >= 0) return 1;   /* the chain has ended */
   sli_chain_pass(&c, now);
   cur = r->k - 1 - c.cn;
-  if (cur != g + 1) return cur > g + 1;
+  if (cur != need) return cur > need;
   return now + r->a.gland > c.t + chunk_ps(c.rem, c.rate);
 }
 
-/* a ghost flow f of block blk ends now: the next one starts if it waits */
+/* a ghost flow f of block blk ends now: the action waiting for it goes on */
 static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
   int blk = m->flows[f].blk;
   sl_chain_run *r = &m->chains->run[blk];
@@ -427,13 +475,13 @@ static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
   if (ghost_late(m, blk, r->gidx, now)) m->chains->late++;
   if (r->waits) {
     r->waits = 0;
-    ghost_start(m, blk, r->next - 1, now);
+    act(m, blk, r->next - 1, now);
   }
 }
 
 /* the key of flow f came at t (flow.c's EV_FLOW): a ghost's end, or a chain
-** flow's next ghost's start (now, or when the block's ghost streaming ends,
-** as the chunked chain's pipe would start it). 1 when it was either */
+** flow's next action (now, or when the block's ghost streaming ends, as the
+** chunked chain's pipe would reach it). 1 when it was either */
 int sli_chain_due(sl_machine *m, int32_t f, sl_time t) {
   sl_flow *fl = &m->flows[f];
   int blk = fl->blk;
@@ -444,11 +492,11 @@ int sli_chain_due(sl_machine *m, int32_t f, sl_time t) {
   fl->gn--;
   fl->gdue = -1;
   if (r->f == f) {
-    int64_t g = r->next++;
+    int64_t j = r->next++;
     if (r->ghost >= 0) {
       if (r->waits) m->chains->late++;  /* two waiting: not the chunked chain's */
       r->waits = 1;
-    } else ghost_start(m, blk, g, t);
+    } else act(m, blk, j, t);
   }
   sli_flow_rekey(m, f);
   return 1;

@@ -1069,19 +1069,25 @@ void sli_flow_due(sl_machine *m, sl_time t) {
 /* ---------------------------------------------------------- chains' ghosts */
 
 /* a ghost flow (chain.c): the chunk of a chain's other leg that block blk's pipe
-** would stream now as its own transfer, to or from GM of gm_pe (the local HBM,
-** at the pipe's rate), with no instruction of the pipe behind it: it shares
-** the HBM as that chunk's flow would, and its end only leaves (sli_flow_ghost_end).
-** Its id, -1 when out of memory */
-int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes,
-                       sl_time now) {
+** would stream now as its own transfer to or from GM of gm_pe (the local HBM;
+** hit of its bytes, an MTE2 read, from the L2), as sli_flow_start would start it
+** but with no instruction of the pipe behind it: it shares the HBM as that
+** chunk's flow would, and its end only leaves (sli_flow_ghost_end). Its id, -1
+** when out of memory */
+int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
+                       int64_t bytes, sl_time now) {
   const sl_params *p = &m->p;
   double per_cycle = pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle;
-  int32_t f = flow_open(m, blk, pipe, SLI_ENG_GHOST, bytes, bpps(per_cycle * p->core_ghz), now);
+  int32_t f;
+  int ok = 1;
+  if (hit > 0)                          /* cycles: hit at the L2 rate, the rest at HBM's */
+    per_cycle = (double)bytes / ((double)hit / p->l2_read_bytes_per_cycle +
+                                 (double)(bytes - hit) / p->mte2_bytes_per_cycle);
+  f = flow_open(m, blk, pipe, SLI_ENG_GHOST, bytes, bpps(per_cycle * p->core_ghz), now);
   if (f < 0) return -1;
   m->flows[f].gm_pe = gm_pe;
-  if (flow_commit(m, f, res_join(m, f, &m->hbm[gm_pe], 1.0)) != SL_OK) return -1;
-  return f;
+  if (hit < bytes) ok = res_join(m, f, &m->hbm[gm_pe], (double)(bytes - hit) / (double)bytes);
+  return flow_commit(m, f, ok) == SL_OK ? f : -1;
 }
 
 /* ghost flow f (out of the end heap) ended: it leaves its resources */

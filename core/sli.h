@@ -515,6 +515,7 @@ void sli_ev_release(sl_machine *m, int32_t id);
 int sli_l2_new(sl_machine *m);
 void sli_l2_reset(sl_machine *m);
 int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o);
+int64_t sli_l2_read(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n);
 void sli_l2_touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
@@ -637,10 +638,11 @@ void sli_chain_pass(sl_flow *fl, sl_time now);
 int sli_chain_due(sl_machine *m, int32_t f, sl_time t);
 /* a chain's ghost flow (its other leg's chunk, chain.c) is of this engine */
 #define SLI_ENG_GHOST SL_NENG
-/* flow.c: a ghost flow of block blk's pipe to or from GM of gm_pe starts now
+/* flow.c: a ghost flow of block blk's pipe to or from GM of gm_pe (hit of its
+** bytes, an MTE2 read, from the L2) starts now
 ** (its id, -1: out of memory); one ends; a chain flow goes back in the end heap */
-int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes,
-                       sl_time now);
+int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
+                       int64_t bytes, sl_time now);
 void sli_flow_ghost_end(sl_machine *m, int32_t f);
 void sli_flow_rekey(sl_machine *m, int32_t f);
 void sli_chain_reset(sl_machine *m);
