@@ -40,7 +40,6 @@
 ** its pipe's queue of armed legs (a pipe starts its instructions in order).
 */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -518,7 +517,6 @@ void sli_chain_reset(sl_machine *m) {
 void sli_chain_free(sl_machine *m) {
   int32_t i;
   if (m->chains == NULL) return;
-  if (getenv("SL_CHAIN_DEBUG")) fprintf(stderr, "chains one %lld chunked %lld ghosts %lld late %lld\n", (long long)m->chains->one, (long long)m->chains->chunked, (long long)m->chains->ghosts, (long long)m->chains->late);
   for (i = 0; i < 2 * m->chains->nblk; i++) free(m->chains->q[i].a);
   free(m->chains->q);
   free(m->chains->run);
@@ -530,4 +528,12 @@ void sli_chain_free(sl_machine *m) {
 void sl_machine_chains(const sl_machine *m, int64_t *one, int64_t *chunked) {
   *one = m->chains != NULL ? m->chains->one : 0;
   *chunked = m->chains != NULL ? m->chains->chunked : 0;
+}
+
+/* the one-flow chains' ghosts started since the machine was made, and those
+** that ended too late for the chunked chain's next chunk (its times are then
+** not the chunked chain's; 0 on every run measured) */
+void sl_machine_ghosts(const sl_machine *m, int64_t *ghosts, int64_t *late) {
+  *ghosts = m->chains != NULL ? m->chains->ghosts : 0;
+  *late = m->chains != NULL ? m->chains->late : 0;
 }
