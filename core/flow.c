@@ -1052,7 +1052,7 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     int32_t ev = fl->ev, sig = fl->sig;
     sl_time lat = fl->lat;
     heap_remove(&m->fh, f);
-    if ((eng == SLI_ENG_GHOST || fl->gn > 0) && sli_chain_due(m, f, t)) continue;   /* chain.c */
+    if ((eng == SLI_ENG_GHOST || fl->gn > 0) && sli_flow_chain_due(m, f, t)) continue;
     if (eng >= 0) {                      /* a DMA engine's: it leaves now */
       res_leave(m, f);
       flow_free(m, f);
@@ -1067,6 +1067,18 @@ void sli_flow_due(sl_machine *m, sl_time t) {
 }
 
 /* ---------------------------------------------------------- chains' ghosts */
+
+/* the key of flow f at t is a chain's (chain.c: a ghost's end, or its chain
+** flow's next ghost): 1 when chain.c took it. What it starts starts as a pipe's
+** transfer outside this EV_FLOW would: the ends still due at t are this
+** EV_FLOW's, so no second one is scheduled at t */
+int sli_flow_chain_due(sl_machine *m, int32_t f, sl_time t) {
+  int took;
+  m->flow_ev_t = t;
+  took = sli_chain_due(m, f, t);
+  m->flow_ev_t = INT64_MAX;
+  return took;
+}
 
 /* a ghost flow (chain.c): the chunk of a chain's other leg that block blk's pipe
 ** would stream now as its own transfer to or from GM of gm_pe (the local HBM;

@@ -70,7 +70,7 @@ describe("a pipelined transfer as one flow (chain_flow)", function()
     -- pinned: 2 PEs x 4 blocks, two gets of 5 chunks each
     local a, b = program(false, EXACT[1]), program(true, EXACT[1])
     assert.equal(123.336086, tonumber(string.format("%.6f", a.now)))
-    assert.same({ 302, 152 }, { a.events, b.events })
+    assert.same({ 302, 146 }, { a.events, b.events })
     assert.same({ one = 16, chunked = 0 }, b.chains)
   end)
 
