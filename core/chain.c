@@ -1,6 +1,6 @@
 /*
-** chain.c -- a pipelined transfer as one flow (timing-only machines made
-** with chain_flow = true; doc/chain.md).
+** chain.c -- a pipelined transfer as one flow (timing-only machines; chain_flow,
+** doc/chain.md).
 **
 ** op.get_pipelined / put_pipelined issue a double-buffered chain (sl_pipe_xfer):
 ** chunk c is read GM -> UB on MTE2 into buffer c % 2, written UB -> GM on
@@ -15,22 +15,32 @@
 ** steady leg as one transfer whose flow ends where the chunked flow's chunk
 ** would (each chunk's end rounded up to a picosecond as the chunked flow
 ** rounds it, through every re-rate: flow.c's end_at and catch_up ask
-** sli_chain_rest and sli_chain_pass), plus the other leg's edge chunk as a
-** transfer of its own (a get's write of the chunk before the last, a put's
-** read of the first); the flags are left as the chunked calls leave them, so
-** the last chunk and the final waits follow as the chunked calls, and the
-** last chunk goes on in the steady flow as it would. The S clock advances by
-** the issue costs of the calls it stands for. The other leg's hidden chunks
-** are not in the flow solver (their bytes count on their path, their L2
-** touches are made at once): exact while their HBM is not full during them.
+** sli_chain_rest and sli_chain_pass); the other leg's chunks but its edge
+** ones as ghosts, flows of their own in the solver with no instruction,
+** landing or flag behind them; the edge chunks as the chunked calls issue them
+** (a get's write of the chunk before the last; a put's reads of the first two);
+** the flags as the chunked calls leave them, so the last chunk and the final
+** waits follow as the chunked calls, and the last chunk goes on in the steady
+** flow as it would. The S clock advances by the issue costs of the calls it
+** stands for.
+**
+** A ghost starts where the chunked chain's chunk would: glat (the steady
+** chunk's landing) after the end of the steady chunk it follows (a get's write
+** g after read g, a put's read g after write g - 2 lands), or when the ghost
+** before it ends if later, and crosses the local HBM at its pipe's rate, so a
+** full HBM shares as it would with the chunks. No event marks a steady chunk's
+** end: the chain flow's end-heap key is its next ghost's start (sli_chain_rest),
+** flow.c hands that key to sli_chain_due, and a put's last read waits for a
+** flag fired at its key (the write of chunk n - 3 landing). A ghost that ends
+** later than the chunked chain's next chunk would wait for it is counted
+** (m:ghosts().late; none on any run measured).
 **
 ** Taken only when every condition holds at the chain's start, from the
 ** model's state, else the chunked calls issue it: a timing-only machine with
 ** no checks or tracing; two buffers, three chunks or more; no atomic mode;
 ** every location in bounds, none backed; MTE3 free for the chain (idle, or its
 ** last instruction a flag MTE2 waits for before the chain), the chain's
-** flags unset; the steady leg at its cap as above; the hidden leg local, with
-** room for it at its cap in its HBM now.
+** flags unset; the steady leg at its cap as above; the other leg local.
 **
 ** The queues are not a condition: where the chunked calls would fill a queue
 ** past queue_depth and park S until a chunk lands, S goes on here (its
@@ -235,7 +245,8 @@ static int chains(sl_machine *m) {
 
 /* does the steady leg set the pace? Chunks of size bytes: the get's reads
 ** (the put's writes) at their cap take at least the other leg's chunk and
-** both latencies, and room for S to issue a chunk ahead */
+** both latencies, and room for S to issue a chunk ahead; the other leg local
+** (its ghosts cross the local HBM alone) */
 static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
   int me = m->blocks[blk].pe, far = sl_path(m, me, x->pe);
   int rpath = x->get ? far : sl_path(m, me, x->src.pe);
@@ -282,10 +293,10 @@ static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
 
 /* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
 ** chain follows as the chunked calls issue it). A get: the reads as one
-** flow, the write of chunk k - 1; a put: the read of chunk 0, the writes as
-** one flow. Buffer hb (the next chunk's) is flagged free on MTE3 before
-** that, as the hidden leg's chunk k - 2 left it, buffer ha (chunk k - 1's)
-** after it */
+** flow whose writes but the last are its ghosts, the write of chunk k - 1;
+** buffer hb (the next chunk's) is flagged free on MTE3 before that (the
+** read of chunk k comes after the flow's end, which the ghost of chunk k - 2
+** lands before), buffer ha (chunk k - 1's) after it. A put: issue_put */
 static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
   sl_block *b = &m->blocks[blk];
   int64_t size = x->half * esz, all = k * size;
