@@ -973,7 +973,8 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
 /* settle the flows' changes before the event at next (an EV_FLOW when
 ** flow_next) is handled: changes at one instant are settled once */
 void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
-  if (m->ndirty > 0 && (flow_next ? next >= settle_at(m) : next > settle_at(m)))
+  if (m->ndirty > 0 && (next > settle_at(m) ||   /* keys of chains alone: a pipe's event */
+                        (flow_next && next == settle_at(m) && !sli_flow_chain_only(m, next))))
     sli_flow_settle(m, settle_at(m));
 }
 
@@ -1037,7 +1038,8 @@ static void prefetch_ends(const sl_machine *m, sl_time t) {
 
 /* EV_FLOW at t: the flows that end by t end; their pipes go on */
 void sli_flow_due(sl_machine *m, sl_time t) {
-  if (m->ndirty > 0 && t >= settle_at(m)) sli_flow_settle(m, settle_at(m));
+  if (m->ndirty > 0 && (t > settle_at(m) || (t == settle_at(m) && !sli_flow_chain_only(m, t))))
+    sli_flow_settle(m, settle_at(m));
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
   if (m->ndirty == 0) m->settle_t = t;   /* the ends below change rates from t on: a
@@ -1115,4 +1117,19 @@ void sli_flow_rekey(sl_machine *m, int32_t f) {
   fl->end = end_at(fl, fl->t);
   heap_append(&m->fh, f, fl->end, fl->seq);
   heap_up(&m->fh, m->fh.pos[f]);
+}
+
+/* are the keys due by t some, and all chains' next ghosts? What they start the
+** chunked chain starts from a pipe's event, which settles a window only after
+** its end, so an EV_FLOW of them alone settles as that would (a rare case: a
+** ghost due on a window's edge; the heap is walked in full) */
+int sli_flow_chain_only(const sl_machine *m, sl_time t) {
+  int32_t i, n = 0;
+  for (i = 0; i < m->fh.n; i++) {
+    const sl_flow *fl = &m->flows[m->fh.h[i].id];
+    if (m->fh.h[i].k > t) continue;
+    if (fl->gn <= 0 || fl->eng == SLI_ENG_GHOST) return 0;
+    n++;
+  }
+  return n > 0;
 }

@@ -645,6 +645,7 @@ int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
                        int64_t bytes, sl_time now);
 void sli_flow_ghost_end(sl_machine *m, int32_t f);
 int sli_flow_chain_due(sl_machine *m, int32_t f, sl_time t);
+int sli_flow_chain_only(const sl_machine *m, sl_time t);
 void sli_flow_rekey(sl_machine *m, int32_t f);
 void sli_chain_reset(sl_machine *m);
 void sli_chain_free(sl_machine *m);
