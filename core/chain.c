@@ -1,6 +1,6 @@
 /*
-** chain.c -- a pipelined transfer as one flow (timing-only machines made
-** with chain_flow = true; doc/chain.md).
+** chain.c -- a pipelined transfer as one flow (timing-only machines; chain_flow,
+** doc/chain.md).
 **
 ** op.get_pipelined / put_pipelined issue a double-buffered chain (sl_pipe_xfer):
 ** chunk c is read GM -> UB on MTE2 into buffer c % 2, written UB -> GM on
@@ -15,22 +15,32 @@
 ** steady leg as one transfer whose flow ends where the chunked flow's chunk
 ** would (each chunk's end rounded up to a picosecond as the chunked flow
 ** rounds it, through every re-rate: flow.c's end_at and catch_up ask
-** sli_chain_rest and sli_chain_pass), plus the other leg's edge chunk as a
-** transfer of its own (a get's write of the chunk before the last, a put's
-** read of the first); the flags are left as the chunked calls leave them, so
-** the last chunk and the final waits follow as the chunked calls, and the
-** last chunk goes on in the steady flow as it would. The S clock advances by
-** the issue costs of the calls it stands for. The other leg's hidden chunks
-** are not in the flow solver (their bytes count on their path, their L2
-** touches are made at once): exact while their HBM is not full during them.
+** sli_chain_rest and sli_chain_pass); the other leg's chunks but its edge
+** ones as ghosts, flows of their own in the solver with no instruction,
+** landing or flag behind them; the edge chunks as the chunked calls issue them
+** (a get's write of the chunk before the last; a put's reads of the first two);
+** the flags as the chunked calls leave them, so the last chunk and the final
+** waits follow as the chunked calls, and the last chunk goes on in the steady
+** flow as it would. The S clock advances by the issue costs of the calls it
+** stands for.
+**
+** A ghost starts where the chunked chain's chunk would: glat (the steady
+** chunk's landing) after the end of the steady chunk it follows (a get's write
+** g after read g, a put's read g after write g - 2 lands), or when the ghost
+** before it ends if later, and crosses the local HBM at its pipe's rate, so a
+** full HBM shares as it would with the chunks. No event marks a steady chunk's
+** end: the chain flow's end-heap key is its next ghost's start (sli_chain_rest),
+** flow.c hands that key to sli_chain_due, and a put's last read waits for a
+** flag fired at its key (the write of chunk n - 3 landing). A ghost that ends
+** later than the chunked chain's next chunk would wait for it is counted
+** (m:ghosts().late; none on any run measured).
 **
 ** Taken only when every condition holds at the chain's start, from the
 ** model's state, else the chunked calls issue it: a timing-only machine with
 ** no checks or tracing; two buffers, three chunks or more; no atomic mode;
 ** every location in bounds, none backed; MTE3 free for the chain (idle, or its
 ** last instruction a flag MTE2 waits for before the chain), the chain's
-** flags unset; the steady leg at its cap as above; the hidden leg local, with
-** room for it at its cap in its HBM now.
+** flags unset; the steady leg at its cap as above; the other leg local.
 **
 ** The queues are not a condition: where the chunked calls would fill a queue
 ** past queue_depth and park S until a chunk lands, S goes on here (its
@@ -45,11 +55,21 @@
 
 #include "sli.h"
 
-/* a chain's steady-leg transfer, waiting for its pipe to start it */
+/* a chain's steady-leg transfer, waiting for its pipe to start it, and where
+** its ghosts go: a get's writes of its chunks but the last to local GM, a
+** put's reads of its chunks from the third on from local GM */
 typedef struct sl_chain_arm {
   int32_t op;               /* the instruction */
+  int32_t gpe, gbuf;        /* the ghosts' GM: PE, buffer (gbuf -1: no ghosts) */
+  int32_t gpipe;            /* their pipe */
+  int32_t shift;            /* the ghost keyed at chunk j's end is chunk j + shift's */
+  int32_t tok;              /* a put's: the flag its last chunk's read waits for, fired
+                               at the key of the chain's chunk n - 2 (-1: none) */
   int64_t n;                /* chunks */
+  int64_t goff;             /* the ghost of chunk 0's offset in gbuf */
   double size;              /* bytes of each */
+  sl_time glat, gland;      /* a chunk's end to its ghost's start; a ghost's end to its
+                               landing */
 } sl_chain_arm;
 
 /* the steady legs a block's pipe (MTE2 or MTE3) has queued, in issue order:
@@ -60,10 +80,29 @@ typedef struct sl_chain_fifo {
   int32_t head, len, cap;   /* a ring */
 } sl_chain_fifo;
 
+/* a block's chain streaming now and its ghosts: the chunks of the other leg
+** but the edge one, each a flow of its own in the solver (sli_flow_ghost) that
+** starts where the chunked chain's would (glat after its chunk's end, or when
+** the ghost before it ends, if later) and leaves at its end: the HBM they
+** cross carries them as it would carry the chunked chain's */
+typedef struct sl_chain_run {
+  int32_t f;                /* the chain's flow (-1: none) */
+  uint64_t seq;             /* its sequence number while it is the chain's */
+  int32_t ghost;            /* the ghost streaming (-1: none) */
+  int32_t waits;            /* 1: the next ghost waits for it to end */
+  int64_t gidx;             /* the chunk of the ghost streaming */
+  int64_t next;             /* the next ghost's chunk (0-based) */
+  int64_t k;                /* the chain flow's chunks */
+  sl_chain_arm a;           /* where the ghosts go */
+} sl_chain_run;
+
 struct sl_chains {
   sl_chain_fifo *q;         /* per block: [2 * blk] MTE2's, [2 * blk + 1] MTE3's */
+  sl_chain_run *run;        /* per block */
   int32_t nblk;             /* blocks the table holds */
   int64_t one, chunked;     /* chains issued as one flow, and chunked */
+  int64_t ghosts, late;     /* ghosts started; ghosts that ended later than the chunked
+                               chain's next chunk would have waited for (not exact) */
 };
 
 /* capacity in bytes per ps of GBps (flow.c's) */
@@ -144,9 +183,9 @@ static sl_loc at(const sl_loc *l, int64_t bytes) {
   return r;
 }
 
-/* queue a steady leg (k chunks of size bytes) of block blk's pipe; 0 when out
-** of memory */
-static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, int64_t k, double size) {
+/* queue a steady leg (arm: its instruction's field is set here) of block
+** blk's pipe; 0 when out of memory */
+static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, const sl_chain_arm *arm) {
   sl_chain_fifo *f = &m->chains->q[2 * blk + (pipe == SL_PIPE_MTE3)];
   if (f->len == f->cap) {
     int32_t nc = f->cap ? 2 * f->cap : 4, i;
@@ -158,16 +197,18 @@ static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, int64_t k, dou
     f->head = 0;
     f->cap = nc;
   }
-  f->a[(f->head + f->len++) % f->cap] = (sl_chain_arm){ op, k, size };
+  f->a[(f->head + f->len) % f->cap] = *arm;
+  f->a[(f->head + f->len++) % f->cap].op = op;
   return 1;
 }
 
 /* queue one transfer on pipe (as mte.c's transfer): its flow moves flow bytes,
-** its landing lands ev_bytes of src on dst; a chain's steady leg of k chunks
-** when k > 0 (queued to start as one before the pipe may start it: an idle
-** pipe starts it at once) */
+** its landing lands ev_bytes of src on dst; a chain's steady leg when arm is
+** not NULL (queued to start as one before the pipe may start it: an idle pipe
+** starts it at once) */
 static int xfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
-                const sl_loc *src, int64_t ev_bytes, int64_t flow_bytes, int64_t k) {
+                const sl_loc *src, int64_t ev_bytes, int64_t flow_bytes,
+                const sl_chain_arm *arm) {
   sl_ins *o;
   int32_t ev, op;
   int st = sli_copy_event(m, blk, pipe, dst, src, ev_bytes, SL_OP_NONE,
@@ -180,27 +221,32 @@ static int xfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
   o->path = sl_path(m, m->blocks[blk].pe, gm_pe);
   o->bytes = flow_bytes;
   m->path_bytes[o->path] += flow_bytes;
-  if (k > 0 && !arm_push(m, blk, pipe, op, k, (double)(flow_bytes / k)))
+  if (arm != NULL && !arm_push(m, blk, pipe, op, arm))
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for a chain");
   return sli_enqueue(m, blk, pipe, op);
 }
 
 /* the chain table, as large as this launch's blocks; 0 when out of memory */
 static int chains(sl_machine *m) {
-  int32_t n = m->p.n_pes * m->block_dim;
+  int32_t n = m->p.n_pes * m->block_dim, i;
   sl_chain_fifo *nq;
+  sl_chain_run *nr;
   if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
   if (m->chains->nblk >= n) return 1;
   if ((nq = realloc(m->chains->q, (size_t)n * 2 * sizeof(*nq))) == NULL) return 0;
   memset(nq + 2 * m->chains->nblk, 0, (size_t)(n - m->chains->nblk) * 2 * sizeof(*nq));
   m->chains->q = nq;
+  if ((nr = realloc(m->chains->run, (size_t)n * sizeof(*nr))) == NULL) return 0;
+  for (i = m->chains->nblk; i < n; i++) nr[i].f = nr[i].ghost = -1;
+  m->chains->run = nr;
   m->chains->nblk = n;
   return 1;
 }
 
 /* does the steady leg set the pace? Chunks of size bytes: the get's reads
 ** (the put's writes) at their cap take at least the other leg's chunk and
-** both latencies, and room for S to issue a chunk ahead */
+** both latencies, and room for S to issue a chunk ahead; the other leg local
+** (its ghosts cross the local HBM alone) */
 static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
   int me = m->blocks[blk].pe, far = sl_path(m, me, x->pe);
   int rpath = x->get ? far : sl_path(m, me, x->src.pe);
@@ -208,48 +254,75 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
   double rcap = leg_cap(m, 1, rpath), wcap = leg_cap(m, 0, wpath);
   sl_time dr = chunk_ps(size, rcap), dw = chunk_ps(size, wcap);
   sl_time lr = m->ps.mte_setup + sli_alpha(m, rpath), lw = m->ps.mte_setup + sli_alpha(m, wpath);
-  const sl_res *h = &m->hbm[x->get ? x->dst.pe : x->src.pe];   /* the hidden leg's */
-  double hcap = x->get ? wcap : rcap;
   if ((x->get ? wpath : rpath) != SL_PATH_LOCAL) return 0;
-  if (h->use + hcap > h->C * (1 - 1e-6)) return 0;   /* no room for it at its cap now */
   return x->get ? dr >= lr + dw + lw + 8 * m->ps.issue
                 : dw >= lw + dr + lr + 8 * m->ps.issue;
 }
 
+/* a put's one-flow form (issue): the reads of chunks 0 and 1 as the chunked
+** calls issue them, the writes of chunks 0..k-1 as one flow; the reads of
+** chunks 2..k-1 are its ghosts, and the flag the read of chunk k waits for
+** (the landing of the write of chunk k - 2) fires at that chunk's key */
+static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
+                     sl_chain_arm *arm, sl_loc rsrc, sl_loc rdst) {
+  int64_t size = (int64_t)arm->size, k = arm->n, all = k * size;
+  int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
+  uint16_t bit = (uint16_t)(1u << hb);
+  sl_loc u1 = at(&x->ub, size), s1 = at(&rsrc, size), ua = at(&x->ub, ha * size);
+  arm->gpe = rsrc.pe;
+  arm->gbuf = rsrc.buf;
+  arm->goff = rsrc.off;
+  arm->gpipe = SL_PIPE_MTE2;
+  arm->shift = 2;
+  if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, NULL)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
+      (st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &u1, &s1, size, size, NULL)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 1)))
+    return st;
+  if (sli_tok_new(m, &b->tok[SL_EV_MTE3_MTE2][hb]) != SL_OK)   /* set, fired by the chain */
+    return sli_err(m, SL_ENOMEM, 0, "not enough memory for a flag");
+  b->flagset[SL_EV_MTE3_MTE2] |= bit;
+  arm->tok = b->tok[SL_EV_MTE3_MTE2][hb];
+  m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - 2 * size;   /* the ghosts' */
+  if ((st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
+      (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, arm)) ||   /* its L2 */
+      (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 1)))
+    return st;
+  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
+}
+
 /* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
 ** chain follows as the chunked calls issue it). A get: the reads as one
-** flow, the write of chunk k - 1; a put: the read of chunk 0, the writes as
-** one flow. Buffer hb (the next chunk's) is flagged free on MTE3 before
-** that, as the hidden leg's chunk k - 2 left it, buffer ha (chunk k - 1's)
-** after it */
+** flow whose writes but the last are its ghosts, the write of chunk k - 1;
+** buffer hb (the next chunk's) is flagged free on MTE3 before that (the
+** read of chunk k comes after the flow's end, which the ghost of chunk k - 2
+** lands before), buffer ha (chunk k - 1's) after it. A put: issue_put */
 static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
   sl_block *b = &m->blocks[blk];
   int64_t size = x->half * esz, all = k * size;
-  int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
+  int ha = (int)((k - 1) % 2), hb = 1 - ha, st, far;
   sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
+  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, k, 0, (double)size, 0, 0 };
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
+  far = sl_path(m, b->pe, x->pe);
+  arm.glat = m->ps.mte_setup + sli_alpha(m, far);   /* the steady chunk's landing */
+  arm.gland = m->ps.mte_setup + sli_alpha(m, SL_PATH_LOCAL);
   if (x->get) {                         /* the reads as one flow, then the last write */
     sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, k)) != SL_OK) return st;
+    arm.gpe = rdst.pe;                  /* the writes before it: ghosts */
+    arm.gbuf = rdst.buf;
+    arm.goff = rdst.off;
+    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &arm)) != SL_OK)
+      return st;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
         (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, 0)))
+        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, NULL)))
       return st;
-    m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the hidden writes */
-    sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - size);
-  } else {                              /* the first read, then the writes as one flow */
-    if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &x->ub, &rsrc, size, size, 0)))
-      return st;
-    sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + size, all - size);   /* the hidden reads */
-    m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - size;
-    if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, 0)) ||
-        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
-        (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
-        (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, k)))   /* its L2 */
-      return st;
+    m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the ghosts' */
+    return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
   }
-  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
+  return issue_put(m, b, blk, x, &arm, rsrc, rdst);
 }
 
 /* at a chain's start (sl_mte_pipe_step): issue it as one flow when every
@@ -292,7 +365,7 @@ void sli_chain_arm(sl_machine *m, int blk, int32_t op) {
 }
 
 /* a flow starts (flow.c): plain, or a chain's steady leg when one is armed:
-** its first chunk is rem, then cn more */
+** its first chunk is rem, then cn more; a get's ghosts follow its chunks */
 void sli_chain_give(sl_machine *m, sl_flow *fl) {
   sl_chain_fifo *f = &m->chains->q[m->chain_armed - 1];
   const sl_chain_arm *a = &f->a[f->head];
@@ -300,21 +373,39 @@ void sli_chain_give(sl_machine *m, sl_flow *fl) {
   fl->rem = a->size;
   fl->csize = a->size;
   fl->cn = a->n - 1;
+  if (a->gbuf >= 0 && a->n > 1) {
+    sl_chain_run *r = &m->chains->run[fl->blk];
+    fl->gn = a->n - 1;                  /* the ghosts of chunks 0 .. n - 2 */
+    fl->glat = a->glat;
+    fl->gdue = -1;
+    r->f = (int32_t)(fl - m->flows);
+    r->next = 0;
+    r->k = a->n;
+    r->waits = 0;
+    r->a = *a;
+  }
   f->head = (f->head + 1) % f->cap;
   f->len--;
 }
 
-/* picoseconds the chunks after the current one take at the flow's rate */
-double sli_chain_rest(const sl_flow *fl) {
-  if (!(fl->rate > 0)) return 0;
-  return (double)fl->cn * (double)chunk_ps(fl->csize, fl->rate);
+/* picoseconds from fl->t to the chain flow's next key, d those to the end of
+** its current chunk at its rate: the start of its next ghost (glat after the
+** end of that ghost's chunk), or when none is left the end of its chunks */
+double sli_chain_rest(const sl_flow *fl, double d) {
+  double c;
+  if (!(fl->rate > 0)) return d;
+  c = (double)chunk_ps(fl->csize, fl->rate);
+  if (fl->gn <= 0) return d + (double)fl->cn * c;
+  if (fl->gdue >= 0) return fl->gdue > fl->t ? (double)(fl->gdue - fl->t) : 0;
+  return d + (double)(fl->cn - fl->gn) * c + (double)fl->glat;   /* its chunk: cn - gn on */
 }
 
 /* bring a chain's flow to the chunk it streams at now: the whole chunks that
 ** ended before now (each where the chunked flow would have ended it, at the
 ** rate it has had since fl->t) are passed, fl->t and rem left at the start of
 ** the current one; a chunk ending at now is the current one, as a settle at
-** now comes before the flow end there */
+** now comes before the flow end there. The ghost of a chunk passed starts at
+** gdue (its key: the flow's start of it is before the next chunk ends) */
 void sli_chain_pass(sl_flow *fl, sl_time now) {
   sl_time e, d;
   int64_t j;
@@ -323,13 +414,102 @@ void sli_chain_pass(sl_flow *fl, sl_time now) {
   if (e >= now) return;
   d = chunk_ps(fl->csize, fl->rate);
   if (d < 1) d = 1;
-  fl->cn--;
-  fl->t = e;
+  j = (now - e - 1) / d;                /* chunks passed after the current one */
+  if (j > fl->cn - 1) j = fl->cn - 1;
+  if (fl->gn > 0 && fl->cn - fl->gn <= j)   /* the next ghost's chunk ended: its start */
+    fl->gdue = e + (fl->cn - fl->gn) * d + fl->glat;
+  fl->cn -= j + 1;
+  fl->t = e + j * d;
   fl->rem = fl->csize;
-  j = (now - e - 1) / d;
-  if (j > fl->cn) j = fl->cn;
-  fl->cn -= j;
-  fl->t += j * d;
+}
+
+/* block blk's ghost of chunk g starts now */
+static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
+  sl_chain_run *r = &m->chains->run[blk];
+  int64_t size = (int64_t)r->a.size, off = r->a.goff + g * size, hit = 0;
+  int pipe = r->a.gpipe;
+  int32_t id;
+  if (pipe == SL_PIPE_MTE2) hit = sli_l2_read(m, r->a.gpe, r->a.gbuf, off, size);
+  else sli_l2_touch(m, r->a.gpe, r->a.gbuf, off, size);
+  if ((id = sli_flow_ghost(m, blk, pipe, r->a.gpe, hit, size, now)) < 0) {
+    m->oom = 1;
+    return;
+  }
+  if (m->blocks[blk].busy[QI(pipe)]) m->chains->late++;   /* the pipe's own transfer
+                                                 streams: the chunked one would wait */
+  r->ghost = id;
+  r->gidx = g;
+  m->chains->ghosts++;
+}
+
+/* the put's flag fires now: its last chunk's read may start (its pipe goes on
+** if it waits for it already) */
+static void tok_fire(sl_machine *m, int32_t tok, sl_time now) {
+  sl_tok *k = &m->toks[tok];
+  k->fired = 1;
+  k->t = now;
+  if (k->wblk >= 0 && k->wpipe != SL_PIPE_S) sli_pipe_kick(m, k->wblk, k->wpipe, now);
+}
+
+/* block blk's chain's action keyed at the end of its chunk j, now: the ghost
+** of chunk j + shift, or a put's flag at its chunk n - 2 */
+static void act(sl_machine *m, int blk, int64_t j, sl_time now) {
+  sl_chain_run *r = &m->chains->run[blk];
+  if (r->a.tok >= 0 && j == r->k - 2) tok_fire(m, r->a.tok, now);
+  else ghost_start(m, blk, j + r->a.shift, now);
+}
+
+/* did block blk's ghost of chunk g, ending now, land later than the chunked
+** chain's chunk would wait for it: a get's read of chunk g + 2 (the end of
+** chunk g + 1), a put's write of chunk g (the end of chunk g - 1)? */
+static int ghost_late(const sl_machine *m, int blk, int64_t g, sl_time now) {
+  const sl_chain_run *r = &m->chains->run[blk];
+  int64_t need = g + 1 - r->a.shift, cur;
+  sl_flow c;
+  if (r->f < 0) return 1;
+  c = m->flows[r->f];
+  if (!(c.csize > 0) || c.blk != blk || c.eng >= 0) return 1;   /* the chain has ended */
+  sli_chain_pass(&c, now);
+  cur = r->k - 1 - c.cn;
+  if (cur != need) return cur > need;
+  return now + r->a.gland > c.t + chunk_ps(c.rem, c.rate);
+}
+
+/* a ghost flow f of block blk ends now: the action waiting for it goes on */
+static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
+  int blk = m->flows[f].blk;
+  sl_chain_run *r = &m->chains->run[blk];
+  sli_flow_ghost_end(m, f);
+  if (r->ghost != f) return;
+  r->ghost = -1;
+  if (ghost_late(m, blk, r->gidx, now)) m->chains->late++;
+  if (r->waits) {
+    r->waits = 0;
+    act(m, blk, r->next - 1, now);
+  }
+}
+
+/* the key of flow f came at t (flow.c's EV_FLOW): a ghost's end, or a chain
+** flow's next action (now, or when the block's ghost streaming ends, as the
+** chunked chain's pipe would reach it). 1 when it was either */
+int sli_chain_due(sl_machine *m, int32_t f, sl_time t) {
+  sl_flow *fl = &m->flows[f];
+  int blk = fl->blk;
+  sl_chain_run *r;
+  if (fl->eng == SLI_ENG_GHOST) { ghost_end(m, f, t); return 1; }
+  if (fl->gn <= 0 || m->chains == NULL || blk >= m->chains->nblk) return 0;
+  r = &m->chains->run[blk];
+  fl->gn--;
+  fl->gdue = -1;
+  if (r->f == f) {
+    int64_t j = r->next++;
+    if (r->ghost >= 0) {
+      if (r->waits) m->chains->late++;  /* two waiting: not the chunked chain's */
+      r->waits = 1;
+    } else act(m, blk, j, t);
+  }
+  sli_flow_rekey(m, f);
+  return 1;
 }
 
 /* forget the chains waiting to start (a launch begins or ends) */
@@ -338,6 +518,10 @@ void sli_chain_reset(sl_machine *m) {
   m->chain_armed = 0;
   if (m->chains == NULL) return;
   for (i = 0; i < 2 * m->chains->nblk; i++) m->chains->q[i].head = m->chains->q[i].len = 0;
+  for (i = 0; i < m->chains->nblk; i++) {
+    m->chains->run[i].f = m->chains->run[i].ghost = -1;
+    m->chains->run[i].waits = 0;
+  }
 }
 
 /* free the chain table (the machine goes) */
@@ -346,6 +530,7 @@ void sli_chain_free(sl_machine *m) {
   if (m->chains == NULL) return;
   for (i = 0; i < 2 * m->chains->nblk; i++) free(m->chains->q[i].a);
   free(m->chains->q);
+  free(m->chains->run);
   free(m->chains);
   m->chains = NULL;
 }
@@ -354,4 +539,12 @@ void sli_chain_free(sl_machine *m) {
 void sl_machine_chains(const sl_machine *m, int64_t *one, int64_t *chunked) {
   *one = m->chains != NULL ? m->chains->one : 0;
   *chunked = m->chains != NULL ? m->chains->chunked : 0;
+}
+
+/* the one-flow chains' ghosts started since the machine was made, and those
+** that ended too late for the chunked chain's next chunk (its times are then
+** not the chunked chain's; 0 on every run measured) */
+void sl_machine_ghosts(const sl_machine *m, int64_t *ghosts, int64_t *late) {
+  *ghosts = m->chains != NULL ? m->chains->ghosts : 0;
+  *late = m->chains != NULL ? m->chains->late : 0;
 }

@@ -334,7 +334,9 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
   fl->lat = 0;
   fl->hitshare = 0;
   fl->csize = 0;
-  fl->cn = 0;
+  fl->cn = fl->gn = 0;
+  fl->glat = 0;
+  fl->gdue = -1;
   fl->rem = (double)bytes;
   fl->cap = cap;
   fl->t = now;
@@ -359,7 +361,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
 ** that is past int64 picoseconds: converting a larger double is undefined) */
 static sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
-  if (fl->cn > 0) d = (d > 0 ? d : 0) + sli_chain_rest(fl);   /* a chain's chunks */
+  if (fl->csize > 0) d = sli_chain_rest(fl, d > 0 ? d : 0);   /* a chain's chunks, ghosts */
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
   return now + (d > 0 ? (sl_time)d : 0);
 }
@@ -971,7 +973,8 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
 /* settle the flows' changes before the event at next (an EV_FLOW when
 ** flow_next) is handled: changes at one instant are settled once */
 void sli_flow_settle_due(sl_machine *m, sl_time next, int flow_next) {
-  if (m->ndirty > 0 && (flow_next ? next >= settle_at(m) : next > settle_at(m)))
+  if (m->ndirty > 0 && (next > settle_at(m) ||   /* keys of chains alone: a pipe's event */
+                        (flow_next && next == settle_at(m) && !sli_flow_chain_only(m, next))))
     sli_flow_settle(m, settle_at(m));
 }
 
@@ -1035,7 +1038,8 @@ static void prefetch_ends(const sl_machine *m, sl_time t) {
 
 /* EV_FLOW at t: the flows that end by t end; their pipes go on */
 void sli_flow_due(sl_machine *m, sl_time t) {
-  if (m->ndirty > 0 && t >= settle_at(m)) sli_flow_settle(m, settle_at(m));
+  if (m->ndirty > 0 && (t > settle_at(m) || (t == settle_at(m) && !sli_flow_chain_only(m, t))))
+    sli_flow_settle(m, settle_at(m));
   if (t != m->flow_ev_t) return;         /* superseded by an earlier one */
   m->flow_ev_t = INT64_MAX;
   if (m->ndirty == 0) m->settle_t = t;   /* the ends below change rates from t on: a
@@ -1050,6 +1054,7 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     int32_t ev = fl->ev, sig = fl->sig;
     sl_time lat = fl->lat;
     heap_remove(&m->fh, f);
+    if ((eng == SLI_ENG_GHOST || fl->gn > 0) && sli_flow_chain_due(m, f, t)) continue;
     if (eng >= 0) {                      /* a DMA engine's: it leaves now */
       res_leave(m, f);
       flow_free(m, f);
@@ -1061,4 +1066,70 @@ void sli_flow_due(sl_machine *m, sl_time t) {
     if (m->ended >= 0) flow_gone(m);
   }
   flow_event(m);
+}
+
+/* ---------------------------------------------------------- chains' ghosts */
+
+/* the key of flow f at t is a chain's (chain.c: a ghost's end, or its chain
+** flow's next ghost): 1 when chain.c took it. What it starts starts as a pipe's
+** transfer outside this EV_FLOW would: the ends still due at t are this
+** EV_FLOW's, so no second one is scheduled at t */
+int sli_flow_chain_due(sl_machine *m, int32_t f, sl_time t) {
+  int took;
+  m->flow_ev_t = t;
+  took = sli_chain_due(m, f, t);
+  m->flow_ev_t = INT64_MAX;
+  return took;
+}
+
+/* a ghost flow (chain.c): the chunk of a chain's other leg that block blk's pipe
+** would stream now as its own transfer to or from GM of gm_pe (the local HBM;
+** hit of its bytes, an MTE2 read, from the L2), as sli_flow_start would start it
+** but with no instruction of the pipe behind it: it shares the HBM as that
+** chunk's flow would, and its end only leaves (sli_flow_ghost_end). Its id, -1
+** when out of memory */
+int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
+                       int64_t bytes, sl_time now) {
+  const sl_params *p = &m->p;
+  double per_cycle = pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle;
+  int32_t f;
+  int ok = 1;
+  if (hit > 0)                          /* cycles: hit at the L2 rate, the rest at HBM's */
+    per_cycle = (double)bytes / ((double)hit / p->l2_read_bytes_per_cycle +
+                                 (double)(bytes - hit) / p->mte2_bytes_per_cycle);
+  f = flow_open(m, blk, pipe, SLI_ENG_GHOST, bytes, bpps(per_cycle * p->core_ghz), now);
+  if (f < 0) return -1;
+  m->flows[f].gm_pe = gm_pe;
+  if (hit < bytes) ok = res_join(m, f, &m->hbm[gm_pe], (double)(bytes - hit) / (double)bytes);
+  return flow_commit(m, f, ok) == SL_OK ? f : -1;
+}
+
+/* ghost flow f (out of the end heap) ended: it leaves its resources */
+void sli_flow_ghost_end(sl_machine *m, int32_t f) {
+  res_leave(m, f);
+  flow_free(m, f);
+}
+
+/* chain flow f, out of the end heap (its key was a ghost's start), goes back
+** in at its next key, from the time its bytes were brought up to date */
+void sli_flow_rekey(sl_machine *m, int32_t f) {
+  sl_flow *fl = &m->flows[f];
+  fl->end = end_at(fl, fl->t);
+  heap_append(&m->fh, f, fl->end, fl->seq);
+  heap_up(&m->fh, m->fh.pos[f]);
+}
+
+/* are the keys due by t some, and all chains' next ghosts? What they start the
+** chunked chain starts from a pipe's event, which settles a window only after
+** its end, so an EV_FLOW of them alone settles as that would (a rare case: a
+** ghost due on a window's edge; the heap is walked in full) */
+int sli_flow_chain_only(const sl_machine *m, sl_time t) {
+  int32_t i, n = 0;
+  for (i = 0; i < m->fh.n; i++) {
+    const sl_flow *fl = &m->flows[m->fh.h[i].id];
+    if (m->fh.h[i].k > t) continue;
+    if (fl->gn <= 0 || fl->eng == SLI_ENG_GHOST) return 0;
+    n++;
+  }
+  return n > 0;
 }

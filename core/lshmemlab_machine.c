@@ -306,6 +306,16 @@ static int m_chains(lua_State *L) {
   return m_pair(L, "one", one, "chunked", chunked);
 }
 
+/* m:ghosts(): {ghosts, late}: the one-flow chains' other-leg chunks run as
+** flows of their own, and those that ended too late to time as the chunked
+** chain (chain.c) */
+static int m_ghosts(lua_State *L) {
+  lmach *lm = lsl_checkmach(L, 1);
+  int64_t ghosts, late;
+  sl_machine_ghosts(lm->m, &ghosts, &late);
+  return m_pair(L, "ghosts", ghosts, "late", late);
+}
+
 /* m:heap_used(): bytes of the symmetric heap in use */
 static int m_heap_used(lua_State *L) {
   lmach *lm = lsl_checkmach(L, 1);
@@ -517,7 +527,7 @@ const luaL_Reg lsl_machine_methods[] = {
   {"alloc", m_alloc}, {"malloc", m_malloc}, {"calloc", m_calloc}, {"align", m_align},
   {"host", m_host}, {"free", m_free}, {"memcpy", m_memcpy}, {"params", m_params},
   {"now", m_now}, {"events", m_events}, {"event_kinds", m_event_kinds}, {"flow_stats", m_flow_stats},
-  {"chains", m_chains},
+  {"chains", m_chains}, {"ghosts", m_ghosts},
   {"heap_used", m_heap_used}, {"path_bytes", m_path_bytes}, {"path", m_path}, {"reach", m_reach},
   {"state", m_state}, {"close", m_close}, {"runaway_counts", m_runaway_counts},
   {NULL, NULL}

@@ -354,6 +354,7 @@ typedef struct sl_pipe_xfer {
 int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x);
 /* chains issued as one flow (chain_flow) and as chunks since the machine was made */
 void sl_machine_chains(const sl_machine *m, int64_t *one, int64_t *chunked);
+void sl_machine_ghosts(const sl_machine *m, int64_t *ghosts, int64_t *late);
 int sl_signal_op(sl_machine *m, int blk, const sl_loc *sig, int64_t v,
                  int op, int pe, int after_mte3);
 int sl_signal_ahead(const sl_machine *m);

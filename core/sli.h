@@ -145,6 +145,10 @@ typedef struct sl_flow {
   double hitshare;          /* MTE2: the share of its bytes read from the L2 (its cap) */
   double csize;             /* a chain's (chain.c): bytes of each chunk */
   int64_t cn;               /* a chain's: chunks after the current one (0: a plain flow) */
+  int64_t gn;               /* a chain's: its other leg's chunks (ghosts) not started yet */
+  sl_time glat;             /* a chain's: from a chunk's end to its ghost's start */
+  sl_time gdue;             /* a chain's: when the ghost of the chunk before the current one
+                               starts (-1: that ghost has started) */
 } sl_flow;
 
 /* how close to max-min fair the solver keeps every flow: at its cap, or on a
@@ -511,6 +515,7 @@ void sli_ev_release(sl_machine *m, int32_t id);
 int sli_l2_new(sl_machine *m);
 void sli_l2_reset(sl_machine *m);
 int64_t sli_l2_xfer(sl_machine *m, int blk, int pipe, const sl_ins *o);
+int64_t sli_l2_read(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n);
 void sli_l2_touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
@@ -628,14 +633,28 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now);
 int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken);
 void sli_chain_arm(sl_machine *m, int blk, int32_t op);
 void sli_chain_give(sl_machine *m, sl_flow *fl);
-double sli_chain_rest(const sl_flow *fl);
+double sli_chain_rest(const sl_flow *fl, double d);
 void sli_chain_pass(sl_flow *fl, sl_time now);
+int sli_chain_due(sl_machine *m, int32_t f, sl_time t);
+/* a chain's ghost flow (its other leg's chunk, chain.c) is of this engine */
+#define SLI_ENG_GHOST SL_NENG
+/* flow.c: a ghost flow of block blk's pipe to or from GM of gm_pe (hit of its
+** bytes, an MTE2 read, from the L2) starts now
+** (its id, -1: out of memory); one ends; a chain flow goes back in the end heap */
+int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
+                       int64_t bytes, sl_time now);
+void sli_flow_ghost_end(sl_machine *m, int32_t f);
+int sli_flow_chain_due(sl_machine *m, int32_t f, sl_time t);
+int sli_flow_chain_only(const sl_machine *m, sl_time t);
+void sli_flow_rekey(sl_machine *m, int32_t f);
 void sli_chain_reset(sl_machine *m);
 void sli_chain_free(sl_machine *m);
 /* a flow starts: plain, or the chain flow armed */
 static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
   fl->csize = 0;
-  fl->cn = 0;
+  fl->cn = fl->gn = 0;
+  fl->glat = 0;
+  fl->gdue = -1;
   if (m->chain_armed) sli_chain_give(m, fl);
 }
 void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);

@@ -2,10 +2,10 @@
 -- with chain_flow = true, a double-buffered chain (op.get_pipelined / put_pipelined)
 -- whose one leg sets the pace is issued as one flow of its whole chunks but the last
 -- plus the other leg's edge chunk (core/chain.c), falling back to the chunked calls
--- whenever a condition does not hold. The chunked form and the one-flow form run
--- side by side on the same shapes: where no two flows end at the same picosecond
--- in another order the times are the same to the picosecond; elsewhere they differ
--- by the order of those ends, within 1e-6 of the time (the largest is printed).
+-- whenever a condition does not hold. The other leg's chunks but the edge one are
+-- ghost flows in the solver, so a full HBM shares as it would with the chunks. The
+-- chunked form and the one-flow form run side by side on the same shapes and give
+-- the same times to the picosecond.
 local lab = require("shmemlab")
 local op = require("shmemlab.op")
 local runner = require("shmemlab.runner")
@@ -31,7 +31,7 @@ local function program(one, o)
     end
   end, o.blocks)
   local out = { kernel = r.kernel_us, now = m:now(), events = m:events() - e0,
-                chains = m:chains(), bytes = m:path_bytes() }
+                chains = m:chains(), bytes = m:path_bytes(), ghosts = m:ghosts() }
   m:close()
   return out
 end
@@ -70,8 +70,9 @@ describe("a pipelined transfer as one flow (chain_flow)", function()
     -- pinned: 2 PEs x 4 blocks, two gets of 5 chunks each
     local a, b = program(false, EXACT[1]), program(true, EXACT[1])
     assert.equal(123.336086, tonumber(string.format("%.6f", a.now)))
-    assert.same({ 308, 140 }, { a.events, b.events })   -- (k:ub runs ahead: 8 wake-ups
-                                                        -- fewer, 14 pipe steps more)
+    assert.same({ 308, 152 }, { a.events, b.events })   -- (k:ub runs ahead: 8 wake-ups
+                                                        -- fewer, 14 pipe steps more;
+                                                        -- the one flow's ghosts end)
     assert.same({ one = 16, chunked = 0 }, b.chains)
   end)
 
@@ -100,16 +101,40 @@ describe("a pipelined transfer as one flow (chain_flow)", function()
     end
   end)
 
-  it("stays within 1e-6 of the chunked time where equal ends reorder", function()
-    local worst = 0
+  it("times as the chunked chain where flows contend for links and HBM", function()
     for _, o in ipairs(CONTENDED) do
       local a, b = program(false, o), program(true, o)
-      local d = largest(a, b)
-      worst = math.max(worst, d / a.now)
-      assert.is_true(d <= 1e-6 * a.now, string.format("%.6f us of %.6f", d, a.now))
+      assert.equal(0, largest(a, b), string.format("%.6f us", a.now))
       assert.is_true(b.chains.one > 0)
+      assert.equal(0, b.ghosts.late)
     end
-    print(string.format("\none flow vs chunked chain: largest difference %.2e of the time", worst))
+  end)
+
+  it("times a relay on a full HBM as the chunked chain (the ghosts share the HBM)", function()
+    -- the server relay's blocks read their chunks in step, so their writes (gets) or
+    -- reads (puts) to local GM fill the HBM together; left out of the solver they
+    -- gave 320.351791 us for the allgather's 319.739551 and allreduce's
+    -- 175.268717 us for 175.268879
+    local function run(name, one)
+      local o = runner.load_op(name)
+      local c = runner.config(o, { pes = 16, count = 1048576 * (name == "allreduce" and 4 or 1),
+                                   block_dim = 16, warmup = 0, iters = 1, baseline = "none",
+                                   timing_only = true, algo = "hier" })
+      local m = lab.machine{ profile = c.profile, pes = 16, prof_pe = -1, data = false,
+                             chain_flow = one }
+      o.run(m, c, o.setup(m, c))
+      local t, ch, g = m:now(), m:chains(), m:ghosts()
+      m:close()
+      return string.format("%.6f", t), ch, g
+    end
+    for name, want in pairs({ allgather = "319.739551", allreduce = "175.268879" }) do
+      local t0 = run(name, false)
+      local t1, ch, g = run(name, true)
+      assert.equal(want, t0, name)
+      assert.equal(t0, t1, name)
+      assert.is_true(ch.one > 100 and g.ghosts > 100, name)
+      assert.equal(0, g.late, name)
+    end
   end)
 
   it("takes chains whose chunks would fill the queues: S's park on them moves no pipe",
@@ -122,7 +147,7 @@ describe("a pipelined transfer as one flow (chain_flow)", function()
       local a, b = program(false, o), program(true, o)
       assert.equal(0, largest(a, b))
       assert.same({ one = 16, chunked = 0 }, b.chains)
-      assert.is_true(b.events * 3 < a.events, b.events .. " vs " .. a.events)
+      assert.is_true(b.events * 2 < a.events, b.events .. " vs " .. a.events)
     end
   end)
 
@@ -140,10 +165,9 @@ describe("a pipelined transfer as one flow (chain_flow)", function()
     assert.same({ one = 0, chunked = 8 }, with("data", true))       -- a data machine
   end)
 
-  it("is on by default in a timing-only machine with a settle window, off in an exact one",
-     function()
+  it("is on by default in every timing-only machine, off in a data one", function()
     local o = { pes = 2, blocks = 2, n = 100000, ub = 48640, get = true, shift = 1 }
-    assert.same({ one = 0, chunked = 0 }, program(nil, o).chains)   -- settle_ns 0: exact
+    assert.same({ one = 8, chunked = 0 }, program(nil, o).chains)   -- settle_ns 0: exact
     o.settle = 1000
     assert.same({ one = 8, chunked = 0 }, program(nil, o).chains)
     o.data = true

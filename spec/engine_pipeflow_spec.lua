@@ -108,7 +108,8 @@ describe("a pipelined transfer as one primitive", function()
       local o = runner.load_op("allgather")
       local c = runner.config(o, { pes = 16, count = 65536, block_dim = 48, warmup = 0, iters = 1,
                                    baseline = "none", timing_only = true, algo = algo })
-      local m = lab.machine{ profile = c.profile, pes = 16, prof_pe = -1, data = false }
+      local m = lab.machine{ profile = c.profile, pes = 16, prof_pe = -1, data = false,
+                             chain_flow = false }   -- the chunks, as the loop issues them
       local s = o.setup(m, c)
       local e0 = m:events()
       local ok, err = pcall(o.run, m, c, s)

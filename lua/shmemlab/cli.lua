@@ -155,8 +155,7 @@ cli.OPTIONS = {
     .. "within N ns settle together, faster at scale, each off by < N ns (default: the profile's "
     .. "settle_ns, 0 = exact)" },
   { "--chain-flow", "0|1", "chain_flow", "bool", "timing-only: 1 issues a pipelined chain whose "
-    .. "one leg sets the pace as one flow (doc/chain.md; default: 1 when the settle window, "
-    .. "--settle-ns, is above 0, else 0)" },
+    .. "one leg sets the pace as one flow, timed as its chunks (doc/chain.md; default: 1)" },
   { "--timing-only", nil, "timing_only", nil, "buffers hold no bytes: every copy, signal and "
     .. "barrier timed as with data, the result not checked (racecheck, initcheck refused)" },
   "Output",

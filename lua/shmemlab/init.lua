@@ -245,9 +245,8 @@ function lab.machine(opts)
   -- pipes (false: it yields to every block due before it, more wake-ups, the same times)
   p.run_ahead = bool_opt("run_ahead", opts.run_ahead, true)
   -- chain_flow: a pipelined chain whose one leg sets the pace is one flow (doc/chain.md);
-  -- on in a timing-only machine with a settle window, off in an exact one (its times
-  -- stay the data run's to the picosecond)
-  p.chain_flow = bool_opt("chain_flow", opts.chain_flow, p.timing_only and p.settle_ns > 0)
+  -- on in every timing-only machine (it times as the chunked calls to the picosecond)
+  p.chain_flow = bool_opt("chain_flow", opts.chain_flow, p.timing_only)
   p.data_op_engine_type = data_op_bits(opts.data_op_engine_type, p, pes)
   local ok, m = pcall(core.new, p)
   if not ok then error((tostring(m):gsub("^bad argument #1 to 'new'", "bad argument #1 to 'machine'")), 2) end
