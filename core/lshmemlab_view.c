@@ -31,7 +31,8 @@ uint8_t *lsl_view_ptr(lua_State *L, lview *v, int pe, int64_t elems, int write) 
 }
 
 /* the key of the sub-view (off, n) in its root's table: off and n in one
-** integer when n < 2^23 (off <= 2^40), else -1 - off (its n then checked) */
+** integer when n < 2^23 (off < 2^40, so the product stays below 2^63), else
+** -1 - off (its n then checked) */
 static lua_Integer sub_key(lua_Integer off, lua_Integer n) {
   if (n < ((lua_Integer)1 << 23)) return off * ((lua_Integer)1 << 23) + n;
   return -1 - off;
@@ -75,7 +76,7 @@ static int v_sub(lua_State *L) {
     at = off + (v->l.off - root->l.off) / lsl_esize(v);
     if (at == 0 && n == root->n) return 1;
   }
-  if (at > ((lua_Integer)1 << 40)) {      /* past the packed key: made, not kept */
+  if (at >= ((lua_Integer)1 << 40)) {     /* past the packed key: made, not kept */
     lua_getiuservalue(L, 1, 1);
     nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
   } else {

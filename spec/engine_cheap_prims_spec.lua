@@ -135,6 +135,20 @@ describe("sub-views of sub-views", function()
     m:close()
   end)
 
+  it("make the window at the largest offset without a packed key (2^40, 2^40 - 1)", function()
+    -- (the key of offset 2^40 overflowed a 64-bit integer: UBSan's fuzz run caught it)
+    local m = lab.machine{ pes = 1 }
+    local v = m:alloc("int32", 64, "v")
+    for _, off in ipairs({ (1 << 40) - 1, 1 << 40 }) do
+      local a, b = v:sub(off, 2), v:sub(off, 2)
+      assert.equals(off, a.offset)
+      assert.equals(2, #a)
+      assert.equals(off < (1 << 40), rawequal(a, b))     -- kept below 2^40, made at it
+      assert.equals(off + 1, a:sub(1, 1).offset)
+    end
+    m:close()
+  end)
+
   it("raise what a direct window raises: bad arguments, reads and copies past the end", function()
     local m = lab.machine{ pes = 1 }
     local v = m:alloc("int32", 64, "v"):fill("iota")
