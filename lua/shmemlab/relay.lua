@@ -119,14 +119,22 @@ function relay.piece_lists(a, nsrc, half)
   return lists
 end
 
+-- relay.shard_run(count, first, n) -> shard, off, len: where elements [first, first + n)
+-- of shards of count elements laid end to end begin: the shard (0-based), the offset in
+-- it, and how many of the n lie in it
+function relay.shard_run(count, first, n)
+  local off = first % count
+  return first // count, off, math.min(n, count - off)
+end
+local shard_run = relay.shard_run
+
 -- call f(q, offset, n, at) for the parts of piece {first, n} in each shard of count
 -- elements, shard i + 1 belonging to PE src[i + 1] (at: the part's first element in
 -- the shards laid end to end)
 function relay.parts(count, src, piece, f)
   local first, n = piece[1], piece[2]
   while n > 0 do
-    local i, off = first // count, first % count
-    local len = math.min(n, count - off)
+    local i, off, len = shard_run(count, first, n)
     f(src[i + 1], off, len, first)
     first, n = first + len, n - len
   end
@@ -453,9 +461,8 @@ local function gather_nic(k, a, ub, b)
   for idx = 1, #list do
     local first, n = list[idx][1], list[idx][2]
     while n > 0 do                                                  -- its run in each shard
-      local off = first % count
-      local len = math.min(n, count - off)
-      local q = outside_at(k.pe, i, first // count, a.dom, k.n_pes)
+      local x, off, len = shard_run(count, first, n)
+      local q = outside_at(k.pe, i, x, a.dom, k.n_pes)
       k:signal_wait_until(sub(a.ready, q, 1), lab.CMP_GE, a.epoch)
       k:roce_get_nbi(sub(a.win, first, len), sub(a.input, off, len), ub, len, q, 0)
       first, n = first + len, n - len
@@ -511,9 +518,8 @@ end
 local function window_gets(k, a, ub, q, j, first, n)
   local count = a.count
   while n > 0 do
-    local off = first % count
-    local len = math.min(n, count - off)
-    local o = outside_at(q, j, first // count, a.dom, k.n_pes)
+    local x, off, len = shard_run(count, first, n)
+    local o = outside_at(q, j, x, a.dom, k.n_pes)
     op.get_pipelined(k, sub(a.output, o * count + off, len), sub(a.win, first, len), ub, len, q)
     first, n = first + len, n - len
   end
@@ -548,7 +554,7 @@ local function gather_piece(k, a, ub, st, b, idx)
   st.waited = false
   if not st.by_shard then return gather_run(k, a, ub, st, b, idx, first, n) end
   while n > 0 do
-    local len = math.min(n, count - first % count)
+    local _, _, len = shard_run(count, first, n)
     gather_run(k, a, ub, st, b, idx, first, len)
     first, n = first + len, n - len
   end
