@@ -93,7 +93,7 @@ describe("server relays on several A2 servers", function()
   end)
 
   -- the gather blocks on a peer deal its shard and pieces in parts of whole UB chunks
-  -- (relay.deal, relay.dealer): each part a few chunks, not a share of every piece
+  -- (relay.deal, relay.deal_turn): each part a few chunks, not a share of every piece
   it("deal a peer's items in parts of whole UB chunks, round robin", function()
     assert.same({ 0, 0 }, { relay.deal(0, 100, 7, 3) })
     assert.same({ 300, 1 }, { relay.deal(250, 100, 7, 3) })        -- less than 3 chunks
@@ -101,10 +101,14 @@ describe("server relays on several A2 servers", function()
     assert.same({ 200, 7 }, { relay.deal(1400, 100, 7, 2) })       -- at most one a block
     local got = {}                              -- block -> its parts' {lo, n}, 3 items
     for t = 0, 2 do
-      local deal = relay.dealer(t, 3, 100, 2)
+      local turn = 0
       got[t] = {}
       for _, len in ipairs({ 650, 150, 450 }) do
-        deal(len, function(lo, n) got[t][#got[t] + 1] = { len, lo, n } end)
+        local per, parts, x0
+        per, parts, x0, turn = relay.deal_turn(t, 3, turn, len, 100, 2)
+        for x = x0, parts - 1, 3 do
+          got[t][#got[t] + 1] = { len, x * per, math.min(per, len - x * per) }
+        end
       end
     end
     -- 650: 3 parts (300 + 300 + 50), a whole round: the next item starts at block 1;

@@ -46,7 +46,7 @@ describe("the server relay's heap", function()
     assert.is_true(per_get < 256, string.format("%.0f bytes a get", per_get))
   end)
 
-  it("deals an item from a turn as relay.dealer does; an empty item keeps the turn", function()
+  it("deals an item from a turn; an empty item keeps the turn", function()
     assert.same({ 0, 0, 0, 2 }, { relay.deal_turn(1, 3, 2, 0, 100, 2) })
     -- 650 in 3 parts of 300 from turn 0: block 1 takes part 1; a whole round moves the
     -- next item's first part on by one (turn 1)

@@ -323,7 +323,7 @@ relay.NIC_BLOCKS = 1
 -- 18,048 gets, 79,296 -> 49,600 chunks, 367.370 -> 354.165 us). Measured in the lab,
 -- allgather kernel us on 64 PEs at 1 MiB, 16 blocks (shares: 353.967): whole chunks dealt
 -- with the largest part always on the same block, 1 / 3 / 5 / 8 chunks 367.814 / 357.684 /
--- 355.502 / 360.217; moved on (relay.dealer) 1 / 2 / 3 355.574 / 354.125 / 352.779; equal
+-- 355.502 / 360.217; moved on (relay.deal_turn) 1 / 2 / 3 355.574 / 354.125 / 352.779; equal
 -- cuts of at least 2 / 3 chunks 353.003 / 353.497, but 11590.180 / 11590.541 against the
 -- shares' 11587.155 at 128 PEs and 16 MiB (3 whole: 11581.285). Dealt by shard always,
 -- 64 PEs at 1 MiB took 360.726 (by shard only where a shard is under a part: allreduce's
@@ -500,17 +500,6 @@ function relay.deal_turn(t, tn, turn, len, unit, share)
   if len <= 0 then return 0, 0, 0, turn end
   local per, parts = relay.deal(len, unit, tn, share)
   return per, parts, (t - turn) % tn, (turn + parts + (parts % tn == 0 and 1 or 0)) % tn
-end
-
--- relay.dealer(t, tn, unit, share) -> deal: deal(len, f) calls f(lo, n) for block t's
--- parts (of tn blocks) of the next item of len elements (relay.deal_turn from turn 0)
-function relay.dealer(t, tn, unit, share)
-  local turn = 0
-  return function(len, f)
-    local per, parts, x0
-    per, parts, x0, turn = relay.deal_turn(t, tn, turn, len, unit, share)
-    for x = x0, parts - 1, tn do f(x * per, math.min(per, len - x * per)) end
-  end
 end
 
 -- server relay: the gets of elements [first, first + n) of PE q's window (the outside
