@@ -31,8 +31,10 @@
 ** full HBM shares as it would with the chunks. No event marks a steady chunk's
 ** end: the chain flow's end-heap key is its next ghost's start (sli_chain_rest),
 ** flow.c hands that key to sli_chain_due, and a put's last read waits for a
-** flag fired at its key (the write of chunk n - 3 landing). A ghost that ends
-** later than the chunked chain's next chunk would wait for it is counted
+** flag fired at its key (the write of chunk n - 3 landing), a get's for a flag
+** fired where its last ghost (the write of chunk n - 3) lands, as the chunked
+** chain's read of chunk n - 1 waits for them. Any other ghost that ends later
+** than the chunked chain's next chunk would wait for it is counted
 ** (m:ghosts().late; none on any run measured).
 **
 ** Taken only when every condition holds at the chain's start, from the
@@ -65,6 +67,8 @@ typedef struct sl_chain_arm {
   int32_t shift;            /* the ghost keyed at chunk j's end is chunk j + shift's */
   int32_t tok;              /* a put's: the flag its last chunk's read waits for, fired
                                at the key of the chain's chunk n - 2 (-1: none) */
+  int32_t ltok;             /* a get's: the flag its last chunk's read waits for, fired
+                               where the ghost of chunk n - 2 lands (-1: none) */
   int64_t n;                /* chunks */
   int64_t goff;             /* the ghost of chunk 0's offset in gbuf */
   double size;              /* bytes of each */
@@ -294,15 +298,16 @@ static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
 /* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
 ** chain follows as the chunked calls issue it). A get: the reads as one
 ** flow whose writes but the last are its ghosts, the write of chunk k - 1;
-** buffer hb (the next chunk's) is flagged free on MTE3 before that (the
-** read of chunk k comes after the flow's end, which the ghost of chunk k - 2
-** lands before), buffer ha (chunk k - 1's) after it. A put: issue_put */
+** buffer hb (the next chunk's) is flagged free where the ghost of chunk
+** k - 2 lands (a flag the chain fires: the read of chunk k waits for it,
+** mostly long done when the flow ends), buffer ha (chunk k - 1's) on MTE3
+** after the last write. A put: issue_put */
 static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
   sl_block *b = &m->blocks[blk];
   int64_t size = x->half * esz, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st, far;
   sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
-  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, k, 0, (double)size, 0, 0 };
+  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, -1, k, 0, (double)size, 0, 0 };
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
   far = sl_path(m, b->pe, x->pe);
   arm.glat = m->ps.mte_setup + sli_alpha(m, far);   /* the steady chunk's landing */
@@ -312,10 +317,13 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
     arm.gpe = rdst.pe;                  /* the writes before it: ghosts */
     arm.gbuf = rdst.buf;
     arm.goff = rdst.off;
+    if (sli_tok_new(m, &b->tok[SL_EV_MTE3_MTE2][hb]) != SL_OK)   /* set, fired by the chain */
+      return sli_err(m, SL_ENOMEM, 0, "not enough memory for a flag");
+    b->flagset[SL_EV_MTE3_MTE2] |= (uint16_t)(1u << hb);
+    arm.ltok = b->tok[SL_EV_MTE3_MTE2][hb];
     if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &arm)) != SL_OK)
       return st;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
-        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
         (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, NULL)))
       return st;
@@ -442,12 +450,12 @@ static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
   m->chains->ghosts++;
 }
 
-/* the put's flag fires now: its last chunk's read may start (its pipe goes on
-** if it waits for it already) */
-static void tok_fire(sl_machine *m, int32_t tok, sl_time now) {
+/* a chain's flag fires now, at t (now or later): its last chunk's read may start
+** from t (its pipe goes on now if it waits for it already) */
+static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sl_tok *k = &m->toks[tok];
   k->fired = 1;
-  k->t = now;
+  k->t = t;
   if (k->wblk >= 0 && k->wpipe != SL_PIPE_S) sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
@@ -455,7 +463,7 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time now) {
 ** of chunk j + shift, or a put's flag at its chunk n - 2 */
 static void act(sl_machine *m, int blk, int64_t j, sl_time now) {
   sl_chain_run *r = &m->chains->run[blk];
-  if (r->a.tok >= 0 && j == r->k - 2) tok_fire(m, r->a.tok, now);
+  if (r->a.tok >= 0 && j == r->k - 2) tok_fire(m, r->a.tok, now, now);
   else ghost_start(m, blk, j + r->a.shift, now);
 }
 
@@ -482,7 +490,9 @@ static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
   sli_flow_ghost_end(m, f);
   if (r->ghost != f) return;
   r->ghost = -1;
-  if (ghost_late(m, blk, r->gidx, now)) m->chains->late++;
+  if (r->a.ltok >= 0 && r->gidx == r->k - 2)   /* a get's last ghost: the read after the */
+    tok_fire(m, r->a.ltok, now + r->a.gland, now);   /* chain waits for its landing */
+  else if (ghost_late(m, blk, r->gidx, now)) m->chains->late++;
   if (r->waits) {
     r->waits = 0;
     act(m, blk, r->next - 1, now);
