@@ -1149,9 +1149,9 @@ int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
 int sli_flow_ghost_husk(sl_machine *m, int32_t f, sl_time now) {
   const sl_flow *fl = &m->flows[f];
   if (m->ps.settle <= 0 || fl->nres != 1 || !binds(&m->allres[fl->at[0].res])) return 0;
-  if (m->ndirty > 0) return 1;          /* a settle is due: it takes the husk off */
-  if (!may_be_full(&m->allres[fl->at[0].res]) || m->settled_t + m->ps.settle <= now)
-    return 0;                           /* its leave changes no rate, or a quiet window */
+  if (m->ndirty > 0 || !may_be_full(&m->allres[fl->at[0].res]))
+    return 1;                           /* a settle is due, or none is needed */
+  if (m->settled_t + m->ps.settle <= now) return 0;   /* a quiet window: settled now */
   m->settle_t = now;                    /* a change now: the window's end settles it */
   if (!res_dirty(m, fl->at[0].res)) m->oom = 1;
   return 1;
