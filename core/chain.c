@@ -102,6 +102,8 @@ typedef struct sl_chain_run {
 
 struct sl_chains {
   sl_chain_fifo *q;         /* per block: [2 * blk] MTE2's, [2 * blk + 1] MTE3's */
+  int32_t *front;           /* as q: the instruction of its oldest leg (-1: none), read at
+                               every transfer's start (a small array, mostly cached) */
   sl_chain_run *run;        /* per block */
   int32_t nblk;             /* blocks the table holds */
   int64_t one, chunked;     /* chains issued as one flow, and chunked */
@@ -214,6 +216,7 @@ static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, const sl_chain
   }
   f->a[(f->head + f->len) % f->cap] = *arm;
   f->a[(f->head + f->len++) % f->cap].op = op;
+  if (f->len == 1) m->chains->front[f - m->chains->q] = op;
   return 1;
 }
 
@@ -246,6 +249,7 @@ static int chains(sl_machine *m) {
   int32_t n = m->p.n_pes * m->block_dim, i;
   sl_chain_fifo *nq;
   sl_chain_run *nr;
+  int32_t *nf;
   if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
   if (m->chains->husk == NULL) {
     struct sl_chains *c = m->chains;
@@ -260,6 +264,9 @@ static int chains(sl_machine *m) {
   if ((nq = realloc(m->chains->q, (size_t)n * 2 * sizeof(*nq))) == NULL) return 0;
   memset(nq + 2 * m->chains->nblk, 0, (size_t)(n - m->chains->nblk) * 2 * sizeof(*nq));
   m->chains->q = nq;
+  if ((nf = realloc(m->chains->front, (size_t)n * 2 * sizeof(*nf))) == NULL) return 0;
+  for (i = 2 * m->chains->nblk; i < 2 * n; i++) nf[i] = -1;
+  m->chains->front = nf;
   if ((nr = realloc(m->chains->run, (size_t)n * sizeof(*nr))) == NULL) return 0;
   for (i = m->chains->nblk; i < n; i++) nr[i].f = nr[i].ghost = -1;
   m->chains->run = nr;
@@ -386,10 +393,8 @@ int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
 void sli_chain_arm(sl_machine *m, int blk, int32_t op) {
   int i;
   if (blk >= m->chains->nblk) return;
-  for (i = 0; i < 2; i++) {
-    const sl_chain_fifo *f = &m->chains->q[2 * blk + i];
-    if (f->len > 0 && f->a[f->head].op == op) m->chain_armed = 2 * blk + i + 1;
-  }
+  for (i = 0; i < 2; i++)
+    if (m->chains->front[2 * blk + i] == op) m->chain_armed = 2 * blk + i + 1;
 }
 
 /* a flow starts (flow.c): plain, or a chain's steady leg when one is armed:
@@ -414,6 +419,7 @@ void sli_chain_give(sl_machine *m, sl_flow *fl) {
   }
   f->head = (f->head + 1) % f->cap;
   f->len--;
+  m->chains->front[f - m->chains->q] = f->len > 0 ? f->a[f->head].op : -1;
 }
 
 /* picoseconds from fl->t to the chain flow's next key, d those to the end of
@@ -589,7 +595,10 @@ void sli_chain_reset(sl_machine *m) {
   int32_t i;
   m->chain_armed = 0;
   if (m->chains == NULL) return;
-  for (i = 0; i < 2 * m->chains->nblk; i++) m->chains->q[i].head = m->chains->q[i].len = 0;
+  for (i = 0; i < 2 * m->chains->nblk; i++) {
+    m->chains->q[i].head = m->chains->q[i].len = 0;
+    m->chains->front[i] = -1;
+  }
   for (i = 0; i < m->chains->nblk; i++) {
     m->chains->run[i].f = m->chains->run[i].ghost = -1;
     m->chains->run[i].waits = 0;
@@ -607,6 +616,7 @@ void sli_chain_free(sl_machine *m) {
   if (m->chains == NULL) return;
   for (i = 0; i < 2 * m->chains->nblk; i++) free(m->chains->q[i].a);
   free(m->chains->q);
+  free(m->chains->front);
   free(m->chains->run);
   free(m->chains->husk);
   free(m->chains->hpe);
