@@ -37,6 +37,13 @@
 ** than the chunked chain's next chunk would wait for it is counted
 ** (m:ghosts().late; none on any run measured).
 **
+** With a settle window (settle_ns > 0) a chain whose other leg's HBM has room
+** for it at its cap at the chain's start has no ghosts (bare): its other leg's
+** chunks stay out of the solver (their L2 touched at once, a put's last read
+** still gated by its flag at its one key), timed as the chunked chain's while
+** that HBM stays short of full; a chain that finds it fuller has its ghosts,
+** whose flows the window lets go on as husks (flow.c's sli_flow_ghost_husk).
+**
 ** Taken only when every condition holds at the chain's start, from the
 ** model's state, else the chunked calls issue it: a timing-only machine with
 ** no checks or tracing; two buffers, three chunks or more; no atomic mode;
@@ -290,12 +297,23 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
                 : dw >= lw + dr + lr + 8 * m->ps.issue;
 }
 
+/* with a settle window, does the other leg need no ghosts? Its HBM has room for
+** it at its cap now (the chain's start): its chunks then stay out of the flow
+** solver, timed as the chunked chain's while that HBM stays short of full */
+static int bare(sl_machine *m, int blk, const sl_pipe_xfer *x) {
+  int me = m->blocks[blk].pe;
+  int pe = x->get ? x->dst.pe : x->src.pe, path = sl_path(m, me, pe);
+  const sl_res *h = &m->hbm[pe];
+  if (m->ps.settle <= 0) return 0;      /* exact: always ghosts */
+  return h->use + leg_cap(m, !x->get, path) <= h->C * (1 - 1e-6);
+}
+
 /* a put's one-flow form (issue): the reads of chunks 0 and 1 as the chunked
 ** calls issue them, the writes of chunks 0..k-1 as one flow; the reads of
 ** chunks 2..k-1 are its ghosts, and the flag the read of chunk k waits for
 ** (the landing of the write of chunk k - 2) fires at that chunk's key */
 static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
-                     sl_chain_arm *arm, sl_loc rsrc, sl_loc rdst) {
+                     sl_chain_arm *arm, sl_loc rsrc, sl_loc rdst, int nog) {
   int64_t size = (int64_t)arm->size, k = arm->n, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
   uint16_t bit = (uint16_t)(1u << hb);
@@ -315,10 +333,34 @@ static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
   b->flagset[SL_EV_MTE3_MTE2] |= bit;
   arm->tok = b->tok[SL_EV_MTE3_MTE2][hb];
   m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - 2 * size;   /* the ghosts' */
+  if (nog) {                            /* none: the reads' L2 at once */
+    arm->gbuf = -1;
+    sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + 2 * size, all - 2 * size);
+  }
   if ((st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
       (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, arm)) ||   /* its L2 */
       (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 1)))
     return st;
+  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
+}
+
+/* a get's one-flow form with no ghosts (bare): the reads as one flow, the
+** writes but the last out of the solver (their L2 at once), so buffer hb is
+** free at once; the write of chunk k - 1 and buffer ha as issue's */
+static int issue_bare_get(sl_machine *m, sl_block *b, int blk, sl_chain_arm *arm, sl_loc rsrc,
+                          sl_loc rdst, sl_loc ua, int ha) {
+  int64_t size = (int64_t)arm->size, all = arm->n * size;
+  sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
+  int st;
+  arm->gbuf = -1;
+  if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, arm)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, 1 - ha)) ||
+      (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
+      (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, NULL)))
+    return st;
+  m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;
+  sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - size);
   return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
 }
 
@@ -329,7 +371,8 @@ static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
 ** k - 2 lands (a flag the chain fires: the read of chunk k waits for it,
 ** mostly long done when the flow ends), buffer ha (chunk k - 1's) on MTE3
 ** after the last write. A put: issue_put */
-static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
+static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz,
+                 int nog) {
   sl_block *b = &m->blocks[blk];
   int64_t size = x->half * esz, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st, far;
@@ -344,6 +387,7 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
     arm.gpe = rdst.pe;                  /* the writes before it: ghosts */
     arm.gbuf = rdst.buf;
     arm.goff = rdst.off;
+    if (nog) return issue_bare_get(m, b, blk, &arm, rsrc, rdst, ua, ha);
     if (sli_tok_new(m, &b->tok[SL_EV_MTE3_MTE2][hb]) != SL_OK)   /* set, fired by the chain */
       return sli_err(m, SL_ENOMEM, 0, "not enough memory for a flag");
     b->flagset[SL_EV_MTE3_MTE2] |= (uint16_t)(1u << hb);
@@ -357,7 +401,7 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
     m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the ghosts' */
     return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
   }
-  return issue_put(m, b, blk, x, &arm, rsrc, rdst);
+  return issue_put(m, b, blk, x, &arm, rsrc, rdst, nog);
 }
 
 /* at a chain's start (sl_mte_pipe_step): issue it as one flow when every
@@ -374,7 +418,7 @@ int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
     m->chains->chunked++;
     return SL_OK;
   }
-  if ((st = issue(m, blk, x, n - 1, esz)) != SL_OK) return st;
+  if ((st = issue(m, blk, x, n - 1, esz, bare(m, blk, x))) != SL_OK) return st;
   m->chains->one++;
   m->blocks[blk].t += (3 * (n - 1) - 2) * m->ps.issue;   /* S's clock as after the chunked
                                  calls of those chunks: each one's mte and set_flag, the
@@ -406,13 +450,14 @@ void sli_chain_give(sl_machine *m, sl_flow *fl) {
   fl->rem = a->size;
   fl->csize = a->size;
   fl->cn = a->n - 1;
-  if (a->gbuf >= 0 && a->n > 1) {
+  if ((a->gbuf >= 0 || a->tok >= 0) && a->n > 1) {
     sl_chain_run *r = &m->chains->run[fl->blk];
-    fl->gn = a->n - 1;                  /* the ghosts of chunks 0 .. n - 2 */
+    fl->gn = a->gbuf >= 0 ? a->n - 1 : 1;   /* keys: the ghosts of chunks 0 .. n - 2, or a
+                                           bare put's flag alone (at chunk n - 2's) */
     fl->glat = a->glat;
     fl->gdue = -1;
     r->f = (int32_t)(fl - m->flows);
-    r->next = 0;
+    r->next = a->n - 1 - fl->gn;
     r->k = a->n;
     r->waits = 0;
     r->a = *a;
