@@ -31,9 +31,18 @@
 ** full HBM shares as it would with the chunks. No event marks a steady chunk's
 ** end: the chain flow's end-heap key is its next ghost's start (sli_chain_rest),
 ** flow.c hands that key to sli_chain_due, and a put's last read waits for a
-** flag fired at its key (the write of chunk n - 3 landing). A ghost that ends
-** later than the chunked chain's next chunk would wait for it is counted
+** flag fired at its key (the write of chunk n - 3 landing), a get's for a flag
+** fired where its last ghost (the write of chunk n - 3) lands, as the chunked
+** chain's read of chunk n - 1 waits for them. Any other ghost that ends later
+** than the chunked chain's next chunk would wait for it is counted
 ** (m:ghosts().late; none on any run measured).
+**
+** With a settle window (settle_ns > 0) a chain whose other leg's HBM has room
+** for it at its cap at the chain's start has no ghosts (bare): its other leg's
+** chunks stay out of the solver (their L2 touched at once, a put's last read
+** still gated by its flag at its one key), timed as the chunked chain's while
+** that HBM stays short of full; a chain that finds it fuller has its ghosts,
+** whose flows the window lets go on as husks (flow.c's sli_flow_ghost_husk).
 **
 ** Taken only when every condition holds at the chain's start, from the
 ** model's state, else the chunked calls issue it: a timing-only machine with
@@ -65,6 +74,8 @@ typedef struct sl_chain_arm {
   int32_t shift;            /* the ghost keyed at chunk j's end is chunk j + shift's */
   int32_t tok;              /* a put's: the flag its last chunk's read waits for, fired
                                at the key of the chain's chunk n - 2 (-1: none) */
+  int32_t ltok;             /* a get's: the flag its last chunk's read waits for, fired
+                               where the ghost of chunk n - 2 lands (-1: none) */
   int64_t n;                /* chunks */
   int64_t goff;             /* the ghost of chunk 0's offset in gbuf */
   double size;              /* bytes of each */
@@ -98,11 +109,19 @@ typedef struct sl_chain_run {
 
 struct sl_chains {
   sl_chain_fifo *q;         /* per block: [2 * blk] MTE2's, [2 * blk + 1] MTE3's */
+  int32_t *front;           /* as q: the instruction of its oldest leg (-1: none), read at
+                               every transfer's start (a small array, mostly cached) */
   sl_chain_run *run;        /* per block */
   int32_t nblk;             /* blocks the table holds */
   int64_t one, chunked;     /* chains issued as one flow, and chunked */
   int64_t ghosts, late;     /* ghosts started; ghosts that ended later than the chunked
                                chain's next chunk would have waited for (not exact) */
+  int32_t *husk;            /* per PE: the last ghost ended in this settle window that still
+                               holds its HBM (a husk, flow.c's sli_flow_ghost_husk; -1:
+                               none), the one before it in its flow's next_free */
+  int32_t *hpe;             /* the PEs whose husk was set since the last settle */
+  uint8_t *listed;          /* per PE: 1 when in hpe */
+  int32_t nhpe, npes;
 };
 
 /* capacity in bytes per ps of GBps (flow.c's) */
@@ -142,14 +161,19 @@ static int quiet_loc(sl_machine *m, const sl_loc *l, int64_t bytes, int gm) {
 
 /* is the MTE3 pipe free before the chain's first read can start? Empty and
 ** idle, or its last instruction a set_flag that a wait_flag queued on MTE2
-** waits for (the drain of the chain before) */
+** waits for (the drain of the chain before): a set of MTE3_MTE2 (the one event
+** from MTE3 to MTE2) whose wait S has issued, so the flag is no longer set
+** (the wait cannot have run: the set has not). That set is the latest of its
+** flag, so the flag's token is its own */
 static int mte3_clear(const sl_machine *m, const sl_block *b) {
-  int32_t op = b->qtail[QI(SL_PIPE_MTE3)], o;
+  int32_t op = b->qtail[QI(SL_PIPE_MTE3)];
+  int flag, id;
   if (op < 0) return !b->busy[QI(SL_PIPE_MTE3)];
   if (m->ops[op].kind != OP_SET) return 0;
-  for (o = b->qhead[QI(SL_PIPE_MTE2)]; o >= 0; o = m->ops[o].next)
-    if (m->ops[o].kind == OP_WAIT && m->ops[o].tok == m->ops[op].tok) return 1;
-  return 0;
+  flag = m->ops[op].path;
+  id = flag % SL_NEVENT_IDS;
+  return flag / SL_NEVENT_IDS == SL_EV_MTE3_MTE2 && !(b->flagset[SL_EV_MTE3_MTE2] >> id & 1) &&
+         b->tok[SL_EV_MTE3_MTE2][id] == m->ops[op].tok;
 }
 
 /* the chain's own state lets the one-flow form in: machine, block, places */
@@ -199,6 +223,7 @@ static int arm_push(sl_machine *m, int blk, int pipe, int32_t op, const sl_chain
   }
   f->a[(f->head + f->len) % f->cap] = *arm;
   f->a[(f->head + f->len++) % f->cap].op = op;
+  if (f->len == 1) m->chains->front[f - m->chains->q] = op;
   return 1;
 }
 
@@ -231,11 +256,24 @@ static int chains(sl_machine *m) {
   int32_t n = m->p.n_pes * m->block_dim, i;
   sl_chain_fifo *nq;
   sl_chain_run *nr;
+  int32_t *nf;
   if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
+  if (m->chains->husk == NULL) {
+    struct sl_chains *c = m->chains;
+    c->husk = malloc((size_t)m->p.n_pes * sizeof(*c->husk));
+    c->hpe = malloc((size_t)m->p.n_pes * sizeof(*c->hpe));
+    c->listed = calloc((size_t)m->p.n_pes, 1);
+    if (c->husk == NULL || c->hpe == NULL || c->listed == NULL) return 0;
+    for (i = 0; i < m->p.n_pes; i++) c->husk[i] = -1;
+    c->npes = m->p.n_pes;
+  }
   if (m->chains->nblk >= n) return 1;
   if ((nq = realloc(m->chains->q, (size_t)n * 2 * sizeof(*nq))) == NULL) return 0;
   memset(nq + 2 * m->chains->nblk, 0, (size_t)(n - m->chains->nblk) * 2 * sizeof(*nq));
   m->chains->q = nq;
+  if ((nf = realloc(m->chains->front, (size_t)n * 2 * sizeof(*nf))) == NULL) return 0;
+  for (i = 2 * m->chains->nblk; i < 2 * n; i++) nf[i] = -1;
+  m->chains->front = nf;
   if ((nr = realloc(m->chains->run, (size_t)n * sizeof(*nr))) == NULL) return 0;
   for (i = m->chains->nblk; i < n; i++) nr[i].f = nr[i].ghost = -1;
   m->chains->run = nr;
@@ -259,12 +297,23 @@ static int steady(sl_machine *m, int blk, const sl_pipe_xfer *x, double size) {
                 : dw >= lw + dr + lr + 8 * m->ps.issue;
 }
 
+/* with a settle window, does the other leg need no ghosts? Its HBM has room for
+** it at its cap now (the chain's start): its chunks then stay out of the flow
+** solver, timed as the chunked chain's while that HBM stays short of full */
+static int bare(sl_machine *m, int blk, const sl_pipe_xfer *x) {
+  int me = m->blocks[blk].pe;
+  int pe = x->get ? x->dst.pe : x->src.pe, path = sl_path(m, me, pe);
+  const sl_res *h = &m->hbm[pe];
+  if (m->ps.settle <= 0) return 0;      /* exact: always ghosts */
+  return h->use + leg_cap(m, !x->get, path) <= h->C * (1 - 1e-6);
+}
+
 /* a put's one-flow form (issue): the reads of chunks 0 and 1 as the chunked
 ** calls issue them, the writes of chunks 0..k-1 as one flow; the reads of
 ** chunks 2..k-1 are its ghosts, and the flag the read of chunk k waits for
 ** (the landing of the write of chunk k - 2) fires at that chunk's key */
 static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
-                     sl_chain_arm *arm, sl_loc rsrc, sl_loc rdst) {
+                     sl_chain_arm *arm, sl_loc rsrc, sl_loc rdst, int nog) {
   int64_t size = (int64_t)arm->size, k = arm->n, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st;
   uint16_t bit = (uint16_t)(1u << hb);
@@ -284,6 +333,10 @@ static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
   b->flagset[SL_EV_MTE3_MTE2] |= bit;
   arm->tok = b->tok[SL_EV_MTE3_MTE2][hb];
   m->path_bytes[sl_path(m, b->pe, rsrc.pe)] += all - 2 * size;   /* the ghosts' */
+  if (nog) {                            /* none: the reads' L2 at once */
+    arm->gbuf = -1;
+    sli_l2_touch(m, rsrc.pe, rsrc.buf, rsrc.off + 2 * size, all - 2 * size);
+  }
   if ((st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 0)) ||      /* lands the whole range: */
       (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, &ua, all, all, arm)) ||   /* its L2 */
       (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, 1)))
@@ -291,18 +344,40 @@ static int issue_put(sl_machine *m, sl_block *b, int blk, const sl_pipe_xfer *x,
   return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
 }
 
+/* a get's one-flow form with no ghosts (bare): the reads as one flow, the
+** writes but the last out of the solver (their L2 at once), so buffer hb is
+** free at once; the write of chunk k - 1 and buffer ha as issue's */
+static int issue_bare_get(sl_machine *m, sl_block *b, int blk, sl_chain_arm *arm, sl_loc rsrc,
+                          sl_loc rdst, sl_loc ua, int ha) {
+  int64_t size = (int64_t)arm->size, all = arm->n * size;
+  sl_loc s = at(&rsrc, all - size), d = at(&rdst, all - size);
+  int st;
+  arm->gbuf = -1;
+  if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, arm)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, 1 - ha)) ||
+      (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
+      (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, NULL)))
+    return st;
+  m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;
+  sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - size);
+  return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
+}
+
 /* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
 ** chain follows as the chunked calls issue it). A get: the reads as one
 ** flow whose writes but the last are its ghosts, the write of chunk k - 1;
-** buffer hb (the next chunk's) is flagged free on MTE3 before that (the
-** read of chunk k comes after the flow's end, which the ghost of chunk k - 2
-** lands before), buffer ha (chunk k - 1's) after it. A put: issue_put */
-static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz) {
+** buffer hb (the next chunk's) is flagged free where the ghost of chunk
+** k - 2 lands (a flag the chain fires: the read of chunk k waits for it,
+** mostly long done when the flow ends), buffer ha (chunk k - 1's) on MTE3
+** after the last write. A put: issue_put */
+static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64_t esz,
+                 int nog) {
   sl_block *b = &m->blocks[blk];
   int64_t size = x->half * esz, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st, far;
   sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
-  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, k, 0, (double)size, 0, 0 };
+  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, -1, k, 0, (double)size, 0, 0 };
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
   far = sl_path(m, b->pe, x->pe);
   arm.glat = m->ps.mte_setup + sli_alpha(m, far);   /* the steady chunk's landing */
@@ -312,17 +387,21 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
     arm.gpe = rdst.pe;                  /* the writes before it: ghosts */
     arm.gbuf = rdst.buf;
     arm.goff = rdst.off;
+    if (nog) return issue_bare_get(m, b, blk, &arm, rsrc, rdst, ua, ha);
+    if (sli_tok_new(m, &b->tok[SL_EV_MTE3_MTE2][hb]) != SL_OK)   /* set, fired by the chain */
+      return sli_err(m, SL_ENOMEM, 0, "not enough memory for a flag");
+    b->flagset[SL_EV_MTE3_MTE2] |= (uint16_t)(1u << hb);
+    arm.ltok = b->tok[SL_EV_MTE3_MTE2][hb];
     if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ua, &s, size, all, &arm)) != SL_OK)
       return st;
     if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, ha)) ||
-        (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hb)) ||
         (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, ha)) ||
         (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ua, size, size, NULL)))
       return st;
     m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - size;   /* the ghosts' */
     return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
   }
-  return issue_put(m, b, blk, x, &arm, rsrc, rdst);
+  return issue_put(m, b, blk, x, &arm, rsrc, rdst, nog);
 }
 
 /* at a chain's start (sl_mte_pipe_step): issue it as one flow when every
@@ -339,7 +418,7 @@ int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
     m->chains->chunked++;
     return SL_OK;
   }
-  if ((st = issue(m, blk, x, n - 1, esz)) != SL_OK) return st;
+  if ((st = issue(m, blk, x, n - 1, esz, bare(m, blk, x))) != SL_OK) return st;
   m->chains->one++;
   m->blocks[blk].t += (3 * (n - 1) - 2) * m->ps.issue;   /* S's clock as after the chunked
                                  calls of those chunks: each one's mte and set_flag, the
@@ -358,10 +437,8 @@ int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
 void sli_chain_arm(sl_machine *m, int blk, int32_t op) {
   int i;
   if (blk >= m->chains->nblk) return;
-  for (i = 0; i < 2; i++) {
-    const sl_chain_fifo *f = &m->chains->q[2 * blk + i];
-    if (f->len > 0 && f->a[f->head].op == op) m->chain_armed = 2 * blk + i + 1;
-  }
+  for (i = 0; i < 2; i++)
+    if (m->chains->front[2 * blk + i] == op) m->chain_armed = 2 * blk + i + 1;
 }
 
 /* a flow starts (flow.c): plain, or a chain's steady leg when one is armed:
@@ -373,19 +450,21 @@ void sli_chain_give(sl_machine *m, sl_flow *fl) {
   fl->rem = a->size;
   fl->csize = a->size;
   fl->cn = a->n - 1;
-  if (a->gbuf >= 0 && a->n > 1) {
+  if ((a->gbuf >= 0 || a->tok >= 0) && a->n > 1) {
     sl_chain_run *r = &m->chains->run[fl->blk];
-    fl->gn = a->n - 1;                  /* the ghosts of chunks 0 .. n - 2 */
+    fl->gn = a->gbuf >= 0 ? a->n - 1 : 1;   /* keys: the ghosts of chunks 0 .. n - 2, or a
+                                           bare put's flag alone (at chunk n - 2's) */
     fl->glat = a->glat;
     fl->gdue = -1;
     r->f = (int32_t)(fl - m->flows);
-    r->next = 0;
+    r->next = a->n - 1 - fl->gn;
     r->k = a->n;
     r->waits = 0;
     r->a = *a;
   }
   f->head = (f->head + 1) % f->cap;
   f->len--;
+  m->chains->front[f - m->chains->q] = f->len > 0 ? f->a[f->head].op : -1;
 }
 
 /* picoseconds from fl->t to the chain flow's next key, d those to the end of
@@ -423,6 +502,47 @@ void sli_chain_pass(sl_flow *fl, sl_time now) {
   fl->rem = fl->csize;
 }
 
+/* the last husk of HBM pe (-1: none) */
+int32_t sli_chain_husk(const sl_machine *m, int pe) {
+  return m->chains != NULL && m->chains->husk != NULL ? m->chains->husk[pe] : -1;
+}
+
+/* the last husk of HBM pe goes on as a ghost */
+void sli_chain_husk_take(sl_machine *m, int pe) {
+  int32_t *h = &m->chains->husk[pe];
+  *h = m->flows[*h].next_free;
+}
+
+/* ghost flow f, ending now, stays on HBM pe as a husk */
+static void husk_push(sl_machine *m, int pe, int32_t f) {
+  struct sl_chains *c = m->chains;
+  m->flows[f].next_free = c->husk[pe];
+  c->husk[pe] = f;
+  if (!c->listed[pe]) {
+    c->listed[pe] = 1;
+    c->hpe[c->nhpe++] = pe;
+  }
+}
+
+/* a settle starts: the husks leave their HBMs (flow.c marks those they may have
+** held back for it) */
+void sli_chain_husks_leave(sl_machine *m) {
+  struct sl_chains *c = m->chains;
+  int32_t i, f;
+  if (c == NULL || c->husk == NULL) return;
+  for (i = 0; i < c->nhpe; i++) {
+    int pe = c->hpe[i];
+    for (f = c->husk[pe]; f >= 0; ) {
+      int32_t next = m->flows[f].next_free;
+      sli_flow_ghost_end(m, f);
+      f = next;
+    }
+    c->husk[pe] = -1;
+    c->listed[pe] = 0;
+  }
+  c->nhpe = 0;
+}
+
 /* block blk's ghost of chunk g starts now */
 static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
   sl_chain_run *r = &m->chains->run[blk];
@@ -442,12 +562,12 @@ static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
   m->chains->ghosts++;
 }
 
-/* the put's flag fires now: its last chunk's read may start (its pipe goes on
-** if it waits for it already) */
-static void tok_fire(sl_machine *m, int32_t tok, sl_time now) {
+/* a chain's flag fires now, at t (now or later): its last chunk's read may start
+** from t (its pipe goes on now if it waits for it already) */
+static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sl_tok *k = &m->toks[tok];
   k->fired = 1;
-  k->t = now;
+  k->t = t;
   if (k->wblk >= 0 && k->wpipe != SL_PIPE_S) sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
@@ -455,7 +575,7 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time now) {
 ** of chunk j + shift, or a put's flag at its chunk n - 2 */
 static void act(sl_machine *m, int blk, int64_t j, sl_time now) {
   sl_chain_run *r = &m->chains->run[blk];
-  if (r->a.tok >= 0 && j == r->k - 2) tok_fire(m, r->a.tok, now);
+  if (r->a.tok >= 0 && j == r->k - 2) tok_fire(m, r->a.tok, now, now);
   else ghost_start(m, blk, j + r->a.shift, now);
 }
 
@@ -479,10 +599,13 @@ static int ghost_late(const sl_machine *m, int blk, int64_t g, sl_time now) {
 static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
   int blk = m->flows[f].blk;
   sl_chain_run *r = &m->chains->run[blk];
-  sli_flow_ghost_end(m, f);
+  if (sli_flow_ghost_husk(m, f, now)) husk_push(m, m->flows[f].gm_pe, f);
+  else sli_flow_ghost_end(m, f);
   if (r->ghost != f) return;
   r->ghost = -1;
-  if (ghost_late(m, blk, r->gidx, now)) m->chains->late++;
+  if (r->a.ltok >= 0 && r->gidx == r->k - 2)   /* a get's last ghost: the read after the */
+    tok_fire(m, r->a.ltok, now + r->a.gland, now);   /* chain waits for its landing */
+  else if (ghost_late(m, blk, r->gidx, now)) m->chains->late++;
   if (r->waits) {
     r->waits = 0;
     act(m, blk, r->next - 1, now);
@@ -517,11 +640,19 @@ void sli_chain_reset(sl_machine *m) {
   int32_t i;
   m->chain_armed = 0;
   if (m->chains == NULL) return;
-  for (i = 0; i < 2 * m->chains->nblk; i++) m->chains->q[i].head = m->chains->q[i].len = 0;
+  for (i = 0; i < 2 * m->chains->nblk; i++) {
+    m->chains->q[i].head = m->chains->q[i].len = 0;
+    m->chains->front[i] = -1;
+  }
   for (i = 0; i < m->chains->nblk; i++) {
     m->chains->run[i].f = m->chains->run[i].ghost = -1;
     m->chains->run[i].waits = 0;
   }
+  for (i = 0; i < m->chains->nhpe; i++) {   /* their flows go with the launch's */
+    m->chains->husk[m->chains->hpe[i]] = -1;
+    m->chains->listed[m->chains->hpe[i]] = 0;
+  }
+  m->chains->nhpe = 0;
 }
 
 /* free the chain table (the machine goes) */
@@ -530,7 +661,11 @@ void sli_chain_free(sl_machine *m) {
   if (m->chains == NULL) return;
   for (i = 0; i < 2 * m->chains->nblk; i++) free(m->chains->q[i].a);
   free(m->chains->q);
+  free(m->chains->front);
   free(m->chains->run);
+  free(m->chains->husk);
+  free(m->chains->hpe);
+  free(m->chains->listed);
   free(m->chains);
   m->chains = NULL;
 }

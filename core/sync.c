@@ -55,12 +55,13 @@ int sl_pipe_find(const char *name) {
   return -1;
 }
 
-/* queue a SET or WAIT of token tok on pipe */
-static int queue_flag(sl_machine *m, sl_block *b, int pipe, int kind, int32_t tok) {
+/* queue a SET or WAIT of token tok, of flag (event * SL_NEVENT_IDS + id), on pipe */
+static int queue_flag(sl_machine *m, sl_block *b, int pipe, int kind, int32_t tok, int flag) {
   sl_ins *o;
   int32_t op = sli_op_new(m, kind, &o);
   if (op < 0) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
   o->tok = tok;
+  o->path = (int16_t)flag;              /* which flag (chain.c reads a set's) */
   return sli_enqueue(m, (int)(b - m->blocks), pipe, op);
 }
 
@@ -88,7 +89,7 @@ int sli_flag_set(sl_machine *m, sl_block *b, int ev, int id) {
     m->toks[b->tok[ev][id]].t = b->t;
     return SL_OK;
   }
-  return queue_flag(m, b, src, OP_SET, b->tok[ev][id]);
+  return queue_flag(m, b, src, OP_SET, b->tok[ev][id], ev * SL_NEVENT_IDS + id);
 }
 
 /* WaitFlag: the destination pipe holds until the flag fired */
@@ -110,7 +111,7 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
   b->flagset[ev] &= (uint16_t)~bit;
   tok = b->tok[ev][id];
   sli_race_wait_flag(m, (int)(b - m->blocks), ev, id, dst);
-  if (dst != SL_PIPE_S) return queue_flag(m, b, dst, OP_WAIT, tok);
+  if (dst != SL_PIPE_S) return queue_flag(m, b, dst, OP_WAIT, tok, ev * SL_NEVENT_IDS + id);
   if (!m->toks[tok].fired) {            /* S waits for the source pipe */
     m->toks[tok].wblk = (int)(b - m->blocks);
     m->toks[tok].wpipe = SL_PIPE_S;

@@ -137,6 +137,52 @@ describe("a pipelined transfer as one flow (chain_flow)", function()
     end
   end)
 
+  it("holds a get's last chunk for its last ghost's landing, as the chunked chain", function()
+    -- the server relay's allgather of 2 MiB a PE on 16 PEs x 48 blocks: in 64 chains of
+    -- 5 chunks the ghost of chunk 2 lands after the one flow's end, where the chunked
+    -- read of chunk 4 waits for it; not held, the one flow ended at 161.290057 us
+    local function run(one)
+      local o = runner.load_op("allgather")
+      local c = runner.config(o, { pes = 16, count = 524288, block_dim = 48, warmup = 0,
+                                   iters = 1, baseline = "none", timing_only = true })
+      local m = lab.machine{ profile = c.profile, pes = 16, prof_pe = -1, data = false,
+                             chain_flow = one }
+      o.run(m, c, o.setup(m, c))
+      local t, g = m:now(), m:ghosts()
+      m:close()
+      return string.format("%.6f", t), g
+    end
+    local t0 = run(false)
+    local t1, g = run(true)
+    assert.equal("161.290058", t0)
+    assert.equal(t0, t1)
+    assert.same({ ghosts = 2128, late = 0 }, g)
+  end)
+
+  it("with a window, runs a chain bare where its other leg's HBM has room at its start",
+     function()
+    -- the server relay's allgather of 2 MiB a PE on 16 PEs x 48 blocks at 1000 ns: the
+    -- chains that start with room for their writes in the local HBM have no ghosts
+    -- (112 of the exact run's 2,128 are left), so the HBM that fills during them shares
+    -- less than with the chunks: 162.876584 us against the chunked chain's 163.681796 us
+    -- (the window's own drift from the exact 161.290058 us is +1.48%)
+    local function run(one)
+      local o = runner.load_op("allgather")
+      local c = runner.config(o, { pes = 16, count = 524288, block_dim = 48, warmup = 0,
+                                   iters = 1, baseline = "none", timing_only = true })
+      local m = lab.machine{ profile = c.profile, pes = 16, prof_pe = -1, data = false,
+                             chain_flow = one, settle_ns = 1000 }
+      o.run(m, c, o.setup(m, c))
+      local t, g = m:now(), m:ghosts()
+      m:close()
+      return string.format("%.6f", t), g
+    end
+    assert.equal("163.681796", (run(false)))
+    local t, g = run(true)
+    assert.equal("162.876584", t)
+    assert.same({ ghosts = 112, late = 0 }, g)
+  end)
+
   it("takes chains whose chunks would fill the queues: S's park on them moves no pipe",
      function()
     -- 4 gets of 11 chunks back to back per block: the chunked calls fill the queues

@@ -37,9 +37,8 @@ describe("the server relay's heap", function()
     assert.are.equal(1504, gets1)
     assert.are.equal(2096, gets2)
     assert.are.equal("83.006756", string.format("%.6f", us1))
-    -- (one-flow chains, the timing-only default: 64 late ghosts end it 1 ps before the
-    -- chunked chain's 161.290058, doc/chain.md)
-    assert.are.equal("161.290057", string.format("%.6f", us2))
+    -- (one-flow chains, the timing-only default, as the chunked chain and the data run)
+    assert.are.equal("161.290058", string.format("%.6f", us2))
     -- the old kernels: 2,322 bytes a get added (a closure with its upvalues and a
     -- {first, n} table a part, a closure a piece); now only the windows first asked for
     local per_get = (kib2 - kib1) * 1024 / (gets2 - gets1)
