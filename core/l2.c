@@ -90,20 +90,24 @@ static int continued(const sl_l2 *c, int32_t buf, int64_t at) {
 
 /* does any range of c hold bytes of [lo, hi) of buf? *cont: the first range
 ** that bytes from at continue (-1 none), which is continued()'s answer when
-** no range does. One pass, reading no more than it must: most accesses
-** (a block streaming on through a buffer) overlap nothing */
+** no range does; *old: oldest()'s answer. One pass over the ranges, reading
+** no more than it must: most accesses (a block streaming on through a
+** buffer, or writing a piece of its own) overlap nothing, and a new range
+** then takes the place of the oldest when the ranges are all in use */
 static int overlaps(const sl_l2 *c, int32_t buf, int64_t lo, int64_t hi, int64_t at,
-                    int *cont) {
-  int i, any = 0;
+                    int *cont, int *old) {
+  int i, any = 0, o = 0;
   *cont = -1;
   for (i = 0; i < c->n; i++) {
     int64_t rlo, rhi;
+    if (c->stamp[i] < c->stamp[o]) o = i;
     if (c->buf[i] != buf) continue;
     rlo = c->off[i];
     rhi = rlo + c->len[i];
     any |= rhi > lo && rlo < hi;
     if (rhi == at && *cont < 0) *cont = i;
   }
+  *old = o;
   return any;
 }
 
@@ -112,15 +116,16 @@ static int overlaps(const sl_l2 *c, int32_t buf, int64_t lo, int64_t hi, int64_t
 static int64_t touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n) {
   sl_l2 *c = &m->l2[pe];
   int64_t budget = m->p.l2_bytes, hit = 0, lo = off, hi = off + n;
-  int i;
+  int i, old;
   if (n > budget) { off += n - budget; n = budget; }   /* only the last bytes stay */
-  if (overlaps(c, buf, lo, hi, off, &i)) {   /* bytes of it were there: they leave first */
+  if (overlaps(c, buf, lo, hi, off, &i, &old)) {   /* bytes of it were there: they leave first */
     hit = cut(c, buf, lo, hi);
     i = continued(c, buf, off);
+    old = -1;                           /* the ranges moved: oldest() again */
   }
   if (i >= 0) c->len[i] += n;            /* it continues a range */
   else {
-    if (c->n == SL_L2_RANGES) drop(c, oldest(c));
+    if (c->n == SL_L2_RANGES) drop(c, old >= 0 ? old : oldest(c));
     i = c->n++;
     c->buf[i] = buf;
     c->off[i] = off;
