@@ -25,14 +25,14 @@ static int in_shmemlab(const lua_Debug *ar) {
 }
 
 /* the frame outside lua/shmemlab a primitive called at ar came from, when ar
-** is a shared helper of lua/shmemlab (op.copy_gm, ...); 0 when none. Each
-** frame's source and line in one lua_getinfo: a second call for the line of
-** the frame found costs more than the lines of the frames passed over */
+** is a shared helper of lua/shmemlab (op.copy_gm, ...); 0 when none. The
+** frames passed over need only their source ("S"); the line ("l", the costly
+** part) is looked up for a frame outside lua/shmemlab alone */
 static int site_via(lua_State *L, const lua_Debug *ar, lua_Debug *up) {
   int level = 2;
   if (!in_shmemlab(ar)) return 0;
-  while (lua_getstack(L, level++, up) && lua_getinfo(L, "Sl", up))
-    if (!in_shmemlab(up) && up->currentline > 0) return 1;
+  while (lua_getstack(L, level++, up) && lua_getinfo(L, "S", up))
+    if (!in_shmemlab(up) && lua_getinfo(L, "l", up) && up->currentline > 0) return 1;
   return 0;
 }
 
