@@ -197,12 +197,12 @@ static int fifo_push_slow(sl_machine *m, sl_key **q, int32_t *head, int32_t *n,
   return SL_OK;
 }
 
-/* put k on the heap */
 /* the heap is 4-ary: a pop goes down half the levels of a binary heap, and
-** at thousands of blocks each level is a miss (the four children are two
-** cache lines read together) */
+** at thousands of blocks each level is a miss (a node's four children lie
+** together, in two or three cache lines) */
 #define HEAP_D 4
 
+/* put k on the heap */
 static int heap_push(sl_machine *m, const sl_key *k) {
   int32_t i;
   if (m->nheap == m->capheap) {
