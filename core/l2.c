@@ -33,7 +33,51 @@ int sli_l2_new(sl_machine *m) {
 void sli_l2_reset(sl_machine *m) {
   int i;
   if (m->l2 == NULL) return;
-  for (i = 0; i < m->p.n_pes; i++) m->l2[i].n = 0, m->l2[i].bytes = 0, m->l2[i].clock = 0;
+  for (i = 0; i < m->p.n_pes; i++) {
+    sl_l2 *c = &m->l2[i];
+    c->n = 0, c->bytes = 0, c->clock = 0, c->nempty = 0, c->sorted = 1;
+  }
+}
+
+/* the place of range v in index a of n ranges (it is there) */
+static int ix_find(const uint8_t *a, int n, int v) {
+  const uint8_t *p = memchr(a, v, (size_t)n);
+  return (int)(p - a);
+}
+
+/* range v leaves index a of n ranges */
+static void ix_del(uint8_t *a, int n, int v) {
+  int p = ix_find(a, n, v);
+  memmove(a + p, a + p + 1, (size_t)(n - p - 1));
+}
+
+/* range v joins index a of n ranges at place p */
+static void ix_ins(uint8_t *a, int n, int p, int v) {
+  memmove(a + p + 1, a + p, (size_t)(n - p));
+  a[p] = (uint8_t)v;
+}
+
+/* the first place of the first n entries of c->at whose range is at or
+** after (buf, off) */
+static int at_bound(const sl_l2 *c, int n, int32_t buf, int64_t off) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2, r = c->at[mid];
+    if (c->buf[r] < buf || (c->buf[r] == buf && c->off[r] < off)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* c->at made anew (no range is empty: the keys are distinct) */
+static void at_sort(sl_l2 *c) {
+  int i, j;
+  for (i = 0; i < c->n; i++) {
+    int p = at_bound(c, i, c->buf[i], c->off[i]);
+    for (j = i; j > p; j--) c->at[j] = c->at[j - 1];
+    c->at[p] = (uint8_t)i;
+  }
+  c->sorted = 1;
 }
 
 /* range j of c becomes range i */
@@ -44,15 +88,33 @@ static void move(sl_l2 *c, int i, int j) {
   c->stamp[i] = c->stamp[j];
 }
 
-/* drop range i of c */
+/* drop range i of c (the last range takes its number) */
 static void drop(sl_l2 *c, int i) {
+  int last = c->n - 1;
   c->bytes -= c->len[i];
-  move(c, i, --c->n);
+  if (c->len[i] <= 0) c->nempty--;
+  ix_del(c->lru, c->n, i);
+  if (c->sorted) ix_del(c->at, c->n, i);
+  c->n--;
+  if (i == last) return;
+  move(c, i, last);
+  c->lru[ix_find(c->lru, c->n, last)] = (uint8_t)i;
+  if (c->sorted) c->at[ix_find(c->at, c->n, last)] = (uint8_t)i;
 }
 
-/* the least recent range of c */
+/* range i was used now: the most recent */
+static void used(sl_l2 *c, int i) {
+  c->stamp[i] = ++c->clock;
+  if (c->lru[c->n - 1] == i) return;
+  ix_del(c->lru, c->n, i);
+  c->lru[c->n - 1] = (uint8_t)i;
+}
+
+/* the least recent range of c, the first of them when stamps are equal
+** (a range split in two keeps its stamp in both: then they are looked at) */
 static int oldest(const sl_l2 *c) {
   int i, o = 0;
+  if (c->n < 2 || c->stamp[c->lru[0]] != c->stamp[c->lru[1]]) return c->lru[0];
   for (i = 1; i < c->n; i++)
     if (c->stamp[i] < c->stamp[o]) o = i;
   return o;
@@ -68,8 +130,11 @@ static int64_t cut(sl_l2 *c, int32_t buf, int64_t lo, int64_t hi) {
     hit += (rhi < hi ? rhi : hi) - (rlo > lo ? rlo : lo);
     if (rlo >= lo && rhi <= hi) { drop(c, i); continue; }
     if (rlo < lo && rhi > hi && c->n < SL_L2_RANGES) {   /* its tail stays too */
-      int t = c->n++;
-      move(c, t, i);
+      int t = c->n;
+      move(c, t, i);                    /* as recent as i: next to it in lru */
+      ix_ins(c->lru, t, ix_find(c->lru, t, i) + 1, t);
+      if (c->sorted) ix_ins(c->at, t, ix_find(c->at, t, i) + 1, t);
+      c->n++;
       c->off[t] = hi;
       c->len[t] = rhi - hi;
     } else if (rlo < lo && rhi > hi) c->bytes -= rhi - hi;   /* no room: the tail leaves */
@@ -82,19 +147,31 @@ static int64_t cut(sl_l2 *c, int32_t buf, int64_t lo, int64_t hi) {
 
 /* the first range of c that buf's bytes from at continue, -1 none */
 static int continued(const sl_l2 *c, int32_t buf, int64_t at) {
-  int i;
+  int i, p, r;
+  if (c->sorted) {                      /* the one that starts last before at */
+    if ((p = at_bound(c, c->n, buf, at)) == 0) return -1;
+    r = c->at[p - 1];
+    return c->buf[r] == buf && c->off[r] + c->len[r] == at ? r : -1;
+  }
   for (i = 0; i < c->n; i++)
     if (c->buf[i] == buf && c->off[i] + c->len[i] == at) return i;
   return -1;
 }
 
-/* does any range of c hold bytes of [lo, hi) of buf? *cont: the first range
-** that bytes from at continue (-1 none), which is continued()'s answer when
-** no range does. One pass, reading no more than it must: most accesses
-** (a block streaming on through a buffer) overlap nothing */
+/* does any range of c hold bytes of [lo, hi) of buf (lo < hi)? *cont:
+** continued(c, buf, at) when none does. With c->at in order the ranges of
+** buf are disjoint and none is empty: only the last one that starts before
+** lo and the first one that starts at or after it can hold such bytes */
 static int overlaps(const sl_l2 *c, int32_t buf, int64_t lo, int64_t hi, int64_t at,
                     int *cont) {
-  int i, any = 0;
+  int i, p, any = 0;
+  if (c->sorted) {
+    p = at_bound(c, c->n, buf, lo);
+    if (p > 0) { i = c->at[p - 1]; any |= c->buf[i] == buf && c->off[i] + c->len[i] > lo; }
+    if (p < c->n) { i = c->at[p]; any |= c->buf[i] == buf && c->off[i] < hi; }
+    *cont = any ? -1 : continued(c, buf, at);
+    return any;
+  }
   *cont = -1;
   for (i = 0; i < c->n; i++) {
     int64_t rlo, rhi;
@@ -107,6 +184,19 @@ static int overlaps(const sl_l2 *c, int32_t buf, int64_t lo, int64_t hi, int64_t
   return any;
 }
 
+/* the new range (buf, off, n) as range c->n */
+static int append(sl_l2 *c, int32_t buf, int64_t off, int64_t n) {
+  int i = c->n;
+  if (n <= 0) c->nempty++, c->sorted = 0;   /* at: till none is empty */
+  else if (c->sorted) ix_ins(c->at, i, at_bound(c, i, buf, off), i);
+  c->lru[i] = (uint8_t)i;
+  c->buf[i] = buf;
+  c->off[i] = off;
+  c->len[i] = n;
+  c->n++;
+  return i;
+}
+
 /* bytes [off, off + n) of buf on PE pe become the L2's most recent;
 ** returns how many of them were there */
 static int64_t touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n) {
@@ -114,19 +204,20 @@ static int64_t touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n)
   int64_t budget = m->p.l2_bytes, hit = 0, lo = off, hi = off + n;
   int i;
   if (n > budget) { off += n - budget; n = budget; }   /* only the last bytes stay */
+  if (!c->sorted && c->nempty == 0) at_sort(c);
+  if (n <= 0) c->sorted = 0;            /* an empty access: every range looked at */
   if (overlaps(c, buf, lo, hi, off, &i)) {   /* bytes of it were there: they leave first */
     hit = cut(c, buf, lo, hi);
     i = continued(c, buf, off);
   }
-  if (i >= 0) c->len[i] += n;            /* it continues a range */
-  else {
+  if (i >= 0) {                         /* it continues a range */
+    if (c->len[i] <= 0 && c->len[i] + n > 0) c->nempty--;
+    c->len[i] += n;
+  } else {
     if (c->n == SL_L2_RANGES) drop(c, oldest(c));
-    i = c->n++;
-    c->buf[i] = buf;
-    c->off[i] = off;
-    c->len[i] = n;
+    i = append(c, buf, off, n);
   }
-  c->stamp[i] = ++c->clock;
+  used(c, i);
   c->bytes += n;
   while (c->bytes > budget) {           /* least recent first */
     int o = oldest(c);

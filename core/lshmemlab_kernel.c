@@ -14,11 +14,14 @@ static void push_kmach(lua_State *L, lmach *lm) {
   if (lua_touserdata(L, -1) != (void *)lm) luaL_error(L, "%s", stale_k);
 }
 
-/* 1 when a Lua function's source file lies in a directory named shmemlab */
+/* 1 when a Lua function's source file lies in a directory named shmemlab
+** (its last '/' found from the end: a chunk name holds no NUL) */
 static int in_shmemlab(const lua_Debug *ar) {
-  const char *slash = strrchr(ar->source, '/');
-  return ar->source[0] == '@' && slash != NULL && slash - ar->source >= 9 &&
-         strncmp(slash - 8, "shmemlab", 8) == 0 && (slash[-9] == '/' || slash[-9] == '@');
+  const char *src = ar->source, *slash = src + ar->srclen;
+  if (src[0] != '@') return 0;
+  while (slash > src && *slash != '/') slash--;
+  return *slash == '/' && slash - src >= 9 && memcmp(slash - 8, "shmemlab", 8) == 0 &&
+         (slash[-9] == '/' || slash[-9] == '@');
 }
 
 /* the frame outside lua/shmemlab a primitive called at ar came from, when ar

@@ -210,8 +210,9 @@ typedef struct sl_dmaq {
 
 /* a PE's L2 (l2.c): address ranges of its GM, least recent first out; range
 ** i is [off[i], off[i] + len[i]) of buffer buf[i], used at stamp[i] (larger:
-** more recent). A field per array: every access scans the ranges' buffers
-** and places, so those lie together */
+** more recent). Two indexes of the ranges spare an access the scan of all of
+** them: lru (least recent first) and at (by buffer and place; kept while no
+** range is empty, when the ranges of a buffer are disjoint) */
 #define SL_L2_RANGES 128
 typedef struct sl_l2 {
   int64_t off[SL_L2_RANGES], len[SL_L2_RANGES];
@@ -220,7 +221,11 @@ typedef struct sl_l2 {
   int32_t n;
   int64_t bytes;            /* held, at most l2_bytes */
   uint64_t clock;
+  uint8_t lru[SL_L2_RANGES];   /* the ranges by stamp, least recent first */
+  uint8_t at[SL_L2_RANGES];    /* the ranges by (buf, off), when sorted */
+  int32_t nempty, sorted;   /* ranges of no bytes; at is in order (none empty) */
 } sl_l2;
+_Static_assert(SL_L2_RANGES <= 256, "l2 indexes are bytes");
 
 #define SL_FSTACK 16
 
