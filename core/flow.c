@@ -52,10 +52,13 @@ static void rs_free(sl_rset *s);
 /* capacity in bytes per picosecond of GBps */
 static double bpps(double GBps) { return GBps / 1000.0; }
 
-/* set every resource's capacity */
+#define RS_HEAP 256             /* m->rs_heap: a fill of more resources keeps them in a heap */
+
+/* set every resource's capacity (and the solver's choice of a heap) */
 void sli_res_init(sl_machine *m) {
   const sl_params *p = &m->p;
   size_t i, n = (size_t)p->n_pes;
+  m->rs_heap = RS_HEAP;
   for (i = 0; i < n; i++) {
     m->hbm[i].C = bpps(p->hbm_GBps);
     m->sio[i].C = bpps(p->sio_GBps);
@@ -662,14 +665,53 @@ static void rs_free(sl_rset *s) {
   s->n = 0;
 }
 
-/* take resource x out of the set s (it is in it) */
+/* does entry i of the set s come before entry j (level, then index)? */
+static int rs_less(const sl_rset *s, int32_t i, int32_t j) {
+  return s->k[i] < s->k[j] || (s->k[i] == s->k[j] && s->id[i] < s->id[j]);
+}
+
+/* swap entries i and j of the set s */
+static void rs_swap(sl_rset *s, int32_t i, int32_t j) {
+  int64_t k = s->k[i];
+  int32_t id = s->id[i];
+  s->k[i] = s->k[j]; s->id[i] = s->id[j];
+  s->k[j] = k; s->id[j] = id;
+  s->pos[s->id[i]] = i;
+  s->pos[s->id[j]] = j;
+}
+
+/* move entry i of the set s down into place */
+static void rs_down(sl_rset *s, int32_t i) {
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= s->n) return;
+    if (c + 1 < s->n && rs_less(s, c + 1, c)) c++;
+    if (!rs_less(s, c, i)) return;
+    rs_swap(s, i, c);
+    i = c;
+  }
+}
+
+/* move entry i of the set s up into place */
+static void rs_up(sl_rset *s, int32_t i) {
+  while (i > 0 && rs_less(s, i, (i - 1) / 2)) {
+    rs_swap(s, i, (i - 1) / 2);
+    i = (i - 1) / 2;
+  }
+}
+
+/* take resource x out of the set s (it is in it): the last entry takes its
+** place (and in a heap moves into place) */
 static void rs_remove(sl_rset *s, int32_t x) {
-  int32_t i = s->pos[x];
+  int32_t i = s->pos[x], y;
   s->pos[x] = -1;
   if (i == --s->n) return;
+  y = s->id[i] = s->id[s->n];
   s->k[i] = s->k[s->n];
-  s->id[i] = s->id[s->n];
-  s->pos[s->id[i]] = i;
+  s->pos[y] = i;
+  if (!s->heap) return;
+  rs_up(s, i);
+  rs_down(s, s->pos[y]);
 }
 
 /* flow fl freezes at rate (the level now), held there by resource bneck
@@ -680,6 +722,7 @@ static void rs_remove(sl_rset *s, int32_t x) {
 ** the fill when it did), so the others are not read */
 static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_t bneck) {
   int k;
+  int64_t kk;
   fl->frozen = 1;
   fl->rate = rate;
   fl->bneck = bneck;
@@ -690,26 +733,51 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
     r->in += fl->at[k].w * rate;        /* what the re-rated flows have of it */
     if (rate > r->inmax) r->inmax = rate;
     if (bneck == ri && rate < r->inmin) r->inmin = rate;
-    if (m->rs.pos[ri] < 0) continue;    /* already full */
-    r->left -= (level - r->base) * r->wfree;   /* bring it to this level */
+    if (m->rs.pos[ri] < 0 || r->wfree <= EPS) continue;   /* already full, or nothing */
+    r->left -= (level - r->base) * r->wfree;   /* of it left to fill: bring it to this level */
     r->base = level;
     r->wfree -= fl->at[k].w;
-    if (r->wfree <= EPS) { rs_remove(&m->rs, ri); continue; }
+    if (r->wfree <= EPS) {              /* nothing of it left to fill (a heap's */
+      if (!m->rs.heap) rs_remove(&m->rs, ri);   /* top drops it) */
+      continue;
+    }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
-    m->rs.k[m->rs.pos[ri]] = level_key(r->key);
+    kk = level_key(r->key);             /* in a heap, a key that rose waits for the top */
+    if (!m->rs.heap) m->rs.k[m->rs.pos[ri]] = kk;
+    else if (kk < m->rs.k[m->rs.pos[ri]]) {   /* fell (rounding): into place now */
+      m->rs.k[m->rs.pos[ri]] = kk;
+      rs_up(&m->rs, m->rs.pos[ri]);
+    }
   }
 }
 
-/* the resource that fills first, the least index among equals (-1: none) */
-static int32_t fill_top(const sl_rset *s) {
-  int32_t i, n = s->n, best;
-  int64_t k;
-  if (n == 0) return -1;
-  k = s->k[0];
-  best = s->id[0];
-  for (i = 1; i < n; i++)
-    if (s->k[i] < k || (s->k[i] == k && s->id[i] < best)) { k = s->k[i]; best = s->id[i]; }
-  return best;
+/* the resource that fills first, the least index among equals (-1: none).
+** A small set is walked; in a heap every key is at most its resource's level
+** (freeze lowers a key that falls, and leaves one that rises), so the top,
+** once its key is brought up to date (a key that rose goes down into place,
+** one with nothing left to fill leaves), is the least */
+static int32_t fill_top(const sl_machine *m, sl_rset *s) {
+  if (!s->heap) {
+    int32_t i, n = s->n, best;
+    int64_t k;
+    if (n == 0) return -1;
+    k = s->k[0];
+    best = s->id[0];
+    for (i = 1; i < n; i++)
+      if (s->k[i] < k || (s->k[i] == k && s->id[i] < best)) { k = s->k[i]; best = s->id[i]; }
+    return best;
+  }
+  while (s->n > 0) {
+    int32_t x = s->id[0];
+    const sl_res *r = &m->allres[x];
+    int64_t k;
+    if (r->wfree <= EPS) { rs_remove(s, x); continue; }
+    k = level_key(r->key);
+    if (k == s->k[0]) return x;
+    s->k[0] = k;
+    rs_down(s, 0);
+  }
+  return -1;
 }
 
 /* list r's re-rated (marked) flows, by id in slot order, at slots[*at..] and sum
@@ -775,6 +843,8 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     s->id[s->n] = R[i];
     s->pos[R[i]] = s->n++;
   }
+  s->heap = s->n > m->rs_heap;
+  if (s->heap) for (i = s->n / 2 - 1; i >= 0; i--) rs_down(s, i);
   return 1;
 }
 
@@ -787,7 +857,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
   int32_t i, j, top, nfree = nf, *slots = m->scr + m->nflows + m->nres + 1;
   double level = 0;
   if (!fill_start(m, F, nf, R, nr)) { m->oom = 1; return; }
-  top = fill_top(&m->rs);               /* kept up to date as flows freeze */
+  top = fill_top(m, &m->rs);            /* kept up to date as flows freeze */
   while (nfree > 0) {
     double cap = next_cap(m, F, nf, caps, ncaps, level);
     double full = top >= 0 ? m->allres[top].key : (double)INFINITY;
@@ -801,7 +871,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
           nfree--;
         }
       }
-      top = fill_top(&m->rs);           /* their resources fill later */
+      top = fill_top(m, &m->rs);         /* their resources fill later */
     }
     while (top >= 0 && m->allres[top].key <= level * (1 + 1e-12)) {
       sl_res *r = &m->allres[top];      /* a full resource: its flows freeze */
@@ -814,7 +884,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
         sl_flow *fl = &m->flows[sj[j]];
         if (!fl->frozen) { freeze(m, fl, level, level, ri); nfree--; }
       }
-      top = fill_top(&m->rs);
+      top = fill_top(m, &m->rs);
     }
   }
 }

@@ -171,15 +171,19 @@ typedef struct sl_heap {
   int32_t n;
 } sl_heap;
 
-/* during a fill, its resources not yet full, unordered: the key of the level
-** each fills at (the bits of a non-negative double), its id, and the place of
-** each id (-1: not in it). A fill has tens to hundreds (about 90 at 256 PEs x 48
-** blocks, 170 at 512), and each freeze moves several keys: a scan for the
-** least costs less than keeping a heap or a list of candidates (measured) */
+/* during a fill, its resources not yet full: the key of the level each fills
+** at (the bits of a non-negative double), its id, and the place of each id
+** (-1: not in it). A fill of up to m->rs_heap (tens to a few hundred: about 45
+** a fill at 256 PEs x 48 blocks exact) keeps them unordered, and a walk finds
+** the least (its compares predict well); a larger fill (thousands with a
+** settle window at 512 PEs and up) keeps a heap whose keys may lag below their
+** levels: each freeze moves several, and the top is brought up to date only
+** when it is read (measured: a heap is slower on the small fills) */
 typedef struct sl_rset {
   int64_t *k;
   int32_t *id, *pos;
   int32_t n;
+  int32_t heap;             /* a heap by (key, id) (a fill of many), else unordered */
 } sl_rset;
 
 /* a pending event: its time, its tie break (sl_key_tie: the block it
@@ -426,6 +430,7 @@ struct sl_machine {
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
   sl_rset rs;               /* solver scratch: the fill's resources not yet full */
+  int32_t rs_heap;          /* a fill of more resources than this keeps them in a heap */
   int32_t nslots;           /* solver scratch: slot entries listed in this settle */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
