@@ -580,6 +580,12 @@ local function cam_buffers(m, s)
   local R, TK = s.routes, s.routes.tokens * s.routes.topk
   s.row = cam_row(s.hidden, s.esize)
   s.cwin_half = TK * s.row.gm
+  local bytes, heap = 2 * s.cwin_half * s.esize, m:state().profile.sym_heap_bytes
+  if bytes > heap then                 -- the tiling's HCCL_BUFFSIZE check, on the lab's heap
+    error(string.format("deepep: the HCCL window's two data halves need %d bytes (2 x %d rows x "
+      .. "%d), more than the symmetric heap's %d (machine option sym_heap_bytes stands for "
+      .. "HCCL_BUFFSIZE)", bytes, TK, s.row.gm * s.esize, heap), 0)
+  end
   s.cwin = m:malloc(s.dtype, 2 * s.cwin_half, "hccl_window_data")
   s.cstat = m:malloc("int32", 2 * s.E * SLOT, "hccl_window_status", "backed"):fill("zero")
   s.cword = m:malloc("int32", s.blocks * SLOT, "hccl_data_state", "backed"):fill("zero")
@@ -621,7 +627,7 @@ M = op.define {
   deepep = moe.deepep_dispatch,
 
   setup = function(m, c)
-    local s = M.prepare(m, c)
+    local s = M.prepare(m, c, true)
     if s.wire.quant then
       error("deepep: the port of cam_moe_dispatch_normal.h sends rows in the input dtype "
         .. "(its DynamicQuant path is not ported): use ops/deepep/dispatch_hybrid.lua for int8", 0)
@@ -649,7 +655,7 @@ M = op.define {
 
 -- the setup both dispatches with this notify share: refusals, the notify's UB
 -- plan, the layout and the notify's buffers
-function M.prepare(m, c)
+function M.prepare(m, c, recv_local)
   local cfg = moe.config(c)
   if cfg.tokens > 8192 then
     error(string.format("deepep: the HCCL notify runs one round of per_round_tokens 8192 "
@@ -661,7 +667,7 @@ function M.prepare(m, c)
   end
   local ub, what = deepep.hccl_notify_ub_bytes(c.pes, cfg.experts, 1)
   deepep.check_ub(c, "notify_dispatch", ub, "its largest phase: " .. what)
-  local s = D.prepare(m, c, false)
+  local s = D.prepare(m, c, false, recv_local)
   s.le = s.E // s.n
   s.hccl = deepep.hccl_notify_tables(s.layout, s.routes)
   notify_buffers(m, s)
