@@ -48,11 +48,12 @@
 --    until they all hold 1.0f (the source sums the first floats until the sum is
 --    the count), then cleared; SyncAll.
 -- 4. ShareToOutputLongSeq: expert_global_offset, srcrank_in_expert_offset into
---    UB, r_in_srcrank_offset by E scalar GM reads (GlobalTensor GetValue,
---    through the scalar data cache, which the lab does not model: here one
---    DataCopyPad of the E int32 stands for the cache's line fills, then E
---    GetValue + SetValue from UB; E k:g at the lab's uncached scalar_ns + 2
---    local_alpha would be 155 us a block at 256 experts); per
+--    UB, r_in_srcrank_offset by E scalar GM reads into UB (GlobalTensor
+--    GetValue through the scalar data cache, which the lab does not model, and
+--    SetValue: here one DataCopyPad of the E int32, standing for the cache's
+--    line fills; the 2E scalar accesses, 2.6 us at 256 experts, left out: E k:g
+--    at the lab's uncached scalar_ns + 2 local_alpha would be 155 us a block,
+--    and a loop of E in each of 6144 blocks trips the runaway guard); per
 --    (local expert, source) pair of the block: its count (recv_count's
 --    difference), the source's window address (HCCL context reads), and each
 --    row pulled from the source's window into UB (xQueue), its triple to
@@ -536,12 +537,8 @@ local function share_to_output(k, a, w, u, cnt, first)
   local ego, sie = k:ub("int32", al8(a.le), "backed"), k:ub("int32", al8(E), "backed")
   k:data_copy_pad(ego, a.expert_global_offset, a.le)
   k:data_copy_pad(sie, a.srcrank_in_expert_offset, E)
-  local rin, line = k:ub("int32", al8(E), "backed"), k:ub("int32", al8(E), "backed")
-  k:data_copy_pad(line, a.r_in_srcrank_offset, E)              -- GetValue's cache lines
-  sync(k, "MTE2_S")
-  if not k:scalar_transpose(rin, line, 1, E, E) then           -- E GetValue + SetValue
-    for i = 0, E - 1 do k:set_value(rin, i, k:get_value(line, i)) end
-  end
+  local rin = k:ub("int32", al8(E), "backed")
+  k:data_copy_pad(rin, a.r_in_srcrank_offset, E)               -- E GetValue + SetValue
   sync(k, "S_MTE2")
   sync(k, "MTE2_S")
   local j = 0
