@@ -12,8 +12,8 @@
 -- alltoall 1 KiB per pair at 1024 PEs x 48 cores, DeepEP's normal-mode
 -- dispatch on Ascend910_93 at EP128 (4096 tokens, hidden 7168, top-8, 256
 -- experts: refused, its notify kernel does not fit a core's UB; its data kernel
--- alone, ops/deepep/dispatch_data.lua, runs there, and so does the dispatch with
--- sgl-kernel-npu main's notify, ops/deepep/dispatch_hccl.lua) and at EP64)
+-- alone, ops/deepep/dispatch_data.lua, runs there, and so does the dispatch
+-- sgl-kernel-npu main ships, ops/deepep/dispatch_hccl.lua) and at EP64)
 -- and the lab's dispatch at EP1024, when the engine has timing-only
 -- machines, each with its events by kind (m:event_kinds()). Every
 -- case runs in its own process (its peak RSS is its own, and its memory is
@@ -194,9 +194,9 @@ header(string.format("timing-only (data = false), issue 24's goals, one launch (
 -- ranks that is more than the 192 KiB UB at any expert count, so the port refuses
 -- it (the line says so); the dispatch's data kernel alone (put_offset from the
 -- host layout; the notify's time left out) runs the goal's EP128 case, and the
--- whole dispatch at EP64, the largest EP its notify fits; the dispatch with
--- sgl-kernel-npu main's notify (HCCL window, no n x n table: Ascend910_93's
--- shipping notify at any EP) and that data kernel runs the whole EP128 case
+-- whole dispatch at EP64, the largest EP its notify fits; the dispatch
+-- sgl-kernel-npu main ships on Ascend910_93 at any EP (its notify over the HCCL
+-- window, no n x n table, then its pull data kernel) runs the whole EP128 case
 local DEEPEP = "soc = 'Ascend910_93', local_tokens = 4096, hidden = 7168, topk = 8, experts = 256"
 local cases = {
   { "allgather 1 MiB per PE", "allgather", 1024, "block_dim = 48, count = 262144" },

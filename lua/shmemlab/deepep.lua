@@ -166,6 +166,26 @@ function deepep.hccl_notify_ub_bytes(n, E, round)
   return top[2], top[1], phases
 end
 
+-- the UB CamMoeDispatchNormal (cam_moe_dispatch_normal.h, no quant) holds on
+-- its largest block at n ranks, E experts, TK (token, k) rows per rank over
+-- `blocks` cores, hidden x esize-byte rows: InputToShare (xQueue's two rows of
+-- hScaleIdxSize rounded to 32 bytes, the E send offsets, the block's expert ids
+-- and send_token_idx) or, after the pipe reset, WaitStatus and
+-- ShareToOutputLongSeq (the status slots, at least 256 bytes; E floats for
+-- ReduceSum; 96 scalar bytes; xQueue; recv_offset, recv_count; the le global
+-- offsets; srcrank_in_expert_offset; r_in_srcrank_offset). Returns the larger,
+-- its phase's name, and both
+function deepep.cam_dispatch_ub_bytes(n, E, TK, blocks, hidden, esize)
+  local row = align32(align32(hidden * esize) + 32 + 12)
+  local rows = (TK + blocks - 1) // blocks
+  local share = 2 * row + align32(4 * E) + 2 * align32(4 * rows)
+  local status = (E + blocks - 1) // blocks
+  local out = math.max(32 * status, 256) + align32(4 * E) + 96 + 2 * row + 2 * align32(4 * E)
+              + align32(4 * (E // n)) + 2 * align32(4 * E)
+  if share >= out then return share, "InputToShare", share, out end
+  return out, "WaitStatus and ShareToOutputLongSeq", share, out
+end
+
 -- the tables NotifyDispatch leaves on each rank (round 1), from the host layout:
 -- per PE p, Lua arrays (1-based) of send_data_offset, recv_data (per source: le
 -- triples count, the source's offset, its tokens), recv_count (inclusive prefix

@@ -176,8 +176,10 @@ D = op.define {
 -- the setup of the dispatch (notify: with the notify launch) or of its data
 -- kernel alone (ops/deepep/dispatch_data.lua: put_offset, the notify's one
 -- output the data kernel reads, from the host layout, and the notify's UB
--- plan not judged)
-function D.prepare(m, c, notify)
+-- plan not judged); recv_local: the receive buffer expand_x is each rank's own
+-- (the data kernel of ops/deepep/dispatch_hccl.lua writes only its own), not
+-- on the symmetric heap
+function D.prepare(m, c, notify, recv_local)
   local s = deepep.state(m, c)
   local R, L, n, E = s.routes, s.layout, s.n, s.E
   s.wire = deepep.wire(c, s)
@@ -202,7 +204,8 @@ function D.prepare(m, c, notify)
   s.max_bs = m:alloc("int32", 8, "max_bs", "backed")
   s.recv_per_expert = m:alloc("int32", 2 * (E // n), "recv_tokens_per_expert", "backed")
   s.balance = m:alloc("int32", 2 * n * n, "balance_matrix", "backed")
-  s.recv = m:malloc(s.wire.dtype, R.max_recv * s.wire.row, "expand_x"):fill("zero")
+  s.recv = (recv_local and m.alloc or m.malloc)(m, s.wire.dtype, R.max_recv * s.wire.row, "expand_x")
+  s.recv:fill("zero")
   if s.wire.quant then s.scales = m:malloc("fp32", R.max_recv, "dynamic_scales"):fill("zero") end
   s.expect, s.expect_scales = deepep.expect_rows(m, L.routes, s.input, R.max_recv, s.wire)
   return s
