@@ -126,6 +126,10 @@ int sl_g(sl_machine *m, int blk, const sl_loc *src, int pe, int64_t *iv, double 
   sli_race_access(m, blk, SL_PIPE_S, &l, (int64_t)sl_dtype_size((sl_dtype)l.dtype), 0);
   sli_addr(&l, &a);
   sli_init_read(m, &a, (int64_t)sl_dtype_size((sl_dtype)l.dtype), blk, SL_PIPE_S, m->site);
+  {                                     /* a read of a new place is progress */
+    const int64_t f[] = { -2, l.buf, l.pe, l.off, l.dtype };
+    sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
+  }
   *iv = 0;                               /* a timing-only run's unbacked bytes read 0 */
   *fv = 0;
   if (sli_ptr(m, &a) != NULL) {

@@ -390,8 +390,8 @@ int sl_block_result(sl_machine *m, int blk, int64_t *v) {
 
 /* count one primitive of block blk before it runs (doc/guard.md "Runaway
 ** kernels"): SL_RUN_SPIN when all blocks together have called more than
-** spin_limit primitives since the last progress (sli_progress: a copy other
-** than its block's last four landed, a vector op landed, a signal or
+** spin_limit primitives since the last progress (sli_progress: a copy or
+** scalar read other than its block's last four, a vector op landed, a signal or
 ** set_value changed a value, a block ended) and the block itself called
 ** more than spin_limit / SPIN_SHARE of them, SL_RUN_TOTAL when the block
 ** has called more than primitive_limit in this launch (a backstop for a
@@ -423,6 +423,21 @@ int sl_prim_tick(sl_machine *m, int blk) {
     return SL_RUN_SPIN;
   if (m->p.primitive_limit > 0 && b->nprims > m->p.primitive_limit) return SL_RUN_TOTAL;
   return SL_RUN_OK;
+}
+
+/* the runaway guard: an access (a copy that lands, a scalar read) is progress
+** unless it repeats one of the last four its block made (the same places and
+** size: a poll of a flag, a put of the same bytes to the same place again); a
+** scan of new addresses ends (at its buffer's end), so it is not a spin */
+void sli_guard_access(sl_machine *m, int blk, const int64_t *f, size_t n) {
+  sl_block *b = &m->blocks[blk];
+  uint64_t h = 1469598103934665603u;
+  size_t i;
+  for (i = 0; i < n; i++) h = (h ^ (uint64_t)f[i]) * 1099511628211u;
+  for (i = 0; i < 4; i++) if (b->gsig[i] == h) return;
+  b->gsig[b->gsig_i] = h;
+  b->gsig_i = (b->gsig_i + 1) & 3;
+  sli_progress(m);
 }
 
 /* a block's runaway counts: primitives in this launch, and in the machine's

@@ -378,21 +378,12 @@ void sli_lazy_free(sl_machine *m) {
 }
 
 /* a copy lands: the one place where a transfer's bytes move */
-/* the runaway guard: a copy is progress unless it repeats one of the last
-** four its block landed (the same source, destination and size: a poll of a
-** flag into UB, a put of the same bytes to the same place again) */
+/* the runaway guard: a copy that lands is progress unless it repeats one of
+** its block's last accesses (sli_guard_access) */
 static void guard_copy(sl_machine *m, const sl_event *e) {
-  sl_block *b = &m->blocks[e->blk];
-  uint64_t h = 1469598103934665603u;
   const int64_t f[] = { e->src.buf, e->src.pe, e->src.core, e->src.off,
                         e->dst.buf, e->dst.pe, e->dst.core, e->dst.off, e->n };
-  size_t i;
-  for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-    h = (h ^ (uint64_t)f[i]) * 1099511628211u;
-  for (i = 0; i < 4; i++) if (b->gsig[i] == h) return;
-  b->gsig[b->gsig_i] = h;
-  b->gsig_i = (b->gsig_i + 1) & 3;
-  sli_progress(m);
+  sli_guard_access(m, e->blk, f, sizeof(f) / sizeof(f[0]));
 }
 
 static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
@@ -845,6 +836,10 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   if (p == NULL) return st;
   if (sl_dtype_isfloat((sl_dtype)ub->dtype)) *num = sl_get_num((sl_dtype)ub->dtype, p, 0);
   else *ival = sl_get_int((sl_dtype)ub->dtype, p, 0);
+  {                                     /* a read of a new place is progress */
+    const int64_t f[] = { -1, ub->base, ub->off, i, ub->dtype };
+    sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
+  }
   if (sl_scalar_ahead(m, blk)) sli_queue_only(m, blk);
   return SL_OK;
 }

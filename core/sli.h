@@ -300,8 +300,8 @@ typedef struct sl_block {
   int64_t ub_top;
   int64_t scratch;          /* UB offset of the scratch, -1 = none */
   int64_t scratch_bytes;    /* its size (set_mte_config may name another) */
-  /* runaway guard: the last copies it landed (a hash of source, destination
-  ** and size each), so a copy repeating one of them is no progress (mte.c) */
+  /* runaway guard: the last copies it landed and scalar reads it made (a hash
+  ** of each one's places and size), so repeating one of them is no progress */
   uint64_t gsig[4];
   int32_t gsig_i;
 } sl_block;
@@ -592,6 +592,9 @@ void sli_buf_data_free(sl_buf *b);   /* the bytes of buffer b go (mem.c) */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
 /* the runaway guard's progress count: something new happened (sl_prim_tick) */
 static inline void sli_progress(sl_machine *m) { m->nland++; }
+/* the runaway guard: an access of block blk named by the fields f[0..n) is
+** progress unless it repeats one of the last four its block made (machine.c) */
+void sli_guard_access(sl_machine *m, int blk, const int64_t *f, size_t n);
 void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes);
 /* bytes at a are written or (UB) read: the staging records that see them
 ** move their bytes before (the test for no record inline: every landing asks) */
