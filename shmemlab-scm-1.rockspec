@@ -112,6 +112,7 @@ build = {
       ["shmemlab.ops.deepep.dispatch_data"] = "ops/deepep/dispatch_data.lua",
       ["shmemlab.ops.deepep.dispatch_hccl"] = "ops/deepep/dispatch_hccl.lua",
       ["shmemlab.ops.deepep.dispatch_hybrid"] = "ops/deepep/dispatch_hybrid.lua",
+      ["shmemlab.ops.deepep.notify_hccl"] = "ops/deepep/notify_hccl.lua",
       ["shmemlab.ops.hccl.allgather"] = "ops/hccl/allgather.lua",
       ["shmemlab.ops.hccl.allreduce"] = "ops/hccl/allreduce.lua",
       ["shmemlab.ops.hccl.alltoall"] = "ops/hccl/alltoall.lua",

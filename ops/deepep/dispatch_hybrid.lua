@@ -1,6 +1,6 @@
 -- DeepEP-Ascend normal-mode dispatch, a hybrid kept for comparison: the notify
 -- sgl-kernel-npu's main branch ships on Ascend910_93 (notify_dispatch.h, the
--- port in ops/deepep/dispatch_hccl.lua), then the SHMEM data kernel of
+-- port in ops/deepep/notify_hccl.lua), then the SHMEM data kernel of
 -- ops/deepep/dispatch.lua (shmem_moe_dispatch_normal.h, pull request 328:
 -- each row put straight into its expert's receive window) with put_offset from
 -- the host layout (on the expert's rank it is expert_global_offset +
@@ -14,7 +14,7 @@ local deepep = require("shmemlab.deepep")
 local F = require("shmemlab").frames
 local dir = (debug.getinfo(1, "S").source:match("^@(.*)[/\\][^/\\]*$") or ".")
 local D = dofile(dir .. "/dispatch.lua")
-local H = dofile(dir .. "/dispatch_hccl.lua")
+local N = dofile(dir .. "/notify_hccl.lua")
 
 return op.define {
   name = "deepep_dispatch_hybrid",
@@ -34,16 +34,16 @@ return op.define {
 
   payload = moe.dispatch_payload,
   deepep = moe.deepep_dispatch,
-  setup = function(m, c) return H.prepare(m, c) end,
+  setup = function(m, c) return N.prepare(m, c) end,
 
   run = function(m, _, s)
-    return { m:launch({ name = "notify_dispatch", kernel = H.notify_kernel }, s.blocks, s),
+    return { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
              m:launch({ name = "shmem_moe_dispatch_normal", kernel = D.data_kernel }, s.blocks, s) }
   end,
 
   check = function(m, c, s)
     local wrong, at, pe, want, got = D.check(m, c, s)
     if wrong > 0 then return wrong, at, pe, want, got end
-    return H.check_tables(m, c, s)
+    return N.check_tables(m, c, s)
   end,
 }
