@@ -425,6 +425,20 @@ static int flow_commit(sl_machine *m, int32_t f, int ok) {
   return SL_OK;
 }
 
+/* flow f, its bytes (rem) set, goes on from now at its rate: a start that
+** continues a flow (no settle), keyed in the end heap as a new flow */
+static void flow_resume(sl_machine *m, int32_t f, sl_time now) {
+  sl_flow *fl = &m->flows[f];
+  m->fstats.starts++;
+  m->fstats.continued++;
+  fl->t = now;
+  fl->seq = m->flow_seq++;
+  fl->end = end_at(fl, now);
+  heap_append(&m->fh, f, fl->end, fl->seq);
+  heap_up(&m->fh, m->fh.pos[f]);
+  flow_event(m);
+}
+
 /* the transfer that block blk's pipe starts now to or from GM of gm_pe
 ** crosses what the flow that just ended there crossed, with the same cap: it
 ** goes on in that flow, at its rate. Every flow keeps its rate, as a settle
@@ -438,16 +452,9 @@ static int flow_again(sl_machine *m, int blk, int pipe, int gm_pe, int64_t bytes
   if (fl->blk != blk || fl->pipe != pipe || fl->gm_pe != gm_pe || fl->hitshare != hitshare)
     return 0;
   m->ended = -1;
-  m->fstats.starts++;
-  m->fstats.continued++;
   fl->rem = (double)bytes;
   sli_chain_take(m, fl);
-  fl->t = now;
-  fl->seq = m->flow_seq++;
-  fl->end = end_at(fl, now);
-  heap_append(&m->fh, f, fl->end, fl->seq);
-  heap_up(&m->fh, m->fh.pos[f]);
-  flow_event(m);
+  flow_resume(m, f, now);
   return 1;
 }
 
@@ -1169,17 +1176,10 @@ static int32_t ghost_again(sl_machine *m, int blk, int pipe, int gm_pe, double c
   fl = &m->flows[f];
   if (fl->cap != (alone < cap ? alone : cap) || fl->at[0].w != w) return -1;
   sli_chain_husk_take(m, gm_pe);
-  m->fstats.starts++;
-  m->fstats.continued++;
   fl->rem = (double)bytes;
-  fl->t = now;
-  fl->seq = m->flow_seq++;
   fl->blk = blk;
   fl->pipe = pipe;
-  fl->end = end_at(fl, now);
-  heap_append(&m->fh, f, fl->end, fl->seq);
-  heap_up(&m->fh, m->fh.pos[f]);
-  flow_event(m);
+  flow_resume(m, f, now);
   return f;
 }
 
@@ -1193,18 +1193,20 @@ int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
                        int64_t bytes, sl_time now) {
   const sl_params *p = &m->p;
   double per_cycle = pipe == SL_PIPE_MTE2 ? p->mte2_bytes_per_cycle : p->mte3_bytes_per_cycle;
+  double cap, w = hit < bytes ? (double)(bytes - hit) / (double)bytes : 0;   /* on the HBM */
   int32_t f;
   int ok = 1;
   if (hit > 0)                          /* cycles: hit at the L2 rate, the rest at HBM's */
     per_cycle = (double)bytes / ((double)hit / p->l2_read_bytes_per_cycle +
                                  (double)(bytes - hit) / p->mte2_bytes_per_cycle);
-  if (m->ps.settle > 0 && hit < bytes && (f = ghost_again(m, blk, pipe, gm_pe, bpps(per_cycle * p->core_ghz),
-                                      (double)(bytes - hit) / (double)bytes, bytes, now)) >= 0)
+  cap = bpps(per_cycle * p->core_ghz);
+  if (m->ps.settle > 0 && hit < bytes &&
+      (f = ghost_again(m, blk, pipe, gm_pe, cap, w, bytes, now)) >= 0)
     return f;
-  f = flow_open(m, blk, pipe, SLI_ENG_GHOST, bytes, bpps(per_cycle * p->core_ghz), now);
+  f = flow_open(m, blk, pipe, SLI_ENG_GHOST, bytes, cap, now);
   if (f < 0) return -1;
   m->flows[f].gm_pe = gm_pe;
-  if (hit < bytes) ok = res_join(m, f, &m->hbm[gm_pe], (double)(bytes - hit) / (double)bytes);
+  if (hit < bytes) ok = res_join(m, f, &m->hbm[gm_pe], w);
   return flow_commit(m, f, ok) == SL_OK ? f : -1;
 }
 
@@ -1214,8 +1216,9 @@ int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
 ** sli_chain_husks_leave takes the rest off at that settle), 0 when it is to leave
 ** now (sli_flow_ghost_end): no window, a quiet one (its leave is settled at once,
 ** as any change after a quiet window), or no settle due and an HBM that cannot
-** bind or is not full (its leave changes nobody's rate). A husk keeps what it used of the HBM at most till that
-** settle, a window's end: as a window keeps the rates of the flows it held back */
+** bind or is not full (its leave changes nobody's rate). A husk keeps what it
+** used of the HBM at most till that settle, a window's end: as a window keeps
+** the rates of the flows it held back */
 int sli_flow_ghost_husk(sl_machine *m, int32_t f, sl_time now) {
   const sl_flow *fl = &m->flows[f];
   if (m->ps.settle <= 0 || fl->nres != 1 || !binds(&m->allres[fl->at[0].res])) return 0;
