@@ -130,10 +130,10 @@ static void runaway_check(lua_State *L, lmach *lm, int blk) {
   lsl_runaway_blocks(L, lm, why == SL_RUN_SPIN);
   if (why == SL_RUN_SPIN)
     luaL_error(L, "runaway kernel: the launch's blocks called more than %I primitives in a row with "
-               "nothing new (no copy or scalar read but repeats of their last ones, no vector op, no signal "
-               "or UB value changed, no block ended: spinning, polling a value no one writes, "
-               "or repeating the same copy; the machine option spin_limit); the blocks at it, "
-               "by line:%s",
+               "nothing new (no copy or scalar read but repeats of their last ones, no vector "
+               "op, no signal or UB value changed, no block ended: spinning, polling a value no "
+               "one writes, or repeating the same copy; the machine option spin_limit); the "
+               "blocks at it, by line:%s",
                (lua_Integer)sl_machine_params(lm->m)->spin_limit, lua_tostring(L, -1));
   luaL_error(L, "runaway kernel: the block called more than %I primitives in this launch "
              "(the machine option primitive_limit); the blocks at it, by line:%s",
