@@ -41,6 +41,16 @@ for _, what in ipairs({ "dispatch", "combine" }) do
       op = "ops/deepep/" .. what .. ".lua", opts = options(ep, 4096, what),
       metric = "deepep_bandwidth_GBps", unit = "GB/s", published = NORMAL_GBPS[what][i] }
   end
+  -- the dispatch sgl-kernel-npu's main branch ships on Ascend910_93 (notify + the
+  -- cam_moe_dispatch_normal data kernel): its port moves BF16 rows (it refuses INT8's
+  -- DynamicQuant), so these rows send twice the bytes the published runs did
+  for i, ep in ipairs(what == "dispatch" and NORMAL or {}) do
+    local opts = options(ep, 4096, what)
+    opts.dispatch_dtype = nil
+    M.cases[#M.cases + 1] = { name = string.format("deepep main dispatch EP%d, BF16 rows", ep),
+      op = "ops/deepep/dispatch_hccl.lua", opts = opts,
+      metric = "deepep_bandwidth_GBps", unit = "GB/s", published = NORMAL_GBPS.dispatch[i] }
+  end
   for i, ep in ipairs(LL) do
     M.cases[#M.cases + 1] = { name = string.format("mc2 LL %s EP%d", what, ep),
       op = "ops/mc2/" .. what .. ".lua", opts = options(ep, 128, what),
