@@ -3,7 +3,8 @@
 -- 1024 PEs it prints the events the scheduler handled in one launch, events
 -- per second, wall and CPU seconds of the launch, wall and CPU seconds of the
 -- op's setup (inputs, plans, host references, and any launch the setup makes),
--- the process's peak RSS, the transfers
+-- the process's peak RSS (and, in data mode, over the bytes the op holds as
+-- runner.memory_need counts them: the goal is <= 1.15x), the transfers
 -- started with the share that went on in their pipe's last flow, the flow
 -- solver's settled instants with the flows re-rated and fills per instant and
 -- the flows filled per flow re-rated, and the growth exponent of wall (and
@@ -79,10 +80,13 @@ local function one(opname, opts_text)
   local e0, k0, f0, w0, c0 = m:events(), m:event_kinds(), m:flow_stats(), wall(), os.clock()
   op.run(m, c, s)
   local cpu, w1, f1 = os.clock() - c0, wall(), m:flow_stats()
-  print(string.format("events=%d wall=%.3f cpu=%.3f setup=%.3f setupcpu=%.3f rss=%d now_us=%.3f "
-                      .. "starts=%d continued=%d settles=%d rerated=%d fills=%d filled=%d %s",
+  local need = runner.memory_need(op, c)
+  print(string.format("events=%d wall=%.3f cpu=%.3f setup=%.3f setupcpu=%.3f rss=%d need=%d "
+                      .. "now_us=%.3f starts=%d continued=%d settles=%d rerated=%d fills=%d "
+                      .. "filled=%d %s",
                       m:events() - e0, w1 and w1 - w0 or cpu, cpu,
-                      w0 and w0 - ws or c0 - cs, c0 - cs, peak_rss() or 0, m:now(),
+                      w0 and w0 - ws or c0 - cs, c0 - cs, peak_rss() or 0,
+                      c.timing_only and 0 or need.data, m:now(),
                       f1.starts - f0.starts, f1.continued - f0.continued,
                       f1.settles - f0.settles, f1.rerated - f0.rerated, f1.fills - f0.fills,
                       f1.filled - f0.filled, kinds_text(m, k0)))
@@ -135,6 +139,10 @@ local function row(name, r)
   table.sort(kinds)
   print(string.format("  %s; setup CPU %.2f s", #kinds > 0 and "events by kind: "
                       .. table.concat(kinds, ", ") or "no events by kind", r.setupcpu or 0))
+  if r.need and r.need > 0 then         -- a data run: what the op holds (runner.memory_need)
+    print(string.format("  the op holds %.0f MiB (runner.memory_need); peak RSS is %.2fx that",
+                        r.need / 2 ^ 20, r.rss / r.need))
+  end
 end
 
 local function header(title)
