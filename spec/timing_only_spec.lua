@@ -207,6 +207,19 @@ end)
 describe("memory checked up front", function()
   local op = runner.load_op("allgather")
 
+  it("counts every buffer of --count elements the server relay allocates", function()
+    local c = runner.config(op, { pes = 32, count = 4096, algo = "hier", baseline = "none" })
+    local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1 }
+    local s = op.setup(m, c)
+    assert.is_true(s.server)                                -- the window of the other servers
+    local esize = lab.core.dtype_size(c.dtype)
+    local held = c.pes * m:heap_used() + (c.pes + 1) * #s.output * esize   -- + output, expect
+    local need = runner.memory_need(op, c)
+    assert.is_true(need.per_unit * need.units >= held * 0.999,
+                   string.format("counted %d of the %d bytes held", need.per_unit * need.units, held))
+    m:close()
+  end)
+
   -- the usage error of a config that cannot fit, or nil when it runs
   local function refusal(opts)
     local ok, e = pcall(runner.config, op, opts)
