@@ -311,6 +311,13 @@ return op.define {
 
   payload = op.shard_payload,
 
+  -- shards of --count elements a PE holds (runner.memory_need): input, output,
+  -- reference, and the server relay's window of the other servers' shards
+  shards = function(c)
+    local window = design(c, lab.core.dtype_size(c.dtype)) == "server"
+    return c.pes + 2 + (window and c.pes // relay.domains(c) - 1 or 0)
+  end,
+
   tune = op.tune({ op.KNOB_BLOCK_DIM, op.KNOB_UB_BYTES, op.KNOB_BUFFERS,
     { name = "algo", values = { "flat", "hier" },
       default = function(c) return design(c, lab.core.dtype_size(c.dtype)) and "hier" or "flat" end,

@@ -359,7 +359,7 @@ runner.BLOCK_BYTES = 8192
 runner.ROW_BYTES = 128
 
 -- shards of --count elements a PE's buffers hold (input, output, reference,
--- staging) by collective; others 3
+-- staging) by collective, unless the op says (op.shards(c)); others 3
 local SHARDS = {
   allgather = function(n) return n + 2 end, reduce_scatter = function(n) return n + 2 end,
   alltoall = function(n) return 3 * n end, allreduce = function() return 4 end,
@@ -389,7 +389,7 @@ function runner.memory_need(op, c)
     shard = cfg.tokens * cfg.hidden * esize
   else
     local shards = SHARDS[op.collective]
-    shards = shards and shards(c.pes) or 3
+    shards = op.shards and op.shards(c) or shards and shards(c.pes) or 3
     per, units, unit = shards * esize, c.count or 0, "--count"
     shard = units * esize
   end
