@@ -144,6 +144,7 @@ typedef struct sl_flow {
   sl_time lat;              /* DMA: from the last byte streamed to its landing */
   double hitshare;          /* MTE2: the share of its bytes read from the L2 (its cap) */
   double csize;             /* a chain's (chain.c): bytes of each chunk */
+  double clast;             /* a chain's: bytes of its last chunk (0: csize) */
   int64_t cn;               /* a chain's: chunks after the current one (0: a plain flow) */
   int64_t gn;               /* a chain's: its other leg's chunks (ghosts) not started yet */
   sl_time glat;             /* a chain's: from a chunk's end to its ghost's start */
@@ -670,7 +671,7 @@ void sli_chain_reset(sl_machine *m);
 void sli_chain_free(sl_machine *m);
 /* a flow starts: plain, or the chain flow armed */
 static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
-  fl->csize = 0;
+  fl->csize = fl->clast = 0;
   fl->cn = fl->gn = 0;
   fl->glat = 0;
   fl->gdue = -1;
