@@ -41,8 +41,7 @@
 ** for it at its cap at the chain's start has no ghosts (bare): its other leg's
 ** chunks stay out of the solver (their L2 touched at once, a put's last read
 ** still gated by its flag at its one key), timed as the chunked chain's while
-** that HBM stays short of full; a chain that finds it fuller has its ghosts,
-** whose flows the window lets go on as husks (flow.c's sli_flow_ghost_husk).
+** that HBM stays short of full; a chain that finds it fuller has its ghosts.
 **
 ** Taken only when every condition holds at the chain's start, from the
 ** model's state, else the chunked calls issue it: a timing-only machine with
@@ -117,12 +116,6 @@ struct sl_chains {
   int64_t one, chunked;     /* chains issued as one flow, and chunked */
   int64_t ghosts, late;     /* ghosts started; ghosts that ended later than the chunked
                                chain's next chunk would have waited for (not exact) */
-  int32_t *husk;            /* per PE: the last ghost ended in this settle window that still
-                               holds its HBM (a husk, flow.c's sli_flow_ghost_husk; -1:
-                               none), the one before it in its flow's next_free */
-  int32_t *hpe;             /* the PEs whose husk was set since the last settle */
-  uint8_t *listed;          /* per PE: 1 when in hpe */
-  int32_t nhpe, npes;
 };
 
 /* capacity in bytes per ps of GBps (flow.c's) */
@@ -259,15 +252,6 @@ static int chains(sl_machine *m) {
   sl_chain_run *nr;
   int32_t *nf;
   if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
-  if (m->chains->husk == NULL) {
-    struct sl_chains *c = m->chains;
-    c->husk = malloc((size_t)m->p.n_pes * sizeof(*c->husk));
-    c->hpe = malloc((size_t)m->p.n_pes * sizeof(*c->hpe));
-    c->listed = calloc((size_t)m->p.n_pes, 1);
-    if (c->husk == NULL || c->hpe == NULL || c->listed == NULL) return 0;
-    for (i = 0; i < m->p.n_pes; i++) c->husk[i] = -1;
-    c->npes = m->p.n_pes;
-  }
   if (m->chains->nblk >= n) return 1;
   if ((nq = realloc(m->chains->q, (size_t)n * 2 * sizeof(*nq))) == NULL) return 0;
   memset(nq + 2 * m->chains->nblk, 0, (size_t)(n - m->chains->nblk) * 2 * sizeof(*nq));
@@ -558,47 +542,6 @@ void sli_chain_pass(sl_flow *fl, sl_time now) {
   fl->rem = fl->cn == 0 && fl->clast > 0 ? fl->clast : fl->csize;
 }
 
-/* the last husk of HBM pe (-1: none) */
-int32_t sli_chain_husk(const sl_machine *m, int pe) {
-  return m->chains != NULL && m->chains->husk != NULL ? m->chains->husk[pe] : -1;
-}
-
-/* the last husk of HBM pe goes on as a ghost */
-void sli_chain_husk_take(sl_machine *m, int pe) {
-  int32_t *h = &m->chains->husk[pe];
-  *h = m->flows[*h].next_free;
-}
-
-/* ghost flow f, ending now, stays on HBM pe as a husk */
-static void husk_push(sl_machine *m, int pe, int32_t f) {
-  struct sl_chains *c = m->chains;
-  m->flows[f].next_free = c->husk[pe];
-  c->husk[pe] = f;
-  if (!c->listed[pe]) {
-    c->listed[pe] = 1;
-    c->hpe[c->nhpe++] = pe;
-  }
-}
-
-/* a settle starts: the husks leave their HBMs (flow.c marks those they may have
-** held back for it) */
-void sli_chain_husks_leave(sl_machine *m) {
-  struct sl_chains *c = m->chains;
-  int32_t i, f;
-  if (c == NULL || c->husk == NULL) return;
-  for (i = 0; i < c->nhpe; i++) {
-    int pe = c->hpe[i];
-    for (f = c->husk[pe]; f >= 0; ) {
-      int32_t next = m->flows[f].next_free;
-      sli_flow_ghost_end(m, f);
-      f = next;
-    }
-    c->husk[pe] = -1;
-    c->listed[pe] = 0;
-  }
-  c->nhpe = 0;
-}
-
 /* block blk's ghost of chunk g starts now */
 static void ghost_start(sl_machine *m, int blk, int64_t g, sl_time now) {
   sl_chain_run *r = &m->chains->run[blk];
@@ -655,8 +598,7 @@ static int ghost_late(const sl_machine *m, int blk, int64_t g, sl_time now) {
 static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
   int blk = m->flows[f].blk;
   sl_chain_run *r = &m->chains->run[blk];
-  if (sli_flow_ghost_husk(m, f, now)) husk_push(m, m->flows[f].gm_pe, f);
-  else sli_flow_ghost_end(m, f);
+  sli_flow_ghost_end(m, f);
   if (r->ghost != f) return;
   r->ghost = -1;
   if (r->a.ltok >= 0 && r->gidx == r->k - 2)   /* a get's last ghost: the read after the */
@@ -704,11 +646,6 @@ void sli_chain_reset(sl_machine *m) {
     m->chains->run[i].f = m->chains->run[i].ghost = -1;
     m->chains->run[i].waits = 0;
   }
-  for (i = 0; i < m->chains->nhpe; i++) {   /* their flows go with the launch's */
-    m->chains->husk[m->chains->hpe[i]] = -1;
-    m->chains->listed[m->chains->hpe[i]] = 0;
-  }
-  m->chains->nhpe = 0;
 }
 
 /* free the chain table (the machine goes) */
@@ -719,9 +656,6 @@ void sli_chain_free(sl_machine *m) {
   free(m->chains->q);
   free(m->chains->front);
   free(m->chains->run);
-  free(m->chains->husk);
-  free(m->chains->hpe);
-  free(m->chains->listed);
   free(m->chains);
   m->chains = NULL;
 }

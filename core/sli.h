@@ -658,12 +658,6 @@ int sli_chain_due(sl_machine *m, int32_t f, sl_time t);
 int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
                        int64_t bytes, sl_time now);
 void sli_flow_ghost_end(sl_machine *m, int32_t f);
-int sli_flow_ghost_husk(sl_machine *m, int32_t f, sl_time now);
-/* chain.c: the ghosts ended in a settle window that still hold their HBM (husks):
-** the last of HBM pe's (-1: none), taking it, all leaving (a settle starts) */
-int32_t sli_chain_husk(const sl_machine *m, int pe);
-void sli_chain_husk_take(sl_machine *m, int pe);
-void sli_chain_husks_leave(sl_machine *m);
 int sli_flow_chain_due(sl_machine *m, int32_t f, sl_time t);
 int sli_flow_chain_only(const sl_machine *m, sl_time t);
 void sli_flow_rekey(sl_machine *m, int32_t f);
