@@ -41,8 +41,7 @@
 ** for it at its cap at the chain's start has no ghosts (bare): its other leg's
 ** chunks stay out of the solver (their L2 touched at once, a put's last read
 ** still gated by its flag at its one key), timed as the chunked chain's while
-** that HBM stays short of full; a chain that finds it fuller has its ghosts,
-** whose flows the window lets go on as husks (flow.c's sli_flow_ghost_husk).
+** that HBM stays short of full; a chain that finds it fuller has its ghosts.
 **
 ** Taken only when every condition holds at the chain's start, from the
 ** model's state, else the chunked calls issue it: a timing-only machine with
@@ -81,6 +80,7 @@ typedef struct sl_chain_arm {
   double size;              /* bytes of each */
   sl_time glat, gland;      /* a chunk's end to its ghost's start; a ghost's end to its
                                landing */
+  double last;              /* bytes of the last chunk (0: size; a whole bare get's) */
 } sl_chain_arm;
 
 /* the steady legs a block's pipe (MTE2 or MTE3) has queued, in issue order:
@@ -116,12 +116,6 @@ struct sl_chains {
   int64_t one, chunked;     /* chains issued as one flow, and chunked */
   int64_t ghosts, late;     /* ghosts started; ghosts that ended later than the chunked
                                chain's next chunk would have waited for (not exact) */
-  int32_t *husk;            /* per PE: the last ghost ended in this settle window that still
-                               holds its HBM (a husk, flow.c's sli_flow_ghost_husk; -1:
-                               none), the one before it in its flow's next_free */
-  int32_t *hpe;             /* the PEs whose husk was set since the last settle */
-  uint8_t *listed;          /* per PE: 1 when in hpe */
-  int32_t nhpe, npes;
 };
 
 /* capacity in bytes per ps of GBps (flow.c's) */
@@ -258,15 +252,6 @@ static int chains(sl_machine *m) {
   sl_chain_run *nr;
   int32_t *nf;
   if (m->chains == NULL && (m->chains = calloc(1, sizeof(*m->chains))) == NULL) return 0;
-  if (m->chains->husk == NULL) {
-    struct sl_chains *c = m->chains;
-    c->husk = malloc((size_t)m->p.n_pes * sizeof(*c->husk));
-    c->hpe = malloc((size_t)m->p.n_pes * sizeof(*c->hpe));
-    c->listed = calloc((size_t)m->p.n_pes, 1);
-    if (c->husk == NULL || c->hpe == NULL || c->listed == NULL) return 0;
-    for (i = 0; i < m->p.n_pes; i++) c->husk[i] = -1;
-    c->npes = m->p.n_pes;
-  }
   if (m->chains->nblk >= n) return 1;
   if ((nq = realloc(m->chains->q, (size_t)n * 2 * sizeof(*nq))) == NULL) return 0;
   memset(nq + 2 * m->chains->nblk, 0, (size_t)(n - m->chains->nblk) * 2 * sizeof(*nq));
@@ -364,6 +349,54 @@ static int issue_bare_get(sl_machine *m, sl_block *b, int blk, sl_chain_arm *arm
   return sli_flag_set(m, b, SL_EV_MTE3_MTE2, ha);
 }
 
+/* can a bare get (bare) be issued whole (issue_whole_get)? Its last chunk of
+** last bytes, read at most at its cap, takes at least a whole chunk's write at
+** its cap: the chunked chain's write of chunk n - 2 ends before the last chunk
+** lands, so the last write starts where it would, and no other write is seen */
+static int whole(sl_machine *m, int blk, const sl_pipe_xfer *x, double size, double last) {
+  int me = m->blocks[blk].pe;
+  return x->get && chunk_ps(last, leg_cap(m, 1, sl_path(m, me, x->pe))) >=
+                   chunk_ps(size, leg_cap(m, 0, sl_path(m, me, x->dst.pe)));
+}
+
+/* a bare get of n chunks issued whole: the reads of every chunk as one flow (its
+** last chunk of last bytes), the writes but the last out of the solver (their
+** L2 at once) and so both buffers free at once, then the last chunk's write and
+** flags as the chunked calls issue them, S's clock stepping as theirs; x is left
+** at its final waits */
+static int issue_whole_get(sl_machine *m, int blk, sl_pipe_xfer *x, int64_t n, int64_t esz) {
+  sl_block *b = &m->blocks[blk];
+  int64_t size = x->half * esz, last = (x->count - (n - 1) * x->half) * esz;
+  int64_t all = (n - 1) * size + last;
+  int hl = (int)((n - 1) % 2), st;
+  sl_loc rsrc = x->src, rdst = x->dst, ul = at(&x->ub, hl * size);
+  sl_loc s, d;
+  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, -1, n, 0, (double)size, 0, 0,
+                       (double)last };
+  rsrc.pe = x->pe;
+  s = at(&rsrc, all - last);
+  d = at(&rdst, all - last);
+  if ((st = xfer(m, blk, SL_PIPE_MTE2, rsrc.pe, &ul, &s, last, all, &arm)) ||
+      (st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, 1 - hl)))   /* chunk n - 2's buffer */
+    return st;
+  m->path_bytes[sl_path(m, b->pe, rdst.pe)] += all - last;
+  sli_l2_touch(m, rdst.pe, rdst.buf, rdst.off, all - last);
+  b->t += (3 * (n - 1) - 1) * m->ps.issue;   /* the calls of chunks 0..n-2 (each one's mte
+                                 and set_flag, the wait_flags of all but the first two),
+                                 the last chunk's wait_flag */
+  if ((st = sli_flag_set(m, b, SL_EV_MTE2_MTE3, hl)) ||   /* its mte */
+      (st = sli_flag_wait(m, b, SL_EV_MTE2_MTE3, hl)) ||
+      (st = xfer(m, blk, SL_PIPE_MTE3, rdst.pe, &d, &ul, last, last, NULL)))
+    return st;
+  b->t += m->ps.issue;
+  st = sli_flag_set(m, b, SL_EV_MTE3_MTE2, hl);   /* its set_flag */
+  b->t += m->ps.issue;
+  x->done = x->count;
+  x->c = (int32_t)n;
+  x->step = PX_DRAIN;
+  return st;
+}
+
 /* the one-flow form of chunks 0..k-1 (whole chunks; the last chunk of the
 ** chain follows as the chunked calls issue it). A get: the reads as one
 ** flow whose writes but the last are its ghosts, the write of chunk k - 1;
@@ -377,7 +410,7 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
   int64_t size = x->half * esz, all = k * size;
   int ha = (int)((k - 1) % 2), hb = 1 - ha, st, far;
   sl_loc rsrc = x->src, rdst = x->dst, ua = at(&x->ub, ha * size);
-  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, -1, k, 0, (double)size, 0, 0 };
+  sl_chain_arm arm = { -1, -1, -1, SL_PIPE_MTE3, 0, -1, -1, k, 0, (double)size, 0, 0, 0 };
   if (x->get) rsrc.pe = x->pe; else rdst.pe = x->pe;
   far = sl_path(m, b->pe, x->pe);
   arm.glat = m->ps.mte_setup + sli_alpha(m, far);   /* the steady chunk's landing */
@@ -408,28 +441,32 @@ static int issue(sl_machine *m, int blk, const sl_pipe_xfer *x, int64_t k, int64
 ** condition holds (*taken = 1; x is then at its final waits), else leave it
 ** to the chunked calls (*taken = 0) */
 int sli_chain_issue(sl_machine *m, int blk, sl_pipe_xfer *x, int *taken) {
-  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)x->ub.dtype), n;
-  int st;
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)x->ub.dtype), n, size = x->half * esz;
+  int st, nog;
   *taken = 0;
   if (!m->p.chain_flow || x->c != 0 || x->done != 0) return SL_OK;
   if (!chains(m)) return sli_err(m, SL_ENOMEM, 0, "not enough memory for a chain");
   n = (x->count + x->half - 1) / x->half;
-  if (n < 3 || !chain_quiet(m, blk, x, esz, n) || !steady(m, blk, x, (double)(x->half * esz))) {
+  if (n < 3 || !chain_quiet(m, blk, x, esz, n) || !steady(m, blk, x, (double)size)) {
     m->chains->chunked++;
     return SL_OK;
   }
-  if ((st = issue(m, blk, x, n - 1, esz, bare(m, blk, x))) != SL_OK) return st;
   m->chains->one++;
-  m->blocks[blk].t += (3 * (n - 1) - 2) * m->ps.issue;   /* S's clock as after the chunked
-                                 calls of those chunks: each one's mte and set_flag, the
-                                 wait_flags of all but the first two */
+  *taken = 1;
+  nog = bare(m, blk, x);
+  if (nog && whole(m, blk, x, (double)size, (double)(x->count - (n - 1) * x->half) * esz))
+    st = issue_whole_get(m, blk, x, n, esz);
+  else if ((st = issue(m, blk, x, n - 1, esz, nog)) == SL_OK) {
+    m->blocks[blk].t += (3 * (n - 1) - 2) * m->ps.issue;   /* S's clock as after the
+                       chunked calls of those chunks: each one's mte and set_flag, the
+                       wait_flags of all but the first two */
+    x->done = (n - 1) * x->half;  /* the last chunk: the chunked calls */
+    x->c = (int32_t)(n - 1);
+    x->step = PX_WAIT;
+  }
   sli_queue_park(m, blk);
   sli_queue_only(m, blk);
-  x->done = (n - 1) * x->half;  /* the last chunk: the chunked calls */
-  x->c = (int32_t)(n - 1);
-  x->step = PX_WAIT;
-  *taken = 1;
-  return SL_OK;
+  return st;
 }
 
 /* the pipe of block blk starts instruction op (pipe.c): a chain's steady leg
@@ -449,6 +486,7 @@ void sli_chain_give(sl_machine *m, sl_flow *fl) {
   m->chain_armed = 0;
   fl->rem = a->size;
   fl->csize = a->size;
+  fl->clast = a->last;
   fl->cn = a->n - 1;
   if ((a->gbuf >= 0 || a->tok >= 0) && a->n > 1) {
     sl_chain_run *r = &m->chains->run[fl->blk];
@@ -474,6 +512,8 @@ double sli_chain_rest(const sl_flow *fl, double d) {
   double c;
   if (!(fl->rate > 0)) return d;
   c = (double)chunk_ps(fl->csize, fl->rate);
+  if (fl->gn <= 0 && fl->cn > 0 && fl->clast > 0)   /* whole chunks, then the last */
+    return d + (double)(fl->cn - 1) * c + (double)chunk_ps(fl->clast, fl->rate);
   if (fl->gn <= 0) return d + (double)fl->cn * c;
   if (fl->gdue >= 0) return fl->gdue > fl->t ? (double)(fl->gdue - fl->t) : 0;
   return d + (double)(fl->cn - fl->gn) * c + (double)fl->glat;   /* its chunk: cn - gn on */
@@ -499,48 +539,7 @@ void sli_chain_pass(sl_flow *fl, sl_time now) {
     fl->gdue = e + (fl->cn - fl->gn) * d + fl->glat;
   fl->cn -= j + 1;
   fl->t = e + j * d;
-  fl->rem = fl->csize;
-}
-
-/* the last husk of HBM pe (-1: none) */
-int32_t sli_chain_husk(const sl_machine *m, int pe) {
-  return m->chains != NULL && m->chains->husk != NULL ? m->chains->husk[pe] : -1;
-}
-
-/* the last husk of HBM pe goes on as a ghost */
-void sli_chain_husk_take(sl_machine *m, int pe) {
-  int32_t *h = &m->chains->husk[pe];
-  *h = m->flows[*h].next_free;
-}
-
-/* ghost flow f, ending now, stays on HBM pe as a husk */
-static void husk_push(sl_machine *m, int pe, int32_t f) {
-  struct sl_chains *c = m->chains;
-  m->flows[f].next_free = c->husk[pe];
-  c->husk[pe] = f;
-  if (!c->listed[pe]) {
-    c->listed[pe] = 1;
-    c->hpe[c->nhpe++] = pe;
-  }
-}
-
-/* a settle starts: the husks leave their HBMs (flow.c marks those they may have
-** held back for it) */
-void sli_chain_husks_leave(sl_machine *m) {
-  struct sl_chains *c = m->chains;
-  int32_t i, f;
-  if (c == NULL || c->husk == NULL) return;
-  for (i = 0; i < c->nhpe; i++) {
-    int pe = c->hpe[i];
-    for (f = c->husk[pe]; f >= 0; ) {
-      int32_t next = m->flows[f].next_free;
-      sli_flow_ghost_end(m, f);
-      f = next;
-    }
-    c->husk[pe] = -1;
-    c->listed[pe] = 0;
-  }
-  c->nhpe = 0;
+  fl->rem = fl->cn == 0 && fl->clast > 0 ? fl->clast : fl->csize;
 }
 
 /* block blk's ghost of chunk g starts now */
@@ -599,8 +598,7 @@ static int ghost_late(const sl_machine *m, int blk, int64_t g, sl_time now) {
 static void ghost_end(sl_machine *m, int32_t f, sl_time now) {
   int blk = m->flows[f].blk;
   sl_chain_run *r = &m->chains->run[blk];
-  if (sli_flow_ghost_husk(m, f, now)) husk_push(m, m->flows[f].gm_pe, f);
-  else sli_flow_ghost_end(m, f);
+  sli_flow_ghost_end(m, f);
   if (r->ghost != f) return;
   r->ghost = -1;
   if (r->a.ltok >= 0 && r->gidx == r->k - 2)   /* a get's last ghost: the read after the */
@@ -648,11 +646,6 @@ void sli_chain_reset(sl_machine *m) {
     m->chains->run[i].f = m->chains->run[i].ghost = -1;
     m->chains->run[i].waits = 0;
   }
-  for (i = 0; i < m->chains->nhpe; i++) {   /* their flows go with the launch's */
-    m->chains->husk[m->chains->hpe[i]] = -1;
-    m->chains->listed[m->chains->hpe[i]] = 0;
-  }
-  m->chains->nhpe = 0;
 }
 
 /* free the chain table (the machine goes) */
@@ -663,9 +656,6 @@ void sli_chain_free(sl_machine *m) {
   free(m->chains->q);
   free(m->chains->front);
   free(m->chains->run);
-  free(m->chains->husk);
-  free(m->chains->hpe);
-  free(m->chains->listed);
   free(m->chains);
   m->chains = NULL;
 }

@@ -1025,7 +1025,6 @@ void sli_flow_settle(sl_machine *m, sl_time now) {
   int ncaps;
   if (m->ndirty == 0) return;
   m->settled_t = now;
-  sli_chain_husks_leave(m);              /* chains' ghosts ended in the window leave */
   if (!component(m, &nf, &nr)) { m->oom = 1; return; }   /* sl_step ends the launch */
   F = m->scr;
   R = m->scr + m->nflows;
@@ -1160,29 +1159,6 @@ int sli_flow_chain_due(sl_machine *m, int32_t f, sl_time t) {
   return took;
 }
 
-/* a ghost of block blk's pipe, capped at cap and crossing HBM gm_pe with weight w,
-** starts now where a ghost that ended in this settle window (a husk: chain.c,
-** sli_flow_ghost_husk) of the same cap and weight still holds its rate there: it
-** goes on in that flow at that rate, as flow_again does for a pipe's chunks (the
-** flows are those the last settle rated, so are their rates), and no settle is
-** needed. Its id, -1 when there is no such husk */
-static int32_t ghost_again(sl_machine *m, int blk, int pipe, int gm_pe, double cap, double w,
-                           int64_t bytes, sl_time now) {
-  int32_t f;
-  sl_flow *fl;
-  double alone = m->hbm[gm_pe].C / w;
-  if (m->ndirty > 0 && settle_at(m) < now) sli_flow_settle(m, settle_at(m));
-  if ((f = sli_chain_husk(m, gm_pe)) < 0) return -1;
-  fl = &m->flows[f];
-  if (fl->cap != (alone < cap ? alone : cap) || fl->at[0].w != w) return -1;
-  sli_chain_husk_take(m, gm_pe);
-  fl->rem = (double)bytes;
-  fl->blk = blk;
-  fl->pipe = pipe;
-  flow_resume(m, f, now);
-  return f;
-}
-
 /* a ghost flow (chain.c): the chunk of a chain's other leg that block blk's pipe
 ** would stream now as its own transfer to or from GM of gm_pe (the local HBM;
 ** hit of its bytes, an MTE2 read, from the L2), as sli_flow_start would start it
@@ -1200,34 +1176,11 @@ int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
     per_cycle = (double)bytes / ((double)hit / p->l2_read_bytes_per_cycle +
                                  (double)(bytes - hit) / p->mte2_bytes_per_cycle);
   cap = bpps(per_cycle * p->core_ghz);
-  if (m->ps.settle > 0 && hit < bytes &&
-      (f = ghost_again(m, blk, pipe, gm_pe, cap, w, bytes, now)) >= 0)
-    return f;
   f = flow_open(m, blk, pipe, SLI_ENG_GHOST, bytes, cap, now);
   if (f < 0) return -1;
   m->flows[f].gm_pe = gm_pe;
   if (hit < bytes) ok = res_join(m, f, &m->hbm[gm_pe], w);
   return flow_commit(m, f, ok) == SL_OK ? f : -1;
-}
-
-/* ghost flow f (out of the end heap) ends now: 1 when it stays on its HBM at its
-** rate as a husk till the settle that ends this window (chain.c keeps it; a ghost
-** of the same cap and weight that starts there before then goes on in it, and
-** sli_chain_husks_leave takes the rest off at that settle), 0 when it is to leave
-** now (sli_flow_ghost_end): no window, a quiet one (its leave is settled at once,
-** as any change after a quiet window), or no settle due and an HBM that cannot
-** bind or is not full (its leave changes nobody's rate). A husk keeps what it
-** used of the HBM at most till that settle, a window's end: as a window keeps
-** the rates of the flows it held back */
-int sli_flow_ghost_husk(sl_machine *m, int32_t f, sl_time now) {
-  const sl_flow *fl = &m->flows[f];
-  if (m->ps.settle <= 0 || fl->nres != 1 || !binds(&m->allres[fl->at[0].res])) return 0;
-  if (m->ndirty > 0 || !may_be_full(&m->allres[fl->at[0].res]))
-    return 1;                           /* a settle is due, or none is needed */
-  if (m->settled_t + m->ps.settle <= now) return 0;   /* a quiet window: settled now */
-  m->settle_t = now;                    /* a change now: the window's end settles it */
-  if (!res_dirty(m, fl->at[0].res)) m->oom = 1;
-  return 1;
 }
 
 /* ghost flow f (out of the end heap) ended: it leaves its resources */

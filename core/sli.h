@@ -144,6 +144,7 @@ typedef struct sl_flow {
   sl_time lat;              /* DMA: from the last byte streamed to its landing */
   double hitshare;          /* MTE2: the share of its bytes read from the L2 (its cap) */
   double csize;             /* a chain's (chain.c): bytes of each chunk */
+  double clast;             /* a chain's: bytes of its last chunk (0: csize) */
   int64_t cn;               /* a chain's: chunks after the current one (0: a plain flow) */
   int64_t gn;               /* a chain's: its other leg's chunks (ghosts) not started yet */
   sl_time glat;             /* a chain's: from a chunk's end to its ghost's start */
@@ -657,12 +658,6 @@ int sli_chain_due(sl_machine *m, int32_t f, sl_time t);
 int32_t sli_flow_ghost(sl_machine *m, int blk, int pipe, int gm_pe, int64_t hit,
                        int64_t bytes, sl_time now);
 void sli_flow_ghost_end(sl_machine *m, int32_t f);
-int sli_flow_ghost_husk(sl_machine *m, int32_t f, sl_time now);
-/* chain.c: the ghosts ended in a settle window that still hold their HBM (husks):
-** the last of HBM pe's (-1: none), taking it, all leaving (a settle starts) */
-int32_t sli_chain_husk(const sl_machine *m, int pe);
-void sli_chain_husk_take(sl_machine *m, int pe);
-void sli_chain_husks_leave(sl_machine *m);
 int sli_flow_chain_due(sl_machine *m, int32_t f, sl_time t);
 int sli_flow_chain_only(const sl_machine *m, sl_time t);
 void sli_flow_rekey(sl_machine *m, int32_t f);
@@ -670,7 +665,7 @@ void sli_chain_reset(sl_machine *m);
 void sli_chain_free(sl_machine *m);
 /* a flow starts: plain, or the chain flow armed */
 static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
-  fl->csize = 0;
+  fl->csize = fl->clast = 0;
   fl->cn = fl->gn = 0;
   fl->glat = 0;
   fl->gdue = -1;
