@@ -307,19 +307,47 @@ static int v_copy(lua_State *L) {
   return 1;
 }
 
+/* the key of the reinterpreted view of the window at byte at of a root as
+** dtype dt in the root's table of sub-views: below every window's and PE
+** view's key (at < 2^44 bytes: an offset below 2^40 elements of at most 8
+** bytes) */
+static lua_Integer reinterpret_key(int64_t at, int dt) {
+  return -((lua_Integer)1 << 50) - ((lua_Integer)at * 64 + dt);
+}
+_Static_assert(SL_NDTYPES <= 64, "reinterpret_key packs a dtype in 6 bits");
+
 /* v:reinterpret(dtype): ReinterpretCast, the same bytes as another dtype
-** (whole elements of it; the window must start on one) */
+** (whole elements of it; the window must start on one). The view is a root
+** of its own (it keeps its sub-views), kept weakly by v's root like a
+** sub-view: a loop that reinterprets the same UB row (a TQue buffer's
+** triple, a row's scale) gets the same view, and its sub-views, each time */
 static int v_reinterpret(lua_State *L) {
-  lview *v = lsl_checkview(L, 1);
+  lview *v = lsl_checkview(L, 1), *root = v, *nv;
   int dt = lsl_checkdtype(L, 2);
-  int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt);
-  lview *nv;
+  int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt), n = v->n * lsl_esize(v) / ns;
+  lua_Integer key;
   if (v->l.off % ns != 0)
     return luaL_argerror(L, 1, "window does not start on a whole element of the new dtype");
+  lua_settop(L, 1);
+  if (!v->subs) {                         /* a sub-view: kept by its root */
+    if (lua_getiuservalue(L, 1, 2) != LUA_TUSERDATA)
+      return luaL_error(L, "sub-view without its root");
+    root = (lview *)lua_touserdata(L, 2);
+    lua_replace(L, 1);
+  }
+  key = reinterpret_key(v->l.off - root->l.off, dt);
+  push_subs(L, 1);
+  if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA) {
+    nv = (lview *)lua_touserdata(L, -1);
+    if (nv->n == n) return 1;
+  }
+  lua_pop(L, 1);
   lua_getiuservalue(L, 1, 1);
-  nv = lsl_newview(L, -1, v->lm, &v->l, v->n * lsl_esize(v) / ns, 1);
+  nv = lsl_newview(L, -1, v->lm, &v->l, n, 1);
   nv->gen = v->gen;
   nv->l.dtype = dt;
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, 2, key);
   return 1;
 }
 
