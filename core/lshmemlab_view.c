@@ -59,11 +59,17 @@ static void push_subs(lua_State *L, int i) {
 ** once while it lives. Views never change, and a kept one has the fields a
 ** fresh one would have, so which of the two a call gets cannot be told */
 static int v_sub(lua_State *L) {
-  lview *v = lsl_checkview(L, 1), *root = v, *nv;
-  lua_Integer off = luaL_checkinteger(L, 2), n, at;
+  lview *v = lsl_toview(L, 1), *root, *nv;
+  lua_Integer off, n, at;
+  int isint, t;
+  if (v == NULL || v->lm->m == NULL) v = lsl_checkview(L, 1);   /* raises */
+  root = v;
+  off = lua_tointegerx(L, 2, &isint);     /* integers read without luaL's extra calls */
+  if (!isint) off = luaL_checkinteger(L, 2);
   luaL_argcheck(L, off >= 0, 2, "offset must be >= 0");
   luaL_argcheck(L, off <= ((lua_Integer)1 << 40), 2, "offset must be at most 2^40");
-  n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
+  n = lua_tointegerx(L, 3, &isint);
+  if (!isint) n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
   luaL_argcheck(L, n >= 0 && n <= ((lua_Integer)1 << 40), 3, "size must be in 0..2^40");
   lua_settop(L, 1);
   if (off == 0 && n == v->n) return 1;    /* the same window: the view itself */
@@ -82,13 +88,14 @@ static int v_sub(lua_State *L) {
   } else {
     lua_Integer key = sub_key(at, n);
     push_subs(L, 1);
-    if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
+    t = lua_gettop(L);
+    if (lua_rawgeti(L, t, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
       return 1;
     lua_pop(L, 1);
     lua_getiuservalue(L, 1, 1);
     nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
     lua_pushvalue(L, -1);
-    lua_rawseti(L, 2, key);
+    lua_rawseti(L, t, key);
   }
   nv->gen = v->gen;
   nv->l.off += (int64_t)off * lsl_esize(v);
