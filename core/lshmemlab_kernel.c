@@ -7,10 +7,12 @@
 static const char stale_k[] = "primitive called outside its block's run (a stale k, another "
   "block's k, after the launch, or from a coroutine inside the kernel)";
 
-/* push the machine of k (index 1), the running block's k of machine lm: k[2],
+/* push the machine of k (index 1), the running block's k of machine lm: k[2]
+** (a TQue at index 1: its user value 2),
 ** unless the kernel wrote over it */
 static void push_kmach(lua_State *L, lmach *lm) {
-  lua_rawgeti(L, 1, 2);
+  if (lua_type(L, 1) == LUA_TUSERDATA) lua_getiuservalue(L, 1, 2);   /* a TQue's */
+  else lua_rawgeti(L, 1, 2);
   if (lua_touserdata(L, -1) != (void *)lm) luaL_error(L, "%s", stale_k);
 }
 
@@ -140,6 +142,17 @@ static void runaway_check(lua_State *L, lmach *lm, int blk) {
              (lua_Integer)sl_machine_params(lm->m)->primitive_limit, lua_tostring(L, -1));
 }
 
+/* what every primitive of the running block does once it may run: its site
+** (checked runs), the runaway guard's count, the budget and the watchdog */
+static void prim_counted(lua_State *L, lmach *lm, int blk) {
+  if (lm->check) lsl_set_site(L, lm);
+  runaway_check(L, lm, blk);
+  lm->budget_left = lm->budget;                             /* the budget restarts */
+  atomic_store_explicit(&lm->wd.prog, atomic_load_explicit(&lm->wd.prog, memory_order_relaxed) + 1u,
+                        memory_order_relaxed);
+  if (atomic_load_explicit(&lm->wd.armed, memory_order_relaxed)) lsl_wd_disarm(lm, L);
+}
+
 /* lsl_kcheck when k is not the running block's own table: k (index 1) must name
 ** the machine, the calling coroutine be the running block's own, and k that
 ** block's (the extra space of threads not made here is not ours to read) */
@@ -185,12 +198,12 @@ static int rerun(lua_State *L, int status, lua_KContext ctx) {
 
 /* a block that ran ahead of another block's wake-up (sl_block_ahead) calls a
 ** primitive that reads or writes what other blocks see: it yields first, at
-** its clock, and the primitive runs when it resumes (the primitive is looked
-** up once, here, and kept on the stack for rerun) */
-static void catch_up(lua_State *L, lmach *lm, int blk) {
+** its clock, and the primitive again (the running one when NULL, looked up
+** once, here) runs when it resumes, kept on the stack for rerun */
+static void catch_up(lua_State *L, lmach *lm, int blk, lua_CFunction again) {
   if (!sl_must_yield(lm->m, blk)) return;   /* nothing came before it after all */
   luaL_checkstack(L, 1, "catch up");
-  lua_pushcfunction(L, running_prim(L));    /* fails here, not after the yield */
+  lua_pushcfunction(L, again != NULL ? again : running_prim(L));  /* fails here, not after */
   lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), rerun);
 }
 
@@ -201,22 +214,22 @@ static void catch_up(lua_State *L, lmach *lm, int blk) {
 ** block is ahead, and so may a scalar UB access (queue_only 2) while the
 ** block has no pipe work pending (sl_scalar_ahead), and a signal_op
 ** (queue_only 3) where sl_signal_ahead says so; any other catches up first
-** (catch_up) */
-static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
+** (catch_up: again, when not NULL, is the primitive that runs when it resumes) */
+static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction again) {
   lmach *lm = lsl_here.lm;
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
   if (queue_only != 1 && sl_block_ahead(lm->m, *blk) &&
       !(queue_only == 2 && sl_scalar_ahead(lm->m, *blk)) &&
       !(queue_only == 3 && sl_signal_ahead(lm->m)))
-    catch_up(L, lm, *blk);
-  if (lm->check) lsl_set_site(L, lm);
-  runaway_check(L, lm, *blk);
-  lm->budget_left = lm->budget;                             /* the budget restarts */
-  atomic_store_explicit(&lm->wd.prog, atomic_load_explicit(&lm->wd.prog, memory_order_relaxed) + 1u,
-                        memory_order_relaxed);
-  if (atomic_load_explicit(&lm->wd.armed, memory_order_relaxed)) lsl_wd_disarm(lm, L);
+    catch_up(L, lm, *blk, again);
+  prim_counted(L, lm, *blk);
   return lm;
+}
+
+/* kcheck_again of the running primitive */
+static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
+  return kcheck_again(L, blk, queue_only, NULL);
 }
 
 /* kcheck of a primitive that reads or writes what other blocks see */
@@ -392,9 +405,32 @@ static int peek_event(lua_State *L, int i) {
 ** it run ahead, it would park where it would not, and resume an issue earlier) */
 static int k_wait_flag(lua_State *L) {
   int blk;
-  lmach *lm = kcheck(L, &blk, sl_event_dst(peek_event(L, 2)) > SL_PIPE_S);
+  lmach *lm = kcheck_again(L, &blk, sl_event_dst(peek_event(L, 2)) > SL_PIPE_S, k_wait_flag);
   int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return lsl_kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
+}
+
+/* k:sync_func's wait_flag once its set_flag's yield is resumed: as if called
+** now, with its arguments (what the resume passed goes) */
+static int sync_func_wait(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  lua_settop(L, (int)ctx);
+  return k_wait_flag(L);
+}
+
+/* k:sync_func(event [, id]): SyncFunc<HardEvent::event>, a set_flag then a
+** wait_flag of one event id, in one call: the two primitives as two calls
+** would issue them (the set_flag's yield resumes into the wait_flag; a wait
+** that must catch up reruns the wait_flag alone) */
+static int k_sync_func(lua_State *L) {
+  int blk, st;
+  lmach *lm = lsl_kcheck_q(L, &blk);
+  int ev = checkevent(L, lm, 2), id = checkid(L, 3);
+  st = sl_set_flag(lm->m, blk, ev, id);
+  if (st != SL_OK && st != SL_ESKIP) return lsl_kdone(L, lm, blk, st, 0);   /* raises */
+  if (sl_must_yield(lm->m, blk))
+    return lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), sync_func_wait);
+  return k_wait_flag(L);
 }
 
 /* k:pipe_barrier([pipe]): "ALL" (default), "MTE2", "MTE3", "V" */
@@ -429,7 +465,7 @@ static int k_set_atomic_none(lua_State *L) {
 /* k:get_value(ub, i): a UB element, read on the S pipe */
 static int k_get_value(lua_State *L) {
   int blk, st;
-  lmach *lm = kcheck(L, &blk, 2);
+  lmach *lm = kcheck_again(L, &blk, 2, k_get_value);
   sl_loc u = lsl_kloc(L, lm, 2);
   lua_Integer i = kint(L, 3);
   double num = 0;
@@ -806,6 +842,202 @@ static int k_udma_put_signal_nbi(lua_State *L) {
   return lsl_kdone(L, lm, blk, st, 0);
 }
 
+/* ---- TQue: a TQueBind<VECIN, VECOUT> of depth buffers (InitBuffer(que,
+** depth, len)) between MTE2 and MTE3, each method one primitive: the flags a
+** kernel would set and wait itself, on the buffer's event id */
+
+#define TQUE_MT "shmemlab.tque"
+#define TQUE_MAGIC 0x53485451u
+#define TQUE_MAX 8                        /* buffers a queue holds at most */
+
+typedef struct ltque {
+  uint32_t magic;
+  uint32_t gen;                           /* its launch */
+  lmach *lm;
+  int blk;                                /* the block that made it */
+  int depth, allocs;                      /* buffers; AllocTensors so far */
+  int head, queued;                       /* en_que'd, not yet de_que'd: a ring */
+  int ring[TQUE_MAX];
+  const lview *buf[TQUE_MAX];             /* its buffers' views (user value 1 keeps them) */
+} ltque;
+
+/* the queue at index 1, used by the block that made it in its launch; when
+** prim, the block's primitive counted (its flags only queue to its own pipes:
+** no catch-up) */
+static ltque *tque_check(lua_State *L, lmach **lmp, int prim) {
+  ltque *q = (ltque *)lua_touserdata(L, 1);
+  lmach *lm = lsl_here.lm;
+  if (q == NULL || lua_rawlen(L, 1) != sizeof(ltque) || q->magic != TQUE_MAGIC)
+    q = (ltque *)luaL_checkudata(L, 1, TQUE_MT);
+  if (lm == NULL || lm != q->lm || lm->m == NULL || lm->cur_co != L || lm->cur != q->blk ||
+      sl_machine_gen(lm->m) != q->gen)
+    luaL_error(L, "a TQue is used by the block that made it (k:tque), in its launch");
+  if (prim) prim_counted(L, lm, q->blk);
+  *lmp = lm;
+  return q;
+}
+
+/* the buffer index of the tensor at index i: one the queue handed out */
+static int tque_buf(lua_State *L, const ltque *q, int i) {
+  const void *t = lua_touserdata(L, i);
+  int h;
+  for (h = 0; h < q->depth; h++)
+    if (t == (const void *)q->buf[h]) return h;
+  return luaL_argerror(L, i, "not a tensor of this TQue (its alloc_tensor's)");
+}
+
+static void tque_meta(lua_State *L);
+
+/* push buffer h's view */
+static void tque_push(lua_State *L, int h) {
+  lua_getiuservalue(L, 1, 1);
+  lua_rawgeti(L, -1, h);
+  lua_remove(L, -2);
+}
+
+/* k:tque(dtype, depth, len): the queue and its depth buffers of len elements
+** in one UB allocation (k:ub(dtype, depth * len)), their views made once */
+static int k_tque(lua_State *L) {
+  int blk, h, dt, st;
+  lmach *lm = lsl_kcheck_q(L, &blk);
+  lua_Integer depth, len;
+  sl_loc l;
+  ltque *q;
+  dt = lsl_checkdtype(L, 2);
+  depth = kint(L, 3);
+  len = kint(L, 4);
+  luaL_argcheck(L, depth >= 1 && depth <= TQUE_MAX, 3, "depth must be in 1..8");
+  luaL_argcheck(L, len >= 1 && len <= ((lua_Integer)1 << 32), 4, "size must be positive");
+  lua_settop(L, 4);
+  push_kmach(L, lm);                                        /* 5 */
+  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)(depth * len), 0, &l);
+  if (st != SL_OK) return lsl_engine_error(L, lm->m, st, 1);
+  q = (ltque *)lua_newuserdatauv(L, sizeof(ltque), 2);     /* 6 */
+  memset(q, 0, sizeof(*q));
+  q->magic = TQUE_MAGIC;
+  q->gen = sl_machine_gen(lm->m);
+  q->lm = lm;
+  q->blk = blk;
+  q->depth = (int)depth;
+  tque_meta(L);
+  lua_setmetatable(L, 6);
+  lua_createtable(L, (int)depth, 0);                        /* 7: the buffers */
+  for (h = 0; h < depth; h++) {
+    sl_loc lh = l;
+    lview *v;
+    lh.off += (int64_t)h * (int64_t)len * (int64_t)sl_dtype_size((sl_dtype)dt);
+    v = lsl_newview(L, 5, lm, &lh, (int64_t)len, 1);
+    v->gen = q->gen;
+    q->buf[h] = v;
+    lua_rawseti(L, 7, h);
+  }
+  lua_setiuservalue(L, 6, 1);
+  lua_pushvalue(L, 5);                                      /* the machine: push_kmach */
+  lua_setiuservalue(L, 6, 2);
+  return lsl_kdone(L, lm, blk, SL_OK, 1);
+}
+
+/* q:alloc_tensor(): the next buffer; from the (depth + 1)-th AllocTensor on,
+** once its last FreeTensor passed (wait_flag MTE3_MTE2 on its id) */
+static int q_alloc_tensor(lua_State *L) {
+  lmach *lm;
+  ltque *q = tque_check(L, &lm, 0);
+  int h = q->allocs % q->depth, st;
+  if (q->allocs < q->depth) {             /* no flag: not a primitive */
+    q->allocs++;
+    tque_push(L, h);
+    return 1;
+  }
+  tque_check(L, &lm, 1);
+  st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, h);
+  if (st == SL_OK || st == SL_ESKIP) {
+    q->allocs++;
+    tque_push(L, h);
+  }
+  return lsl_kdone(L, lm, q->blk, st, 1);
+}
+
+/* q:en_que(t): EnQue, t from MTE2 to MTE3 (set_flag MTE2_MTE3 on its id) */
+static int q_en_que(lua_State *L) {
+  lmach *lm;
+  ltque *q = tque_check(L, &lm, 1);
+  int h = tque_buf(L, q, 2), st;
+  if (q->queued >= q->depth) return luaL_error(L, "EnQue of a full TQue (depth %d)", q->depth);
+  st = sl_set_flag(lm->m, q->blk, SL_EV_MTE2_MTE3, h);
+  if (st == SL_OK || st == SL_ESKIP) q->ring[(q->head + q->queued++) % q->depth] = h;
+  return lsl_kdone(L, lm, q->blk, st, 0);
+}
+
+/* q:de_que(): DeQue, the tensor en_que'd first, once MTE2 is done with it
+** (wait_flag MTE2_MTE3 on its id) */
+static int q_de_que(lua_State *L) {
+  lmach *lm;
+  ltque *q = tque_check(L, &lm, 1);
+  int h, st;
+  if (q->queued == 0) return luaL_error(L, "DeQue of an empty TQue");
+  h = q->ring[q->head];
+  st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE2_MTE3, h);
+  if (st == SL_OK || st == SL_ESKIP) {
+    q->head = (q->head + 1) % q->depth;
+    q->queued--;
+    tque_push(L, h);
+  }
+  return lsl_kdone(L, lm, q->blk, st, 1);
+}
+
+/* q:free_tensor(t): FreeTensor, t back to the queue once MTE3 is done with it
+** (set_flag MTE3_MTE2 on its id) */
+static int q_free_tensor(lua_State *L) {
+  lmach *lm;
+  ltque *q = tque_check(L, &lm, 1);
+  int h = tque_buf(L, q, 2);
+  return lsl_kdone(L, lm, q->blk, sl_set_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, h), 0);
+}
+
+/* q:drain() from its ctx-th wait on: the waits (wait_flag MTE3_MTE2) for the
+** FreeTensors no AllocTensor waited for, the newest first, each a primitive
+** (a yield between two resumes here); then the queue starts over, every
+** buffer free */
+static int q_drain_from(lua_State *L, int status, lua_KContext ctx) {
+  lmach *lm;
+  ltque *q;
+  int i, n, st;
+  (void)status;
+  lua_settop(L, 1);
+  q = (ltque *)luaL_checkudata(L, 1, TQUE_MT);
+  n = q->allocs < q->depth ? q->allocs : q->depth;
+  for (i = (int)ctx; i < n; i++) {
+    q = tque_check(L, &lm, 1);
+    st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, (q->allocs - 1 - i) % q->depth);
+    if (st != SL_OK && st != SL_ESKIP) return lsl_kdone(L, lm, q->blk, st, 0);   /* raises */
+    if (i + 1 < n && sl_must_yield(lm->m, q->blk)) return lua_yieldk(L, 0, i + 1, q_drain_from);
+    if (i + 1 == n) {
+      q->allocs = 0;                      /* every buffer free again, its flag waited for */
+      return lsl_kdone(L, lm, q->blk, st, 0);
+    }
+  }
+  q->allocs = 0;
+  return 0;
+}
+
+/* q:drain(): the queue's end (see q_drain_from) */
+static int q_drain(lua_State *L) { return q_drain_from(L, LUA_OK, 0); }
+
+/* a TQue's methods (its metatable's __index: a table, so a call looks a
+** method up without a metamethod) */
+static const luaL_Reg tque_methods[] = {
+  {"alloc_tensor", q_alloc_tensor}, {"en_que", q_en_que}, {"de_que", q_de_que},
+  {"free_tensor", q_free_tensor}, {"drain", q_drain}, {NULL, NULL}
+};
+
+/* push the TQues' metatable (made the first time) */
+static void tque_meta(lua_State *L) {
+  if (luaL_newmetatable(L, TQUE_MT)) {
+    luaL_newlib(L, tque_methods);
+    lua_setfield(L, -2, "__index");
+  }
+}
+
 /* k:sdma_quiet(ub [, ub_bytes], sync_id): the block's SDMA transfers landed */
 static int k_sdma_quiet(lua_State *L) {
   int blk, ptr = lua_gettop(L) >= 4;
@@ -838,6 +1070,7 @@ static int k_udma_quiet(lua_State *L) {
 const luaL_Reg lsl_kernel_methods[] = {
   {"ub", k_ub}, {"data_copy", k_data_copy}, {"duplicate", k_duplicate},
   {"data_copy_pad", k_data_copy_pad}, {"set_flag", k_set_flag}, {"wait_flag", k_wait_flag},
+  {"sync_func", k_sync_func}, {"tque", k_tque},
   {"pipe_barrier", k_pipe_barrier}, {"set_atomic", k_set_atomic},
   {"set_atomic_none", k_set_atomic_none}, {"get_value", k_get_value},
   {"set_value", k_set_value}, {"add", k_add}, {"max", k_max}, {"min", k_min},

@@ -59,11 +59,17 @@ static void push_subs(lua_State *L, int i) {
 ** once while it lives. Views never change, and a kept one has the fields a
 ** fresh one would have, so which of the two a call gets cannot be told */
 static int v_sub(lua_State *L) {
-  lview *v = lsl_checkview(L, 1), *root = v, *nv;
-  lua_Integer off = luaL_checkinteger(L, 2), n, at;
+  lview *v = lsl_toview(L, 1), *root, *nv;
+  lua_Integer off, n, at;
+  int isint, t;
+  if (v == NULL || v->lm->m == NULL) v = lsl_checkview(L, 1);   /* raises */
+  root = v;
+  off = lua_tointegerx(L, 2, &isint);     /* integers read without luaL's extra calls */
+  if (!isint) off = luaL_checkinteger(L, 2);
   luaL_argcheck(L, off >= 0, 2, "offset must be >= 0");
   luaL_argcheck(L, off <= ((lua_Integer)1 << 40), 2, "offset must be at most 2^40");
-  n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
+  n = lua_tointegerx(L, 3, &isint);
+  if (!isint) n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
   luaL_argcheck(L, n >= 0 && n <= ((lua_Integer)1 << 40), 3, "size must be in 0..2^40");
   lua_settop(L, 1);
   if (off == 0 && n == v->n) return 1;    /* the same window: the view itself */
@@ -82,13 +88,14 @@ static int v_sub(lua_State *L) {
   } else {
     lua_Integer key = sub_key(at, n);
     push_subs(L, 1);
-    if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
+    t = lua_gettop(L);
+    if (lua_rawgeti(L, t, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
       return 1;
     lua_pop(L, 1);
     lua_getiuservalue(L, 1, 1);
     nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
     lua_pushvalue(L, -1);
-    lua_rawseti(L, 2, key);
+    lua_rawseti(L, t, key);
   }
   nv->gen = v->gen;
   nv->l.off += (int64_t)off * lsl_esize(v);
@@ -307,19 +314,47 @@ static int v_copy(lua_State *L) {
   return 1;
 }
 
+/* the key of the reinterpreted view of the window at byte at of a root as
+** dtype dt in the root's table of sub-views: below every window's and PE
+** view's key (at < 2^44 bytes: an offset below 2^40 elements of at most 8
+** bytes) */
+static lua_Integer reinterpret_key(int64_t at, int dt) {
+  return -((lua_Integer)1 << 50) - ((lua_Integer)at * 64 + dt);
+}
+_Static_assert(SL_NDTYPES <= 64, "reinterpret_key packs a dtype in 6 bits");
+
 /* v:reinterpret(dtype): ReinterpretCast, the same bytes as another dtype
-** (whole elements of it; the window must start on one) */
+** (whole elements of it; the window must start on one). The view is a root
+** of its own (it keeps its sub-views), kept weakly by v's root like a
+** sub-view: a loop that reinterprets the same UB row (a TQue buffer's
+** triple, a row's scale) gets the same view, and its sub-views, each time */
 static int v_reinterpret(lua_State *L) {
-  lview *v = lsl_checkview(L, 1);
+  lview *v = lsl_checkview(L, 1), *root = v, *nv;
   int dt = lsl_checkdtype(L, 2);
-  int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt);
-  lview *nv;
+  int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt), n = v->n * lsl_esize(v) / ns;
+  lua_Integer key;
   if (v->l.off % ns != 0)
     return luaL_argerror(L, 1, "window does not start on a whole element of the new dtype");
+  lua_settop(L, 1);
+  if (!v->subs) {                         /* a sub-view: kept by its root */
+    if (lua_getiuservalue(L, 1, 2) != LUA_TUSERDATA)
+      return luaL_error(L, "sub-view without its root");
+    root = (lview *)lua_touserdata(L, 2);
+    lua_replace(L, 1);
+  }
+  key = reinterpret_key(v->l.off - root->l.off, dt);
+  push_subs(L, 1);
+  if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA) {
+    nv = (lview *)lua_touserdata(L, -1);
+    if (nv->n == n) return 1;
+  }
+  lua_pop(L, 1);
   lua_getiuservalue(L, 1, 1);
-  nv = lsl_newview(L, -1, v->lm, &v->l, v->n * lsl_esize(v) / ns, 1);
+  nv = lsl_newview(L, -1, v->lm, &v->l, n, 1);
   nv->gen = v->gen;
   nv->l.dtype = dt;
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, 2, key);
   return 1;
 }
 

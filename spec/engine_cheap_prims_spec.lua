@@ -195,6 +195,58 @@ describe("sub-views of sub-views", function()
   end)
 end)
 
+describe("reinterpreted views", function()
+  it("are kept by their root like its windows: one view a (window, dtype), fields as fresh", function()
+    local m = lab.machine{ pes = 1 }
+    local v = m:alloc("int32", 64, "v"):fill("iota")
+    local f = v:reinterpret("fp32")
+    assert.is_true(rawequal(f, v:reinterpret("fp32")))
+    assert.is_false(rawequal(f, v:reinterpret("uint32")))       -- another dtype, another view
+    local s = v:sub(8, 16)
+    local h = s:reinterpret("int16")
+    assert.is_true(rawequal(h, v:sub(8, 16):reinterpret("int16")))
+    assert.is_true(rawequal(h, v:sub(4, 30):sub(4, 16):reinterpret("int16")))  -- the same window
+    assert.same({ 32, "int16", 16, "int32" }, { #h, h.dtype, h.offset, s.dtype })
+    assert.is_true(rawequal(h:sub(2, 2), s:reinterpret("int16"):sub(2, 2)))  -- and its windows
+    assert.equals(9, h:sub(2, 2):reinterpret("int32"):read(0))
+    assert.equals(8, v:reinterpret("int32"):sub(8, 1):read(0))
+    local short = v:sub(8, 2):reinterpret("int16")              -- the same start, another size
+    assert.is_false(rawequal(short, h))
+    assert.same({ 4, 32, 4 }, { #short, #v:sub(8, 16):reinterpret("int16"),
+                                #v:sub(8, 2):reinterpret("int16") })
+    m:close()
+  end)
+
+  it("a loop that reinterprets the same UB row allocates nothing once made", function()
+    local m = lab.machine{ pes = 1 }
+    local grown
+    m:launch(function(k)
+      local q = k:ub("bf16", 64)
+      local rows = { q:sub(0, 32), q:sub(32, 32) }
+      for h = 1, 2 do rows[h]:reinterpret("int32"):sub(12, 3) end   -- made once
+      collectgarbage("collect"); collectgarbage("stop")
+      local before = collectgarbage("count")
+      for j = 1, 2000 do rows[j % 2 + 1]:reinterpret("int32"):sub(12, 3) end
+      grown = (collectgarbage("count") - before) * 1024
+      collectgarbage("restart")
+    end, 1)
+    assert.is_true(grown < 2048, "grew " .. grown .. " bytes")   -- not three objects a row
+    m:close()
+  end)
+
+  it("of an earlier launch's UB tensor are still of that launch", function()
+    local m = lab.machine{ pes = 1 }
+    local old
+    m:launch(function(k) old = k:ub("int32", 16); old:sub(0, 8):reinterpret("fp32") end, 1)
+    local e
+    m:launch(function(k)
+      e = H.strip(H.err(function() k:get_value(old:sub(0, 8):reinterpret("fp32"), 0) end))
+    end, 1)
+    assert.equals("bad argument #1 to 'get_value' (UB tensor of an earlier launch)", e)
+    m:close()
+  end)
+end)
+
 describe("a buffer's copy on one PE", function()
   it("is kept by the buffer's view: v:on(pe) and k:ptr(v, pe) are one view a PE", function()
     local m = lab.machine{ pes = 4 }

@@ -34,6 +34,11 @@ local function local_ops(k, g, acc, round, f, w, q, r)
   k:set_atomic_none()
   k:system_cycle()
   k:pipe_barrier()
+  k:sync_func("MTE3_S")                  -- SyncFunc, its id omitted
+  local tq = k:tque("int32", 2, 8)       -- a TQue's round trip (no copies)
+  tq:en_que(tq:alloc_tensor())
+  tq:free_tensor(tq:de_que())
+  tq:drain()
   local s = k:ub("int32", 16)            -- the scalar passes, on a UB of their own
   k:duplicate(s, 0, 16)
   k:pipe_barrier()
@@ -175,7 +180,8 @@ local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pa
   "sdma_reduce_nbi", "roce_reduce_nbi",
   "udma_relay_put_nbi", "udma_relay_get_nbi", "udma_put_signal_nbi", "udma_quiet",
   "quiet", "reduce_max", "set_atomic", "set_atomic_none", "set_flag", "set_value",
-  "signal_op", "signal_wait_until", "sync_all", "system_cycle", "ub", "wait_flag",
+  "signal_op", "signal_wait_until", "sync_all", "sync_func", "system_cycle", "tque", "ub",
+  "wait_flag",
   "wait_signal_value",
   "wait_until", "wait", "wait_until_all", "wait_until_any", "wait_until_some",
   "wait_until_all_vector", "wait_until_any_vector", "wait_until_some_vector", "test",

@@ -89,46 +89,43 @@ local function cam_init(k, a)
 end
 
 -- one row into the own window (xQueue: GM -> UB, FillTriple, UB -> window)
-local function share_row(k, a, u, j, src, dst, token, kk)
-  local h, R = j % 2, a.row
-  local row = u.q:sub(h * R.ub, R.ub)
-  if j >= 2 then k:wait_flag("MTE3_MTE2", h) end              -- AllocTensor
+local function share_row(k, a, q, src, dst, token, kk)
+  local R = a.row
+  local row = q:alloc_tensor()
   k:data_copy_pad(row, src, a.hidden)
-  k:set_flag("MTE2_MTE3", h); k:wait_flag("MTE2_MTE3", h)     -- EnQue, DeQue
+  q:en_que(row); row = q:de_que()
   sync(k, "MTE3_S")                                            -- FillTriple
   local t = row:reinterpret("int32")
   k:set_value(t, R.idx, k.pe); k:set_value(t, R.idx + 1, token); k:set_value(t, R.idx + 2, kk)
   sync(k, "S_MTE3")
-  k:data_copy_pad(dst, row:sub(0, R.len), R.len)               -- hScaleIdxSize bytes
-  k:set_flag("MTE3_MTE2", h)                                   -- FreeTensor
+  k:data_copy_pad(dst, row, R.len)                             -- hScaleIdxSize bytes
+  q:free_tensor(row)
 end
 
 -- InputToShare: the block's share of the rank's (token, k) rows, each into the
 -- rank's own window at row send_data_offset[e] + send_token_idx
 local function input_to_share(k, a, w)
   local E, K, R = a.E, a.routes.topk, a.row
-  local u = { q = k:ub(a.dtype, 2 * R.ub), off = k:ub("int32", al8(E), "backed") }
-  k:data_copy_pad(u.off, a.send_data_offset, E)
+  local q = k:tque(a.dtype, 2, R.ub)
+  local off = k:ub("int32", al8(E), "backed")
+  k:data_copy_pad(off, a.send_data_offset, E)
   sync(k, "MTE2_S")
   local cnt, first = split(a.routes.tokens * K, k.block_num, k.block)
-  if cnt == 0 then return 0 end
+  if cnt == 0 then return end
   local ids, idx = k:ub("int32", al8(cnt), "backed"), k:ub("int32", al8(cnt), "backed")
   k:data_copy_pad(ids, a.expert_ids:sub(first, cnt), cnt)
   k:data_copy_pad(idx, a.send_token_idx:sub(first, cnt), cnt)
   sync(k, "MTE2_S")
-  local j = 0
   for i = 0, cnt - 1 do
     local e = k:get_value(ids, i)
     if e >= 0 and e < E then
-      local slot = k:get_value(u.off, e) + k:get_value(idx, i)
+      local slot = k:get_value(off, e) + k:get_value(idx, i)
       local t = first + i
-      share_row(k, a, u, j, a.input:sub(t // K * a.hidden, a.hidden),
+      share_row(k, a, q, a.input:sub(t // K * a.hidden, a.hidden),
                 a.cwin:sub(w.data + slot * R.gm, R.len), t // K, t % K)
-      j = j + 1
     end
   end
-  for h = 0, math.min(j, 2) - 1 do k:wait_flag("MTE3_MTE2", (j - 1 - h) % 2) end
-  return j
+  q:drain()
 end
 
 -- SetStatus: the block's experts [first, first + cnt): 1.0f into slot
@@ -157,7 +154,7 @@ end
 local function wait_status(k, a, w, cnt, first)
   local E, R = a.E, a.row
   local u = { ws = k:ub("int32", math.max(cnt * SLOT, 64), "backed"), g = k:ub("fp32", al8(E)),
-              sc = k:ub("fp32", 24, "backed"), q = k:ub(a.dtype, 2 * R.ub),
+              sc = k:ub("fp32", 24, "backed"), q = k:tque(a.dtype, 2, R.ub),
               off = k:ub("int32", al8(E), "backed"), cnt = k:ub("int32", al8(E), "backed") }
   k:data_copy_pad(u.off, a.recv_offset, E)
   k:data_copy_pad(u.cnt, a.recv_count, E)
@@ -183,15 +180,14 @@ local function wait_status(k, a, w, cnt, first)
 end
 
 -- one row from its source's window to expand_x and its triple to expand_idx
-local function output_row(k, a, u, j, src, slot)
-  local h, R = j % 2, a.row
-  local row = u.q:sub(h * R.ub, R.ub)
-  if j >= 2 then k:wait_flag("MTE3_MTE2", h) end              -- AllocTensor
+local function output_row(k, a, q, src, slot)
+  local R = a.row
+  local row = q:alloc_tensor()
   k:data_copy_pad(row, src, R.len)
-  k:set_flag("MTE2_MTE3", h); k:wait_flag("MTE2_MTE3", h)     -- EnQue, DeQue
+  q:en_que(row); row = q:de_que()
   k:data_copy_pad(a.expand_idx:sub(slot * 3, 3), row:reinterpret("int32"):sub(R.idx, 3), 3)
   k:data_copy_pad(a.recv:sub(slot * a.wire.row, a.hidden), row, a.hidden)
-  k:set_flag("MTE3_MTE2", h)                                   -- FreeTensor
+  q:free_tensor(row)
 end
 
 -- ShareToOutputLongSeq: the offsets into UB (r_in_srcrank_offset by E scalar
@@ -207,7 +203,6 @@ local function share_to_output(k, a, w, u, cnt, first)
   k:data_copy_pad(rin, a.r_in_srcrank_offset, E)               -- E GetValue + SetValue
   sync(k, "S_MTE2")
   sync(k, "MTE2_S")
-  local j = 0
   for i = first, first + cnt - 1 do
     local pre = i > 0 and k:get_value(u.cnt, i - 1) or 0
     local from, l = i % n, i // n
@@ -217,11 +212,10 @@ local function share_to_output(k, a, w, u, cnt, first)
     if from ~= k.pe then k:g(a.hctx:sub(1, 1), k.pe) end
     local win = k:ptr(a.cwin, from)
     for r = 0, rows - 1 do
-      output_row(k, a, u, j, win:sub(w.data + (off + r) * a.row.gm, a.row.len), at + r)
-      j = j + 1
+      output_row(k, a, u.q, win:sub(w.data + (off + r) * a.row.gm, a.row.len), at + r)
     end
   end
-  for h = 0, math.min(j, 2) - 1 do k:wait_flag("MTE3_MTE2", (j - 1 - h) % 2) end
+  u.q:drain()
 end
 
 local function cam_kernel(k, a)

@@ -1,0 +1,115 @@
+-- k:tque (a TQueBind of UB buffers between MTE2 and MTE3, each method one
+-- primitive) and k:sync_func (SyncFunc: a set_flag and a wait_flag in one
+-- call) issue what the hand-written flags issue: the same virtual times, events
+-- and bytes, side by side; their refusals.
+
+local H = require("spec.helpers.engine")
+local lab = H.lab
+
+local ROW = 64
+
+-- rows of src (a symmetric buffer) through UB into dst: the hand-written
+-- flags of a depth-2 queue and a SyncFunc of MTE3_S (a wait of S, which may
+-- catch up) between its two copies; each block its share of the rows from
+-- the next PE's copy
+local function by_hand(k, a)
+  local ub, n = k:ub("fp32", 2 * ROW), 0
+  for r = k.block, a.rows - 1, k.block_num do
+    local h = n % 2
+    local row = ub:sub(h * ROW, ROW)
+    if n >= 2 then k:wait_flag("MTE3_MTE2", h) end
+    k:data_copy(row, k:ptr(a.src, (k.pe + 1) % k.n_pes):sub(r * ROW, ROW), ROW)
+    k:set_flag("MTE2_MTE3", h); k:wait_flag("MTE2_MTE3", h)
+    k:set_flag("MTE3_S", 0); k:wait_flag("MTE3_S", 0)
+    k:data_copy(a.dst:sub(r * ROW, ROW), row, ROW)
+    k:set_flag("MTE3_MTE2", h)
+    n = n + 1
+  end
+  for h = 0, math.min(n, 2) - 1 do k:wait_flag("MTE3_MTE2", (n - 1 - h) % 2) end
+end
+
+local function by_tque(k, a)
+  local q = k:tque("fp32", 2, ROW)
+  for r = k.block, a.rows - 1, k.block_num do
+    local row = q:alloc_tensor()
+    k:data_copy(row, k:ptr(a.src, (k.pe + 1) % k.n_pes):sub(r * ROW, ROW), ROW)
+    q:en_que(row); row = q:de_que()
+    k:sync_func("MTE3_S", 0)
+    k:data_copy(a.dst:sub(r * ROW, ROW), row, ROW)
+    q:free_tensor(row)
+  end
+  q:drain()
+end
+
+-- one launch of kernel on a fresh machine: its end, events and dst's checksum
+local function launch(kernel, opts)
+  local m = lab.machine{ pes = opts.pes, data = opts.data }
+  local a = { rows = opts.rows }
+  a.src = m:malloc("fp32", opts.rows * ROW, "src"):fill("iota_pe")
+  a.dst = m:alloc("fp32", opts.rows * ROW, "dst")
+  local e0 = m:events()
+  m:launch(kernel, opts.blocks, a)
+  local out = { m:now(), m:events() - e0, opts.data and a.dst:checksum() or "" }
+  m:close()
+  return out
+end
+
+describe("k:tque and k:sync_func", function()
+  it("time, count and move what the hand-written flags do", function()
+    for _, o in ipairs({ { pes = 2, blocks = 3, rows = 20, data = true },
+                         { pes = 4, blocks = 8, rows = 64, data = false },
+                         { pes = 1, blocks = 1, rows = 1, data = true } }) do
+      local want, got = launch(by_hand, o), launch(by_tque, o)
+      assert.are.same(want, got, string.format("%d PEs x %d blocks", o.pes, o.blocks))
+    end
+  end)
+
+  it("hand out the same buffer views and take back only their own", function()
+    local m = lab.machine{ pes = 1 }
+    local seen, e = {}, {}
+    m:launch(function(k)
+      local q = k:tque("bf16", 3, 16)
+      for j = 1, 6 do
+        local t = q:alloc_tensor()
+        seen[j] = t
+        q:en_que(t)
+        assert(rawequal(q:de_que(), t))
+        q:free_tensor(t)
+      end
+      q:drain()                                        -- every buffer free again
+      e.foreign = H.strip(H.err(function() q:en_que(k:ub("bf16", 16)) end))
+      e.empty = H.strip(H.err(function() q:de_que() end))
+      e.depth = H.strip(H.err(function() k:tque("bf16", 9, 16) end))
+      local t = q:alloc_tensor()
+      q:en_que(t)
+      e.sub = H.strip(H.err(function() q:free_tensor(t:sub(0, 8)) end))
+    end, 1)
+    for j = 1, 3 do assert.is_true(rawequal(seen[j], seen[j + 3])) end
+    assert.is_false(rawequal(seen[1], seen[2]))
+    assert.same({ 16, 16, "bf16" }, { #seen[1], seen[2].offset, seen[2].dtype })
+    assert.same({
+      foreign = "bad argument #1 to 'en_que' (not a tensor of this TQue (its alloc_tensor's))",
+      empty = "DeQue of an empty TQue",
+      depth = "bad argument #2 to 'tque' (depth must be in 1..8)",
+      sub = "bad argument #1 to 'free_tensor' (not a tensor of this TQue (its alloc_tensor's))",
+    }, e)
+    m:close()
+  end)
+
+  it("a queue is its block's, in its launch", function()
+    local m = lab.machine{ pes = 1 }
+    local qs, e = {}, {}
+    m:launch(function(k) qs[k.block] = k:tque("int32", 2, 8) end, 2)
+    m:launch(function(k)
+      if k.block == 0 then e.later = H.strip(H.err(function() qs[0]:alloc_tensor() end)) end
+    end, 1)
+    m:launch(function(k)
+      if k.block == 0 then qs.live = k:tque("int32", 2, 8) end
+      k:sync_all()
+      if k.block == 1 then e.other = H.strip(H.err(function() qs.live:alloc_tensor() end)) end
+    end, 2)
+    local want = "a TQue is used by the block that made it (k:tque), in its launch"
+    assert.same({ later = want, other = want }, e)
+    m:close()
+  end)
+end)
