@@ -119,11 +119,33 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
     b->wflag = ev * SL_NEVENT_IDS + id;
     b->state = B_FLAG;
     b->wsite = m->site;
+    b->wahead = b->ahead;               /* ahead: where its catch-up would resume */
+    if (b->ahead) {
+      b->wat = b->t;
+      b->wtie = sli_block_tie(m, (int)(b - m->blocks));
+    }
     return SL_OK;
   }
   if (b->t < m->toks[tok].t) b->t = m->toks[tok].t;
   sli_free_give(&m->ftok, tok);
   return SL_OK;
+}
+
+/* the flag a parked wait_flag of S waits for fired at now, with the time t
+** its pipe's work landed: the block resumes. Parked while ahead (wahead),
+** it resumes where the wait's catch-up would have resumed it when the
+** firing comes before that, as a caught-up wait would have found the flag
+** fired (the issue cost after the flag's time, not before a park) */
+void sli_flag_woken(sl_machine *m, int blk, sl_time t, sl_time now) {
+  sl_block *b = &m->blocks[blk];
+  if (b->wahead) {
+    b->wahead = 0;
+    if (sli_handling_before(m, now, b->wat, b->wtie)) {
+      sli_wake_key(m, blk, b->wat, b->wtie, (t > b->wat ? t : b->wat) + m->ps.issue);
+      return;
+    }
+  }
+  sli_wake(m, blk, t > b->t ? t : b->t);
 }
 
 /* check an event and id given by the user */
