@@ -539,6 +539,15 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
   int woke = 0;
   m->self = blk + 1;
   while (!m->oom && (top = peek(m)) != NULL && top->t <= limit) {
+    if (b->wahead && b->wtie == 0) {     /* parked ahead by a wait_flag of S */
+      int other = top->kind == EV_WAKE && top->ev != blk;
+      m->self = other ? 0 : m->self;     /* a wake-up made now goes to the queue */
+      if (sli_flag_ahead_step(m, blk, top->t, other)) {
+        k.t = b->wat;                    /* it goes on where its catch-up ended */
+        woke = 1;
+        break;
+      }
+    }
     if (top->kind == EV_WAKE && top->ev != blk) break;
     k = take(m, top);
     if (k.t > m->now) m->now = k.t;
@@ -555,6 +564,10 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
       break;
     }
     self_push(m);
+  }
+  if (!woke && b->wahead && b->wtie == 0) {   /* the catch-up would have yielded */
+    m->self = 0;
+    sli_flag_ahead_step(m, blk, b->wat, 1);
   }
   m->self = 0;
   if (!woke) return 0;

@@ -314,10 +314,13 @@ typedef struct sl_block {
   int32_t npub, pover;
   struct { int32_t ev, lo, hi; } pub[SL_NPUB];
   /* B_FLAG parked by a wait_flag of S while ahead (wahead): its clock then
-  ** (wat) and the tie its catch-up wake-up would have had (wtie), so the
-  ** firing tells whether a caught-up wait would have found it fired */
-  int32_t wahead;
-  sl_time wat;
+  ** (wat) and the tie of the wake-up its catch-up would have yielded with
+  ** (wtie; 0 while wait_inline has not yet come to where the catch-up would
+  ** have stopped), so a firing tells whether a caught-up wait would have
+  ** found the flag fired; fired before that place (wfired), the clock it
+  ** resumes with there (wclock) */
+  int32_t wahead, wfired;
+  sl_time wat, wclock;
   uint64_t wtie;
 } sl_block;
 
@@ -552,6 +555,7 @@ int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 /* sync.c: the flag a parked wait_flag of S waits for fired */
 void sli_flag_woken(sl_machine *m, int blk, sl_time t, sl_time now);
+int sli_flag_ahead_step(sl_machine *m, int blk, sl_time t, int other_wake);
 /* a tie of block blk's keys, taken now for a key made later */
 uint64_t sli_block_tie(sl_machine *m, int32_t blk);
 /* wake block blk with its key at (t, tie), its clock at clock (>= t) */
