@@ -763,6 +763,7 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
   sl_loc l;
   sl_addr a;
+  uint8_t *p;
   if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
   l = loc_at(ub, i);
   *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
@@ -773,11 +774,11 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
   sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
   b->t += m->ps.scalar;
-  if (sli_ptr(m, &a) == NULL && !write)
+  if ((p = sli_ptr(m, &a)) == NULL && !write)
     *st = sli_err(m, SL_EUNBACKED, 1, "get_value of UB that holds no data in a timing-only "
                   "run: allocate it k:ub(dtype, n, \"backed\") when its value steers the "
                   "kernel");
-  return sli_ptr(m, &a);
+  return p;
 }
 
 /* MTE put from UB / get into UB (the UB forms of mte_put_nbi and
