@@ -207,12 +207,24 @@ static void catch_up(lua_State *L, lmach *lm, int blk, lua_CFunction again) {
   lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), rerun);
 }
 
+/* a scalar access's UB element (arguments 2 and 3) may run ahead
+** (sl_scalar_ahead_at); 0 when they are not a UB view of this launch and an
+** integer (it catches up, and fails after) */
+static int scalar_here(lua_State *L, lmach *lm, int blk) {
+  lview *v = lsl_toview(L, 2);
+  int isint;
+  lua_Integer i = lua_tointegerx(L, 3, &isint);
+  if (v == NULL || v->lm != lm || v->l.buf >= 0 || v->gen != sl_machine_gen(lm->m) || !isint)
+    return 0;
+  return sl_scalar_ahead_at(lm->m, blk, &v->l, (int64_t)i);
+}
+
 /* the machine and block of the running primitive: the running block's own
 ** coroutine calling with its own k is told by two pointer compares (lsl_here,
 ** cur_co, cur_k); anything else goes through kcheck_slow. A primitive that
 ** only queues work to the block's pipes (lsl_kcheck_q) may run while the
-** block is ahead, and so may a scalar UB access (queue_only 2) while the
-** block has no pipe work pending (sl_scalar_ahead), and a signal_op
+** block is ahead, and so may a scalar UB access (queue_only 2) of bytes no
+** pending pipe work of the block touches (sl_scalar_ahead_at), and a signal_op
 ** (queue_only 3) where sl_signal_ahead says so; any other catches up first
 ** (catch_up: again, when not NULL, is the primitive that runs when it resumes) */
 static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction again) {
@@ -220,7 +232,7 @@ static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
   if (queue_only != 1 && sl_block_ahead(lm->m, *blk) &&
-      !(queue_only == 2 && sl_scalar_ahead(lm->m, *blk)) &&
+      !(queue_only == 2 && scalar_here(L, lm, *blk)) &&
       !(queue_only == 3 && sl_signal_ahead(lm->m)))
     catch_up(L, lm, *blk, again);
   prim_counted(L, lm, *blk);
@@ -387,25 +399,11 @@ static int k_set_flag(lua_State *L) {
   return lsl_kdone(L, lm, blk, sl_set_flag(lm->m, blk, ev, id), 0);
 }
 
-/* the hard event at index i as checkevent finds it, without raising: -1 when
-** it is not one */
-static int peek_event(lua_State *L, int i) {
-  lua_Integer ev = -1;
-  if (lua_type(L, i) == LUA_TNUMBER) ev = lua_tointeger(L, i);
-  else if (lua_type(L, i) == LUA_TSTRING) {
-    lua_pushvalue(L, i);
-    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) ev = lua_tointeger(L, -1);
-    lua_pop(L, 1);
-  }
-  return ev >= 0 && ev < SL_NEVENTS ? (int)ev : -1;
-}
-
-/* k:wait_flag(event [, id]): a wait of a pipe queues; a wait of S reads
-** whether the flag fired by its clock, so a block ahead catches up first (had
-** it run ahead, it would park where it would not, and resume an issue earlier) */
+/* k:wait_flag(event [, id]): a wait of a pipe queues; a wait of S runs ahead
+** too: parked ahead, it resumes as a caught-up wait would (sli_flag_woken) */
 static int k_wait_flag(lua_State *L) {
   int blk;
-  lmach *lm = kcheck_again(L, &blk, sl_event_dst(peek_event(L, 2)) > SL_PIPE_S, k_wait_flag);
+  lmach *lm = lsl_kcheck_q(L, &blk);
   int ev = checkevent(L, lm, 2), id = checkid(L, 3);
   return lsl_kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
 }

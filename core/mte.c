@@ -386,7 +386,7 @@ static void guard_copy(sl_machine *m, const sl_event *e) {
   sli_guard_access(m, e->blk, f, sizeof(f) / sizeof(f[0]));
 }
 
-static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
+static void land_copy(sl_machine *m, const sl_event *e, int32_t id, sl_time t) {
   const uint8_t *s;
   uint8_t *d;
   sl_addr from;
@@ -397,7 +397,7 @@ static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
   }
   if (e->whole < 0 && sli_ptr(m, &e->dst) != NULL && sli_ptr(m, &e->src) != NULL &&
       lazy_add(m, e)) {                   /* the bytes move with the UB -> GM copy */
-    sli_landed(m, e->blk, e->pipe, 0, t);
+    sli_landed(m, e->blk, e->pipe, 0, id, t);
     return;
   }
   sli_lazy_touch(m, &e->dst, e->n);
@@ -417,7 +417,7 @@ static void land_copy(sl_machine *m, const sl_event *e, sl_time t) {
     sli_notify(m, &e->dst, e->n, t, e->blk);
   if (m->race) sli_race_copy_read(m, e->blk, e->pipe, &e->src, e->n);
   if (e->pipe == SL_PIPE_DMA) sli_dma_landed(m, e->blk, e->vop, t);
-  else sli_landed(m, e->blk, e->pipe, 0, t);
+  else sli_landed(m, e->blk, e->pipe, 0, id, t);
 }
 
 /* a vector op lands: the UB it reads and writes holds its bytes */
@@ -432,13 +432,14 @@ static void vec_touch(sl_machine *m, const sl_event *e) {
 ** may grow the pool) */
 void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
   sl_event copy, *e = &copy;
+  int32_t id = (int32_t)(ev - m->evs);
   uint8_t *d;
   if (ev->kind == EV_SIGNAL) {          /* a signal, p or atomic (amo.c): makes no event */
     sli_elem_land(m, ev, t);
     return;
   }
   if (ev->kind == EV_COPY && m->p.check == 0 && m->race == NULL) {
-    land_copy(m, ev, t);                /* unchecked, it makes an event only at its */
+    land_copy(m, ev, id, t);            /* unchecked, it makes an event only at its */
     return;                             /* last step (sli_landed's kick) */
   }
   copy = *ev;                           /* the others may grow m->evs */
@@ -446,7 +447,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
   d = sli_ptr(m, &e->dst);
   switch (e->kind) {
     case EV_COPY:
-      land_copy(m, e, t);
+      land_copy(m, e, id, t);
       break;
     case EV_VEC: {
       const uint8_t *a;
@@ -477,7 +478,7 @@ void sli_apply(sl_machine *m, sl_event *ev, sl_time t) {
       else sl_binary(dt, (sl_op)e->vop, d, a, sli_ptr(m, &e->src2), (size_t)e->n);
       if (d != NULL) sli_gm_written(m, &e->dst);   /* (a vector op writes UB) */
       sli_progress(m);
-      sli_landed(m, e->blk, SL_PIPE_V, 1, t);
+      sli_landed(m, e->blk, SL_PIPE_V, 1, id, t);
       break;
     }
     default:
@@ -762,6 +763,7 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
   sl_loc l;
   sl_addr a;
+  uint8_t *p;
   if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
   l = loc_at(ub, i);
   *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
@@ -772,11 +774,11 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
   sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
   b->t += m->ps.scalar;
-  if (sli_ptr(m, &a) == NULL && !write)
+  if ((p = sli_ptr(m, &a)) == NULL && !write)
     *st = sli_err(m, SL_EUNBACKED, 1, "get_value of UB that holds no data in a timing-only "
                   "run: allocate it k:ub(dtype, n, \"backed\") when its value steers the "
                   "kernel");
-  return sli_ptr(m, &a);
+  return p;
 }
 
 /* MTE put from UB / get into UB (the UB forms of mte_put_nbi and
@@ -828,6 +830,56 @@ int sl_scalar_ahead(const sl_machine *m, int blk) {
   return 1;
 }
 
+/* the UB bytes [*lo, *hi) the copy or vector op of record e reads or writes
+** (a vector op: from the lowest to the highest of its operands); 0 when it
+** touches no UB */
+int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
+  int64_t es, ds, n;
+  if (e->kind == EV_COPY) {
+    const sl_addr *u = e->dst.buf < 0 ? &e->dst : e->src.buf < 0 ? &e->src : NULL;
+    if (u == NULL) return 0;
+    *lo = u->off;
+    *hi = u->off + e->n;
+    return 1;
+  }
+  es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
+  ds = (int64_t)sl_dtype_size((sl_dtype)e->dst.dtype);
+  if (es <= 0) es = 1;
+  if (ds <= 0) ds = 1;
+  n = e->vop == SL_VEC_RMAX ? 1 : e->n;
+  *lo = e->dst.off;
+  *hi = e->dst.off + sl_nbytes(n, ds);
+  if (e->vop != SL_VEC_DUP) {
+    if (e->src.off < *lo) *lo = e->src.off;
+    if (e->src.off + sl_nbytes(e->n, es) > *hi) *hi = e->src.off + sl_nbytes(e->n, es);
+  }
+  if (SL_VEC_IS_BINARY(e->vop)) {
+    if (e->src2.off < *lo) *lo = e->src2.off;
+    if (e->src2.off + sl_nbytes(e->n, es) > *hi) *hi = e->src2.off + sl_nbytes(e->n, es);
+  }
+  return 1;
+}
+
+/* 1 when a scalar access of element i of ub (the block's UB) may run ahead
+** of other blocks' wake-ups: none of the block's pending V, MTE2 or MTE3
+** work (issued and not landed) reads or writes its bytes. What sl_scalar_ahead
+** says of the whole UB holds of those bytes: no key due before the block's
+** clock reads or writes them (the pending ops that touch UB are in the
+** block's table, or counted beyond it, and then it says 0) */
+int sl_scalar_ahead_at(const sl_machine *m, int blk, const sl_loc *ub, int64_t i) {
+  const sl_block *b = &m->blocks[blk];
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype), lo, hi, d;
+  int k;
+  if (b->pover > 0 || ub->buf >= 0 || i < 0 || esz <= 0) return 0;
+  d = sl_nbytes(i, esz);
+  if (d == INT64_MAX || ub->off > INT64_MAX / 2 - d) return 0;
+  lo = ub->base + ub->off + d;
+  hi = lo + esz;
+  for (k = 0; k < b->npub; k++)
+    if (b->pub[k].lo < hi && lo < b->pub[k].hi) return 0;
+  return 1;
+}
+
 /* GetValue on UB (S pipe): reads what has landed by now */
 int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival) {
@@ -840,7 +892,7 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
     const int64_t f[] = { -1, ub->base, ub->off, i, ub->dtype };
     sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
   }
-  if (sl_scalar_ahead(m, blk)) sli_queue_only(m, blk);
+  if (sl_scalar_ahead_at(m, blk, ub, i)) sli_queue_only(m, blk);
   return SL_OK;
 }
 
@@ -850,7 +902,7 @@ int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 1, &st), old[8];
   size_t esz = sl_dtype_size((sl_dtype)ub->dtype);
-  if (st == SL_OK && sl_scalar_ahead(m, blk)) sli_queue_only(m, blk);
+  if (st == SL_OK && sl_scalar_ahead_at(m, blk, ub, i)) sli_queue_only(m, blk);
   if (p == NULL) {                      /* skipped, or unbacked: the write is dropped */
     if (st == SL_OK) sli_progress(m);   /* a write the runaway guard cannot compare */
     return st;

@@ -89,13 +89,37 @@ static void tok_free(sl_machine *m, int32_t tok) {
 
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t);
 
+/* a pending XFER / VEC of the block with landing record ev: its UB bytes go
+** in the table (beyond it, counted in pover) */
+static void pub_add(sl_machine *m, sl_block *b, int32_t ev) {
+  int64_t lo, hi;
+  if (!sli_ub_span(&m->evs[ev], &lo, &hi)) return;
+  if (b->npub == SL_NPUB || lo < 0 || hi > INT32_MAX) { b->pover++; return; }
+  b->pub[b->npub].ev = ev;
+  b->pub[b->npub].lo = (int32_t)lo;
+  b->pub[b->npub].hi = (int32_t)hi;
+  b->npub++;
+}
+
+/* the pending op of record ev landed: its UB bytes leave the table */
+static void pub_drop(sl_machine *m, sl_block *b, int32_t ev) {
+  int64_t lo, hi;
+  int i;
+  for (i = 0; i < b->npub; i++)
+    if (b->pub[i].ev == ev) { b->pub[i] = b->pub[--b->npub]; return; }
+  if (sli_ub_span(&m->evs[ev], &lo, &hi)) b->pover--;
+}
+
 /* append op to block blk's pipe; the pipe starts it if it is idle (when the
 ** block runs ahead of other keys, at its clock through an EV_PIPE) */
 int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   sl_block *b = &m->blocks[blk];
   int q = QI(pipe), kind = m->ops[op].kind;
   m->ops[op].issue = b->t;
-  if (kind == OP_XFER || kind == OP_VEC) b->nq[q]++;
+  if (kind == OP_XFER || kind == OP_VEC) {
+    b->nq[q]++;
+    pub_add(m, b, m->ops[op].ev);
+  }
   if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
   else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
   if (!b->busy[q] && b->qhead[q] == op) {
@@ -125,7 +149,7 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   if (k->wpipe == SL_PIPE_S) {
     sl_block *b = &m->blocks[k->wblk];
     tok_free(m, tok);
-    if (b->state == B_FLAG && b->wtok == tok) sli_wake(m, k->wblk, t > b->t ? t : b->t);
+    if (b->state == B_FLAG && b->wtok == tok) sli_flag_woken(m, k->wblk, t, now);
     return;
   }
   sli_pipe_kick(m, k->wblk, k->wpipe, now);
@@ -285,11 +309,12 @@ void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
   sli_pipe_kick(m, blk, pipe, t);
 }
 
-/* a copy or vector op of the block's pipe landed at t */
-void sli_landed(sl_machine *m, int blk, int pipe, int vec, sl_time t) {
+/* a copy or vector op (landing record ev) of the block's pipe landed at t */
+void sli_landed(sl_machine *m, int blk, int pipe, int vec, int32_t ev, sl_time t) {
   sl_block *b = &m->blocks[blk];
   int q = QI(pipe);
   b->nq[q]--;
+  pub_drop(m, b, ev);
   if (vec) {
     b->busy[q] = 0;
     pop(m, b, q);

@@ -59,6 +59,8 @@ static uint64_t block_tie(sl_machine *m, int32_t blk) {
   return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
 }
 
+uint64_t sli_block_tie(sl_machine *m, int32_t blk) { return block_tie(m, blk); }
+
 static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {
   int32_t blk;
   if (kind == EV_FLOW) return m->nkey++;
@@ -261,16 +263,22 @@ static inline int push_key(sl_machine *m, sl_time t, int kind, int32_t ev) {
   return push_made(m, &k);
 }
 
-/* schedule block blk's wake-up at time t (push_key for wake-ups) */
-static inline int push_wake(sl_machine *m, sl_time t, int32_t blk) {
-  sl_key k;
-  k.t = t; k.seq = key_tie(m, EV_WAKE, blk); k.ev = blk; k.kind = EV_WAKE;
+/* schedule wake-up k (push_made for wake-ups) */
+static inline int push_wake_key(sl_machine *m, const sl_key *kp) {
+  sl_key k = *kp;
   if (m->wfn == 0 || ev_less(&m->wfifo[m->wfhead + m->wfn - 1], &k)) {
     if (m->wfhead + m->wfn == m->wfcap) return push_slow(m, &k, 2);
     fifo_put(&m->wfifo[m->wfhead + m->wfn++], &k);
     return SL_OK;
   }
   return push_made(m, &k);
+}
+
+/* schedule block blk's wake-up at time t (push_key for wake-ups) */
+static inline int push_wake(sl_machine *m, sl_time t, int32_t blk) {
+  sl_key k;
+  k.t = t; k.seq = key_tie(m, EV_WAKE, blk); k.ev = blk; k.kind = EV_WAKE;
+  return push_wake_key(m, &k);
 }
 
 /* schedule event record id, of kind, at time t (given back when out of
@@ -361,6 +369,7 @@ static const sl_key *peek_raw(const sl_machine *m) {
 static const sl_key *peek(sl_machine *m) {
   const sl_key *k = peek_raw(m);
   if (m->ndirty == 0) return k;
+  m->kseq = 0;                          /* flow ends come first */
   sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? k->kind == EV_FLOW : 1);
   return peek_raw(m);
 }
@@ -394,6 +403,8 @@ static sl_key take(sl_machine *m, const sl_key *k) {
     m->wfn--;
     x = m->wfifo[m->wfhead++];
   } else x = heap_pop(m);
+  m->kt = x.t;
+  m->kseq = x.seq;
   if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
   return x;
 }
@@ -437,6 +448,31 @@ void sli_wake(sl_machine *m, int blk, sl_time t) {
   if (push_wake(m, b->t, blk) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
 }
 
+/* wake block blk with its key at (t, tie) and its clock at clock (>= t):
+** a wait_flag of S made while ahead resumes where its catch-up would have
+** (sl_must_yield's wake-up), with what the wait found then */
+void sli_wake_key(sl_machine *m, int blk, sl_time t, uint64_t tie, sl_time clock) {
+  sl_block *b = &m->blocks[blk];
+  sl_key k;
+  b->state = B_READY;
+  if (b->t < clock) b->t = clock;
+  k.t = t; k.seq = tie; k.ev = blk; k.kind = EV_WAKE;
+  if (m->self == blk + 1 && !m->self_pending) {   /* it waits inline: its key is held */
+    m->self_key = k;
+    m->self_pending = 1;
+    return;
+  }
+  if (push_wake_key(m, &k) != SL_OK) { b->state = B_IDLE; m->oom = 1; }
+}
+
+/* 1 when the key being handled, of time now, comes before (t, tie): flow
+** ends settled before a key (and those settled for a time before the key's)
+** come before any key of their time */
+int sli_handling_before(const sl_machine *m, sl_time now, sl_time t, uint64_t tie) {
+  if (now != t) return now < t;
+  return (now < m->kt ? 0 : m->kseq) < tie;
+}
+
 /* handle the event of key k (not a wake-up) */
 static inline void apply_key(sl_machine *m, const sl_key *k) {
   if (k->kind == EV_FLOW) sli_flow_due(m, k->t);
@@ -465,6 +501,7 @@ static int self_next(sl_machine *m, sl_time limit) {
   o = peek_raw(m);
   if (o != NULL && ev_less(o, w)) return 0;
   if (m->ndirty > 0) {
+    m->kseq = 0;
     sli_flow_settle_due(m, w->t, 0);
     o = peek_raw(m);
     if (o != NULL && ev_less(o, w)) return 0;
@@ -502,6 +539,15 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
   int woke = 0;
   m->self = blk + 1;
   while (!m->oom && (top = peek(m)) != NULL && top->t <= limit) {
+    if (b->wahead && b->wtie == 0) {     /* parked ahead by a wait_flag of S */
+      int other = top->kind == EV_WAKE && top->ev != blk;
+      m->self = other ? 0 : m->self;     /* a wake-up made now goes to the queue */
+      if (sli_flag_ahead_step(m, blk, top->t, other)) {
+        k.t = b->wat;                    /* it goes on where its catch-up ended */
+        woke = 1;
+        break;
+      }
+    }
     if (top->kind == EV_WAKE && top->ev != blk) break;
     k = take(m, top);
     if (k.t > m->now) m->now = k.t;
@@ -519,11 +565,15 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
     }
     self_push(m);
   }
+  if (!woke && b->wahead && b->wtie == 0) {   /* the catch-up would have yielded */
+    m->self = 0;
+    sli_flag_ahead_step(m, blk, b->wat, 1);
+  }
   m->self = 0;
   if (!woke) return 0;
   b->state = B_RUN;
-  b->ahead = 0;                          /* nothing of another block came before */
   if (b->t < k.t) b->t = k.t;
+  b->ahead = b->t > k.t;                 /* nothing of another block came before its key */
   return 1;
 }
 
@@ -595,8 +645,8 @@ int sl_step(sl_machine *m, int *blk) {
       *blk = k.ev;
       m->cur = *blk;
       b->state = B_RUN;
-      b->ahead = 0;
       if (b->t < k.t) b->t = k.t;
+      b->ahead = b->t > k.t;             /* sli_wake_key's clock may be past its key */
       return SL_STEP_RESUME;
     }
     apply_key(m, &k);

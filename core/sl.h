@@ -305,6 +305,8 @@ int sl_must_yield(sl_machine *m, int blk);
 int sl_block_ahead(const sl_machine *m, int blk);   /* ran ahead: yield before a non-queue primitive */
 /* 1 when a get_value / set_value of the block's UB may run ahead (mte.c) */
 int sl_scalar_ahead(const sl_machine *m, int blk);
+/* ... or one of element i of ub, which no pending work of the block touches */
+int sl_scalar_ahead_at(const sl_machine *m, int blk, const sl_loc *ub, int64_t i);
 
 /* primitives; blk is the running block. flags: SL_ALLOC_BACKED as sl_alloc */
 int sl_ub_alloc(sl_machine *m, int blk, int dtype, int64_t n, int flags, sl_loc *out);

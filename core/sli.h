@@ -30,6 +30,9 @@ enum { ACT_BARRIER, ACT_SIGNAL, ACT_BAR_ALL, ACT_SYNC_ALL, ACT_PROF, ACT_POLL,
 /* instructions queued on a pipe */
 enum { OP_XFER, OP_VEC, OP_SET, OP_WAIT };
 
+/* pending UB ranges a block keeps (sl_block's pub) */
+#define SL_NPUB 24
+
 /* the queued pipes V, MTE2, MTE3: queue index of a pipe */
 #define SL_NQ 3
 #define QI(pipe) ((pipe) - SL_PIPE_V)
@@ -305,6 +308,21 @@ typedef struct sl_block {
   ** of each one's places and size), so repeating one of them is no progress */
   uint64_t gsig[4];
   int32_t gsig_i;
+  /* the UB bytes [lo, hi) each pending XFER / VEC (issued, not landed) reads
+  ** or writes, by its landing record ev (npub of them), and how many more
+  ** pending ones touch UB than the table holds (pover): a scalar access of
+  ** bytes none of them touches may run ahead (sl_scalar_ahead_at) */
+  int32_t npub, pover;
+  struct { int32_t ev, lo, hi; } pub[SL_NPUB];
+  /* B_FLAG parked by a wait_flag of S while ahead (wahead): its clock then
+  ** (wat) and the tie of the wake-up its catch-up would have yielded with
+  ** (wtie; 0 while wait_inline has not yet come to where the catch-up would
+  ** have stopped), so a firing tells whether a caught-up wait would have
+  ** found the flag fired; fired before that place (wfired), the clock it
+  ** resumes with there (wclock) */
+  int32_t wahead, wfired;
+  sl_time wat, wclock;
+  uint64_t wtie;
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
@@ -469,6 +487,8 @@ struct sl_machine {
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
   int32_t wfhead, wfn, wfcap;
   uint64_t nkey;            /* keys scheduled that belong to no block (EV_FLOW) */
+  sl_time kt;               /* the key being handled: its time and tie (0 while */
+  uint64_t kseq;            /* flows settle before the next key) */
   int64_t nevents;          /* events handled since the machine was made */
   int64_t nkind[SL_NEVKINDS];   /* the same by kind (EV_*) */
   /* runaway guard (machine.c sl_prim_tick): new effects since the machine
@@ -534,6 +554,15 @@ int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_wake(sl_machine *m, int blk, sl_time t);
+/* sync.c: the flag a parked wait_flag of S waits for fired */
+void sli_flag_woken(sl_machine *m, int blk, sl_time t, sl_time now);
+int sli_flag_ahead_step(sl_machine *m, int blk, sl_time t, int other_wake);
+/* a tie of block blk's keys, taken now for a key made later */
+uint64_t sli_block_tie(sl_machine *m, int32_t blk);
+/* wake block blk with its key at (t, tie), its clock at clock (>= t) */
+void sli_wake_key(sl_machine *m, int blk, sl_time t, uint64_t tie, sl_time clock);
+/* 1 when the key being handled comes before (t, tie) */
+int sli_handling_before(const sl_machine *m, sl_time now, sl_time t, uint64_t tie);
 void sli_queue_only(sl_machine *m, int blk);
 sl_time sli_top(const sl_machine *m);
 void sli_clear_events(sl_machine *m);
@@ -692,7 +721,10 @@ static inline int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char
 }
 /* a UB location must be the block's own (mte.c) */
 int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg);
-void sli_landed(sl_machine *m, int blk, int pipe, int vec, sl_time t);
+void sli_landed(sl_machine *m, int blk, int pipe, int vec, int32_t ev, sl_time t);
+/* the UB bytes [*lo, *hi) the copy or vector op of record e reads or writes
+** (0: none) */
+int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi);
 int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t);
 int sli_drain(sl_machine *m, int blk, int mask, int act);
 void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred);

@@ -119,11 +119,67 @@ int sli_flag_wait(sl_machine *m, sl_block *b, int ev, int id) {
     b->wflag = ev * SL_NEVENT_IDS + id;
     b->state = B_FLAG;
     b->wsite = m->site;
+    b->wahead = b->ahead;               /* ahead: where its catch-up would resume */
+    b->wat = b->t;
+    b->wtie = 0;
+    b->wfired = 0;
     return SL_OK;
   }
   if (b->t < m->toks[tok].t) b->t = m->toks[tok].t;
   sli_free_give(&m->ftok, tok);
   return SL_OK;
+}
+
+/* the flag a parked wait_flag of S waits for fired at now, with the time t
+** its pipe's work landed: the block resumes. Parked while ahead (wahead), it
+** resumes where the wait's catch-up would have when the firing comes before
+** that place, with what a caught-up wait would have found there (the flag
+** fired: the issue cost after the flag's time, not before a park). Before
+** that place is known (wtie 0: wait_inline is still handling what the
+** catch-up would have), the firing comes before it
+** (sli_flag_ahead_step resumes the block there) */
+void sli_flag_woken(sl_machine *m, int blk, sl_time t, sl_time now) {
+  sl_block *b = &m->blocks[blk];
+  if (b->wahead) {
+    sl_time c = (t > b->wat ? t : b->wat) + m->ps.issue;
+    if (b->wtie == 0) {
+      b->wfired = 1;
+      b->wclock = c;
+      b->wtok = -1;
+      return;
+    }
+    b->wahead = 0;
+    if (sli_handling_before(m, now, b->wat, b->wtie)) {
+      sli_wake_key(m, blk, b->wat, b->wtie, c);
+      return;
+    }
+  }
+  sli_wake(m, blk, t > b->t ? t : b->t);
+}
+
+/* wait_inline of block blk, parked ahead by a wait_flag of S with its place
+** not yet known, is to handle the key of time t (other_wake: another block's
+** wake-up). The catch-up (sl_must_yield) would have stopped at a key past
+** the wait's clock without yielding: the block goes on there (1: it resumes
+** inline, fired; 0: it waits on, parked). It would have yielded at another
+** block's wake-up by then: the place is that wake-up's tie, and a block
+** fired before it resumes there (its wake-up goes to the queue: the caller
+** must not hold it) */
+int sli_flag_ahead_step(sl_machine *m, int blk, sl_time t, int other_wake) {
+  sl_block *b = &m->blocks[blk];
+  if (t > b->wat) {
+    b->wahead = 0;
+    if (!b->wfired) return 0;
+    if (b->t < b->wclock) b->t = b->wclock;
+    return 1;
+  }
+  if (!other_wake) return 0;
+  b->wtie = sli_block_tie(m, blk);
+  if (b->wfired) {
+    b->wahead = 0;
+    sli_wake_key(m, blk, b->wat, b->wtie, b->wclock);
+  }
+  return 0;
 }
 
 /* check an event and id given by the user */

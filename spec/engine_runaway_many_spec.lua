@@ -83,11 +83,12 @@ describe("runaway kernels of many blocks stop after the launch's count, named", 
     H.contains(err, "runaway kernel: the launch's blocks called more than 20000 primitives in a row",
                -- each block's first get_value of the flag is progress (a read of a
                -- new place), its repeats are not
-               "kernel fault on PE 2 block 1 at 20.636 us: ",
-               string.format("98 blocks at %s:%d: wait_flag (PE 0 block 0 to PE 7 block 15)",
+               "kernel fault on PE 0 block 8 at 21.132 us: ",
+               string.format("120 blocks at %s:%d: get_value (PE 0 block 0 to PE 7 block 15)",
+                             SRC, at.poll + 3),
+               string.format("7 blocks at %s:%d: wait_flag (PE 0 block 1 to PE 0 block 7)",
                              SRC, at.poll + 1),
-               string.format("30 blocks at %s:%d: get_value (PE 0 block 1 to PE 1 block 15)",
-                             SRC, at.poll + 3))
+               string.format("1 block at %s:%d: data_copy (PE 0 block 8)", SRC, at.poll))
     assert.truthy(calls <= 2 * 20000, calls)
   end)
 
