@@ -6,6 +6,18 @@
 local H = require("spec.helpers.engine")
 local lab = H.lab
 
+-- bytes the Lua heap grew by over 2000 calls of step(i) (the collector stopped),
+-- after step has run once for each of its first four values
+local function bytes_made(step)
+  for i = 1, 4 do step(i) end
+  collectgarbage("collect"); collectgarbage("stop")
+  local before = collectgarbage("count")
+  for i = 1, 2000 do step(i) end
+  local grown = (collectgarbage("count") - before) * 1024
+  collectgarbage("restart")
+  return grown
+end
+
 describe("sub-views", function()
   it("the whole window is the view itself; the last sub-views made are made once", function()
     local m = lab.machine{ pes = 1 }
@@ -68,12 +80,7 @@ describe("sub-views", function()
     m:launch(function(k)
       local ub = k:ub("int32", 16)
       local sub = ub.sub
-      for _ = 1, 4 do sub(ub, 0, 8); sub(ub, 8, 8); src:sub(8, 8) end      -- made once
-      collectgarbage("collect"); collectgarbage("stop")
-      local before = collectgarbage("count")
-      for _ = 1, 2000 do sub(ub, 0, 8); sub(ub, 8, 8); src:sub(8, 8); src:sub(0, 64) end
-      grown = (collectgarbage("count") - before) * 1024
-      collectgarbage("restart")
+      grown = bytes_made(function() sub(ub, 0, 8); sub(ub, 8, 8); src:sub(8, 8); src:sub(0, 64) end)
     end, 1)
     assert.is_true(grown < 2048, "grew " .. grown .. " bytes")   -- not one view per call
     m:close()
@@ -223,12 +230,7 @@ describe("reinterpreted views", function()
     m:launch(function(k)
       local q = k:ub("bf16", 64)
       local rows = { q:sub(0, 32), q:sub(32, 32) }
-      for h = 1, 2 do rows[h]:reinterpret("int32"):sub(12, 3) end   -- made once
-      collectgarbage("collect"); collectgarbage("stop")
-      local before = collectgarbage("count")
-      for j = 1, 2000 do rows[j % 2 + 1]:reinterpret("int32"):sub(12, 3) end
-      grown = (collectgarbage("count") - before) * 1024
-      collectgarbage("restart")
+      grown = bytes_made(function(j) rows[j % 2 + 1]:reinterpret("int32"):sub(12, 3) end)
     end, 1)
     assert.is_true(grown < 2048, "grew " .. grown .. " bytes")   -- not three objects a row
     m:close()
