@@ -59,7 +59,6 @@ void sli_res_init(sl_machine *m) {
   const sl_params *p = &m->p;
   size_t i, n = (size_t)p->n_pes;
   m->rs_heap = RS_HEAP;
-  m->rs_cand = SL_RS_CAND;
   for (i = 0; i < n; i++) {
     m->hbm[i].C = bpps(p->hbm_GBps);
     m->sio[i].C = bpps(p->sio_GBps);
@@ -658,9 +657,7 @@ static int rs_alloc(sl_machine *m) {
   s->k = malloc((m->nres + 1) * sizeof(*s->k));
   s->id = malloc((m->nres + 1) * sizeof(*s->id));
   s->pos = malloc((m->nres + 1) * sizeof(*s->pos));
-  s->cand = calloc(m->nres + 1, sizeof(*s->cand));
-  s->cn = s->cvalid = 0;
-  if (s->k == NULL || s->id == NULL || s->pos == NULL || s->cand == NULL) {
+  if (s->k == NULL || s->id == NULL || s->pos == NULL) {
     rs_free(s);
     return 0;
   }
@@ -669,11 +666,9 @@ static int rs_alloc(sl_machine *m) {
 
 /* release the set's arrays (none: rs_alloc makes them at the next fill) */
 static void rs_free(sl_rset *s) {
-  free(s->k); free(s->id); free(s->pos); free(s->cand);
+  free(s->k); free(s->id); free(s->pos);
   s->k = NULL;
   s->id = s->pos = NULL;
-  s->cand = NULL;
-  s->cn = s->cvalid = 0;
   s->n = 0;
 }
 
@@ -712,43 +707,10 @@ static void rs_up(sl_rset *s, int32_t i) {
   }
 }
 
-/* is (k, x) above the candidates' bound of the unordered set s? */
-static int rs_above(const sl_rset *s, int64_t k, int32_t x) {
-  return k > s->bk || (k == s->bk && x > s->bid);
-}
-
-/* resource x is no candidate of the set s any more (it is one) */
-static void cand_drop(sl_rset *s, int32_t x) {
-  int32_t j = 0;
-  while (s->cid[j] != x) j++;
-  s->cid[j] = s->cid[--s->cn];
-  s->cand[x] = 0;
-}
-
-/* forget the candidates of the set s: the next top walks */
-static void cand_clear(sl_rset *s) {
-  int32_t j;
-  for (j = 0; j < s->cn; j++) s->cand[s->cid[j]] = 0;
-  s->cn = s->cvalid = 0;
-}
-
-/* the key of resource x in the unordered set s is now k: a candidate that
-** rose above the bound is one no more, an entry that fell to it or below
-** (rounding) makes the next top walk */
-static void cand_key(sl_rset *s, int32_t x, int64_t k) {
-  if (!s->cvalid) return;
-  if (s->cand[x]) {
-    if (rs_above(s, k, x)) cand_drop(s, x);
-  } else if (!rs_above(s, k, x)) {
-    cand_clear(s);
-  }
-}
-
 /* take resource x out of the set s (it is in it): the last entry takes its
 ** place (and in a heap moves into place) */
 static void rs_remove(sl_rset *s, int32_t x) {
   int32_t i = s->pos[x], y;
-  if (s->cand[x]) cand_drop(s, x);
   s->pos[x] = -1;
   if (i == --s->n) return;
   y = s->id[i] = s->id[s->n];
@@ -788,78 +750,30 @@ static void freeze(sl_machine *m, sl_flow *fl, double rate, double level, int32_
     }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
     kk = level_key(r->key);             /* in a heap, a key that rose waits for the top */
-    if (!m->rs.heap) {
-      m->rs.k[m->rs.pos[ri]] = kk;
-      cand_key(&m->rs, ri, kk);
-    } else if (kk < m->rs.k[m->rs.pos[ri]]) {   /* fell (rounding): into place now */
+    if (!m->rs.heap) m->rs.k[m->rs.pos[ri]] = kk;
+    else if (kk < m->rs.k[m->rs.pos[ri]]) {   /* fell (rounding): into place now */
       m->rs.k[m->rs.pos[ri]] = kk;
       rs_up(&m->rs, m->rs.pos[ri]);
     }
   }
 }
 
-/* the least (key, id) of the candidates of the unordered set s (cn > 0) */
-static int32_t cand_top(const sl_rset *s) {
-  int32_t j, best = s->cid[0];
-  int64_t k = s->k[s->pos[best]];
-  for (j = 1; j < s->cn; j++) {
-    int32_t x = s->cid[j];
-    int64_t kx = s->k[s->pos[x]];
-    if (kx < k || (kx == k && x < best)) { k = kx; best = x; }
-  }
-  return best;
-}
-
-/* the least (key, id) of the unordered set s (-1: none), by a walk alone */
-static int32_t rs_least(const sl_rset *s) {
-  int32_t i, n = s->n, best;
-  int64_t k;
-  if (n == 0) return -1;
-  k = s->k[0];
-  best = s->id[0];
-  for (i = 1; i < n; i++)
-    if (s->k[i] < k || (s->k[i] == k && s->id[i] < best)) { k = s->k[i]; best = s->id[i]; }
-  return best;
-}
-
-/* walk the unordered set s: its least s->ckeep entries by (key, id) become
-** the candidates, the last of them the bound (none: every entry is one);
-** the least (-1: none) */
-static int32_t rs_walk(sl_rset *s) {
-  int32_t i, j, c = 0, n = s->n, keep = s->ckeep, ci[SL_RS_CAND];
-  int64_t ck[SL_RS_CAND];
-  if (keep == 0) return rs_least(s);
-  cand_clear(s);
-  for (i = 0; i < n; i++) {
-    int64_t k = s->k[i];
-    int32_t id = s->id[i];
-    if (c == keep && !(k < ck[c - 1] || (k == ck[c - 1] && id < ci[c - 1]))) continue;
-    if (c < keep) c++;
-    for (j = c - 1; j > 0 && (k < ck[j - 1] || (k == ck[j - 1] && id < ci[j - 1])); j--) {
-      ck[j] = ck[j - 1];
-      ci[j] = ci[j - 1];
-    }
-    ck[j] = k;
-    ci[j] = id;
-  }
-  for (j = 0; j < c; j++) s->cand[s->cid[j] = ci[j]] = 1;
-  s->cn = c;
-  s->cvalid = 1;
-  s->bk = n > c ? ck[c - 1] : INT64_MAX;
-  s->bid = n > c ? ci[c - 1] : INT32_MAX;
-  return c > 0 ? ci[0] : -1;
-}
-
 /* the resource that fills first, the least index among equals (-1: none).
-** A small set is walked, and the least few the walk found serve the tops
-** after it while their bound holds (a fill's tops are mostly among them: a
-** freeze raises the keys of the resources its flow crosses, rarely lowers
-** one); in a heap every key is at most its resource's level
+** A small set is walked; in a heap every key is at most its resource's level
 ** (freeze lowers a key that falls, and leaves one that rises), so the top,
 ** once its key is brought up to date (a key that rose goes down into place,
 ** one with nothing left to fill leaves), is the least */
 static int32_t fill_top(const sl_machine *m, sl_rset *s) {
-  if (!s->heap) return s->cvalid && s->cn > 0 ? cand_top(s) : rs_walk(s);
+  if (!s->heap) {
+    int32_t i, n = s->n, best;
+    int64_t k;
+    if (n == 0) return -1;
+    k = s->k[0];
+    best = s->id[0];
+    for (i = 1; i < n; i++)
+      if (s->k[i] < k || (s->k[i] == k && s->id[i] < best)) { k = s->k[i]; best = s->id[i]; }
+    return best;
+  }
   while (s->n > 0) {
     int32_t x = s->id[0];
     const sl_res *r = &m->allres[x];
@@ -910,8 +824,6 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
   sl_rset *s = &m->rs;
   if (s->k == NULL && !rs_alloc(m)) return 0;
   for (i = 0; i < nf; i++) m->flows[F[i]].frozen = 0;
-  cand_clear(s);
-  s->ckeep = m->rs_cand < 0 ? 0 : m->rs_cand < SL_RS_CAND ? m->rs_cand : SL_RS_CAND;
   s->n = 0;
   for (i = 0; i < nr; i++) {           /* each resource's re-rated flows, in slot order */
     sl_res *r = &m->allres[R[i]];

@@ -179,21 +179,11 @@ typedef struct sl_heap {
 ** settle window at 512 PEs and up) keeps a heap whose keys may lag below their
 ** levels: each freeze moves several, and the top is brought up to date only
 ** when it is read (measured: a heap is slower on the small fills) */
-#define SL_RS_CAND 4              /* entries a walk of an unordered sl_rset keeps */
 typedef struct sl_rset {
   int64_t *k;
   int32_t *id, *pos;
   int32_t n;
   int32_t heap;             /* a heap by (key, id) (a fill of many), else unordered */
-  /* unordered: the least entries a walk found (candidates), at most SL_RS_CAND,
-  ** and a bound (bk, bid): while cvalid, every entry outside them is above it
-  ** by (key, id) and every candidate at or below it, so the least candidate
-  ** is the least entry and a top needs no walk; cand[id]: 1 for a candidate */
-  int32_t cn, cvalid, ckeep;  /* ckeep: candidates a walk keeps (0: none, every top walks) */
-  int32_t cid[SL_RS_CAND];
-  int64_t bk;
-  int32_t bid;
-  unsigned char *cand;
 } sl_rset;
 
 /* a pending event: its time, its tie break (sl_key_tie: the block it
@@ -441,8 +431,6 @@ struct sl_machine {
   int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
   sl_rset rs;               /* solver scratch: the fill's resources not yet full */
   int32_t rs_heap;          /* a fill of more resources than this keeps them in a heap */
-  int32_t rs_cand;          /* the least resources a walk of a smaller fill keeps, for the
-                               tops after it (0..SL_RS_CAND; 0: every top walks) */
   int32_t nslots;           /* solver scratch: slot entries listed in this settle */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */
