@@ -49,11 +49,11 @@
 
 static void rs_free(sl_rset *s);
 
-/* a function of the fill's inner loops (freeze, fill_top, rs_remove), inlined
-** where it is called: gcc -O2 left them calls, and a call's spills and
-** reloads were about a fifth of a freeze's instructions (callgrind, the
-** alltoall at 128 and 256 PEs x 48 blocks: 1.5% and 3.0% of all instructions
-** for freeze, 1.2% more at 128 for the other two) */
+/* a function of the solver's inner loops (freeze, fill_top, rs_remove in a
+** fill; set_rate, end_at in rate_all), inlined where it is called: gcc -O2
+** left them calls, whose register saves and reloads were about a fifth of a
+** freeze's instructions (callgrind, alltoall 1 KiB a pair x 48 blocks: all
+** instructions -3.6% at 128 PEs, -4.8% at 256 with the first three) */
 #if defined(__GNUC__)
 #define HOT_INLINE inline __attribute__((always_inline))
 #else
@@ -184,7 +184,7 @@ static void set_binds(sl_res *r) { r->bind = r->capsum > r->C * (1 + 1e-9); }
 static void flow_event(sl_machine *m);
 
 /* flow fl runs at rate, held back by resource bneck (-1: its cap) */
-static void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
+static HOT_INLINE void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
   int k;
   fl->rate = rate;
   fl->bneck = bneck;
@@ -373,7 +373,7 @@ static int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t byte
 
 /* when flow fl, at its rate from now, moves its last byte (FLOW_NEVER when
 ** that is past int64 picoseconds: converting a larger double is undefined) */
-static sl_time end_at(const sl_flow *fl, sl_time now) {
+static HOT_INLINE sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil(fl->rem / fl->rate - 1e-9) : 0;
   if (fl->csize > 0) d = sli_chain_rest(fl, d > 0 ? d : 0);   /* a chain's chunks, ghosts */
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
