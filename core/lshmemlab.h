@@ -83,10 +83,11 @@ typedef struct lmach {
 /* what a launch keeps of each block: its coroutine (NULL before its first
 ** run and after its end; anchored in the machine's user value 4, or past
 ** POOL_MAX blocks in the launch's table at run->cos) and its k table
-** (anchored at the bottom of the coroutine's stack); and, in
+** (anchored at the bottom of the coroutine's stack), the event ids its live
+** TQues hold (qids: bit i for id i, k:tque); and, in
 ** px[blk], the pipelined chain it issues (k:mte_get_pipelined: a block runs
 ** one at a time, so one each, kept across the chain's yields) */
-typedef struct lblock { lua_State *co; const void *k; } lblock;
+typedef struct lblock { lua_State *co; const void *k; unsigned qids; } lblock;
 typedef struct lrun {
   lblock *b;
   sl_pipe_xfer *px;

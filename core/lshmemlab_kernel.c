@@ -418,8 +418,7 @@ static int sync_func_wait(lua_State *L, int status, lua_KContext ctx) {
 
 /* k:sync_func(event [, id]): SyncFunc<HardEvent::event>, a set_flag then a
 ** wait_flag of one event id, in one call: the two primitives as two calls
-** would issue them (the set_flag's yield resumes into the wait_flag; a wait
-** that must catch up reruns the wait_flag alone) */
+** would issue them (the set_flag's yield resumes into the wait_flag) */
 static int k_sync_func(lua_State *L) {
   int blk, st;
   lmach *lm = lsl_kcheck_q(L, &blk);
@@ -842,7 +841,10 @@ static int k_udma_put_signal_nbi(lua_State *L) {
 
 /* ---- TQue: a TQueBind<VECIN, VECOUT> of depth buffers (InitBuffer(que,
 ** depth, len)) between MTE2 and MTE3, each method one primitive: the flags a
-** kernel would set and wait itself, on the buffer's event id */
+** kernel would set and wait itself, on the buffer's event id. As TPipe's
+** InitBuffer does, a queue takes an event id of its own for each buffer (the
+** lowest the block's live queues do not hold) and its buffers start on 32-byte
+** boundaries; free_all_event gives the ids back */
 
 #define TQUE_MT "shmemlab.tque"
 #define TQUE_MAGIC 0x53485451u
@@ -853,13 +855,15 @@ typedef struct ltque {
   uint32_t gen;                           /* its launch */
   lmach *lm;
   int blk;                                /* the block that made it */
-  int depth, allocs;                      /* buffers; AllocTensors so far */
+  int depth, allocs, frees;               /* buffers; AllocTensors, FreeTensors so far */
   int head, queued;                       /* en_que'd, not yet de_que'd: a ring */
   int ring[TQUE_MAX];
+  int id[TQUE_MAX];                       /* each buffer's event id; -1: given back */
   const lview *buf[TQUE_MAX];             /* its buffers' views (user value 1 keeps them) */
 } ltque;
 
-/* the queue at index 1, used by the block that made it in its launch; when
+/* the queue at index 1, used by the block that made it in its launch, before
+** its free_all_event; when
 ** prim, the block's primitive counted (its flags only queue to its own pipes:
 ** no catch-up) */
 static ltque *tque_check(lua_State *L, lmach **lmp, int prim) {
@@ -870,6 +874,7 @@ static ltque *tque_check(lua_State *L, lmach **lmp, int prim) {
   if (lm == NULL || lm != q->lm || lm->m == NULL || lm->cur_co != L || lm->cur != q->blk ||
       sl_machine_gen(lm->m) != q->gen)
     luaL_error(L, "a TQue is used by the block that made it (k:tque), in its launch");
+  if (q->id[0] < 0) luaL_error(L, "a TQue is not used after its free_all_event");
   if (prim) prim_counted(L, lm, q->blk);
   *lmp = lm;
   return q;
@@ -893,23 +898,44 @@ static void tque_push(lua_State *L, int h) {
   lua_remove(L, -2);
 }
 
+/* event ids block blk's live TQues leave free */
+static int tque_free_ids(const lmach *lm, int blk) {
+  unsigned held = lm->run->b[blk].qids;
+  int i, n = 0;
+  for (i = 0; i < SL_NEVENT_IDS; i++) n += !(held & (1u << i));
+  return n;
+}
+
+/* the lowest event id free in block blk, now held (tque_free_ids said one is) */
+static int tque_take_id(lmach *lm, int blk) {
+  int i = 0;
+  while (lm->run->b[blk].qids & (1u << i)) i++;
+  lm->run->b[blk].qids |= 1u << i;
+  return i;
+}
+
 /* k:tque(dtype, depth, len): the queue and its depth buffers of len elements
-** in one UB allocation (k:ub(dtype, depth * len)), their views made once */
+** in one UB allocation (each 32-byte aligned), their views made once */
 static int k_tque(lua_State *L) {
   int blk, h, dt, st;
   lmach *lm = lsl_kcheck_q(L, &blk);
   lua_Integer depth, len;
+  int64_t esize, pitch;
   sl_loc l;
   ltque *q;
   dt = lsl_checkdtype(L, 2);
   depth = kint(L, 3);
   len = kint(L, 4);
   luaL_argcheck(L, depth >= 1 && depth <= TQUE_MAX, 3, "depth must be in 1..8");
-  luaL_argcheck(L, len >= 1 && len <= ((lua_Integer)1 << 32), 4, "size must be positive");
+  luaL_argcheck(L, len >= 1 && len <= ((lua_Integer)1 << 32), 4, "size must be in 1..2^32");
+  luaL_argcheck(L, tque_free_ids(lm, blk) >= depth, 3,
+                "the block's live TQues hold the other event ids (8 in all)");
+  esize = (int64_t)sl_dtype_size((sl_dtype)dt);
+  pitch = ((int64_t)len * esize + 31) / 32 * 32;           /* InitBuffer's alignment */
   lua_settop(L, 4);
   push_kmach(L, lm);                                        /* 5 */
-  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)(depth * len), 0, &l);
-  if (st != SL_OK) return lsl_engine_error(L, lm->m, st, 1);
+  st = sl_ub_alloc(lm->m, blk, dt, (int64_t)depth * pitch / esize, 0, &l);
+  if (st != SL_OK) return lsl_engine_error(L, lm->m, st, 2);
   q = (ltque *)lua_newuserdatauv(L, sizeof(ltque), 2);     /* 6 */
   memset(q, 0, sizeof(*q));
   q->magic = TQUE_MAGIC;
@@ -923,10 +949,11 @@ static int k_tque(lua_State *L) {
   for (h = 0; h < depth; h++) {
     sl_loc lh = l;
     lview *v;
-    lh.off += (int64_t)h * (int64_t)len * (int64_t)sl_dtype_size((sl_dtype)dt);
+    lh.off += (int64_t)h * pitch;
     v = lsl_newview(L, 5, lm, &lh, (int64_t)len, 1);
     v->gen = q->gen;
     q->buf[h] = v;
+    q->id[h] = tque_take_id(lm, blk);
     lua_rawseti(L, 7, h);
   }
   lua_setiuservalue(L, 6, 1);
@@ -947,7 +974,7 @@ static int q_alloc_tensor(lua_State *L) {
     return 1;
   }
   tque_check(L, &lm, 1);
-  st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, h);
+  st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, q->id[h]);
   if (st == SL_OK || st == SL_ESKIP) {
     q->allocs++;
     tque_push(L, h);
@@ -961,7 +988,7 @@ static int q_en_que(lua_State *L) {
   ltque *q = tque_check(L, &lm, 1);
   int h = tque_buf(L, q, 2), st;
   if (q->queued >= q->depth) return luaL_error(L, "EnQue of a full TQue (depth %d)", q->depth);
-  st = sl_set_flag(lm->m, q->blk, SL_EV_MTE2_MTE3, h);
+  st = sl_set_flag(lm->m, q->blk, SL_EV_MTE2_MTE3, q->id[h]);
   if (st == SL_OK || st == SL_ESKIP) q->ring[(q->head + q->queued++) % q->depth] = h;
   return lsl_kdone(L, lm, q->blk, st, 0);
 }
@@ -974,7 +1001,7 @@ static int q_de_que(lua_State *L) {
   int h, st;
   if (q->queued == 0) return luaL_error(L, "DeQue of an empty TQue");
   h = q->ring[q->head];
-  st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE2_MTE3, h);
+  st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE2_MTE3, q->id[h]);
   if (st == SL_OK || st == SL_ESKIP) {
     q->head = (q->head + 1) % q->depth;
     q->queued--;
@@ -988,44 +1015,58 @@ static int q_de_que(lua_State *L) {
 static int q_free_tensor(lua_State *L) {
   lmach *lm;
   ltque *q = tque_check(L, &lm, 1);
-  int h = tque_buf(L, q, 2);
-  return lsl_kdone(L, lm, q->blk, sl_set_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, h), 0);
+  int h = tque_buf(L, q, 2), st = sl_set_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, q->id[h]);
+  if (st == SL_OK || st == SL_ESKIP) q->frees++;
+  return lsl_kdone(L, lm, q->blk, st, 0);
 }
 
-/* q:drain() from its ctx-th wait on: the waits (wait_flag MTE3_MTE2) for the
-** FreeTensors no AllocTensor waited for, the newest first, each a primitive
-** (a yield between two resumes here); then the queue starts over, every
-** buffer free */
-static int q_drain_from(lua_State *L, int status, lua_KContext ctx) {
+/* the queue's ids given back to its block; the queue starts over, empty */
+static void tque_reset(ltque *q) {
+  int h;
+  for (h = 0; h < q->depth; h++)
+    if (q->id[h] >= 0) {
+      q->lm->run->b[q->blk].qids &= ~(1u << q->id[h]);
+      q->id[h] = -1;
+    }
+  q->allocs = q->frees = q->head = q->queued = 0;
+}
+
+/* q:free_all_event() from its ctx-th wait on: the waits (wait_flag MTE3_MTE2)
+** for the FreeTensors no AllocTensor waited for, the newest first, each a
+** primitive (a yield between two resumes here); then its ids go back */
+static int q_free_all_from(lua_State *L, int status, lua_KContext ctx) {
   lmach *lm;
-  ltque *q;
-  int i, n, st;
+  ltque *q = tque_check(L, &lm, 0);
+  int i, n = q->allocs < q->depth ? q->allocs : q->depth, st = SL_OK;
   (void)status;
   lua_settop(L, 1);
-  q = (ltque *)luaL_checkudata(L, 1, TQUE_MT);
-  n = q->allocs < q->depth ? q->allocs : q->depth;
   for (i = (int)ctx; i < n; i++) {
-    q = tque_check(L, &lm, 1);
-    st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, (q->allocs - 1 - i) % q->depth);
+    tque_check(L, &lm, 1);
+    st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, q->id[(q->allocs - 1 - i) % q->depth]);
     if (st != SL_OK && st != SL_ESKIP) return lsl_kdone(L, lm, q->blk, st, 0);   /* raises */
-    if (i + 1 < n && sl_must_yield(lm->m, q->blk)) return lua_yieldk(L, 0, i + 1, q_drain_from);
-    if (i + 1 == n) {
-      q->allocs = 0;                      /* every buffer free again, its flag waited for */
-      return lsl_kdone(L, lm, q->blk, st, 0);
-    }
+    if (i + 1 < n && sl_must_yield(lm->m, q->blk))
+      return lua_yieldk(L, 0, i + 1, q_free_all_from);
   }
-  q->allocs = 0;
-  return 0;
+  tque_reset(q);
+  return n > 0 ? lsl_kdone(L, lm, q->blk, st, 0) : 0;
 }
 
-/* q:drain(): the queue's end (see q_drain_from) */
-static int q_drain(lua_State *L) { return q_drain_from(L, LUA_OK, 0); }
+/* q:free_all_event(): FreeAllEvent, the queue's end: every tensor freed and
+** none queued, else an error naming what is left (see q_free_all_from) */
+static int q_free_all_event(lua_State *L) {
+  lmach *lm;
+  ltque *q = tque_check(L, &lm, 0);
+  if (q->allocs != q->frees || q->queued > 0)
+    return luaL_error(L, "FreeAllEvent of a TQue with %d tensor(s) not freed (%d queued)",
+                      q->allocs - q->frees, q->queued);
+  return q_free_all_from(L, LUA_OK, 0);
+}
 
 /* a TQue's methods (its metatable's __index: a table, so a call looks a
 ** method up without a metamethod) */
 static const luaL_Reg tque_methods[] = {
   {"alloc_tensor", q_alloc_tensor}, {"en_que", q_en_que}, {"de_que", q_de_que},
-  {"free_tensor", q_free_tensor}, {"drain", q_drain}, {NULL, NULL}
+  {"free_tensor", q_free_tensor}, {"free_all_event", q_free_all_event}, {NULL, NULL}
 };
 
 /* push the TQues' metatable (made the first time) */

@@ -59,6 +59,7 @@ static uint64_t block_tie(sl_machine *m, int32_t blk) {
   return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
 }
 
+/* block blk's next tie (block_tie, for the other files of the core) */
 uint64_t sli_block_tie(sl_machine *m, int32_t blk) { return block_tie(m, blk); }
 
 static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {

@@ -38,7 +38,7 @@ local function local_ops(k, g, acc, round, f, w, q, r)
   local tq = k:tque("int32", 2, 8)       -- a TQue's round trip (no copies)
   tq:en_que(tq:alloc_tensor())
   tq:free_tensor(tq:de_que())
-  tq:drain()
+  tq:free_all_event()
   local s = k:ub("int32", 16)            -- the scalar passes, on a UB of their own
   k:duplicate(s, 0, 16)
   k:pipe_barrier()

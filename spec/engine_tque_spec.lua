@@ -38,7 +38,7 @@ local function by_tque(k, a)
     k:data_copy(a.dst:sub(r * ROW, ROW), row, ROW)
     q:free_tensor(row)
   end
-  q:drain()
+  q:free_all_event()
 end
 
 -- one launch of kernel on a fresh machine: its end, events and dst's checksum
@@ -76,13 +76,16 @@ describe("k:tque and k:sync_func", function()
         assert(rawequal(q:de_que(), t))
         q:free_tensor(t)
       end
-      q:drain()                                        -- every buffer free again
       e.foreign = H.strip(H.err(function() q:en_que(k:ub("bf16", 16)) end))
       e.empty = H.strip(H.err(function() q:de_que() end))
       e.depth = H.strip(H.err(function() k:tque("bf16", 9, 16) end))
       local t = q:alloc_tensor()
       q:en_que(t)
       e.sub = H.strip(H.err(function() q:free_tensor(t:sub(0, 8)) end))
+      e.held = H.strip(H.err(function() q:free_all_event() end))
+      q:free_tensor(q:de_que())
+      q:free_all_event()
+      e.after = H.strip(H.err(function() q:alloc_tensor() end))
     end, 1)
     for j = 1, 3 do assert.is_true(rawequal(seen[j], seen[j + 3])) end
     assert.is_false(rawequal(seen[1], seen[2]))
@@ -92,7 +95,34 @@ describe("k:tque and k:sync_func", function()
       empty = "DeQue of an empty TQue",
       depth = "bad argument #2 to 'tque' (depth must be in 1..8)",
       sub = "bad argument #1 to 'free_tensor' (not a tensor of this TQue (its alloc_tensor's))",
+      held = "FreeAllEvent of a TQue with 1 tensor(s) not freed (1 queued)",
+      after = "a TQue is not used after its free_all_event",
     }, e)
+    m:close()
+  end)
+
+  it("take event ids of their own and 32-byte aligned buffers, as InitBuffer does", function()
+    local m = lab.machine{ pes = 1 }
+    local got, e = {}, {}
+    m:launch(function(k)
+      local a, b = k:tque("bf16", 2, 17), k:tque("fp32", 4, 8)
+      local t1, t2 = a:alloc_tensor(), a:alloc_tensor()
+      got.pitch = t2.offset - t1.offset                                -- 34 bytes -> 64
+      a:en_que(t1); a:en_que(t2)
+      a:free_tensor(a:de_que()); a:free_tensor(a:de_que())
+      e.ids = H.strip(H.err(function() k:tque("int32", 3, 8) end))    -- 6 held, 2 left
+      for _ = 1, 2 do                                  -- interleaved: no flag of a's is b's
+        local ta, tb = a:alloc_tensor(), b:alloc_tensor()
+        a:en_que(ta); b:en_que(tb)
+        a:free_tensor(a:de_que()); b:free_tensor(b:de_que())
+      end
+      a:free_all_event()
+      got.again = #k:tque("int32", 3, 8):alloc_tensor()                -- a's ids free again
+      b:free_all_event()
+    end, 1)
+    assert.same({ pitch = 32, again = 8 }, got)
+    assert.same({ ids = "bad argument #2 to 'tque' (the block's live TQues hold the other "
+                        .. "event ids (8 in all))" }, e)
     m:close()
   end)
 

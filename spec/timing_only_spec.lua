@@ -218,6 +218,12 @@ describe("memory checked up front", function()
     assert.is_true(need.per_unit * need.units >= held * 0.999,
                    string.format("counted %d of the %d bytes held", need.per_unit * need.units, held))
     m:close()
+    -- the baseline's machine holds the collective's buffers, not the relay's window
+    local function per_unit(algo, baseline)
+      return runner.memory_need(op, runner.config(op, { pes = 32, count = 4096, algo = algo,
+                                                        baseline = baseline })).per_unit
+    end
+    assert.equal(per_unit("flat", "none"), per_unit("hier", "hccl") - per_unit("hier", "none"))
   end)
 
   -- the usage error of a config that cannot fit, or nil when it runs

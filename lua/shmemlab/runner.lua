@@ -370,8 +370,9 @@ local SHARDS = {
 -- fixed + per_unit * units (units of the size option unit: --count or --tokens).
 -- Buffers: every PE's input, output and the reference (an allgather's output, a
 -- reduce-scatter's input and an alltoall's hold pes shards; an MoE dispatch's receive buffer and
--- reference about topk rows per token), on the op's machine and the baseline's
--- (both alive at the end of a run); UB: every block's, as far as it stages (at
+-- reference about topk rows per token), on the op's machine (what op.shards(c)
+-- says, when the op says) and the baseline's (the collective's; both alive at
+-- the end of a run); UB: every block's, as far as it stages (at
 -- most a shard); each block's state. A timing-only run keeps the block state and
 -- the routing alone
 function runner.memory_need(op, c)
@@ -379,21 +380,21 @@ function runner.memory_need(op, c)
   local machines = c.baseline ~= "none" and 2 or 1
   local blocks = c.pes * (c.block_dim + (machines == 2 and math.min(c.pes, c.cores) or 0))
   local fixed = blocks * runner.BLOCK_BYTES
-  local per, units, unit, shard
+  local per, units, unit, shard, base
   if op.collective == "dispatch" or op.collective == "combine" then
     local copy = {}
     for k, v in pairs(c) do copy[k] = v end
     local cfg = require("shmemlab.moe").config(copy)
     fixed = fixed + c.pes * cfg.tokens * cfg.topk * runner.ROW_BYTES
     per, units, unit = cfg.hidden * esize * (2 + 2 * cfg.topk), cfg.tokens, "--tokens"
-    shard = cfg.tokens * cfg.hidden * esize
+    shard, base = cfg.tokens * cfg.hidden * esize, per
   else
-    local shards = SHARDS[op.collective]
-    shards = op.shards and op.shards(c) or shards and shards(c.pes) or 3
-    per, units, unit = shards * esize, c.count or 0, "--count"
+    base = SHARDS[op.collective]
+    base = (base and base(c.pes) or 3) * esize          -- the baseline's: the collective's
+    per, units, unit = op.shards and op.shards(c) * esize or base, c.count or 0, "--count"
     shard = units * esize
   end
-  local per_unit = machines * c.pes * per
+  local per_unit = c.pes * (per + (machines - 1) * base)
   local ub = blocks * math.min(c.ub_bytes, shard)     -- a block stages at most a shard
   return { data = fixed + ub + per_unit * units, timing_only = fixed, fixed = fixed + ub,
            per_unit = per_unit, unit = unit, units = units }

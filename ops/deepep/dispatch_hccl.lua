@@ -125,7 +125,7 @@ local function input_to_share(k, a, w)
                 a.cwin:sub(w.data + slot * R.gm, R.len), t // K, t % K)
     end
   end
-  q:drain()
+  q:free_all_event()
 end
 
 -- SetStatus: the block's experts [first, first + cnt): 1.0f into slot
@@ -215,7 +215,7 @@ local function share_to_output(k, a, w, u, cnt, first)
       output_row(k, a, u.q, win:sub(w.data + (off + r) * a.row.gm, a.row.len), at + r)
     end
   end
-  u.q:drain()
+  u.q:free_all_event()
 end
 
 local function cam_kernel(k, a)
