@@ -332,6 +332,9 @@ static int v_reinterpret(lua_State *L) {
   lview *v = lsl_checkview(L, 1), *root = v, *nv;
   int dt = lsl_checkdtype(L, 2);
   int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt), n = v->n * lsl_esize(v) / ns;
+  sl_loc l = v->l;                        /* v may go once its root replaces it below */
+  lmach *lm = v->lm;
+  uint32_t gen = v->gen;
   lua_Integer key;
   if (v->l.off % ns != 0)
     return luaL_argerror(L, 1, "window does not start on a whole element of the new dtype");
@@ -342,7 +345,7 @@ static int v_reinterpret(lua_State *L) {
     root = (lview *)lua_touserdata(L, 2);
     lua_replace(L, 1);
   }
-  key = reinterpret_key(v->l.off - root->l.off, dt);
+  key = reinterpret_key(l.off - root->l.off, dt);
   push_subs(L, 1);
   if (lua_rawgeti(L, 2, key) == LUA_TUSERDATA) {
     nv = (lview *)lua_touserdata(L, -1);
@@ -350,8 +353,8 @@ static int v_reinterpret(lua_State *L) {
   }
   lua_pop(L, 1);
   lua_getiuservalue(L, 1, 1);
-  nv = lsl_newview(L, -1, v->lm, &v->l, n, 1);
-  nv->gen = v->gen;
+  nv = lsl_newview(L, -1, lm, &l, n, 1);
+  nv->gen = gen;
   nv->l.dtype = dt;
   lua_pushvalue(L, -1);
   lua_rawseti(L, 2, key);
