@@ -26,37 +26,53 @@ local LL = { 8, 16, 32 }
 local LL_US = { dispatch = { 132, 139, 153 }, combine = { 126, 135, 151 } }
 
 -- the run options of a case: the published configuration, timing-only (the times are
--- those of a data run), one launch, no baseline
-local function options(pes, tokens, what)
+-- those of a data run), one launch, no baseline; wire: the dispatch's row dtype (nil:
+-- the input's)
+local function options(pes, tokens, wire)
   return { soc = "Ascend910_93", pes = pes, local_tokens = tokens, hidden = 7168, topk = 8,
-           experts = 256, dtype = "bf16", dispatch_dtype = what == "dispatch" and "int8" or nil,
+           experts = 256, dtype = "bf16", dispatch_dtype = wire,
            block_dim = 48, timing_only = true, warmup = 0, iters = 1, baseline = "none",
            moe_mode = tokens > runner.LL_MAX_TOKENS and "normal" or "ll" }
 end
 
 M.cases = {}
-for _, what in ipairs({ "dispatch", "combine" }) do
+
+-- one case of the table
+local function case(name, op, opts, metric, unit, published)
+  M.cases[#M.cases + 1] = { name = name, op = op, opts = opts, metric = metric, unit = unit,
+                            published = published }
+end
+
+-- the SHMEM normal-mode kernels (INT8 dispatch rows, as the published runs sent)
+local function normal_rows(what)
   for i, ep in ipairs(NORMAL) do
-    M.cases[#M.cases + 1] = { name = string.format("deepep normal %s EP%d", what, ep),
-      op = "ops/deepep/" .. what .. ".lua", opts = options(ep, 4096, what),
-      metric = "deepep_bandwidth_GBps", unit = "GB/s", published = NORMAL_GBPS[what][i] }
-  end
-  -- the dispatch sgl-kernel-npu's main branch ships on Ascend910_93 (notify + the
-  -- cam_moe_dispatch_normal data kernel): its port moves BF16 rows (it refuses INT8's
-  -- DynamicQuant), so these rows send twice the bytes the published runs did
-  for i, ep in ipairs(what == "dispatch" and NORMAL or {}) do
-    local opts = options(ep, 4096, what)
-    opts.dispatch_dtype = nil
-    M.cases[#M.cases + 1] = { name = string.format("deepep main dispatch EP%d, BF16 rows", ep),
-      op = "ops/deepep/dispatch_hccl.lua", opts = opts,
-      metric = "deepep_bandwidth_GBps", unit = "GB/s", published = NORMAL_GBPS.dispatch[i] }
-  end
-  for i, ep in ipairs(LL) do
-    M.cases[#M.cases + 1] = { name = string.format("mc2 LL %s EP%d", what, ep),
-      op = "ops/mc2/" .. what .. ".lua", opts = options(ep, 128, what),
-      metric = "latency_us", unit = "us", published = LL_US[what][i] }
+    case(string.format("deepep normal %s EP%d", what, ep), "ops/deepep/" .. what .. ".lua",
+         options(ep, 4096, what == "dispatch" and "int8" or nil), "deepep_bandwidth_GBps",
+         "GB/s", NORMAL_GBPS[what][i])
   end
 end
+
+-- the dispatch sgl-kernel-npu's main branch ships on Ascend910_93 (notify + the
+-- cam_moe_dispatch_normal data kernel): its port moves BF16 rows (it refuses INT8's
+-- DynamicQuant), so these rows send twice the bytes the published runs did
+local function main_rows()
+  for i, ep in ipairs(NORMAL) do
+    case(string.format("deepep main dispatch EP%d, BF16 rows", ep), "ops/deepep/dispatch_hccl.lua",
+         options(ep, 4096, nil), "deepep_bandwidth_GBps", "GB/s", NORMAL_GBPS.dispatch[i])
+  end
+end
+
+-- the mc2 low-latency kernels
+local function ll_rows(what)
+  for i, ep in ipairs(LL) do
+    case(string.format("mc2 LL %s EP%d", what, ep), "ops/mc2/" .. what .. ".lua",
+         options(ep, 128, what == "dispatch" and "int8" or nil), "latency_us", "us",
+         LL_US[what][i])
+  end
+end
+
+normal_rows("dispatch"); main_rows(); ll_rows("dispatch")
+normal_rows("combine"); ll_rows("combine")
 
 -- the files whose content decides the cases' figures: the engine, the profiles, the
 -- operators and the Lua they run through
