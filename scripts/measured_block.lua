@@ -17,6 +17,8 @@ M.BLOCKS = {
   check = { target = "make bench", inputs = { "bench/check.lua" } },
   dtype = { target = "make bench", inputs = { "bench/dtype_bench.c" } },
   scale = { target = "make scale", inputs = { "bench/scale.lua" } },
+  chain = { target = "make chain", inputs = { "bench/chain.lua" } },
+  runahead = { target = "make chain", inputs = { "bench/chain.lua" } },
   peers = { target = "make bench-peers", inputs = { "bench/peers/peers.lua", "bench/shell.lua",
             "bench/peers/collectives.c", "bench/peers/floor.c", "bench/peers/data.h" } },
 }
