@@ -155,12 +155,35 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
-/* schedule an EV_PIPE for the block's pipe at t (once) */
+/* schedule an EV_PIPE for the block's pipe at t (once). When the block's
+** last key is the landing of one of its copies or vector ops at t (lkn ==
+** nkey, not landed yet), the EV_PIPE's key would come right after it: keys
+** of one time run by block, then by the block's count, so no key comes
+** between the two (flow ends of that time come before both, and a settle
+** waits for a later time). The pipe then moves when the landing is handled,
+** after all the landing does (sli_landed): what the EV_PIPE would do, in
+** the same order, without its key. Its tie is taken all the same: every
+** later key of the block has the tie it had */
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
   sl_block *b = &m->blocks[blk];
   if (b->kick[QI(pipe)] == t) return;
   b->kick[QI(pipe)] = t;
+  if (b->lkt == t && b->lkn == b->nkey) {
+    int32_t *k = &m->evs[b->lkev].kicks;
+    int n = *k == 0 ? 0 : *k < 4 ? 1 : 2;      /* the EV_PIPEs riding on it already */
+    *k |= (QI(pipe) + 1) << (2 * n);
+    b->lkn = ++b->nkey;                       /* the next one rides too */
+    return;
+  }
   if (sli_schedule_pipe(m, t, blk, pipe) != SL_OK) m->oom = 1;
+}
+
+/* the landing of record ev, of block b's pipes, was scheduled at t: the
+** block's last key (kick_at) */
+static inline void land_key(sl_block *b, sl_time t, int32_t ev) {
+  b->lkt = t;
+  b->lkn = b->nkey;
+  b->lkev = ev;
 }
 
 /* start the transfer at the head of the pipe at now */
@@ -187,6 +210,7 @@ static void vec_start(sl_machine *m, sl_block *b, sl_ins *o, sl_time now) {
   if (end > b->done[SL_PIPE_V]) b->done[SL_PIPE_V] = end;
   if (end > b->inflight) b->inflight = end;
   if (sli_schedule_as(m, end, o->ev, EV_VEC, (int)(b - m->blocks)) != SL_OK) m->oom = 1;
+  land_key(b, end, o->ev);
 }
 
 /* the pipe reached a shadow read: one pipe fewer to wait for */
@@ -304,15 +328,19 @@ void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
   if (SLI_TRACING(m))
     sli_trace(m, b->xstart[q], t, b->pe, b->b, 0, o->path, o->bytes, o->gm_pe, pipe);
   if (sli_schedule_as(m, land, o->ev, EV_COPY, blk) != SL_OK) m->oom = 1;
+  land_key(b, land, o->ev);
   b->busy[q] = 0;
   pop(m, b, q);
   sli_pipe_kick(m, blk, pipe, t);
 }
 
-/* a copy or vector op (landing record ev) of the block's pipe landed at t */
+/* a copy or vector op (landing record ev) of the block's pipe landed at t;
+** last, the EV_PIPEs that rode on it (kick_at), in the order they were made */
 void sli_landed(sl_machine *m, int blk, int pipe, int vec, int32_t ev, sl_time t) {
   sl_block *b = &m->blocks[blk];
   int q = QI(pipe);
+  int32_t kicks = m->evs[ev].kicks;
+  if (b->lkev == ev) b->lkn = 0;        /* landed: nothing rides on it any more */
   b->nq[q]--;
   pub_drop(m, b, ev);
   if (vec) {
@@ -321,6 +349,7 @@ void sli_landed(sl_machine *m, int blk, int pipe, int vec, int32_t ev, sl_time t
     sli_pipe_kick(m, blk, pipe, t);
   }
   if (b->state == B_QUEUE && !sli_queue_full(m, blk)) sli_wake(m, blk, t);
+  for (; kicks != 0; kicks >>= 2) sli_pipe_due(m, blk, SL_PIPE_V + (kicks & 3) - 1, t);
 }
 
 /* 1 when the pipes of mask are empty and idle; *t = when S may go on */

@@ -56,7 +56,12 @@ typedef struct sl_event {
   int32_t pipe;             /* copy / vector op: the pipe it ran on; a fetching
                             ** atomic: the path its reply takes */
   int32_t site;             /* checked runs: the issuing Lua line */
-  int32_t snap;             /* racecheck: the release a signal carries */
+  union {
+    int32_t snap;           /* racecheck: the release a signal carries */
+    int32_t kicks;          /* a pipe's copy or vector op: the EV_PIPEs that ride on
+                            ** its landing (pipe.c: kick_at), QI + 1 in 2 bits each,
+                            ** first in the low bits */
+  };
   int32_t next_free;
   double s;                 /* vector scalar */
   union {
@@ -274,6 +279,13 @@ typedef struct sl_block {
   struct { int32_t id, site; sl_time start; } fr[SL_FSTACK];  /* site: of prof_start */
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
   uint64_t nkey;            /* keys scheduled for it: the last part of their order */
+  /* the landing (EV_COPY / EV_VEC) its pipes scheduled last: its time, record,
+  ** and the block's nkey after its key (lkn, 0 none: nkey is 1 or more once
+  ** the launch woke it), left when it lands; while lkn == nkey it is the
+  ** block's last key (pipe.c: kick_at) */
+  sl_time lkt;
+  uint64_t lkn;
+  int32_t lkev;
   int32_t qonly;            /* the primitive just run only queued to its own pipes */
   int32_t ahead;            /* it ran ahead of a wake-up due before its clock (sim.c) */
   int32_t mtail[SL_NQ];     /* the last shadow read waiting in each queue */
