@@ -6,6 +6,7 @@
 -- before (doc/performance.md): compare user time in alternated pairs, and leave
 -- a pause of 30 s before each run whose system time you compare.
 --   lua5.4 bench/cpu_split.lua allgather "{ pes = 256, count = 1024 }"
+-- (OP a name in ops/, family/name for ops/family/name.lua, or a path).
 local runner = require("shmemlab.runner")
 local lab = require("shmemlab")
 
@@ -35,7 +36,12 @@ local function peak_rss_mib()
   return kb and tonumber(kb) // 1024 or 0
 end
 
-local op = runner.load_op(arg[1] or "allgather")
+-- the operator: a name in ops/, family/name (ops/family/name.lua), or a path
+local name = arg[1] or "allgather"
+if name:find("/") and not name:find("%.lua$") then
+  name = string.format("%s/%s.lua", runner.ops_dir(), name)
+end
+local op = runner.load_op(name)
 local opts = assert(load("return " .. (arg[2] or "{}")))()
 opts.warmup, opts.iters, opts.baseline = 0, 1, "none"
 local c = runner.config(op, opts)
