@@ -216,9 +216,52 @@ static void open_functions(lua_State *L) {
 }
 
 /* open the module */
+/* the Lua state's allocator, wrapped so that the C library's heap it grows
+** is advised into huge pages (sl_heap_huge), asked every HUGE_EVERY growths:
+** the heap grows by 32 MiB at a time, and what that many allocations touch
+** of a new part before it is advised stays in 4 KiB pages */
+#define HUGE_EVERY 64
+static lua_Alloc base_alloc;
+static void *base_ud;
+static unsigned huge_calls;
+
+static void *huge_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  void *p = base_alloc(ud, ptr, osize, nsize);
+  if ((ptr == NULL || nsize > osize) && ++huge_calls % HUGE_EVERY == 0) sl_heap_huge();
+  return p;
+}
+
+/* the state closes: its allocator again before the C library of this
+** module is unloaded (the package library's finalizer, which runs after this
+** one: it was set first) */
+static int huge_alloc_gc(lua_State *L) {
+  if (base_alloc != NULL && lua_getallocf(L, NULL) == huge_alloc)
+    lua_setallocf(L, base_alloc, base_ud);
+  base_alloc = NULL;
+  return 0;
+}
+
+/* wrap the allocator of the first state that opens the module */
+static void huge_alloc_open(lua_State *L) {
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  if (f == huge_alloc || base_alloc != NULL) return;
+  base_alloc = f;
+  base_ud = ud;
+  lua_newuserdatauv(L, 1, 0);
+  lua_newtable(L);
+  lua_pushcfunction(L, huge_alloc_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, "shmemlab.huge_alloc");
+  lua_setallocf(L, huge_alloc, ud);
+  sl_heap_huge();
+}
+
 int luaopen_shmemlab_core(lua_State *L);
 int luaopen_shmemlab_core(lua_State *L) {
   int i;
+  huge_alloc_open(L);
   open_metatables(L);
   lua_newtable(L);
   open_functions(L);

@@ -7,8 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "sli.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#define SL_HAVE_SBRK 1
+#endif
 
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0
@@ -79,6 +85,36 @@ static void heap_release(sl_machine *m, int64_t off) {
 /* bytes of the symmetric heap in use */
 int64_t sl_heap_used(const sl_machine *m) { return m->heap_used; }
 
+/* The C library's heap (its brk region: the Lua state's objects, the core's
+** small arrays) in 2 MiB pages where the system offers them (madvise, as
+** glibc's tunable glibc.malloc.hugetlb=1 would): a machine of thousands of
+** blocks holds 100 MiB and more there, read at random; in 4 KiB pages nearly
+** every such read also misses the TLB and each page's first touch is a
+** fault. The heap grows by SL_HEAP_PAD at least (M_TOP_PAD), and each time it
+** has grown the new part is advised before more than its first page is
+** touched: call sl_heap_huge after every allocation that may have grown it
+** (cheap while it has not) */
+#define SL_HEAP_PAGE ((uintptr_t)2 << 20)
+#define SL_HEAP_PAD (32 << 20)
+
+void sl_heap_huge(void) {
+#if defined(MADV_HUGEPAGE) && defined(SL_HAVE_SBRK)
+  static uintptr_t advised;             /* the heap below this is advised */
+  uintptr_t end = (uintptr_t)sbrk(0);
+  if (end <= advised || end == (uintptr_t)-1) return;
+  if (advised == 0) {                   /* the first call: from here on */
+#ifdef M_TOP_PAD
+    (void)mallopt(M_TOP_PAD, SL_HEAP_PAD);
+#endif
+    advised = end;
+    return;
+  }
+  (void)madvise((void *)(advised & ~(SL_HEAP_PAGE - 1)), end - (advised & ~(SL_HEAP_PAGE - 1)),
+                MADV_HUGEPAGE);         /* a hint: without it, 4 KiB pages */
+  advised = end;
+#endif
+}
+
 /* allocate n elements in a space; returns the buffer id or -(status) */
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags) {
   return sl_alloc_sym(m, space, dtype, n, name, flags, 16, 0);
@@ -88,11 +124,14 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
 ** SL_HUGE_COPY or more is mapped in huge pages where the system offers them
 ** (madvise): an output a collective writes whole faults in 2 MiB at a time,
 ** 512 times fewer page faults than in 4 KiB pages (at 256 PEs of a data-mode
-** allgather a third of the run's CPU time), a huge page holds the bytes of
-** at most 8 PEs' copies, and a buffer touched in one place per PE commits
-** at most all of its bytes (what runner.memory_need counts anyway) */
+** allgather a third of the run's CPU time), and its landings, spread over
+** every PE's copy, miss the TLB far less (the server relay's window of 124 /
+** 252 KiB a PE at 256 / 512 PEs: a quarter of the run's user time). A huge
+** page holds the bytes of at most 32 PEs' copies, and a buffer touched in one
+** place per PE commits at most all of its bytes (what runner.memory_need
+** counts anyway) */
 #define SL_HUGE_WHOLE ((int64_t)64 << 20)
-#define SL_HUGE_COPY ((int64_t)256 << 10)
+#define SL_HUGE_COPY ((int64_t)64 << 10)
 #define SL_HUGE_PAGE ((size_t)2 << 20)
 
 /* zeroed bytes of copies x bytes for a buffer; *mapped is their size when
