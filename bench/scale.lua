@@ -47,6 +47,20 @@ local function peak_rss()
   return kb and tonumber(kb) * 1024
 end
 
+-- user and system CPU seconds of this process so far and its minor page faults
+-- (/proc/self/stat, 10 ms ticks; os.clock() and 0, 0 where there is none): on a
+-- virtual machine that hands free memory back to its host, system time is mostly
+-- the first touch of the bytes the op holds and depends on what ran just before
+-- (doc/performance.md), so compare builds on user time
+local function usage()
+  local f = io.open("/proc/self/stat")
+  if f == nil then return os.clock(), 0, 0 end
+  local fields = {}
+  for w in f:read("a"):match("%) (.*)"):gmatch("%S+") do fields[#fields + 1] = w end
+  f:close()
+  return tonumber(fields[12]) / 100, tonumber(fields[13]) / 100, tonumber(fields[8])
+end
+
 -- the events of m by kind since k0 (m:event_kinds(), or nil), as "kind=N ..."
 -- (sorted by kind) for one()'s line
 local function kinds_text(m, k0)
@@ -78,13 +92,16 @@ local function one(opname, opts_text)
   local ws, cs = wall(), os.clock()
   local s = op.setup(m, c)
   local e0, k0, f0, w0, c0 = m:events(), m:event_kinds(), m:flow_stats(), wall(), os.clock()
+  local u0, s0, pf0 = usage()
   op.run(m, c, s)
   local cpu, w1, f1 = os.clock() - c0, wall(), m:flow_stats()
+  local u1, s1, pf1 = usage()
   local need = runner.memory_need(op, c)
-  print(string.format("events=%d wall=%.3f cpu=%.3f setup=%.3f setupcpu=%.3f rss=%d need=%d "
+  print(string.format("events=%d wall=%.3f cpu=%.3f user=%.2f sys=%.2f minflt=%d setup=%.3f "
+                      .. "setupcpu=%.3f rss=%d need=%d "
                       .. "now_us=%.3f starts=%d continued=%d settles=%d rerated=%d fills=%d "
                       .. "filled=%d %s",
-                      m:events() - e0, w1 and w1 - w0 or cpu, cpu,
+                      m:events() - e0, w1 and w1 - w0 or cpu, cpu, u1 - u0, s1 - s0, pf1 - pf0,
                       w0 and w0 - ws or c0 - cs, c0 - cs, peak_rss() or 0,
                       c.timing_only and 0 or need.data, m:now(),
                       f1.starts - f0.starts, f1.continued - f0.continued,
@@ -124,7 +141,8 @@ end
 
 -- a case's figures; flows re-rated and fills per settled instant of the
 -- solver, and flows filled per flow re-rated; then its events by kind (they
--- sum to its events) and its setup's CPU seconds
+-- sum to its events), its setup's CPU seconds and the launch's user and system
+-- seconds apart (system time is mostly first touches: compare builds on user time)
 local function row(name, r)
   local n = math.max(r.settles, 1)
   print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.2f %9.0f %9d %6.1f %9d %8.1f %7.2f %7.2f",
@@ -137,8 +155,10 @@ local function row(name, r)
     if kind then kinds[#kinds + 1] = string.format("%s %d", kind, v) end
   end
   table.sort(kinds)
-  print(string.format("  %s; setup CPU %.2f s", #kinds > 0 and "events by kind: "
-                      .. table.concat(kinds, ", ") or "no events by kind", r.setupcpu or 0))
+  print(string.format("  %s; setup CPU %.2f s; the launch's user %.2f s, system %.2f s, "
+                      .. "%d minor faults", #kinds > 0 and "events by kind: "
+                      .. table.concat(kinds, ", ") or "no events by kind", r.setupcpu or 0,
+                      r.user or 0, r.sys or 0, r.minflt or 0))
   if r.need and r.need > 0 then         -- a data run: what the op holds (runner.memory_need)
     print(string.format("  the op holds %.0f MiB (runner.memory_need); peak RSS is %.2fx that",
                         r.need / 2 ^ 20, r.rss / r.need))
