@@ -1212,15 +1212,22 @@ void sli_flow_rekey(sl_machine *m, int32_t f) {
 
 /* are the keys due by t some, and all chains' next ghosts? What they start the
 ** chunked chain starts from a pipe's event, which settles a window only after
-** its end, so an EV_FLOW of them alone settles as that would (a rare case: a
-** ghost due on a window's edge; the heap is walked in full) */
+** its end, so an EV_FLOW of them alone settles as that would. The keys due by t
+** are a subtree at the top of the end heap (no key is below its parent's): only
+** they are read, depth first, a pending right child per level at most (the
+** stack: a heap of int32 entries is less than 32 deep) */
 int sli_flow_chain_only(const sl_machine *m, sl_time t) {
-  int32_t i, n = 0;
-  for (i = 0; i < m->fh.n; i++) {
-    const sl_flow *fl = &m->flows[m->fh.h[i].id];
-    if (m->fh.h[i].k > t) continue;
+  int32_t stack[64], i, c;
+  int sp = 0;
+  if (m->fh.n == 0 || m->fh.h[0].k > t) return 0;
+  stack[sp++] = 0;
+  while (sp > 0) {
+    const sl_flow *fl;
+    i = stack[--sp];
+    fl = &m->flows[m->fh.h[i].id];
     if (fl->gn <= 0 || fl->eng == SLI_ENG_GHOST) return 0;
-    n++;
+    for (c = 2 * i + 2; c >= 2 * i + 1; c--)
+      if (c < m->fh.n && m->fh.h[c].k <= t) stack[sp++] = c;
   }
-  return n > 0;
+  return 1;
 }

@@ -14,7 +14,9 @@
 **     resource over its capacity, every flow at its cap or at the top rate of
 **     a full resource (max-min fair), and the run repeatable (40 seeds;
 **     SL_FLOW_SEEDS=N in the environment runs N), and on 16 PEs x 16 blocks,
-**     where a change connects to hundreds of flows;
+**     where a change connects to hundreds of flows; there too, the test of
+**     whether the keys due at an instant are chains' alone reads what a walk of
+**     the whole end heap finds;
 **   - those 16 x 16 programs with every fill's resources in a heap and with
 **     none (m->rs_heap): times, trace and solver counters identical.
 ** Last line printed: "N passed, N failed"; exit status 1 on any failure.
@@ -274,6 +276,45 @@ static int rstep(world *w, blockst *s, int blk, int *st) {
 
 /* the solver's invariants now (between events every rate holds): the
 ** changes of the current instant are settled first, as the next event would */
+/* are the keys due by t some, and all chains'? (the whole end heap walked) */
+static int chain_walk(const sl_machine *m, sl_time t) {
+  int32_t i, n = 0;
+  for (i = 0; i < m->fh.n; i++) {
+    const sl_flow *f = &m->flows[m->fh.h[i].id];
+    if (m->fh.h[i].k > t) continue;
+    if (f->gn <= 0 || f->eng == SLI_ENG_GHOST) return 0;
+    n++;
+  }
+  return n > 0;
+}
+
+/* sli_flow_chain_only (the due subtree alone) as the walk finds, before now,
+** at now, at the first entries' keys and the last's, with the flows as they
+** are (no chains: 0), every flow a chain's (1 from the first due key on) and
+** that but the heap's last entry (0 once it is due); gn put back after */
+static int chain_only_ok(sl_machine *m) {
+  static int64_t gn[4096];
+  int32_t i, n = m->fh.n;
+  int v, j, ok = 1;
+  if (n == 0 || n > 4096) return 1;
+  for (i = 0; i < n; i++) gn[i] = m->flows[m->fh.h[i].id].gn;
+  for (v = 0; v < 3 && ok; v++) {
+    sl_time ts[12];
+    int nt = 0;
+    if (v > 0) for (i = 0; i < n; i++) m->flows[m->fh.h[i].id].gn = i == n - 1 && v == 2 ? 0 : 1;
+    ts[nt++] = m->now - 1;
+    ts[nt++] = m->now;
+    ts[nt++] = m->fh.h[n - 1].k;
+    for (i = 0; i < n && nt < 12; i += 1 + i) ts[nt++] = m->fh.h[i].k;
+    for (j = 0; j < nt && ok; j++) {
+      ok = sli_flow_chain_only(m, ts[j]) == chain_walk(m, ts[j]);
+      if (!ok) printf("chain_only at %lld (case %d of %d flows) differs\n", (long long)ts[j], v, n);
+    }
+  }
+  for (i = 0; i < n; i++) m->flows[m->fh.h[i].id].gn = gn[i];
+  return ok;
+}
+
 static int fair(sl_machine *m) {
   static double load[4096];
   int32_t i;
@@ -283,6 +324,7 @@ static int fair(sl_machine *m) {
     return 0;
   }
   if (m->ndirty != 0) sli_flow_settle(m, m->settle_t);
+  if (!chain_only_ok(m)) return 0;
   memset(load, 0, m->nres * sizeof(load[0]));
   for (i = 0; i < m->fh.n; i++) {
     const sl_flow *f = &m->flows[m->fh.h[i].id];
