@@ -207,16 +207,21 @@ static void catch_up(lua_State *L, lmach *lm, int blk, lua_CFunction again) {
   lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), rerun);
 }
 
-/* a scalar access's UB element (arguments 2 and 3) may run ahead
-** (sl_scalar_ahead_at); 0 when they are not a UB view of this launch and an
-** integer (it catches up, and fails after) */
-static int scalar_here(lua_State *L, lmach *lm, int blk) {
-  lview *v = lsl_toview(L, 2);
-  int isint;
-  lua_Integer i = lua_tointegerx(L, 3, &isint);
-  if (v == NULL || v->lm != lm || v->l.buf >= 0 || v->gen != sl_machine_gen(lm->m) || !isint)
+/* a scalar access's arguments as its catch-up test read them (read: 1), so
+** the access reads them once: the view at 2 (v, NULL when none) and the
+** index at 3 (i, when isint) */
+typedef struct sarg { lview *v; lua_Integer i; int isint, read; } sarg;
+
+/* a scalar access's UB element (arguments 2 and 3, read into a) may run
+** ahead (sl_scalar_ahead_at); 0 when they are not a UB view of this launch
+** and an integer (it catches up, and fails after) */
+static int scalar_here(lua_State *L, lmach *lm, int blk, sarg *a) {
+  lview *v = a->v = lsl_toview(L, 2);
+  a->i = lua_tointegerx(L, 3, &a->isint);
+  a->read = 1;
+  if (v == NULL || v->lm != lm || v->l.buf >= 0 || v->gen != sl_machine_gen(lm->m) || !a->isint)
     return 0;
-  return sl_scalar_ahead_at(lm->m, blk, &v->l, (int64_t)i);
+  return sl_scalar_ahead_at(lm->m, blk, &v->l, (int64_t)a->i);
 }
 
 /* the machine and block of the running primitive: the running block's own
@@ -227,12 +232,13 @@ static int scalar_here(lua_State *L, lmach *lm, int blk) {
 ** pending pipe work of the block touches (sl_scalar_ahead_at), and a signal_op
 ** (queue_only 3) where sl_signal_ahead says so; any other catches up first
 ** (catch_up: again, when not NULL, is the primitive that runs when it resumes) */
-static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction again) {
+static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction again,
+                           sarg *a) {
   lmach *lm = lsl_here.lm;
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
   if (queue_only != 1 && sl_block_ahead(lm->m, *blk) &&
-      !(queue_only == 2 && scalar_here(L, lm, *blk)) &&
+      !(queue_only == 2 && scalar_here(L, lm, *blk, a)) &&
       !(queue_only == 3 && sl_signal_ahead(lm->m)))
     catch_up(L, lm, *blk, again);
   prim_counted(L, lm, *blk);
@@ -241,7 +247,7 @@ static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction
 
 /* kcheck_again of the running primitive */
 static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
-  return kcheck_again(L, blk, queue_only, NULL);
+  return kcheck_again(L, blk, queue_only, NULL, NULL);
 }
 
 /* kcheck of a primitive that reads or writes what other blocks see */
@@ -254,9 +260,8 @@ lmach *lsl_kcheck_q(lua_State *L, int *blk) { return kcheck(L, blk, 1); }
 /* kcheck of k:signal_op (sl_signal_ahead) */
 lmach *lsl_kcheck_s(lua_State *L, int *blk) { return kcheck(L, blk, 3); }
 
-/* location of view argument i as seen by the running block */
-sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
-  lview *v = lsl_toview(L, i);
+/* location of view v (argument i; NULL: not a view) as seen by the running block */
+static sl_loc kloc_of(lua_State *L, lmach *lm, int i, const lview *v) {
   sl_loc l;
   if (v == NULL) luaL_typeerror(L, i, "tensor view");
   if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
@@ -271,6 +276,17 @@ sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
     l.pe = lm->cur_pe;
   }
   return l;
+}
+
+/* location of view argument i as seen by the running block */
+sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) { return kloc_of(L, lm, i, lsl_toview(L, i)); }
+
+/* the UB element (location and index) of a scalar access: its arguments 2
+** and 3 as a (when read) or the stack holds them, checked */
+static sl_loc scalar_arg(lua_State *L, lmach *lm, const sarg *a, lua_Integer *i) {
+  sl_loc u = kloc_of(L, lm, 2, a->read ? a->v : lsl_toview(L, 2));
+  *i = a->read && a->isint ? a->i : kint(L, 3);
+  return u;
 }
 
 /* continuation of a failed primitive that had to yield first: raise the
@@ -462,9 +478,10 @@ static int k_set_atomic_none(lua_State *L) {
 /* k:get_value(ub, i): a UB element, read on the S pipe */
 static int k_get_value(lua_State *L) {
   int blk, st;
-  lmach *lm = kcheck_again(L, &blk, 2, k_get_value);
-  sl_loc u = lsl_kloc(L, lm, 2);
-  lua_Integer i = kint(L, 3);
+  sarg a = { NULL, 0, 0, 0 };
+  lmach *lm = kcheck_again(L, &blk, 2, k_get_value, &a);
+  lua_Integer i;
+  sl_loc u = scalar_arg(L, lm, &a, &i);
   double num = 0;
   int64_t iv = 0;
   st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
@@ -477,9 +494,10 @@ static int k_get_value(lua_State *L) {
 /* k:set_value(ub, i, v): write a UB element on the S pipe */
 static int k_set_value(lua_State *L) {
   int blk;
-  lmach *lm = kcheck(L, &blk, 2);
-  sl_loc u = lsl_kloc(L, lm, 2);
-  lua_Integer i = kint(L, 3);
+  sarg a = { NULL, 0, 0, 0 };
+  lmach *lm = kcheck_again(L, &blk, 2, NULL, &a);
+  lua_Integer i;
+  sl_loc u = scalar_arg(L, lm, &a, &i);
   int isint = lua_isinteger(L, 4);
   double num = isint ? 0 : (double)luaL_checknumber(L, 4);
   int64_t iv = isint ? (int64_t)lua_tointeger(L, 4) : 0;

@@ -313,7 +313,7 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
 int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
   size_t i = (size_t)pe * (size_t)m->p.cores + (size_t)core;
   sl_ubmap *u = &m->ubmap[i];
-  if (u->gen != m->gen) { u->gen = m->gen; u->n = 0; u->top = 0; }
+  if (u->gen != m->gen) { u->gen = m->gen; u->n = 0; u->top = 0; u->sorted = 1; }
   if (u->n == u->cap) {
     int cap = u->cap ? 2 * u->cap : 4;
     sl_ubrange *nr = realloc(u->r, (size_t)cap * sizeof(*nr));
@@ -322,6 +322,7 @@ int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
     u->cap = cap;
   }
   if (sli_ub_reserve(m, pe, core, u->top + bytes) != SL_OK) return SL_ENOMEM;
+  if (u->n > 0 && base < u->r[u->n - 1].base + u->r[u->n - 1].bytes) u->sorted = 0;
   u->r[u->n].base = base;
   u->r[u->n].bytes = bytes;
   u->r[u->n].at = u->top;
@@ -330,12 +331,25 @@ int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
   return SL_OK;
 }
 
-/* timing-only: the backed bytes of a UB address, or NULL */
+/* timing-only: the backed bytes of a UB address, or NULL. Ranges in rising
+** order (sorted) are searched by halves for the first whose end lies past
+** the address: the one range that can hold it; else the first that holds it */
 uint8_t *sli_ub_backed(sl_machine *m, const sl_addr *a) {
   size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
   const sl_ubmap *u = &m->ubmap[i];
   int k;
   if (u->gen != m->gen) return NULL;
+  if (u->sorted) {
+    int lo = 0, hi = u->n;
+    while (lo < hi) {
+      k = (lo + hi) / 2;
+      if (u->r[k].base + u->r[k].bytes <= a->off) lo = k + 1;
+      else hi = k;
+    }
+    if (lo < u->n && a->off >= u->r[lo].base)
+      return m->ub[i] + u->r[lo].at + (a->off - u->r[lo].base);
+    return NULL;
+  }
   for (k = 0; k < u->n; k++)
     if (a->off >= u->r[k].base && a->off < u->r[k].base + u->r[k].bytes)
       return m->ub[i] + u->r[k].at + (a->off - u->r[k].base);

@@ -764,15 +764,20 @@ static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int
   sl_loc l;
   sl_addr a;
   uint8_t *p;
-  if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
+  if (ub->buf >= 0 || ub->pe != b->pe || ub->core != b->b) {   /* the error's text there */
+    *st = sli_own_ub(m, b, ub, 1);
+    return NULL;
+  }
   l = loc_at(ub, i);
   *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
   if (*st != SL_OK) return NULL;
   sli_addr(&l, &a);
   sli_lazy_touch(m, &a, esz);
-  if (write) sli_init_write(m, &a, esz);
-  else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
-  sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
+  if (m->p.check & SL_CHECK_INIT) {     /* the calls do nothing with initcheck off */
+    if (write) sli_init_write(m, &a, esz);
+    else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
+  }
+  if (m->race) sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
   b->t += m->ps.scalar;
   if ((p = sli_ptr(m, &a)) == NULL && !write)
     *st = sli_err(m, SL_EUNBACKED, 1, "get_value of UB that holds no data in a timing-only "

@@ -236,8 +236,11 @@ int sl_path(const sl_machine *m, int from_pe, int to_pe);
 unsigned sl_reach(const sl_machine *m, int from_pe, int to_pe);
 int64_t sl_path_bytes(const sl_machine *m, int path);
 
-/* n elements of esz bytes, saturating at INT64_MAX (then out of bounds) */
+/* n elements of esz bytes, saturating at INT64_MAX (then out of bounds); the
+** common case (|n| and esz below 2^31: no product overflows) without the division */
 static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
+  if ((uint64_t)n + (uint64_t)INT32_MAX <= 2u * (uint64_t)INT32_MAX && esz > 0 && esz <= INT32_MAX)
+    return n * esz;
   return (n > INT64_MAX / esz || n < -(INT64_MAX / esz)) ? INT64_MAX : n * esz;
 }
 

@@ -399,6 +399,8 @@ typedef struct sl_ubrange { int64_t base, bytes, at; } sl_ubrange;
 typedef struct sl_ubmap {
   uint32_t gen;             /* launch the ranges belong to */
   int32_t n, cap;
+  int32_t sorted;           /* 1: each range lies past the one before (a bump allocator's: */
+                            /* sli_ub_backed searches by halves), 0: scanned in order */
   int64_t top;              /* arena bytes in use */
   sl_ubrange *r;
 } sl_ubmap;
