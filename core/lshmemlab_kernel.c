@@ -260,8 +260,8 @@ lmach *lsl_kcheck_q(lua_State *L, int *blk) { return kcheck(L, blk, 1); }
 /* kcheck of k:signal_op (sl_signal_ahead) */
 lmach *lsl_kcheck_s(lua_State *L, int *blk) { return kcheck(L, blk, 3); }
 
-/* location of view v (argument i; NULL: not a view) as seen by the running block */
-static sl_loc kloc_of(lua_State *L, lmach *lm, int i, const lview *v) {
+/* lsl_kloc_of's checks in full: the location, or the argument's error */
+sl_loc lsl_kloc_full(lua_State *L, lmach *lm, int i, const lview *v) {
   sl_loc l;
   if (v == NULL) luaL_typeerror(L, i, "tensor view");
   if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
@@ -278,13 +278,10 @@ static sl_loc kloc_of(lua_State *L, lmach *lm, int i, const lview *v) {
   return l;
 }
 
-/* location of view argument i as seen by the running block */
-sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) { return kloc_of(L, lm, i, lsl_toview(L, i)); }
-
 /* the UB element (location and index) of a scalar access: its arguments 2
 ** and 3 as a (when read) or the stack holds them, checked */
 static sl_loc scalar_arg(lua_State *L, lmach *lm, const sarg *a, lua_Integer *i) {
-  sl_loc u = kloc_of(L, lm, 2, a->read ? a->v : lsl_toview(L, 2));
+  sl_loc u = lsl_kloc_of(L, lm, 2, a->read ? a->v : lsl_toview(L, 2));
   *i = a->read && a->isint ? a->i : kint(L, 3);
   return u;
 }

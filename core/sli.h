@@ -399,9 +399,10 @@ typedef struct sl_ubrange { int64_t base, bytes, at; } sl_ubrange;
 typedef struct sl_ubmap {
   uint32_t gen;             /* launch the ranges belong to */
   int32_t n, cap;
-  int32_t sorted;           /* 1: each range lies past the one before (a bump allocator's: */
-                            /* sli_ub_backed searches by halves), 0: scanned in order */
+  int32_t sorted;           /* 1: each range lies past the one before (a bump allocator's) */
   int64_t top;              /* arena bytes in use */
+  int64_t gap_lo, gap_hi;   /* sorted: the bytes between two ranges sli_ub_backed found */
+                            /* last (a landing asks again for the same unbacked buffer) */
   sl_ubrange *r;
 } sl_ubmap;
 
