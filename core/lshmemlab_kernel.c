@@ -440,7 +440,8 @@ static int k_sync_func(lua_State *L) {
   if (st != SL_OK && st != SL_ESKIP) return lsl_kdone(L, lm, blk, st, 0);   /* raises */
   if (sl_must_yield(lm->m, blk))
     return lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), sync_func_wait);
-  return k_wait_flag(L);
+  prim_counted(L, lm, blk);               /* k_wait_flag's checks passed above: as it does */
+  return lsl_kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
 }
 
 /* k:pipe_barrier([pipe]): "ALL" (default), "MTE2", "MTE3", "V" */
@@ -906,11 +907,11 @@ static int tque_buf(lua_State *L, const ltque *q, int i) {
 
 static void tque_meta(lua_State *L);
 
-/* push buffer h's view */
+/* push buffer h's view (above the table that holds it: what returns it
+** returns the top value alone) */
 static void tque_push(lua_State *L, int h) {
   lua_getiuservalue(L, 1, 1);
   lua_rawgeti(L, -1, h);
-  lua_remove(L, -2);
 }
 
 /* event ids block blk's live TQues leave free */

@@ -638,8 +638,9 @@ int sl_set_atomic(sl_machine *m, int blk, int op, int dtype) {
   return SL_OK;
 }
 
-/* offset view of a location, elements further */
-static sl_loc loc_at(const sl_loc *l, int64_t elems) {
+/* offset view of a location, elements further (inline: a scalar access
+** takes its offset) */
+static inline sl_loc loc_at(const sl_loc *l, int64_t elems) {
   sl_loc r = *l;
   int64_t d = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)l->dtype));
   r.off = (d == INT64_MAX || (d > 0 && r.off > INT64_MAX - d)) ? -1 : r.off + d;
@@ -760,18 +761,22 @@ int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x) {
 static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int write,
                         int *st) {
   sl_block *b = &m->blocks[blk];
-  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
-  sl_loc l;
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype), off;
+  sl_loc l = *ub;
   sl_addr a;
   uint8_t *p;
   if (ub->buf >= 0 || ub->pe != b->pe || ub->core != b->b) {   /* the error's text there */
     *st = sli_own_ub(m, b, ub, 1);
     return NULL;
   }
-  l = loc_at(ub, i);
-  *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
-  if (*st != SL_OK) return NULL;
-  sli_addr(&l, &a);
+  l.off = off = loc_at(ub, i).off;
+  if (off < 0 || off > ub->cap || esz > ub->cap - off) {   /* sli_bounds of UB: what fails */
+    *st = sli_bounds_check(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
+    if (*st != SL_OK) return NULL;
+  }
+  *st = SL_OK;
+  a.buf = -1; a.pe = ub->pe; a.core = ub->core; a.dtype = ub->dtype;   /* sli_addr of l */
+  a.off = ub->base + off;
   sli_lazy_touch(m, &a, esz);
   if (m->p.check & SL_CHECK_INIT) {     /* the calls do nothing with initcheck off */
     if (write) sli_init_write(m, &a, esz);
