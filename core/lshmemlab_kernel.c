@@ -255,7 +255,13 @@ lmach *lsl_kcheck(lua_State *L, int *blk) { return kcheck(L, blk, 0); }
 
 /* kcheck of a primitive that only queues work to the block's own pipes (the
 ** core marks it so: sli_queue_only) */
-lmach *lsl_kcheck_q(lua_State *L, int *blk) { return kcheck(L, blk, 1); }
+lmach *lsl_kcheck_q(lua_State *L, int *blk) {
+  lmach *lm = lsl_here.lm;                /* kcheck_again's steps that apply: no catch-up */
+  if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
+  *blk = lm->cur;
+  prim_counted(L, lm, *blk);
+  return lm;
+}
 
 /* kcheck of k:signal_op (sl_signal_ahead) */
 lmach *lsl_kcheck_s(lua_State *L, int *blk) { return kcheck(L, blk, 3); }
