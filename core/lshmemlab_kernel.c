@@ -499,7 +499,7 @@ static int k_get_value(lua_State *L) {
 static int k_set_value(lua_State *L) {
   int blk;
   sarg a = { NULL, 0, 0, 0 };
-  lmach *lm = kcheck_again(L, &blk, 2, NULL, &a);
+  lmach *lm = kcheck_again(L, &blk, 2, k_set_value, &a);
   lua_Integer i;
   sl_loc u = scalar_arg(L, lm, &a, &i);
   int isint = lua_isinteger(L, 4);
@@ -995,7 +995,7 @@ static int q_alloc_tensor(lua_State *L) {
     tque_push(L, h);
     return 1;
   }
-  tque_check(L, &lm, 1);
+  prim_counted(L, lm, q->blk);            /* tque_check's counting (its checks passed above) */
   st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, q->id[h]);
   if (st == SL_OK || st == SL_ESKIP) {
     q->allocs++;
