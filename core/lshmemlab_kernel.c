@@ -209,8 +209,9 @@ static void catch_up(lua_State *L, lmach *lm, int blk, lua_CFunction again) {
 
 /* a scalar access's arguments as its catch-up test read them (read: 1), so
 ** the access reads them once: the view at 2 (v, NULL when none) and the
-** index at 3 (i, when isint) */
-typedef struct sarg { lview *v; lua_Integer i; int isint, read; } sarg;
+** index at 3 (i, when isint); ahead 1 when sl_scalar_ahead_at said the
+** element may run ahead (so it did not catch up), else -1 */
+typedef struct sarg { lview *v; lua_Integer i; int isint, read, ahead; } sarg;
 
 /* a scalar access's UB element (arguments 2 and 3, read into a) may run
 ** ahead (sl_scalar_ahead_at); 0 when they are not a UB view of this launch
@@ -221,7 +222,9 @@ static int scalar_here(lua_State *L, lmach *lm, int blk, sarg *a) {
   a->read = 1;
   if (v == NULL || v->lm != lm || v->l.buf >= 0 || v->gen != sl_machine_gen(lm->m) || !a->isint)
     return 0;
-  return sl_scalar_ahead_at(lm->m, blk, &v->l, (int64_t)a->i);
+  if (!sl_scalar_ahead_at(lm->m, blk, &v->l, (int64_t)a->i)) return 0;
+  a->ahead = 1;                           /* no catch-up: the access is told (a catch-up */
+  return 1;                               /* may land what changes the answer: not told) */
 }
 
 /* the machine and block of the running primitive: the running block's own
@@ -482,13 +485,13 @@ static int k_set_atomic_none(lua_State *L) {
 /* k:get_value(ub, i): a UB element, read on the S pipe */
 static int k_get_value(lua_State *L) {
   int blk, st;
-  sarg a = { NULL, 0, 0, 0 };
+  sarg a = { NULL, 0, 0, 0, -1 };
   lmach *lm = kcheck_again(L, &blk, 2, k_get_value, &a);
   lua_Integer i;
   sl_loc u = scalar_arg(L, lm, &a, &i);
   double num = 0;
   int64_t iv = 0;
-  st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
+  st = sl_get_value_ahead(lm->m, blk, &u, (int64_t)i, &num, &iv, a.ahead);
   if (st != SL_OK && st != SL_ESKIP) return lsl_engine_error(L, lm->m, st, 1);
   if (sl_dtype_isfloat(u.dtype)) lua_pushnumber(L, (lua_Number)num);
   else lua_pushinteger(L, (lua_Integer)iv);
@@ -498,14 +501,15 @@ static int k_get_value(lua_State *L) {
 /* k:set_value(ub, i, v): write a UB element on the S pipe */
 static int k_set_value(lua_State *L) {
   int blk;
-  sarg a = { NULL, 0, 0, 0 };
+  sarg a = { NULL, 0, 0, 0, -1 };
   lmach *lm = kcheck_again(L, &blk, 2, k_set_value, &a);
   lua_Integer i;
   sl_loc u = scalar_arg(L, lm, &a, &i);
   int isint = lua_isinteger(L, 4);
   double num = isint ? 0 : (double)luaL_checknumber(L, 4);
   int64_t iv = isint ? (int64_t)lua_tointeger(L, 4) : 0;
-  return lsl_kdone(L, lm, blk, sl_set_value(lm->m, blk, &u, (int64_t)i, num, iv, isint), 0);
+  return lsl_kdone(L, lm, blk, sl_set_value_ahead(lm->m, blk, &u, (int64_t)i, num, iv, isint,
+                                                  a.ahead), 0);
 }
 
 /* shared body of the binary vector ops: op is SL_OP_ADD/MAX/MIN, a positive

@@ -893,6 +893,18 @@ int sl_scalar_ahead_at(const sl_machine *m, int blk, const sl_loc *ub, int64_t i
 /* GetValue on UB (S pipe): reads what has landed by now */
 int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival) {
+  return sl_get_value_ahead(m, blk, ub, i, num, ival, -1);
+}
+
+/* SetValue on UB (S pipe): writes now */
+int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                 double num, int64_t ival, int isint) {
+  return sl_set_value_ahead(m, blk, ub, i, num, ival, isint, -1);
+}
+
+/* sl_get_value, told sl_scalar_ahead_at's answer (ahead >= 0) */
+int sl_get_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double *num, int64_t *ival, int ahead) {
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 0, &st);
   if (p == NULL) return st;
@@ -902,17 +914,18 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
     const int64_t f[] = { -1, ub->base, ub->off, i, ub->dtype };
     sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
   }
-  if (sl_scalar_ahead_at(m, blk, ub, i)) sli_queue_only(m, blk);
+  if (ahead < 0 ? sl_scalar_ahead_at(m, blk, ub, i) : ahead) sli_queue_only(m, blk);
   return SL_OK;
 }
 
-/* SetValue on UB (S pipe): writes now */
-int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
-                 double num, int64_t ival, int isint) {
+/* sl_set_value, told sl_scalar_ahead_at's answer (ahead >= 0) */
+int sl_set_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double num, int64_t ival, int isint, int ahead) {
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 1, &st), old[8];
   size_t esz = sl_dtype_size((sl_dtype)ub->dtype);
-  if (st == SL_OK && sl_scalar_ahead_at(m, blk, ub, i)) sli_queue_only(m, blk);
+  if (st == SL_OK && (ahead < 0 ? sl_scalar_ahead_at(m, blk, ub, i) : ahead))
+    sli_queue_only(m, blk);
   if (p == NULL) {                      /* skipped, or unbacked: the write is dropped */
     if (st == SL_OK) sli_progress(m);   /* a write the runaway guard cannot compare */
     return st;

@@ -323,6 +323,13 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival);
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint);
+/* the same, told what sl_scalar_ahead_at said of the element just before
+** (ahead 0 or 1; nothing ran between), which it then need not ask again;
+** ahead -1: it asks, as the two above do */
+int sl_get_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double *num, int64_t *ival, int ahead);
+int sl_set_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double num, int64_t ival, int isint, int ahead);
 /* sl_vec's op code is overloaded by sign: a positive code is one of the
 ** binary ops, the atomic codes SL_OP_ADD/MAX/MIN (dtype.h) reused (dst = a
 ** op b, two sources); zero or negative is one of these one-source ops (dst =
