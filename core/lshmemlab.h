@@ -151,7 +151,7 @@ LSL_FUNC void lsl_set_site(lua_State *L, lmach *lm);
 LSL_FUNC lmach *lsl_kcheck(lua_State *L, int *blk);
 LSL_FUNC lmach *lsl_kcheck_q(lua_State *L, int *blk);
 LSL_FUNC lmach *lsl_kcheck_s(lua_State *L, int *blk);
-LSL_FUNC sl_loc lsl_kloc(lua_State *L, lmach *lm, int i);
+LSL_FUNC sl_loc lsl_kloc_full(lua_State *L, lmach *lm, int i, const lview *v);
 LSL_FUNC int lsl_kdone(lua_State *L, lmach *lm, int blk, int st, int nret);
 LSL_FUNC int lsl_checkpe(lua_State *L, lmach *lm, int i);
 
@@ -183,6 +183,24 @@ static inline lview *lsl_toview(lua_State *L, int i) {
   lview *v = (lview *)lua_touserdata(L, i);
   if (v == NULL || lua_rawlen(L, i) != sizeof(lview) || v->magic != VIEW_MAGIC) return NULL;
   return v;
+}
+
+/* location of view v (argument i; NULL: not a view) as seen by the running
+** block: a view of this machine's GM (its own PE's when it names none) or of
+** UB of this launch inline, anything else checked by lsl_kloc_full */
+static inline sl_loc lsl_kloc_of(lua_State *L, lmach *lm, int i, const lview *v) {
+  if (v != NULL && v->lm == lm &&
+      (v->l.buf >= 0 ? !v->host : v->gen == sl_machine_gen(lm->m))) {
+    sl_loc l = v->l;
+    if (l.buf >= 0 && l.pe < 0) l.pe = lm->cur_pe;
+    return l;
+  }
+  return lsl_kloc_full(L, lm, i, v);
+}
+
+/* location of view argument i as seen by the running block */
+static inline sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
+  return lsl_kloc_of(L, lm, i, lsl_toview(L, i));
 }
 
 /* bytes of one element of a view */

@@ -207,16 +207,24 @@ static void catch_up(lua_State *L, lmach *lm, int blk, lua_CFunction again) {
   lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), rerun);
 }
 
-/* a scalar access's UB element (arguments 2 and 3) may run ahead
-** (sl_scalar_ahead_at); 0 when they are not a UB view of this launch and an
-** integer (it catches up, and fails after) */
-static int scalar_here(lua_State *L, lmach *lm, int blk) {
-  lview *v = lsl_toview(L, 2);
-  int isint;
-  lua_Integer i = lua_tointegerx(L, 3, &isint);
-  if (v == NULL || v->lm != lm || v->l.buf >= 0 || v->gen != sl_machine_gen(lm->m) || !isint)
+/* a scalar access's arguments as its catch-up test read them (read: 1), so
+** the access reads them once: the view at 2 (v, NULL when none) and the
+** index at 3 (i, when isint); ahead 1 when sl_scalar_ahead_at said the
+** element may run ahead (so it did not catch up), else -1 */
+typedef struct sarg { lview *v; lua_Integer i; int isint, read, ahead; } sarg;
+
+/* a scalar access's UB element (arguments 2 and 3, read into a) may run
+** ahead (sl_scalar_ahead_at); 0 when they are not a UB view of this launch
+** and an integer (it catches up, and fails after) */
+static int scalar_here(lua_State *L, lmach *lm, int blk, sarg *a) {
+  lview *v = a->v = lsl_toview(L, 2);
+  a->i = lua_tointegerx(L, 3, &a->isint);
+  a->read = 1;
+  if (v == NULL || v->lm != lm || v->l.buf >= 0 || v->gen != sl_machine_gen(lm->m) || !a->isint)
     return 0;
-  return sl_scalar_ahead_at(lm->m, blk, &v->l, (int64_t)i);
+  if (!sl_scalar_ahead_at(lm->m, blk, &v->l, (int64_t)a->i)) return 0;
+  a->ahead = 1;                           /* no catch-up: the access is told (a catch-up */
+  return 1;                               /* may land what changes the answer: not told) */
 }
 
 /* the machine and block of the running primitive: the running block's own
@@ -227,12 +235,13 @@ static int scalar_here(lua_State *L, lmach *lm, int blk) {
 ** pending pipe work of the block touches (sl_scalar_ahead_at), and a signal_op
 ** (queue_only 3) where sl_signal_ahead says so; any other catches up first
 ** (catch_up: again, when not NULL, is the primitive that runs when it resumes) */
-static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction again) {
+static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction again,
+                           sarg *a) {
   lmach *lm = lsl_here.lm;
   if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
   *blk = lm->cur;
   if (queue_only != 1 && sl_block_ahead(lm->m, *blk) &&
-      !(queue_only == 2 && scalar_here(L, lm, *blk)) &&
+      !(queue_only == 2 && scalar_here(L, lm, *blk, a)) &&
       !(queue_only == 3 && sl_signal_ahead(lm->m)))
     catch_up(L, lm, *blk, again);
   prim_counted(L, lm, *blk);
@@ -241,7 +250,7 @@ static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction
 
 /* kcheck_again of the running primitive */
 static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
-  return kcheck_again(L, blk, queue_only, NULL);
+  return kcheck_again(L, blk, queue_only, NULL, NULL);
 }
 
 /* kcheck of a primitive that reads or writes what other blocks see */
@@ -249,14 +258,19 @@ lmach *lsl_kcheck(lua_State *L, int *blk) { return kcheck(L, blk, 0); }
 
 /* kcheck of a primitive that only queues work to the block's own pipes (the
 ** core marks it so: sli_queue_only) */
-lmach *lsl_kcheck_q(lua_State *L, int *blk) { return kcheck(L, blk, 1); }
+lmach *lsl_kcheck_q(lua_State *L, int *blk) {
+  lmach *lm = lsl_here.lm;                /* kcheck_again's steps that apply: no catch-up */
+  if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
+  *blk = lm->cur;
+  prim_counted(L, lm, *blk);
+  return lm;
+}
 
 /* kcheck of k:signal_op (sl_signal_ahead) */
 lmach *lsl_kcheck_s(lua_State *L, int *blk) { return kcheck(L, blk, 3); }
 
-/* location of view argument i as seen by the running block */
-sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
-  lview *v = lsl_toview(L, i);
+/* lsl_kloc_of's checks in full: the location, or the argument's error */
+sl_loc lsl_kloc_full(lua_State *L, lmach *lm, int i, const lview *v) {
   sl_loc l;
   if (v == NULL) luaL_typeerror(L, i, "tensor view");
   if (v->lm != lm) luaL_argerror(L, i, "view of another machine");
@@ -271,6 +285,14 @@ sl_loc lsl_kloc(lua_State *L, lmach *lm, int i) {
     l.pe = lm->cur_pe;
   }
   return l;
+}
+
+/* the UB element (location and index) of a scalar access: its arguments 2
+** and 3 as a (when read) or the stack holds them, checked */
+static sl_loc scalar_arg(lua_State *L, lmach *lm, const sarg *a, lua_Integer *i) {
+  sl_loc u = lsl_kloc_of(L, lm, 2, a->read ? a->v : lsl_toview(L, 2));
+  *i = a->read && a->isint ? a->i : kint(L, 3);
+  return u;
 }
 
 /* continuation of a failed primitive that had to yield first: raise the
@@ -427,7 +449,8 @@ static int k_sync_func(lua_State *L) {
   if (st != SL_OK && st != SL_ESKIP) return lsl_kdone(L, lm, blk, st, 0);   /* raises */
   if (sl_must_yield(lm->m, blk))
     return lua_yieldk(L, 0, (lua_KContext)lua_gettop(L), sync_func_wait);
-  return k_wait_flag(L);
+  prim_counted(L, lm, blk);               /* k_wait_flag's checks passed above: as it does */
+  return lsl_kdone(L, lm, blk, sl_wait_flag(lm->m, blk, ev, id), 0);
 }
 
 /* k:pipe_barrier([pipe]): "ALL" (default), "MTE2", "MTE3", "V" */
@@ -462,12 +485,13 @@ static int k_set_atomic_none(lua_State *L) {
 /* k:get_value(ub, i): a UB element, read on the S pipe */
 static int k_get_value(lua_State *L) {
   int blk, st;
-  lmach *lm = kcheck_again(L, &blk, 2, k_get_value);
-  sl_loc u = lsl_kloc(L, lm, 2);
-  lua_Integer i = kint(L, 3);
+  sarg a = { NULL, 0, 0, 0, -1 };
+  lmach *lm = kcheck_again(L, &blk, 2, k_get_value, &a);
+  lua_Integer i;
+  sl_loc u = scalar_arg(L, lm, &a, &i);
   double num = 0;
   int64_t iv = 0;
-  st = sl_get_value(lm->m, blk, &u, (int64_t)i, &num, &iv);
+  st = sl_get_value_ahead(lm->m, blk, &u, (int64_t)i, &num, &iv, a.ahead);
   if (st != SL_OK && st != SL_ESKIP) return lsl_engine_error(L, lm->m, st, 1);
   if (sl_dtype_isfloat(u.dtype)) lua_pushnumber(L, (lua_Number)num);
   else lua_pushinteger(L, (lua_Integer)iv);
@@ -477,13 +501,15 @@ static int k_get_value(lua_State *L) {
 /* k:set_value(ub, i, v): write a UB element on the S pipe */
 static int k_set_value(lua_State *L) {
   int blk;
-  lmach *lm = kcheck(L, &blk, 2);
-  sl_loc u = lsl_kloc(L, lm, 2);
-  lua_Integer i = kint(L, 3);
+  sarg a = { NULL, 0, 0, 0, -1 };
+  lmach *lm = kcheck_again(L, &blk, 2, k_set_value, &a);
+  lua_Integer i;
+  sl_loc u = scalar_arg(L, lm, &a, &i);
   int isint = lua_isinteger(L, 4);
   double num = isint ? 0 : (double)luaL_checknumber(L, 4);
   int64_t iv = isint ? (int64_t)lua_tointeger(L, 4) : 0;
-  return lsl_kdone(L, lm, blk, sl_set_value(lm->m, blk, &u, (int64_t)i, num, iv, isint), 0);
+  return lsl_kdone(L, lm, blk, sl_set_value_ahead(lm->m, blk, &u, (int64_t)i, num, iv, isint,
+                                                  a.ahead), 0);
 }
 
 /* shared body of the binary vector ops: op is SL_OP_ADD/MAX/MIN, a positive
@@ -891,11 +917,11 @@ static int tque_buf(lua_State *L, const ltque *q, int i) {
 
 static void tque_meta(lua_State *L);
 
-/* push buffer h's view */
+/* push buffer h's view (above the table that holds it: what returns it
+** returns the top value alone) */
 static void tque_push(lua_State *L, int h) {
   lua_getiuservalue(L, 1, 1);
   lua_rawgeti(L, -1, h);
-  lua_remove(L, -2);
 }
 
 /* event ids block blk's live TQues leave free */
@@ -973,7 +999,7 @@ static int q_alloc_tensor(lua_State *L) {
     tque_push(L, h);
     return 1;
   }
-  tque_check(L, &lm, 1);
+  prim_counted(L, lm, q->blk);            /* tque_check's counting (its checks passed above) */
   st = sl_wait_flag(lm->m, q->blk, SL_EV_MTE3_MTE2, q->id[h]);
   if (st == SL_OK || st == SL_ESKIP) {
     q->allocs++;

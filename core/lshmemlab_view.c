@@ -61,7 +61,7 @@ static void push_subs(lua_State *L, int i) {
 static int v_sub(lua_State *L) {
   lview *v = lsl_toview(L, 1), *root, *nv;
   lua_Integer off, n, at;
-  int isint, t;
+  int isint, t, ri = 1;                   /* ri: the root's index */
   if (v == NULL || v->lm->m == NULL) v = lsl_checkview(L, 1);   /* raises */
   root = v;
   off = lua_tointegerx(L, 2, &isint);     /* integers read without luaL's extra calls */
@@ -71,35 +71,42 @@ static int v_sub(lua_State *L) {
   n = lua_tointegerx(L, 3, &isint);
   if (!isint) n = luaL_optinteger(L, 3, off <= v->n ? v->n - off : 0);
   luaL_argcheck(L, n >= 0 && n <= ((lua_Integer)1 << 40), 3, "size must be in 0..2^40");
-  lua_settop(L, 1);
-  if (off == 0 && n == v->n) return 1;    /* the same window: the view itself */
-  at = off;
-  if (!v->subs) {                         /* a sub-view: the window in its root */
-    if (lua_getiuservalue(L, 1, 2) != LUA_TUSERDATA)
-      return luaL_error(L, "sub-view without its root");
-    lua_replace(L, 1);
-    root = (lview *)lua_touserdata(L, 1);
+  if (off == 0 && n == v->n) {            /* the same window: the view itself */
+    lua_settop(L, 1);
+    return 1;
+  }
+  at = off;                               /* the arguments stay: what is pushed returns */
+  if (!v->subs) {                         /* a sub-view: the window in its root, which */
+    if (lua_getiuservalue(L, 1, 2) != LUA_TUSERDATA)   /* takes the offset's place (v */
+      return luaL_error(L, "sub-view without its root");   /* stays: its fields are read) */
+    lua_replace(L, 2);
+    ri = 2;
+    root = (lview *)lua_touserdata(L, 2);
     at = off + (v->l.off - root->l.off) / lsl_esize(v);
-    if (at == 0 && n == root->n) return 1;
+    if (at == 0 && n == root->n) {
+      lua_settop(L, 2);
+      return 1;
+    }
   }
   if (at >= ((lua_Integer)1 << 40)) {     /* past the packed key: made, not kept */
-    lua_getiuservalue(L, 1, 1);
+    lua_getiuservalue(L, ri, 1);
     nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
-  } else {
+  } else {                                /* a key of n < 2^23 names n, else it is checked */
     lua_Integer key = sub_key(at, n);
-    push_subs(L, 1);
-    t = lua_gettop(L);
-    if (lua_rawgeti(L, t, key) == LUA_TUSERDATA && ((lview *)lua_touserdata(L, -1))->n == n)
+    push_subs(L, ri);
+    if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA &&
+        (key >= 0 || ((lview *)lua_touserdata(L, -1))->n == n))
       return 1;
     lua_pop(L, 1);
-    lua_getiuservalue(L, 1, 1);
+    t = lua_gettop(L);
+    lua_getiuservalue(L, ri, 1);
     nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
     lua_pushvalue(L, -1);
     lua_rawseti(L, t, key);
   }
   nv->gen = v->gen;
   nv->l.off += (int64_t)off * lsl_esize(v);
-  lua_pushvalue(L, 1);                    /* the root, kept by the sub-view */
+  lua_pushvalue(L, ri);                   /* the root, kept by the sub-view */
   lua_setiuservalue(L, -2, 2);
   return 1;
 }

@@ -425,21 +425,6 @@ int sl_prim_tick(sl_machine *m, int blk) {
   return SL_RUN_OK;
 }
 
-/* the runaway guard: an access (a copy that lands, a scalar read) is progress
-** unless it repeats one of the last four its block made (the same places and
-** size: a poll of a flag, a put of the same bytes to the same place again); a
-** scan of new addresses ends (at its buffer's end), so it is not a spin */
-void sli_guard_access(sl_machine *m, int blk, const int64_t *f, size_t n) {
-  sl_block *b = &m->blocks[blk];
-  uint64_t h = 1469598103934665603u;
-  size_t i;
-  for (i = 0; i < n; i++) h = (h ^ (uint64_t)f[i]) * 1099511628211u;
-  for (i = 0; i < 4; i++) if (b->gsig[i] == h) return;
-  b->gsig[b->gsig_i] = h;
-  b->gsig_i = (b->gsig_i + 1) & 3;
-  sli_progress(m);
-}
-
 /* a block's runaway counts: primitives in this launch, and in the machine's
 ** quiet streak (0 when it called none since something last landed) */
 void sl_block_prims(const sl_machine *m, int blk, int64_t *launch, int64_t *quiet) {

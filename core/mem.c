@@ -352,7 +352,8 @@ int sli_ub_reserve(sl_machine *m, int pe, int core, int64_t top) {
 int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
   size_t i = (size_t)pe * (size_t)m->p.cores + (size_t)core;
   sl_ubmap *u = &m->ubmap[i];
-  if (u->gen != m->gen) { u->gen = m->gen; u->n = 0; u->top = 0; }
+  if (u->gen != m->gen) { u->gen = m->gen; u->n = 0; u->top = 0; u->sorted = 1; }
+  u->gap_lo = u->gap_hi = 0;            /* the ranges change */
   if (u->n == u->cap) {
     int cap = u->cap ? 2 * u->cap : 4;
     sl_ubrange *nr = realloc(u->r, (size_t)cap * sizeof(*nr));
@@ -361,6 +362,7 @@ int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
     u->cap = cap;
   }
   if (sli_ub_reserve(m, pe, core, u->top + bytes) != SL_OK) return SL_ENOMEM;
+  if (u->n > 0 && base < u->r[u->n - 1].base + u->r[u->n - 1].bytes) u->sorted = 0;
   u->r[u->n].base = base;
   u->r[u->n].bytes = bytes;
   u->r[u->n].at = u->top;
@@ -369,15 +371,28 @@ int sli_ub_back(sl_machine *m, int pe, int core, int64_t base, int64_t bytes) {
   return SL_OK;
 }
 
-/* timing-only: the backed bytes of a UB address, or NULL */
+/* the bytes between the ranges of u (sorted) around off, which holds none */
+static void ub_gap(sl_ubmap *u, int64_t off) {
+  int k = 0;
+  while (k < u->n && u->r[k].base <= off) k++;
+  u->gap_lo = k > 0 ? u->r[k - 1].base + u->r[k - 1].bytes : 0;
+  u->gap_hi = k < u->n ? u->r[k].base : INT64_MAX;
+}
+
+/* timing-only: the backed bytes of a UB address, or NULL: the first range
+** holding it, looked for in order (a block's few buffers, the ones it
+** allocated first first) unless it lies in the gap found last */
 uint8_t *sli_ub_backed(sl_machine *m, const sl_addr *a) {
   size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
-  const sl_ubmap *u = &m->ubmap[i];
+  sl_ubmap *u = &m->ubmap[i];
+  const sl_ubrange *r = u->r;
   int k;
   if (u->gen != m->gen) return NULL;
-  for (k = 0; k < u->n; k++)
-    if (a->off >= u->r[k].base && a->off < u->r[k].base + u->r[k].bytes)
-      return m->ub[i] + u->r[k].at + (a->off - u->r[k].base);
+  if ((uint64_t)(a->off - u->gap_lo) < (uint64_t)(u->gap_hi - u->gap_lo)) return NULL;
+  for (k = 0; k < u->n; k++)            /* base <= off < base + bytes, in one test */
+    if ((uint64_t)(a->off - r[k].base) < (uint64_t)r[k].bytes)
+      return m->ub[i] + r[k].at + (a->off - r[k].base);
+  if (u->sorted) ub_gap(u, a->off);
   return NULL;
 }
 

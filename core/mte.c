@@ -638,8 +638,9 @@ int sl_set_atomic(sl_machine *m, int blk, int op, int dtype) {
   return SL_OK;
 }
 
-/* offset view of a location, elements further */
-static sl_loc loc_at(const sl_loc *l, int64_t elems) {
+/* offset view of a location, elements further (inline: a scalar access
+** takes its offset) */
+static inline sl_loc loc_at(const sl_loc *l, int64_t elems) {
   sl_loc r = *l;
   int64_t d = sl_nbytes(elems, (int64_t)sl_dtype_size((sl_dtype)l->dtype));
   r.off = (d == INT64_MAX || (d > 0 && r.off > INT64_MAX - d)) ? -1 : r.off + d;
@@ -760,19 +761,28 @@ int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x) {
 static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int write,
                         int *st) {
   sl_block *b = &m->blocks[blk];
-  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
-  sl_loc l;
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype), off;
+  sl_loc l = *ub;
   sl_addr a;
   uint8_t *p;
-  if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
-  l = loc_at(ub, i);
-  *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
-  if (*st != SL_OK) return NULL;
-  sli_addr(&l, &a);
+  if (ub->buf >= 0 || ub->pe != b->pe || ub->core != b->b) {   /* the error's text there */
+    *st = sli_own_ub(m, b, ub, 1);
+    return NULL;
+  }
+  l.off = off = loc_at(ub, i).off;
+  if (off < 0 || off > ub->cap || esz > ub->cap - off) {   /* sli_bounds of UB: what fails */
+    *st = sli_bounds_check(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
+    if (*st != SL_OK) return NULL;
+  }
+  *st = SL_OK;
+  a.buf = -1; a.pe = ub->pe; a.core = ub->core; a.dtype = ub->dtype;   /* sli_addr of l */
+  a.off = ub->base + off;
   sli_lazy_touch(m, &a, esz);
-  if (write) sli_init_write(m, &a, esz);
-  else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
-  sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
+  if (m->p.check & SL_CHECK_INIT) {     /* the calls do nothing with initcheck off */
+    if (write) sli_init_write(m, &a, esz);
+    else sli_init_read(m, &a, esz, blk, SL_PIPE_S, m->site);
+  }
+  if (m->race) sli_race_access(m, blk, SL_PIPE_S, &l, esz, write);
   b->t += m->ps.scalar;
   if ((p = sli_ptr(m, &a)) == NULL && !write)
     *st = sli_err(m, SL_EUNBACKED, 1, "get_value of UB that holds no data in a timing-only "
@@ -883,6 +893,18 @@ int sl_scalar_ahead_at(const sl_machine *m, int blk, const sl_loc *ub, int64_t i
 /* GetValue on UB (S pipe): reads what has landed by now */
 int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival) {
+  return sl_get_value_ahead(m, blk, ub, i, num, ival, -1);
+}
+
+/* SetValue on UB (S pipe): writes now */
+int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                 double num, int64_t ival, int isint) {
+  return sl_set_value_ahead(m, blk, ub, i, num, ival, isint, -1);
+}
+
+/* sl_get_value, told sl_scalar_ahead_at's answer (ahead >= 0) */
+int sl_get_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double *num, int64_t *ival, int ahead) {
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 0, &st);
   if (p == NULL) return st;
@@ -892,17 +914,18 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
     const int64_t f[] = { -1, ub->base, ub->off, i, ub->dtype };
     sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
   }
-  if (sl_scalar_ahead_at(m, blk, ub, i)) sli_queue_only(m, blk);
+  if (ahead < 0 ? sl_scalar_ahead_at(m, blk, ub, i) : ahead) sli_queue_only(m, blk);
   return SL_OK;
 }
 
-/* SetValue on UB (S pipe): writes now */
-int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
-                 double num, int64_t ival, int isint) {
+/* sl_set_value, told sl_scalar_ahead_at's answer (ahead >= 0) */
+int sl_set_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double num, int64_t ival, int isint, int ahead) {
   int st;
   uint8_t *p = ub_elem(m, blk, ub, i, 1, &st), old[8];
   size_t esz = sl_dtype_size((sl_dtype)ub->dtype);
-  if (st == SL_OK && sl_scalar_ahead_at(m, blk, ub, i)) sli_queue_only(m, blk);
+  if (st == SL_OK && (ahead < 0 ? sl_scalar_ahead_at(m, blk, ub, i) : ahead))
+    sli_queue_only(m, blk);
   if (p == NULL) {                      /* skipped, or unbacked: the write is dropped */
     if (st == SL_OK) sli_progress(m);   /* a write the runaway guard cannot compare */
     return st;

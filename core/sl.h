@@ -236,8 +236,11 @@ int sl_path(const sl_machine *m, int from_pe, int to_pe);
 unsigned sl_reach(const sl_machine *m, int from_pe, int to_pe);
 int64_t sl_path_bytes(const sl_machine *m, int path);
 
-/* n elements of esz bytes, saturating at INT64_MAX (then out of bounds) */
+/* n elements of esz bytes, saturating at INT64_MAX (then out of bounds); the
+** common case (|n| and esz below 2^31: no product overflows) without the division */
 static inline int64_t sl_nbytes(int64_t n, int64_t esz) {
+  if ((uint64_t)n + (uint64_t)INT32_MAX <= 2u * (uint64_t)INT32_MAX && esz > 0 && esz <= INT32_MAX)
+    return n * esz;
   return (n > INT64_MAX / esz || n < -(INT64_MAX / esz)) ? INT64_MAX : n * esz;
 }
 
@@ -321,6 +324,13 @@ int sl_get_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double *num, int64_t *ival);
 int sl_set_value(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                  double num, int64_t ival, int isint);
+/* the same, told what sl_scalar_ahead_at said of the element just before
+** (ahead 0 or 1; nothing ran between), which it then need not ask again;
+** ahead -1: it asks, as the two above do */
+int sl_get_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double *num, int64_t *ival, int ahead);
+int sl_set_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
+                       double num, int64_t ival, int isint, int ahead);
 /* sl_vec's op code is overloaded by sign: a positive code is one of the
 ** binary ops, the atomic codes SL_OP_ADD/MAX/MIN (dtype.h) reused (dst = a
 ** op b, two sources); zero or negative is one of these one-source ops (dst =

@@ -411,7 +411,10 @@ typedef struct sl_ubrange { int64_t base, bytes, at; } sl_ubrange;
 typedef struct sl_ubmap {
   uint32_t gen;             /* launch the ranges belong to */
   int32_t n, cap;
+  int32_t sorted;           /* 1: each range lies past the one before (a bump allocator's) */
   int64_t top;              /* arena bytes in use */
+  int64_t gap_lo, gap_hi;   /* sorted: the bytes between two ranges sli_ub_backed found */
+                            /* last (a landing asks again for the same unbacked buffer) */
   sl_ubrange *r;
 } sl_ubmap;
 
@@ -634,9 +637,22 @@ void sli_buf_data_free(sl_buf *b);   /* the bytes of buffer b go (mem.c) */
 void sli_apply(sl_machine *m, sl_event *e, sl_time t);
 /* the runaway guard's progress count: something new happened (sl_prim_tick) */
 static inline void sli_progress(sl_machine *m) { m->nland++; }
-/* the runaway guard: an access of block blk named by the fields f[0..n) is
-** progress unless it repeats one of the last four its block made (machine.c) */
-void sli_guard_access(sl_machine *m, int blk, const int64_t *f, size_t n);
+/* the runaway guard: an access (a copy that lands, a scalar read) of block
+** blk named by the fields f[0..n) is progress unless it repeats one of the
+** last four its block made (the same places and size: a poll of a flag, a
+** put of the same bytes to the same place again); a scan of new addresses
+** ends (at its buffer's end), so it is not a spin. Inline: its callers' n is
+** a constant, so the hash is unrolled */
+static inline void sli_guard_access(sl_machine *m, int blk, const int64_t *f, size_t n) {
+  sl_block *b = &m->blocks[blk];
+  uint64_t h = 1469598103934665603u;
+  size_t i;
+  for (i = 0; i < n; i++) h = (h ^ (uint64_t)f[i]) * 1099511628211u;
+  if (b->gsig[0] == h || b->gsig[1] == h || b->gsig[2] == h || b->gsig[3] == h) return;
+  b->gsig[b->gsig_i] = h;
+  b->gsig_i = (b->gsig_i + 1) & 3;
+  sli_progress(m);
+}
 void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes);
 /* bytes at a are written or (UB) read: the staging records that see them
 ** move their bytes before (the test for no record inline: every landing asks) */
