@@ -42,9 +42,19 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   return code;
 }
 
-/* key order: time, then the tie break (sl_key_tie) */
-static int ev_less(const sl_key *a, const sl_key *b) {
+/* key order: time, then the tie break (sl_key_tie). Where the compiler has
+** 128-bit integers, one compare of (time, tie) as a single unsigned number
+** (the time's sign bit flipped keeps the order of signed times): no branch,
+** so the heap's choice among children costs no mispredictions */
+static inline int ev_less(const sl_key *a, const sl_key *b) {
+#ifdef __SIZEOF_INT128__
+  const uint64_t flip = (uint64_t)1 << 63;
+  unsigned __int128 x = (unsigned __int128)((uint64_t)a->t ^ flip) << 64 | a->seq;
+  unsigned __int128 y = (unsigned __int128)((uint64_t)b->t ^ flip) << 64 | b->seq;
+  return x < y;
+#else
   return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+#endif
 }
 
 /* the tie break of a new key of kind naming ev: the block it belongs to (the
@@ -205,24 +215,24 @@ static int fifo_push_slow(sl_machine *m, sl_key **q, int32_t *head, int32_t *n,
 ** together, in two or three cache lines) */
 #define HEAP_D 4
 
-/* put k on the heap */
-static int heap_push(sl_machine *m, const sl_key *k) {
+/* put k on heap hp */
+static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   int32_t i;
-  if (m->nheap == m->capheap) {
-    int32_t cap = m->capheap ? m->capheap * 2 : 256;
-    sl_key *nh = realloc(m->heap, (size_t)cap * sizeof(*nh));
+  if (hp->n == hp->cap) {
+    int32_t cap = hp->cap ? hp->cap * 2 : 256;
+    sl_key *nh = realloc(hp->h, (size_t)cap * sizeof(*nh));
     if (nh == NULL) return push_failed(m, k);
-    m->heap = nh;
-    m->capheap = cap;
+    hp->h = nh;
+    hp->cap = cap;
   }
-  i = m->nheap++;
+  i = hp->n++;
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!ev_less(k, &m->heap[parent])) break;
-    m->heap[i] = m->heap[parent];
+    if (!ev_less(k, &hp->h[parent])) break;
+    hp->h[i] = hp->h[parent];
     i = parent;
   }
-  m->heap[i] = *k;
+  hp->h[i] = *k;
   return SL_OK;
 }
 
@@ -239,7 +249,7 @@ static inline void fifo_put(sl_key *q, const sl_key *k) { *q = *k; }
 /* a key at time t for a full in-order queue, or the heap (heap: 1) */
 static SLOW_PATH int push_slow(sl_machine *m, const sl_key *k, int which) {
   if (which == 0) return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, k);
-  if (which == 1) return heap_push(m, k);
+  if (which == 1) return heap_push(m, &m->heap, k);
   return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, k);
 }
 
@@ -297,9 +307,13 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
   return push_key(m, t, m->evs[id].kind, id);
 }
 
-/* schedule an EV_FLOW: the flows' next end is due at t (a key alone) */
+/* schedule an EV_FLOW: the flows' next end is due at t (a key alone). They
+** have a heap of their own: few are pending at once (the live one and those
+** it superseded), and on the heap of all keys each would go most of its depth */
 int sli_schedule_flow(sl_machine *m, sl_time t) {
-  return push_key(m, t, EV_FLOW, -1);
+  sl_key k;
+  k.t = t; k.seq = key_tie(m, EV_FLOW, -1); k.ev = -1; k.kind = EV_FLOW;
+  return heap_push(m, &m->fheap, &k);
 }
 
 /* schedule an EV_PIPE: block blk's pipe takes its next instruction at t; a
@@ -321,36 +335,43 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
   return sli_schedule(m, t, id);
 }
 
-/* the least of the children c .. c + nc - 1 of a heap node (nc >= 1) */
+/* the least of the children c .. c + nc - 1 of a heap node (nc >= 1): four
+** as two independent pairs, then their winners */
 static inline int32_t least_child(const sl_key *h, int32_t c, int32_t nc) {
   int32_t j, best = c;
+  if (nc == HEAP_D) {
+    int32_t a = c + ev_less(&h[c + 1], &h[c]);
+    int32_t b = c + 2 + ev_less(&h[c + 3], &h[c + 2]);
+    return ev_less(&h[b], &h[a]) ? b : a;
+  }
   for (j = 1; j < nc; j++)
     if (ev_less(&h[c + j], &h[best])) best = c + j;
   return best;
 }
 
-/* remove the earliest key of the heap: the hole at the top goes down along
+/* remove the earliest key of heap hp: the hole at the top goes down along
 ** the earliest child to the bottom, then the last key, which came from the
 ** bottom, rises from there (seldom far). Keys are unique (their ties), so
 ** any heap of them pops in the same order */
-static sl_key heap_pop(sl_machine *m) {
-  sl_key top = m->heap[0];
-  sl_key last = m->heap[--m->nheap];
-  int32_t i = 0, n = m->nheap, c;
+static sl_key heap_pop(sl_kheap *hp) {
+  sl_key *h = hp->h;
+  sl_key top = h[0];
+  sl_key last = h[--hp->n];
+  int32_t i = 0, n = hp->n, c;
   if (n == 0) return top;
   while ((c = HEAP_D * i + 1) < n) {
     int32_t nc = n - c < HEAP_D ? n - c : HEAP_D;
-    c = least_child(m->heap, c, nc);
-    m->heap[i] = m->heap[c];
+    c = least_child(h, c, nc);
+    h[i] = h[c];
     i = c;
   }
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!ev_less(&last, &m->heap[parent])) break;
-    m->heap[i] = m->heap[parent];
+    if (!ev_less(&last, &h[parent])) break;
+    h[i] = h[parent];
     i = parent;
   }
-  m->heap[i] = last;
+  h[i] = last;
   return top;
 }
 
@@ -358,8 +379,9 @@ static sl_key heap_pop(sl_machine *m) {
 static const sl_key *peek_raw(const sl_machine *m) {
   const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
   const sl_key *w = m->wfn > 0 ? &m->wfifo[m->wfhead] : NULL;
-  const sl_key *h = m->nheap > 0 ? &m->heap[0] : NULL;
+  const sl_key *h = m->heap.n > 0 ? m->heap.h : NULL;
   if (w != NULL && (f == NULL || ev_less(w, f))) f = w;
+  if (m->fheap.n > 0 && (f == NULL || ev_less(m->fheap.h, f))) f = m->fheap.h;
   if (f == NULL) return h;
   if (h == NULL) return f;
   return ev_less(h, f) ? h : f;
@@ -403,7 +425,8 @@ static sl_key take(sl_machine *m, const sl_key *k) {
   } else if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
     m->wfn--;
     x = m->wfifo[m->wfhead++];
-  } else x = heap_pop(m);
+  } else if (m->fheap.n > 0 && k == m->fheap.h) x = heap_pop(&m->fheap);
+  else x = heap_pop(&m->heap);
   m->kt = x.t;
   m->kseq = x.seq;
   if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
@@ -426,7 +449,8 @@ sl_time sli_top(const sl_machine *m) {
 
 /* drop every pending event */
 void sli_clear_events(sl_machine *m) {
-  m->nheap = 0;
+  m->heap.n = 0;
+  m->fheap.n = 0;
   m->fn = m->fhead = 0;
   m->wfn = m->wfhead = 0;
   m->nevs = 0;
@@ -522,7 +546,7 @@ static void self_push(sl_machine *m) {
     m->wfifo[m->wfhead + m->wfn++] = *w;
     return;
   }
-  if (heap_push(m, w) != SL_OK) {
+  if (heap_push(m, &m->heap, w) != SL_OK) {
     m->blocks[m->self_key.ev].state = B_IDLE;
     m->oom = 1;
   }

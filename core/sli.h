@@ -202,6 +202,12 @@ typedef struct sl_key {
   int32_t ev, kind;
 } sl_key;
 
+/* a 4-ary heap of keys (sim.c) */
+typedef struct sl_kheap {
+  sl_key *h;
+  int32_t n, cap;
+} sl_kheap;
+
 /* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
 ** descriptors stream one after another in order; up to dma_queue_depth of
 ** them are in the engine at once, so the next one's setup runs under the
@@ -480,8 +486,8 @@ struct sl_machine {
   void *evs_mem;
   int32_t nevs, capevs;
   sl_freelist fev;
-  sl_key *heap;
-  int32_t nheap, capheap;
+  sl_kheap heap;             /* keys out of order (sim.c) */
+  sl_kheap fheap;            /* the flows' EV_FLOW keys (live and superseded) */
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
