@@ -42,19 +42,30 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   return code;
 }
 
-/* key order: time, then the tie break (sl_key_tie). Where the compiler has
-** 128-bit integers, one compare of (time, tie) as a single unsigned number
-** (the time's sign bit flipped keeps the order of signed times): no branch,
-** so the heap's choice among children costs no mispredictions */
-static inline int ev_less(const sl_key *a, const sl_key *b) {
+/* (at, as) before (bt, bs): time, then the tie break (sl_key_tie). Where the
+** compiler has 128-bit integers, one compare of (time, tie) as a single
+** unsigned number (the time's sign bit flipped keeps the order of signed
+** times): no branch, so the heap's choice among children costs no
+** mispredictions */
+static inline int key_less(sl_time at, uint64_t as, sl_time bt, uint64_t bs) {
 #ifdef __SIZEOF_INT128__
   const uint64_t flip = (uint64_t)1 << 63;
-  unsigned __int128 x = (unsigned __int128)((uint64_t)a->t ^ flip) << 64 | a->seq;
-  unsigned __int128 y = (unsigned __int128)((uint64_t)b->t ^ flip) << 64 | b->seq;
+  unsigned __int128 x = (unsigned __int128)((uint64_t)at ^ flip) << 64 | as;
+  unsigned __int128 y = (unsigned __int128)((uint64_t)bt ^ flip) << 64 | bs;
   return x < y;
 #else
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+  return at < bt || (at == bt && as < bs);
 #endif
+}
+
+/* key order */
+static inline int ev_less(const sl_key *a, const sl_key *b) {
+  return key_less(a->t, a->seq, b->t, b->seq);
+}
+
+/* the same of the heap's keys */
+static inline int hk_less(const sl_hkey *a, const sl_hkey *b) {
+  return key_less(a->t, a->seq, b->t, b->seq);
 }
 
 /* the tie break of a new key of kind naming ev: the block it belongs to (the
@@ -215,24 +226,61 @@ static int fifo_push_slow(sl_machine *m, sl_key **q, int32_t *head, int32_t *n,
 ** together, in two or three cache lines) */
 #define HEAP_D 4
 
+/* what a key names, as the heap keeps it, and back */
+static inline uint64_t hv_pack(const sl_key *k) {
+  return (uint64_t)(uint32_t)k->ev | (uint64_t)(uint32_t)k->kind << 32;
+}
+static inline void hv_unpack(sl_key *k, const sl_hkey *hk, uint64_t v) {
+  k->t = hk->t;
+  k->seq = hk->seq;
+  k->ev = (int32_t)(uint32_t)v;
+  k->kind = (int32_t)(v >> 32);
+}
+
+/* room for cap keys in heap hp (its n kept): k[1] on a 64-byte boundary */
+static int heap_room(sl_kheap *hp, int32_t cap) {
+  size_t bytes = (size_t)cap * sizeof(sl_hkey) + 2 * 64;
+  uint8_t *mem = malloc(bytes), *k;
+  uint64_t *nv;
+  if (mem == NULL) return 0;
+  if ((nv = realloc(hp->v, (size_t)cap * sizeof(*nv))) == NULL) { free(mem); return 0; }
+  k = mem + sizeof(sl_hkey) + (size_t)(-(uintptr_t)(mem + sizeof(sl_hkey)) & 63);
+  k -= sizeof(sl_hkey);
+  if (hp->n > 0) memcpy(k, hp->k, (size_t)hp->n * sizeof(sl_hkey));
+  free(hp->kmem);
+  hp->kmem = mem;
+  hp->k = (sl_hkey *)(void *)k;
+  hp->v = nv;
+  hp->cap = cap;
+  return 1;
+}
+
+/* give back what heap hp holds */
+void sli_kheap_free(sl_kheap *hp) {
+  free(hp->kmem);
+  free(hp->v);
+  hp->kmem = NULL; hp->k = NULL; hp->v = NULL;
+  hp->n = hp->cap = 0;
+}
+
 /* put k on heap hp */
 static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   int32_t i;
-  if (hp->n == hp->cap) {
-    int32_t cap = hp->cap ? hp->cap * 2 : 256;
-    sl_key *nh = realloc(hp->h, (size_t)cap * sizeof(*nh));
-    if (nh == NULL) return push_failed(m, k);
-    hp->h = nh;
-    hp->cap = cap;
-  }
+  sl_hkey hk;
+  if (hp->n == hp->cap && !heap_room(hp, hp->cap ? hp->cap * 2 : 256))
+    return push_failed(m, k);
+  hk.t = k->t; hk.seq = k->seq;
   i = hp->n++;
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!ev_less(k, &hp->h[parent])) break;
-    hp->h[i] = hp->h[parent];
+    if (!hk_less(&hk, &hp->k[parent])) break;
+    hp->k[i] = hp->k[parent];
+    hp->v[i] = hp->v[parent];
     i = parent;
   }
-  hp->h[i] = *k;
+  hp->k[i] = hk;
+  hp->v[i] = hv_pack(k);
+  if (i == 0) hp->top = *k;
   return SL_OK;
 }
 
@@ -337,41 +385,53 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
 
 /* the least of the children c .. c + nc - 1 of a heap node (nc >= 1): four
 ** as two independent pairs, then their winners */
-static inline int32_t least_child(const sl_key *h, int32_t c, int32_t nc) {
+static inline int32_t least_child(const sl_hkey *h, int32_t c, int32_t nc) {
   int32_t j, best = c;
   if (nc == HEAP_D) {
-    int32_t a = c + ev_less(&h[c + 1], &h[c]);
-    int32_t b = c + 2 + ev_less(&h[c + 3], &h[c + 2]);
-    return ev_less(&h[b], &h[a]) ? b : a;
+    int32_t a = c + hk_less(&h[c + 1], &h[c]);
+    int32_t b = c + 2 + hk_less(&h[c + 3], &h[c + 2]);
+    return hk_less(&h[b], &h[a]) ? b : a;
   }
   for (j = 1; j < nc; j++)
-    if (ev_less(&h[c + j], &h[best])) best = c + j;
+    if (hk_less(&h[c + j], &h[best])) best = c + j;
   return best;
 }
 
-/* remove the earliest key of heap hp: the hole at the top goes down along
-** the earliest child to the bottom, then the last key, which came from the
-** bottom, rises from there (seldom far). Keys are unique (their ties), so
-** any heap of them pops in the same order */
+/* remove the earliest key of heap hp (n > 0): the hole at the top goes down
+** along the earliest child to the bottom, then the last key, which came from
+** the bottom, rises from there (seldom far). Keys are unique (their ties),
+** so any heap of them pops in the same order. On the way down the children
+** of the four children start loading (four whole lines, together) while the
+** four are compared */
 static sl_key heap_pop(sl_kheap *hp) {
-  sl_key *h = hp->h;
-  sl_key top = h[0];
-  sl_key last = h[--hp->n];
-  int32_t i = 0, n = hp->n, c;
+  sl_hkey *h = hp->k, last;
+  uint64_t *v = hp->v, lastv;
+  sl_key top = hp->top;
+  int32_t i = 0, n = --hp->n, c;
   if (n == 0) return top;
+  last = h[n];
+  lastv = v[n];
   while ((c = HEAP_D * i + 1) < n) {
-    int32_t nc = n - c < HEAP_D ? n - c : HEAP_D;
+    int32_t nc = n - c < HEAP_D ? n - c : HEAP_D, g = HEAP_D * c + 1;
+    if (g < n) {
+      const char *p = (const char *)&h[g];
+      SLI_PREFETCH(p); SLI_PREFETCH(p + 64); SLI_PREFETCH(p + 128); SLI_PREFETCH(p + 192);
+    }
     c = least_child(h, c, nc);
     h[i] = h[c];
+    v[i] = v[c];
     i = c;
   }
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!ev_less(&last, &h[parent])) break;
+    if (!hk_less(&last, &h[parent])) break;
     h[i] = h[parent];
+    v[i] = v[parent];
     i = parent;
   }
   h[i] = last;
+  v[i] = lastv;
+  hv_unpack(&hp->top, &h[0], v[0]);
   return top;
 }
 
@@ -379,9 +439,9 @@ static sl_key heap_pop(sl_kheap *hp) {
 static const sl_key *peek_raw(const sl_machine *m) {
   const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
   const sl_key *w = m->wfn > 0 ? &m->wfifo[m->wfhead] : NULL;
-  const sl_key *h = m->heap.n > 0 ? m->heap.h : NULL;
+  const sl_key *h = m->heap.n > 0 ? &m->heap.top : NULL;
   if (w != NULL && (f == NULL || ev_less(w, f))) f = w;
-  if (m->fheap.n > 0 && (f == NULL || ev_less(m->fheap.h, f))) f = m->fheap.h;
+  if (m->fheap.n > 0 && (f == NULL || ev_less(&m->fheap.top, f))) f = &m->fheap.top;
   if (f == NULL) return h;
   if (h == NULL) return f;
   return ev_less(h, f) ? h : f;
@@ -425,7 +485,7 @@ static sl_key take(sl_machine *m, const sl_key *k) {
   } else if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
     m->wfn--;
     x = m->wfifo[m->wfhead++];
-  } else if (m->fheap.n > 0 && k == m->fheap.h) x = heap_pop(&m->fheap);
+  } else if (k == &m->fheap.top) x = heap_pop(&m->fheap);
   else x = heap_pop(&m->heap);
   m->kt = x.t;
   m->kseq = x.seq;

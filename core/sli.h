@@ -202,10 +202,17 @@ typedef struct sl_key {
   int32_t ev, kind;
 } sl_key;
 
-/* a 4-ary heap of keys (sim.c) */
+/* a 4-ary heap of keys (sim.c): what orders them (time, tie) in one array,
+** 16 bytes a key, k[1] on a 64-byte boundary so that a node's four children
+** share one cache line; what they name (ev | kind << 32) in another, read
+** only when a key moves; the earliest key whole in top (n > 0) */
+typedef struct sl_hkey { sl_time t; uint64_t seq; } sl_hkey;
 typedef struct sl_kheap {
-  sl_key *h;
+  sl_hkey *k;
+  uint64_t *v;
+  void *kmem;               /* the allocation k lies in */
   int32_t n, cap;
+  sl_key top;
 } sl_kheap;
 
 /* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
@@ -559,6 +566,7 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_flow(sl_machine *m, sl_time t);
+void sli_kheap_free(sl_kheap *hp);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 /* sync.c: the flag a parked wait_flag of S waits for fired */
 void sli_flag_woken(sl_machine *m, int blk, sl_time t, sl_time now);
