@@ -673,7 +673,7 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
 ** way (a full queue or a flag not yet fired parks it, and it resumes at its
 ** clock or later). A primitive that reads or writes what other blocks see
 ** first catches up (sl_block_ahead: the binding yields before it runs) */
-int sl_must_yield(sl_machine *m, int blk) {
+static SLOW_PATH int must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
   sl_time limit;
@@ -701,6 +701,19 @@ int sl_must_yield(sl_machine *m, int blk) {
   }
   b->ahead = 0;
   return 0;
+}
+
+/* sl_must_yield (must_yield): most calls come after a primitive that only
+** queued to the block's pipes of a block already ahead of another's wake-up,
+** and go on at once without the frame of the whole */
+int sl_must_yield(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  if (b->qonly && b->ahead && b->state == B_RUN && !m->oom && m->p.run_ahead &&
+      m->p.check == 0 && b->t <= time_limit(m)) {
+    b->qonly = 0;
+    return 0;
+  }
+  return must_yield(m, blk);
 }
 
 /* 1 when block blk ran ahead of a wake-up of another block (sl_must_yield):
