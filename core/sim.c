@@ -263,6 +263,13 @@ void sli_kheap_free(sl_kheap *hp) {
   hp->n = hp->cap = 0;
 }
 
+/* the earlier of the two heaps' tops, after either changed */
+static inline void heap_min(sl_machine *m) {
+  const sl_key *h = m->heap.n > 0 ? &m->heap.top : NULL;
+  const sl_key *f = m->fheap.n > 0 ? &m->fheap.top : NULL;
+  m->hmin = f == NULL || (h != NULL && ev_less(h, f)) ? h : f;
+}
+
 /* put k on heap hp */
 static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   int32_t i;
@@ -280,7 +287,10 @@ static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   }
   hp->k[i] = hk;
   hp->v[i] = hv_pack(k);
-  if (i == 0) hp->top = *k;
+  if (i == 0) {
+    hp->top = *k;
+    heap_min(m);
+  }
   return SL_OK;
 }
 
@@ -436,12 +446,11 @@ static sl_key heap_pop(sl_kheap *hp) {
 }
 
 /* the earliest pending key, or NULL (without settling flows) */
-static const sl_key *peek_raw(const sl_machine *m) {
+static inline const sl_key *peek_raw(const sl_machine *m) {
   const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
   const sl_key *w = m->wfn > 0 ? &m->wfifo[m->wfhead] : NULL;
-  const sl_key *h = m->heap.n > 0 ? &m->heap.top : NULL;
+  const sl_key *h = m->hmin;
   if (w != NULL && (f == NULL || ev_less(w, f))) f = w;
-  if (m->fheap.n > 0 && (f == NULL || ev_less(&m->fheap.top, f))) f = &m->fheap.top;
   if (f == NULL) return h;
   if (h == NULL) return f;
   return ev_less(h, f) ? h : f;
@@ -485,8 +494,10 @@ static sl_key take(sl_machine *m, const sl_key *k) {
   } else if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
     m->wfn--;
     x = m->wfifo[m->wfhead++];
-  } else if (k == &m->fheap.top) x = heap_pop(&m->fheap);
-  else x = heap_pop(&m->heap);
+  } else {
+    x = heap_pop(k == &m->fheap.top ? &m->fheap : &m->heap);
+    heap_min(m);
+  }
   m->kt = x.t;
   m->kseq = x.seq;
   if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
@@ -511,6 +522,7 @@ sl_time sli_top(const sl_machine *m) {
 void sli_clear_events(sl_machine *m) {
   m->heap.n = 0;
   m->fheap.n = 0;
+  m->hmin = NULL;
   m->fn = m->fhead = 0;
   m->wfn = m->wfhead = 0;
   m->nevs = 0;

@@ -495,6 +495,7 @@ struct sl_machine {
   sl_freelist fev;
   sl_kheap heap;             /* keys out of order (sim.c) */
   sl_kheap fheap;            /* the flows' EV_FLOW keys (live and superseded) */
+  const sl_key *hmin;        /* the earlier of the two heaps' tops (NULL: both empty) */
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
