@@ -63,11 +63,6 @@ static inline int ev_less(const sl_key *a, const sl_key *b) {
   return key_less(a->t, a->seq, b->t, b->seq);
 }
 
-/* the same of the heap's keys */
-static inline int hk_less(const sl_hkey *a, const sl_hkey *b) {
-  return key_less(a->t, a->seq, b->t, b->seq);
-}
-
 /* the tie break of a new key of kind naming ev: the block it belongs to (the
 ** block itself for a wake-up, its pipe's or queue's block, the block of the
 ** event record; the flows' EV_FLOW belongs to none and comes first), then
@@ -226,71 +221,40 @@ static int fifo_push_slow(sl_machine *m, sl_key **q, int32_t *head, int32_t *n,
 ** together, in two or three cache lines) */
 #define HEAP_D 4
 
-/* what a key names, as the heap keeps it, and back */
-static inline uint64_t hv_pack(const sl_key *k) {
-  return (uint64_t)(uint32_t)k->ev | (uint64_t)(uint32_t)k->kind << 32;
-}
-static inline void hv_unpack(sl_key *k, const sl_hkey *hk, uint64_t v) {
-  k->t = hk->t;
-  k->seq = hk->seq;
-  k->ev = (int32_t)(uint32_t)v;
-  k->kind = (int32_t)(v >> 32);
-}
-
-/* room for cap keys in heap hp (its n kept): k[1] on a 64-byte boundary */
-static int heap_room(sl_kheap *hp, int32_t cap) {
-  size_t bytes = (size_t)cap * sizeof(sl_hkey) + 2 * 64;
-  uint8_t *mem = malloc(bytes), *k;
-  uint64_t *nv;
-  if (mem == NULL) return 0;
-  if ((nv = realloc(hp->v, (size_t)cap * sizeof(*nv))) == NULL) { free(mem); return 0; }
-  k = mem + sizeof(sl_hkey) + (size_t)(-(uintptr_t)(mem + sizeof(sl_hkey)) & 63);
-  k -= sizeof(sl_hkey);
-  if (hp->n > 0) memcpy(k, hp->k, (size_t)hp->n * sizeof(sl_hkey));
-  free(hp->kmem);
-  hp->kmem = mem;
-  hp->k = (sl_hkey *)(void *)k;
-  hp->v = nv;
-  hp->cap = cap;
-  return 1;
+/* the earlier of the two heaps' tops, after either changed */
+static inline void heap_min(sl_machine *m) {
+  const sl_key *h = m->heap.n > 0 ? m->heap.h : NULL;
+  const sl_key *f = m->fheap.n > 0 ? m->fheap.h : NULL;
+  m->hmin = f == NULL || (h != NULL && ev_less(h, f)) ? h : f;
 }
 
 /* give back what heap hp holds */
 void sli_kheap_free(sl_kheap *hp) {
-  free(hp->kmem);
-  free(hp->v);
-  hp->kmem = NULL; hp->k = NULL; hp->v = NULL;
+  free(hp->h);
+  hp->h = NULL;
   hp->n = hp->cap = 0;
-}
-
-/* the earlier of the two heaps' tops, after either changed */
-static inline void heap_min(sl_machine *m) {
-  const sl_key *h = m->heap.n > 0 ? &m->heap.top : NULL;
-  const sl_key *f = m->fheap.n > 0 ? &m->fheap.top : NULL;
-  m->hmin = f == NULL || (h != NULL && ev_less(h, f)) ? h : f;
 }
 
 /* put k on heap hp */
 static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   int32_t i;
-  sl_hkey hk;
-  if (hp->n == hp->cap && !heap_room(hp, hp->cap ? hp->cap * 2 : 256))
-    return push_failed(m, k);
-  hk.t = k->t; hk.seq = k->seq;
+  if (hp->n == hp->cap) {
+    int32_t cap = hp->cap ? hp->cap * 2 : 256;
+    sl_key *nh = realloc(hp->h, (size_t)cap * sizeof(*nh));
+    if (nh == NULL) return push_failed(m, k);
+    hp->h = nh;
+    hp->cap = cap;
+    heap_min(m);
+  }
   i = hp->n++;
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!hk_less(&hk, &hp->k[parent])) break;
-    hp->k[i] = hp->k[parent];
-    hp->v[i] = hp->v[parent];
+    if (!ev_less(k, &hp->h[parent])) break;
+    hp->h[i] = hp->h[parent];
     i = parent;
   }
-  hp->k[i] = hk;
-  hp->v[i] = hv_pack(k);
-  if (i == 0) {
-    hp->top = *k;
-    heap_min(m);
-  }
+  hp->h[i] = *k;
+  if (i == 0) heap_min(m);
   return SL_OK;
 }
 
@@ -395,53 +359,41 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
 
 /* the least of the children c .. c + nc - 1 of a heap node (nc >= 1): four
 ** as two independent pairs, then their winners */
-static inline int32_t least_child(const sl_hkey *h, int32_t c, int32_t nc) {
+static inline int32_t least_child(const sl_key *h, int32_t c, int32_t nc) {
   int32_t j, best = c;
   if (nc == HEAP_D) {
-    int32_t a = c + hk_less(&h[c + 1], &h[c]);
-    int32_t b = c + 2 + hk_less(&h[c + 3], &h[c + 2]);
-    return hk_less(&h[b], &h[a]) ? b : a;
+    int32_t a = c + ev_less(&h[c + 1], &h[c]);
+    int32_t b = c + 2 + ev_less(&h[c + 3], &h[c + 2]);
+    return ev_less(&h[b], &h[a]) ? b : a;
   }
   for (j = 1; j < nc; j++)
-    if (hk_less(&h[c + j], &h[best])) best = c + j;
+    if (ev_less(&h[c + j], &h[best])) best = c + j;
   return best;
 }
 
 /* remove the earliest key of heap hp (n > 0): the hole at the top goes down
 ** along the earliest child to the bottom, then the last key, which came from
 ** the bottom, rises from there (seldom far). Keys are unique (their ties),
-** so any heap of them pops in the same order. On the way down the children
-** of the four children start loading (four whole lines, together) while the
-** four are compared */
+** so any heap of them pops in the same order */
 static sl_key heap_pop(sl_kheap *hp) {
-  sl_hkey *h = hp->k, last;
-  uint64_t *v = hp->v, lastv;
-  sl_key top = hp->top;
-  int32_t i = 0, n = --hp->n, c;
+  sl_key *h = hp->h;
+  sl_key top = h[0];
+  sl_key last = h[--hp->n];
+  int32_t i = 0, n = hp->n, c;
   if (n == 0) return top;
-  last = h[n];
-  lastv = v[n];
   while ((c = HEAP_D * i + 1) < n) {
-    int32_t nc = n - c < HEAP_D ? n - c : HEAP_D, g = HEAP_D * c + 1;
-    if (g < n) {
-      const char *p = (const char *)&h[g];
-      SLI_PREFETCH(p); SLI_PREFETCH(p + 64); SLI_PREFETCH(p + 128); SLI_PREFETCH(p + 192);
-    }
+    int32_t nc = n - c < HEAP_D ? n - c : HEAP_D;
     c = least_child(h, c, nc);
     h[i] = h[c];
-    v[i] = v[c];
     i = c;
   }
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!hk_less(&last, &h[parent])) break;
+    if (!ev_less(&last, &h[parent])) break;
     h[i] = h[parent];
-    v[i] = v[parent];
     i = parent;
   }
   h[i] = last;
-  v[i] = lastv;
-  hv_unpack(&hp->top, &h[0], v[0]);
   return top;
 }
 
@@ -504,7 +456,7 @@ static sl_key take(sl_machine *m, const sl_key *k) {
     m->wfn--;
     x = m->wfifo[m->wfhead++];
   } else {
-    x = heap_pop(k == &m->fheap.top ? &m->fheap : &m->heap);
+    x = heap_pop(m->fheap.n > 0 && k == m->fheap.h ? &m->fheap : &m->heap);
     heap_min(m);
   }
   m->kt = x.t;
