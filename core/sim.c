@@ -45,8 +45,8 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
 /* (at, as) before (bt, bs): time, then the tie break (sl_key_tie). Where the
 ** compiler has 128-bit integers, one compare of (time, tie) as a single
 ** unsigned number (the time's sign bit flipped keeps the order of signed
-** times): no branch, so the heap's choice among children costs no
-** mispredictions */
+** times), without a branch: the heap's choice among children mispredicts
+** less */
 static inline int key_less(sl_time at, uint64_t as, sl_time bt, uint64_t bs) {
 #ifdef __SIZEOF_INT128__
   const uint64_t flip = (uint64_t)1 << 63;
