@@ -166,7 +166,8 @@ void sl_machine_free(sl_machine *m) {
   sli_team_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs_mem); free(m->heap); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
+  free(m->evs_mem); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
+  sli_kheap_free(&m->heap); sli_kheap_free(&m->fheap);
   free(m->ops_mem); free(m->toks_mem); free(m->marks_mem);
   free(m->fev.id); free(m->fop.id); free(m->ftok.id); free(m->fmark.id);
   free(m->kq); free(m->lzb);

@@ -42,9 +42,25 @@ int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...) {
   return code;
 }
 
-/* key order: time, then the tie break (sl_key_tie) */
-static int ev_less(const sl_key *a, const sl_key *b) {
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+/* (at, as) before (bt, bs): time, then the tie break (sl_key_tie). Where the
+** compiler has 128-bit integers, one compare of (time, tie) as a single
+** unsigned number (the time's sign bit flipped keeps the order of signed
+** times), without a branch: the heap's choice among children mispredicts
+** less */
+static inline int key_less(sl_time at, uint64_t as, sl_time bt, uint64_t bs) {
+#ifdef __SIZEOF_INT128__
+  const uint64_t flip = (uint64_t)1 << 63;
+  unsigned __int128 x = (unsigned __int128)((uint64_t)at ^ flip) << 64 | as;
+  unsigned __int128 y = (unsigned __int128)((uint64_t)bt ^ flip) << 64 | bs;
+  return x < y;
+#else
+  return at < bt || (at == bt && as < bs);
+#endif
+}
+
+/* key order */
+static inline int ev_less(const sl_key *a, const sl_key *b) {
+  return key_less(a->t, a->seq, b->t, b->seq);
 }
 
 /* the tie break of a new key of kind naming ev: the block it belongs to (the
@@ -205,24 +221,40 @@ static int fifo_push_slow(sl_machine *m, sl_key **q, int32_t *head, int32_t *n,
 ** together, in two or three cache lines) */
 #define HEAP_D 4
 
-/* put k on the heap */
-static int heap_push(sl_machine *m, const sl_key *k) {
+/* the earlier of the two heaps' tops, after either changed */
+static inline void heap_min(sl_machine *m) {
+  const sl_key *h = m->heap.n > 0 ? m->heap.h : NULL;
+  const sl_key *f = m->fheap.n > 0 ? m->fheap.h : NULL;
+  m->hmin = f == NULL || (h != NULL && ev_less(h, f)) ? h : f;
+}
+
+/* give back what heap hp holds */
+void sli_kheap_free(sl_kheap *hp) {
+  free(hp->h);
+  hp->h = NULL;
+  hp->n = hp->cap = 0;
+}
+
+/* put k on heap hp */
+static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   int32_t i;
-  if (m->nheap == m->capheap) {
-    int32_t cap = m->capheap ? m->capheap * 2 : 256;
-    sl_key *nh = realloc(m->heap, (size_t)cap * sizeof(*nh));
+  if (hp->n == hp->cap) {
+    int32_t cap = hp->cap ? hp->cap * 2 : 256;
+    sl_key *nh = realloc(hp->h, (size_t)cap * sizeof(*nh));
     if (nh == NULL) return push_failed(m, k);
-    m->heap = nh;
-    m->capheap = cap;
+    hp->h = nh;
+    hp->cap = cap;
+    heap_min(m);
   }
-  i = m->nheap++;
+  i = hp->n++;
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!ev_less(k, &m->heap[parent])) break;
-    m->heap[i] = m->heap[parent];
+    if (!ev_less(k, &hp->h[parent])) break;
+    hp->h[i] = hp->h[parent];
     i = parent;
   }
-  m->heap[i] = *k;
+  hp->h[i] = *k;
+  if (i == 0) heap_min(m);
   return SL_OK;
 }
 
@@ -239,7 +271,7 @@ static inline void fifo_put(sl_key *q, const sl_key *k) { *q = *k; }
 /* a key at time t for a full in-order queue, or the heap (heap: 1) */
 static SLOW_PATH int push_slow(sl_machine *m, const sl_key *k, int which) {
   if (which == 0) return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, k);
-  if (which == 1) return heap_push(m, k);
+  if (which == 1) return heap_push(m, &m->heap, k);
   return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, k);
 }
 
@@ -297,9 +329,13 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
   return push_key(m, t, m->evs[id].kind, id);
 }
 
-/* schedule an EV_FLOW: the flows' next end is due at t (a key alone) */
+/* schedule an EV_FLOW: the flows' next end is due at t (a key alone). They
+** have a heap of their own: few are pending at once (the live one and those
+** it superseded), and on the heap of all keys each would go most of its depth */
 int sli_schedule_flow(sl_machine *m, sl_time t) {
-  return push_key(m, t, EV_FLOW, -1);
+  sl_key k;
+  k.t = t; k.seq = key_tie(m, EV_FLOW, -1); k.ev = -1; k.kind = EV_FLOW;
+  return heap_push(m, &m->fheap, &k);
 }
 
 /* schedule an EV_PIPE: block blk's pipe takes its next instruction at t; a
@@ -321,44 +357,51 @@ int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
   return sli_schedule(m, t, id);
 }
 
-/* the least of the children c .. c + nc - 1 of a heap node (nc >= 1) */
+/* the least of the children c .. c + nc - 1 of a heap node (nc >= 1): four
+** as two independent pairs, then their winners */
 static inline int32_t least_child(const sl_key *h, int32_t c, int32_t nc) {
   int32_t j, best = c;
+  if (nc == HEAP_D) {
+    int32_t a = c + ev_less(&h[c + 1], &h[c]);
+    int32_t b = c + 2 + ev_less(&h[c + 3], &h[c + 2]);
+    return ev_less(&h[b], &h[a]) ? b : a;
+  }
   for (j = 1; j < nc; j++)
     if (ev_less(&h[c + j], &h[best])) best = c + j;
   return best;
 }
 
-/* remove the earliest key of the heap: the hole at the top goes down along
-** the earliest child to the bottom, then the last key, which came from the
-** bottom, rises from there (seldom far). Keys are unique (their ties), so
-** any heap of them pops in the same order */
-static sl_key heap_pop(sl_machine *m) {
-  sl_key top = m->heap[0];
-  sl_key last = m->heap[--m->nheap];
-  int32_t i = 0, n = m->nheap, c;
+/* remove the earliest key of heap hp (n > 0): the hole at the top goes down
+** along the earliest child to the bottom, then the last key, which came from
+** the bottom, rises from there (seldom far). Keys are unique (their ties),
+** so any heap of them pops in the same order */
+static sl_key heap_pop(sl_kheap *hp) {
+  sl_key *h = hp->h;
+  sl_key top = h[0];
+  sl_key last = h[--hp->n];
+  int32_t i = 0, n = hp->n, c;
   if (n == 0) return top;
   while ((c = HEAP_D * i + 1) < n) {
     int32_t nc = n - c < HEAP_D ? n - c : HEAP_D;
-    c = least_child(m->heap, c, nc);
-    m->heap[i] = m->heap[c];
+    c = least_child(h, c, nc);
+    h[i] = h[c];
     i = c;
   }
   while (i > 0) {
     int32_t parent = (i - 1) / HEAP_D;
-    if (!ev_less(&last, &m->heap[parent])) break;
-    m->heap[i] = m->heap[parent];
+    if (!ev_less(&last, &h[parent])) break;
+    h[i] = h[parent];
     i = parent;
   }
-  m->heap[i] = last;
+  h[i] = last;
   return top;
 }
 
 /* the earliest pending key, or NULL (without settling flows) */
-static const sl_key *peek_raw(const sl_machine *m) {
+static inline const sl_key *peek_raw(const sl_machine *m) {
   const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
   const sl_key *w = m->wfn > 0 ? &m->wfifo[m->wfhead] : NULL;
-  const sl_key *h = m->nheap > 0 ? &m->heap[0] : NULL;
+  const sl_key *h = m->hmin;
   if (w != NULL && (f == NULL || ev_less(w, f))) f = w;
   if (f == NULL) return h;
   if (h == NULL) return f;
@@ -375,10 +418,19 @@ static const sl_key *peek(sl_machine *m) {
   return peek_raw(m);
 }
 
+/* inlined into its callers before GCC's analysis of side effects: a function
+** of loads and prefetches alone counts as having none, and its calls are
+** deleted (the prefetch of take was, until it was inlined so) */
+#if defined(__GNUC__)
+#define PREFETCH_FN inline __attribute__((always_inline))
+#else
+#define PREFETCH_FN inline
+#endif
+
 /* start loading what the event of key k reads first (its record, its block's
 ** queues, the flow that ends first): records were made long before and are
 ** out of cache, and the loads run while the key before it is handled */
-static void prefetch_key(const sl_machine *m, const sl_key *k) {
+static PREFETCH_FN void prefetch_key(const sl_machine *m, const sl_key *k) {
   switch (k->kind) {
     case EV_WAKE: SLI_PREFETCH(&m->blocks[k->ev]); return;
     case EV_PIPE: SLI_PREFETCH(&m->blocks[k->ev / 4].qhead); return;
@@ -403,7 +455,10 @@ static sl_key take(sl_machine *m, const sl_key *k) {
   } else if (m->wfn > 0 && k == &m->wfifo[m->wfhead]) {
     m->wfn--;
     x = m->wfifo[m->wfhead++];
-  } else x = heap_pop(m);
+  } else {
+    x = heap_pop(m->fheap.n > 0 && k == m->fheap.h ? &m->fheap : &m->heap);
+    heap_min(m);
+  }
   m->kt = x.t;
   m->kseq = x.seq;
   if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
@@ -426,7 +481,9 @@ sl_time sli_top(const sl_machine *m) {
 
 /* drop every pending event */
 void sli_clear_events(sl_machine *m) {
-  m->nheap = 0;
+  m->heap.n = 0;
+  m->fheap.n = 0;
+  m->hmin = NULL;
   m->fn = m->fhead = 0;
   m->wfn = m->wfhead = 0;
   m->nevs = 0;
@@ -522,7 +579,7 @@ static void self_push(sl_machine *m) {
     m->wfifo[m->wfhead + m->wfn++] = *w;
     return;
   }
-  if (heap_push(m, w) != SL_OK) {
+  if (heap_push(m, &m->heap, w) != SL_OK) {
     m->blocks[m->self_key.ev].state = B_IDLE;
     m->oom = 1;
   }
@@ -589,7 +646,7 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
 ** way (a full queue or a flag not yet fired parks it, and it resumes at its
 ** clock or later). A primitive that reads or writes what other blocks see
 ** first catches up (sl_block_ahead: the binding yields before it runs) */
-int sl_must_yield(sl_machine *m, int blk) {
+static SLOW_PATH int must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
   sl_time limit;
@@ -617,6 +674,19 @@ int sl_must_yield(sl_machine *m, int blk) {
   }
   b->ahead = 0;
   return 0;
+}
+
+/* sl_must_yield (must_yield): most calls come after a primitive that only
+** queued to the block's pipes of a block already ahead of another's wake-up,
+** and go on at once without the frame of the whole */
+int sl_must_yield(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  if (b->qonly && b->ahead && b->state == B_RUN && !m->oom && m->p.run_ahead &&
+      m->p.check == 0 && b->t <= time_limit(m)) {
+    b->qonly = 0;
+    return 0;
+  }
+  return must_yield(m, blk);
 }
 
 /* 1 when block blk ran ahead of a wake-up of another block (sl_must_yield):

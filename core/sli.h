@@ -207,6 +207,14 @@ typedef struct sl_key {
   int32_t ev, kind;
 } sl_key;
 
+/* a 4-ary heap of keys (sim.c). Keys stay whole (24 bytes): 16-byte keys,
+** with what they name in a second array, cost more instructions a pop than
+** their fewer cache lines saved CPU time at 128 PEs */
+typedef struct sl_kheap {
+  sl_key *h;
+  int32_t n, cap;
+} sl_kheap;
+
 /* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
 ** descriptors stream one after another in order; up to dma_queue_depth of
 ** them are in the engine at once, so the next one's setup runs under the
@@ -495,8 +503,9 @@ struct sl_machine {
   void *evs_mem;
   int32_t nevs, capevs;
   sl_freelist fev;
-  sl_key *heap;
-  int32_t nheap, capheap;
+  sl_kheap heap;             /* keys out of order (sim.c) */
+  sl_kheap fheap;            /* the flows' EV_FLOW keys (live and superseded) */
+  const sl_key *hmin;        /* the earlier of the two heaps' tops (NULL: both empty) */
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
@@ -568,6 +577,7 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_flow(sl_machine *m, sl_time t);
+void sli_kheap_free(sl_kheap *hp);
 void sli_wake(sl_machine *m, int blk, sl_time t);
 /* sync.c: the flag a parked wait_flag of S waits for fired */
 void sli_flag_woken(sl_machine *m, int blk, sl_time t, sl_time now);
