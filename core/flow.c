@@ -1094,7 +1094,7 @@ static int ends_by(const sl_machine *m, sl_time t, int32_t *ids) {
 ** landing record. Each is a miss on a record made long before; asked for
 ** across the flows of the instant together they overlap, where one flow's
 ** chain alone waits for each in turn. Loads only: nothing changes */
-static void prefetch_ends(const sl_machine *m, sl_time t) {
+static HOT_INLINE void prefetch_ends(const sl_machine *m, sl_time t) {
   int32_t ids[NPRE], op[NPRE];
   int n = ends_by(m, t, ids), i;
   for (i = 0; i < n; i++) SLI_PREFETCH(&m->flows[ids[i]]);
