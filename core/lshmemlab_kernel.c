@@ -227,6 +227,15 @@ static int scalar_here(lua_State *L, lmach *lm, int blk, sarg *a) {
   return 1;                               /* may land what changes the answer: not told) */
 }
 
+/* the machine and the block of the running primitive (the cached one when
+** the call comes from it, else kcheck_slow's checks) */
+static inline lmach *krunning(lua_State *L, int *blk) {
+  lmach *lm = lsl_here.lm;
+  if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
+  *blk = lm->cur;
+  return lm;
+}
+
 /* the machine and block of the running primitive: the running block's own
 ** coroutine calling with its own k is told by two pointer compares (lsl_here,
 ** cur_co, cur_k); anything else goes through kcheck_slow. A primitive that
@@ -237,9 +246,7 @@ static int scalar_here(lua_State *L, lmach *lm, int blk, sarg *a) {
 ** (catch_up: again, when not NULL, is the primitive that runs when it resumes) */
 static lmach *kcheck_again(lua_State *L, int *blk, int queue_only, lua_CFunction again,
                            sarg *a) {
-  lmach *lm = lsl_here.lm;
-  if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
-  *blk = lm->cur;
+  lmach *lm = krunning(L, blk);
   if (queue_only != 1 && sl_block_ahead(lm->m, *blk) &&
       !(queue_only == 2 && scalar_here(L, lm, *blk, a)) &&
       !(queue_only == 3 && sl_signal_ahead(lm->m)))
@@ -259,9 +266,7 @@ lmach *lsl_kcheck(lua_State *L, int *blk) { return kcheck(L, blk, 0); }
 /* kcheck of a primitive that only queues work to the block's own pipes (the
 ** core marks it so: sli_queue_only) */
 lmach *lsl_kcheck_q(lua_State *L, int *blk) {
-  lmach *lm = lsl_here.lm;                /* kcheck_again's steps that apply: no catch-up */
-  if (lm == NULL || lm->cur_co != L || lua_topointer(L, 1) != lm->cur_k) lm = kcheck_slow(L);
-  *blk = lm->cur;
+  lmach *lm = krunning(L, blk);           /* kcheck_again's steps that apply: no catch-up */
   prim_counted(L, lm, *blk);
   return lm;
 }

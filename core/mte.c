@@ -567,8 +567,8 @@ int sl_set_mte_config(sl_machine *m, int blk, const sl_loc *ub, int64_t ub_bytes
   return SL_OK;
 }
 
-/* a UB location must be this block's own */
-int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
+/* the error of a UB location that is not this block's own (sli_own_ub) */
+int sli_own_ub_err(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
   if (l->buf >= 0) return sli_err(m, SL_EARG, arg, "UB tensor expected, got GM");
   if (l->pe != b->pe || l->core != b->b)
     return sli_err(m, SL_EARG, arg,
@@ -761,22 +761,15 @@ int sl_mte_pipe_step(sl_machine *m, int blk, sl_pipe_xfer *x) {
 static uint8_t *ub_elem(sl_machine *m, int blk, const sl_loc *ub, int64_t i, int write,
                         int *st) {
   sl_block *b = &m->blocks[blk];
-  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype), off;
-  sl_loc l = *ub;
+  int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype);
+  sl_loc l;
   sl_addr a;
   uint8_t *p;
-  if (ub->buf >= 0 || ub->pe != b->pe || ub->core != b->b) {   /* the error's text there */
-    *st = sli_own_ub(m, b, ub, 1);
-    return NULL;
-  }
-  l.off = off = loc_at(ub, i).off;
-  if (off < 0 || off > ub->cap || esz > ub->cap - off) {   /* sli_bounds of UB: what fails */
-    *st = sli_bounds_check(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
-    if (*st != SL_OK) return NULL;
-  }
-  *st = SL_OK;
-  a.buf = -1; a.pe = ub->pe; a.core = ub->core; a.dtype = ub->dtype;   /* sli_addr of l */
-  a.off = ub->base + off;
+  if ((*st = sli_own_ub(m, b, ub, 1)) != SL_OK) return NULL;
+  l = loc_at(ub, i);
+  *st = sli_bounds(m, &l, esz, write, write ? "set_value" : "get_value", 2, b->pe, b->b);
+  if (*st != SL_OK) return NULL;
+  sli_addr(&l, &a);
   sli_lazy_touch(m, &a, esz);
   if (m->p.check & SL_CHECK_INIT) {     /* the calls do nothing with initcheck off */
     if (write) sli_init_write(m, &a, esz);

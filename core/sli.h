@@ -757,8 +757,13 @@ static inline int sli_backed(sl_machine *m, const sl_loc *l, int arg, const char
   sli_addr(l, &a);
   return sli_ptr(m, &a) != NULL ? SL_OK : sli_unbacked(m, l, arg, fn);
 }
-/* a UB location must be the block's own (mte.c) */
-int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg);
+/* a UB location must be the block's own: SL_OK when it is, inline; else the
+** error of sli_own_ub_err (mte.c) */
+int sli_own_ub_err(sl_machine *m, const sl_block *b, const sl_loc *l, int arg);
+static inline int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, int arg) {
+  if (l->buf < 0 && l->pe == b->pe && l->core == b->b) return SL_OK;
+  return sli_own_ub_err(m, b, l, arg);
+}
 void sli_landed(sl_machine *m, int blk, int pipe, int vec, int32_t ev, sl_time t);
 /* the UB bytes [*lo, *hi) the copy or vector op of record e reads or writes
 ** (0: none) */
