@@ -19,6 +19,7 @@ M.BLOCKS = {
   scale = { target = "make scale", inputs = { "bench/scale.lua" } },
   chain = { target = "make chain", inputs = { "bench/chain.lua" } },
   runahead = { target = "make chain", inputs = { "bench/chain.lua" } },
+  settle = { target = "make chain", inputs = { "bench/settle.lua" } },
   peers = { target = "make bench-peers", inputs = { "bench/peers/peers.lua", "bench/shell.lua",
             "bench/peers/collectives.c", "bench/peers/floor.c", "bench/peers/data.h" } },
 }
