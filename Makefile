@@ -10,7 +10,7 @@
 #   make spec       the busted specs alone, a process per file, JOBS at a time
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build; bench/engine.lua, bench/check.lua, bench/dtype_bench.c into doc/performance.md, doc/checked.md
-#   make scale      build, then bench/scale.lua (events, events/s, wall, RSS at scale) into doc/performance.md
+#   make scale      build, then bench/scale.lua (events, events/s, wall, RSS at scale) and bench/moe.lua (DeepEP's dispatch) into doc/performance.md, doc/moe.md
 #   make chain      build, then bench/chain.lua (one-flow chains against chunked ones; run-ahead) and bench/settle.lua (settle windows) into doc/chain.md, doc/scale.md
 #   make fidelity   build, then bench/fidelity.lua: the fidelity table, written into doc/fidelity.md
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/), into doc/performance.md
@@ -210,6 +210,7 @@ bench-peers: deps all
 SCALE_OPTS ?=
 scale: all
 	$(MEASURE) scale '$(LUA) bench/scale.lua $(SCALE_OPTS)' $(DOCS)
+	$(MEASURE) moe '$(LUA) bench/moe.lua' $(DOCS)
 
 # A pipelined chain as one flow against the chunked chain it stands for: the
 # timing-only allgather at 64-512 PEs, flat and relay, exact and windowed

@@ -17,6 +17,7 @@ M.BLOCKS = {
   check = { target = "make bench", inputs = { "bench/check.lua" } },
   dtype = { target = "make bench", inputs = { "bench/dtype_bench.c" } },
   scale = { target = "make scale", inputs = { "bench/scale.lua" } },
+  moe = { target = "make scale", inputs = { "bench/moe.lua" } },
   chain = { target = "make chain", inputs = { "bench/chain.lua" } },
   runahead = { target = "make chain", inputs = { "bench/chain.lua" } },
   settle = { target = "make chain", inputs = { "bench/settle.lua" } },
