@@ -11,7 +11,7 @@
 #   make test-asan  the same C tests and specs under ASan/UBSan (build-asan/)
 #   make bench      build; bench/engine.lua, bench/check.lua, bench/dtype_bench.c into doc/performance.md, doc/checked.md
 #   make scale      build, then bench/scale.lua (events, events/s, wall, RSS at scale) and bench/moe.lua (DeepEP's dispatch) into doc/performance.md, doc/moe.md
-#   make chain      build, then bench/chain.lua (one-flow chains against chunked ones; run-ahead) and bench/settle.lua (settle windows) into doc/chain.md, doc/scale.md
+#   make chain      build, then bench/chain.lua (one-flow chains against chunked ones; run-ahead; settle windows) into doc/chain.md, doc/scale.md
 #   make fidelity   build, then bench/fidelity.lua: the fidelity table, written into doc/fidelity.md
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/), into doc/performance.md
 #   make fidelity-readme   the same as make fidelity
@@ -216,12 +216,12 @@ scale: all
 # timing-only allgather at 64-512 PEs, flat and relay, exact and windowed
 # (CHAIN_OPTS: e.g. --max-pes 256), written into doc/chain.md's block; then the
 # flat allgather with and without run-ahead, its events by kind, into doc/scale.md's;
-# then what each settle window moves and saves (bench/settle.lua) into doc/scale.md's.
+# then what each settle window moves and saves (--settle) into doc/scale.md's.
 CHAIN_OPTS ?=
 chain: all
 	$(MEASURE) chain '$(LUA) bench/chain.lua $(CHAIN_OPTS)' $(DOCS)
 	$(MEASURE) runahead '$(LUA) bench/chain.lua --run-ahead $(CHAIN_OPTS)' $(DOCS)
-	$(MEASURE) settle '$(LUA) bench/settle.lua $(CHAIN_OPTS)' $(DOCS)
+	$(MEASURE) settle '$(LUA) bench/chain.lua --settle $(CHAIN_OPTS)' $(DOCS)
 
 # The fidelity table (virtual time, so the same on every machine): published
 # figure, modeled figure and error of every case in lua/shmemlab/fidelity.lua, written

@@ -20,7 +20,7 @@ M.BLOCKS = {
   moe = { target = "make scale", inputs = { "bench/moe.lua" } },
   chain = { target = "make chain", inputs = { "bench/chain.lua" } },
   runahead = { target = "make chain", inputs = { "bench/chain.lua" } },
-  settle = { target = "make chain", inputs = { "bench/settle.lua" } },
+  settle = { target = "make chain", inputs = { "bench/chain.lua" } },
   peers = { target = "make bench-peers", inputs = { "bench/peers/peers.lua", "bench/shell.lua",
             "bench/peers/collectives.c", "bench/peers/floor.c", "bench/peers/data.h" } },
 }
