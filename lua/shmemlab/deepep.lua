@@ -513,11 +513,12 @@ local function layout_count(k, a, u, tt)
   end
 end
 
--- send_token_idx numbered from the block's prefix row (k:scalar_histogram when
--- no pipe work is pending, else the same accesses one by one)
+-- send_token_idx numbered from the block's prefix row: the rows' accesses one
+-- by one while pipe work is pending (the prefix row's copy in, landing), the
+-- rest by k:scalar_histogram once none is (the same accesses in one call)
 local function layout_index(k, u, count, E)
-  if k:scalar_histogram(u.topk, 0, count, 0, E, u.per_expert, u.idx) then return end
   for i = 0, count - 1 do
+    if k:scalar_histogram(u.topk, i, count - i, 0, E, u.per_expert, u.idx) then return end
     local e = k:get_value(u.topk, i)
     if e >= 0 and e < E then
       local v = k:get_value(u.per_expert, e)
