@@ -57,6 +57,7 @@ build = {
         "core/p2p.c",
         "core/pipe.c",
         "core/race.c",
+        "core/scalar.c",
         "core/sim.c",
         "core/sync.c",
         "core/team.c",

@@ -74,57 +74,35 @@ static int pass_done(lua_State *L, lmach *lm, int blk, int st, int nret) {
 ** marks, at): one token's K expert ids topk[first ..] counted: per valid id e
 ** (0 <= e < E) per_expert[e] += 1, and for its group r = e // per seen the
 ** first time (seen[r] == 0) marks[at + r] = 1, seen[r] = 1, per_rank[r] += 1.
-** The accesses of get_dispatch_layout's count loop, in its order */
+** The accesses of get_dispatch_layout's count loop, in its order
+** (sl_scalar_topk_count) */
 static int k_scalar_topk_count(lua_State *L) {
-  int blk, st = SL_OK;
-  int64_t j, e, v, s, c;
+  int blk;
   lmach *lm = pass_check(L, &blk);
-  sl_machine *m;
-  sl_loc tk, pe_, seen, pr, mk;
+  sl_loc tk, u[4];
+  const sl_loc *const ub[4] = { &u[0], &u[1], &u[2], &u[3] };
   int64_t first = iarg(L, 3), K = iarg(L, 4), E = iarg(L, 5), per = iarg(L, 6), at = iarg(L, 11);
   if (lm == NULL) { lua_pushboolean(L, 0); return 1; }
-  m = lm->m;
   if (per <= 0) return luaL_argerror(L, 6, "group size must be positive");
-  tk = int_ub(L, lm, 2); pe_ = int_ub(L, lm, 7); seen = int_ub(L, lm, 8);
-  pr = int_ub(L, lm, 9); mk = int_ub(L, lm, 10);
-  for (j = 0; j < K; j++) {
-    TRY(get(m, blk, &tk, first + j, &e));
-    if (e < 0 || e >= E) continue;
-    TRY(get(m, blk, &pe_, e, &v));
-    TRY(set(m, blk, &pe_, e, wrap_add(v, 1)));
-    TRY(get(m, blk, &seen, e / per, &s));
-    if (s != 0) continue;
-    TRY(get(m, blk, &pr, e / per, &c));
-    TRY(set(m, blk, &mk, at + e / per, 1));
-    TRY(set(m, blk, &seen, e / per, 1));
-    TRY(set(m, blk, &pr, e / per, wrap_add(c, 1)));
-  }
-out:
-  return pass_done(L, lm, blk, st, 1);
+  tk = int_ub(L, lm, 2); u[0] = int_ub(L, lm, 7); u[1] = int_ub(L, lm, 8);
+  u[2] = int_ub(L, lm, 9); u[3] = int_ub(L, lm, 10);
+  return pass_done(L, lm, blk, sl_scalar_topk_count(lm->m, blk, &tk, first, K, E, per, ub, at),
+                   1);
 }
 
 /* k:scalar_histogram(src, first, count, lo, hi, counts, idx): for i in
 ** [first, first + count) with lo <= e = src[i] < hi: idx[i] = counts[e],
-** counts[e] += 1 (each row numbered among the rows of its bin so far) */
+** counts[e] += 1 (each row numbered among the rows of its bin so far;
+** sl_scalar_histogram) */
 static int k_scalar_histogram(lua_State *L) {
-  int blk, st = SL_OK;
-  int64_t i, e, v;
+  int blk;
   lmach *lm = pass_check(L, &blk);
-  sl_machine *m;
   sl_loc src, cnt, idx;
   int64_t first = iarg(L, 3), count = iarg(L, 4), lo = iarg(L, 5), hi = iarg(L, 6);
   if (lm == NULL) { lua_pushboolean(L, 0); return 1; }
-  m = lm->m;
   src = int_ub(L, lm, 2); cnt = int_ub(L, lm, 7); idx = int_ub(L, lm, 8);
-  for (i = first; i < first + count; i++) {
-    TRY(get(m, blk, &src, i, &e));
-    if (e < lo || e >= hi) continue;
-    TRY(get(m, blk, &cnt, e - lo, &v));
-    TRY(set(m, blk, &idx, i, v));
-    TRY(set(m, blk, &cnt, e - lo, wrap_add(v, 1)));
-  }
-out:
-  return pass_done(L, lm, blk, st, 1);
+  return pass_done(L, lm, blk, sl_scalar_histogram(lm->m, blk, &src, first, count, lo, hi,
+                                                   &cnt, &idx), 1);
 }
 
 /* k:scalar_transpose(dst, src, rows, cols, ld, scan): dst[c * rows + r] =
