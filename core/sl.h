@@ -339,6 +339,10 @@ int sl_scalar_topk_count(sl_machine *m, int blk, const sl_loc *topk, int64_t fir
 int sl_scalar_histogram(sl_machine *m, int blk, const sl_loc *src, int64_t first,
                         int64_t count, int64_t lo, int64_t hi, const sl_loc *cnt,
                         const sl_loc *idx);
+/* MoE routes (route.c): tokens x topk expert ids drawn as shmemlab.moe's
+** uniform routing draws them, from its splitmix64 state *x (moved on) */
+int sl_route_uniform(uint64_t *x, int64_t experts, int topk, int64_t tokens, int64_t *taken,
+                     int32_t *out);
 /* sl_vec's op code is overloaded by sign: a positive code is one of the
 ** binary ops, the atomic codes SL_OP_ADD/MAX/MIN (dtype.h) reused (dst = a
 ** op b, two sources); zero or negative is one of these one-source ops (dst =

@@ -269,28 +269,6 @@ local function draw(rng, w, topk, out)
   end
 end
 
--- draw with every weight 1 (uniform routing), in O(topk^2) instead of
--- O(topk * experts): the same picks as draw, bit for bit. With weights 1 the
--- total is the count of untaken experts and u - 1 - 1 ... is exact, so draw
--- picks the (floor(u) + 1)-th untaken expert (the last one when u rounded up
--- to the total). taken: a scratch array (ascending, 1-based picks), reused
-local function draw_uniform(rng, experts, topk, out, taken)
-  local o, uniform = #out, rng.uniform
-  for k = 1, topk do
-    local total = experts - (k - 1)
-    local j = math.floor(uniform() * total) + 1
-    if j > total then j = total end
-    local pick = j
-    for t = 1, k - 1 do
-      if taken[t] <= pick then pick = pick + 1 else break end
-    end
-    local at = k
-    while at > 1 and taken[at - 1] > pick do taken[at] = taken[at - 1]; at = at - 1 end
-    taken[at] = pick
-    out[o + k] = pick - 1
-  end
-end
-
 local function stats(list, first, last)
   local mn, mx, sum = math.huge, -math.huge, 0
   for i = first, last do
@@ -370,15 +348,14 @@ function moe.routes(cfg)
   local choice = {}
   if cfg.routing == "file" then
     choice = cfg.file.choice
+  elseif cfg.routing == "uniform" then   -- draw's picks with every weight 1, by the core
+    choice = lab.core.route_uniform(cfg.seed, cfg.n_pes, cfg.tokens, cfg.experts, cfg.topk)
   else
     local rng = moe.rng(cfg.seed)
     local w = popularity(cfg, rng)
     for p = 0, cfg.n_pes - 1 do
-      local list, taken = {}, {}
-      for _ = 1, cfg.tokens do
-        if cfg.routing == "uniform" then draw_uniform(rng, cfg.experts, cfg.topk, list, taken)
-        else draw(rng, w, cfg.topk, list) end
-      end
+      local list = {}
+      for _ = 1, cfg.tokens do draw(rng, w, cfg.topk, list) end
       choice[p] = list
     end
   end
