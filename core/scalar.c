@@ -116,29 +116,54 @@ static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (
 
 #define TRY(x) do { if ((st = (x)) != SL_OK) return st; } while (0)
 
+/* the bytes of element i of a view whose elements are contiguous (v->p),
+** NULL when they are not or i lies past the view */
+static inline const uint8_t *sview_peek(const sview *v, int64_t i) {
+  return v->p != NULL && i >= 0 && i <= v->hi ? v->p + i * v->esz : NULL;
+}
+
+/* the elements the count of ids topk[first .. first + K) will touch asked of
+** the memory at once (the blocks take turns token by token, so a block's UB
+** is rarely in cache, and one access after another would wait for each in
+** turn); no access is made, nothing is moved */
+static void count_prefetch(const sview *tk, int64_t first, int64_t K, int64_t E, int64_t per,
+                           const sview *u, int64_t at) {
+  int64_t j, e;
+  for (j = 0; j < K; j++) {
+    const uint8_t *p = sview_peek(tk, first + j);
+    if (p == NULL) return;
+    e = sl_get_int(tk->dt, p, 0);
+    if (e < 0 || e >= E) continue;
+    SLI_PREFETCH(sview_peek(&u[0], e));
+    SLI_PREFETCH(sview_peek(&u[1], e / per));
+    SLI_PREFETCH(sview_peek(&u[2], e / per));
+    SLI_PREFETCH(sview_peek(&u[3], at + e / per));
+  }
+}
+
 /* one token's K expert ids topk[first ..] counted: per valid id e (0 <= e <
 ** E) per_expert[e] += 1, and for its group r = e / per seen the first time
 ** (seen[r] == 0) marks[at + r] = 1, seen[r] = 1, per_rank[r] += 1: the
 ** accesses of get_dispatch_layout's count loop, in its order */
 int sl_scalar_topk_count(sl_machine *m, int blk, const sl_loc *topk, int64_t first, int64_t K,
                          int64_t E, int64_t per, const sl_loc *const ub[4], int64_t at) {
-  sview tk, pe_, seen, pr, mk;
+  sview tk, u[4];
   int64_t j, e, v, s, c;
   int st;
-  sview_open(m, blk, topk, &tk); sview_open(m, blk, ub[0], &pe_);
-  sview_open(m, blk, ub[1], &seen); sview_open(m, blk, ub[2], &pr);
-  sview_open(m, blk, ub[3], &mk);
+  sview_open(m, blk, topk, &tk);
+  for (j = 0; j < 4; j++) sview_open(m, blk, ub[j], &u[j]);
+  count_prefetch(&tk, first, K, E, per, u, at);
   for (j = 0; j < K; j++) {
     TRY(sget(m, blk, &tk, first + j, &e));
     if (e < 0 || e >= E) continue;
-    TRY(sget(m, blk, &pe_, e, &v));
-    TRY(sset(m, blk, &pe_, e, wrap_add(v, 1)));
-    TRY(sget(m, blk, &seen, e / per, &s));
+    TRY(sget(m, blk, &u[0], e, &v));
+    TRY(sset(m, blk, &u[0], e, wrap_add(v, 1)));
+    TRY(sget(m, blk, &u[1], e / per, &s));
     if (s != 0) continue;
-    TRY(sget(m, blk, &pr, e / per, &c));
-    TRY(sset(m, blk, &mk, at + e / per, 1));
-    TRY(sset(m, blk, &seen, e / per, 1));
-    TRY(sset(m, blk, &pr, e / per, wrap_add(c, 1)));
+    TRY(sget(m, blk, &u[2], e / per, &c));
+    TRY(sset(m, blk, &u[3], at + e / per, 1));
+    TRY(sset(m, blk, &u[1], e / per, 1));
+    TRY(sset(m, blk, &u[2], e / per, wrap_add(c, 1)));
   }
   return SL_OK;
 }
