@@ -90,6 +90,98 @@ static int k_scalar_topk_count(lua_State *L) {
                    1);
 }
 
+/* k:scalar_layout_count's steps of one token, each one primitive as the Lua
+** loop calls them: k:sync_func("S_V", 0) (its set_flag, then its wait_flag),
+** k:duplicate(seen, 0, n), k:sync_func("V_S", 0), k:scalar_topk_count */
+enum { LC_SET_SV, LC_WAIT_SV, LC_DUP, LC_SET_VS, LC_WAIT_VS, LC_COUNT, LC_STEPS };
+#define LC_NARGS 12                     /* k and its 11 arguments */
+
+/* k:scalar_layout_count's arguments, read once each time it runs on */
+typedef struct lcargs {
+  sl_loc tk, u[4];          /* topk; per_expert, seen, per_rank, marks */
+  int64_t tt, K, E, per, n;
+} lcargs;
+
+static int layout_count_from(lua_State *L, int64_t i, int step);
+
+/* k:scalar_layout_count resumed after a yield: on at token ctx / LC_STEPS,
+** step ctx % LC_STEPS (what the resume passed goes) */
+static int layout_count_cont(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  lua_settop(L, LC_NARGS);
+  return layout_count_from(L, (int64_t)(ctx / LC_STEPS), (int)(ctx % LC_STEPS));
+}
+
+/* step of token i on block blk; 1 when made, 0 when the count's pass
+** refused (work pending) */
+static int layout_step(lmach *lm, int blk, const lcargs *a, int step, int64_t i, int *st) {
+  static int sv = -1, vs = -1;
+  sl_machine *m = lm->m;
+  const sl_loc *const ub[4] = { &a->u[0], &a->u[1], &a->u[2], &a->u[3] };
+  if (sv < 0) { sv = sl_event_find("S_V"); vs = sl_event_find("V_S"); }
+  switch (step) {
+    case LC_SET_SV: *st = sl_set_flag(m, blk, sv, 0); return 1;
+    case LC_WAIT_SV: *st = sl_wait_flag(m, blk, sv, 0); return 1;
+    case LC_DUP: *st = sl_vec(m, blk, SL_VEC_DUP, &a->u[1], &a->u[1], NULL, 0.0, a->n); return 1;
+    case LC_SET_VS: *st = sl_set_flag(m, blk, vs, 0); return 1;
+    case LC_WAIT_VS: *st = sl_wait_flag(m, blk, vs, 0); return 1;
+    default: break;
+  }
+  if (!sl_scalar_ahead(m, blk)) return 0;
+  *st = sl_scalar_topk_count(m, blk, &a->tk, i * a->K, a->K, a->E, a->per, ub, i * a->n);
+  return 1;
+}
+
+/* k:scalar_layout_count from token i's step on: each step's primitive
+** counted (lsl_kcheck_q), made, its error raised and its yield made as
+** lsl_kdone would, resuming here */
+static int layout_count_from(lua_State *L, int64_t i, int step) {
+  lcargs a;
+  int blk, st = SL_OK, counted = 1;     /* the first step's count made here */
+  lmach *lm;
+  a.tt = iarg(L, 4);
+  if (step == LC_STEPS) { i++; step = 0; }
+  if (i >= a.tt) {                      /* no step left: none counted */
+    lua_pushinteger(L, (lua_Integer)a.tt);
+    return 1;
+  }
+  lm = lsl_kcheck_q(L, &blk);
+  a.tk = int_ub(L, lm, 2); a.K = iarg(L, 5); a.E = iarg(L, 6); a.per = iarg(L, 7); a.n = iarg(L, 12);
+  a.u[0] = int_ub(L, lm, 8); a.u[1] = int_ub(L, lm, 9);
+  a.u[2] = int_ub(L, lm, 10); a.u[3] = int_ub(L, lm, 11);
+  for (; i < a.tt; i++, step = 0) {
+    for (; step < LC_STEPS; step++) {
+      if (!counted) lm = lsl_kcheck_q(L, &blk);
+      counted = 0;
+      if (!layout_step(lm, blk, &a, step, i, &st)) {
+        lua_pushinteger(L, (lua_Integer)i);
+        return 1;
+      }
+      if (st != SL_OK && st != SL_ESKIP) return lsl_kdone(L, lm, blk, st, 0);   /* raises */
+      if (sl_must_yield(lm->m, blk))
+        return lua_yieldk(L, 0, (lua_KContext)(i * LC_STEPS + step + 1), layout_count_cont);
+    }
+  }
+  lua_pushinteger(L, (lua_Integer)a.tt);
+  return 1;
+}
+
+/* k:scalar_layout_count(topk, first, tokens, K, E, per, per_expert, seen,
+** per_rank, marks, n): get_dispatch_layout's count loop over tokens [first,
+** tokens), each token's steps the primitives the Lua loop calls, in its
+** order, with its yields: SyncFunc<S_V>, Duplicate(seen, 0, n), SyncFunc<V_S>,
+** then k:scalar_topk_count(topk, i * K, K, E, per, per_expert, seen,
+** per_rank, marks, i * n). Returns tokens, or the token i whose count the
+** pass refused (pipe work pending: its syncs made, its accesses the caller's
+** to make one by one) */
+static int k_scalar_layout_count(lua_State *L) {
+  int64_t first = iarg(L, 3), K = iarg(L, 5), n = iarg(L, 12);
+  if (iarg(L, 7) <= 0) return luaL_argerror(L, 7, "group size must be positive");
+  if (K < 0 || n <= 0) return luaL_argerror(L, K < 0 ? 5 : 12, "out of range");
+  lua_settop(L, LC_NARGS);
+  return layout_count_from(L, first, 0);
+}
+
 /* k:scalar_histogram(src, first, count, lo, hi, counts, idx): for i in
 ** [first, first + count) with lo <= e = src[i] < hi: idx[i] = counts[e],
 ** counts[e] += 1 (each row numbered among the rows of its bin so far;
@@ -187,6 +279,7 @@ out:
 /* the scalar passes */
 const luaL_Reg lsl_scalar_methods[] = {
   {"scalar_topk_count", k_scalar_topk_count}, {"scalar_histogram", k_scalar_histogram},
+  {"scalar_layout_count", k_scalar_layout_count},
   {"scalar_transpose", k_scalar_transpose}, {"scalar_row_sums", k_scalar_row_sums},
   {"scalar_pair_scan", k_scalar_pair_scan},
   {NULL, NULL}

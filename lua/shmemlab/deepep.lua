@@ -484,18 +484,19 @@ end
 
 -- first pass over the block's tokens: counts per expert and per rank, and the
 -- token-in-rank marks, by scalar GetValue / SetValue (a seen-rank row cleared
--- per token on V)
--- (k:scalar_topk_count makes token i's accesses as one primitive when the
--- block has no pipe work pending, as here after the V_S sync; else this loop)
+-- per token on V). Per token: SyncFunc<S_V>, Duplicate(seen), SyncFunc<V_S>,
+-- the count; k:scalar_layout_count makes these primitives for every token in
+-- one call (the count by k:scalar_topk_count's pass), each as the calls below
+-- would, and returns the token whose count the pass refused (pipe work
+-- pending): that token's accesses are made here one by one
 local function layout_count(k, a, u, tt)
   local n, E, K = a.n, a.E, a.routes.topk
   local per = E // n
-  for i = 0, tt - 1 do
-    sync(k, "S_V")
-    k:duplicate(u.seen, 0, n)
-    sync(k, "V_S")
-    if not k:scalar_topk_count(u.topk, i * K, K, E, per, u.per_expert, u.seen, u.per_rank,
-                               u.in_rank, i * n) then
+  local i = 0
+  while i < tt do
+    i = k:scalar_layout_count(u.topk, i, tt, K, E, per, u.per_expert, u.seen, u.per_rank,
+                              u.in_rank, n)
+    if i < tt then
       for j = 0, K - 1 do
         local e = k:get_value(u.topk, i * K + j)
         if e >= 0 and e < E then
@@ -509,6 +510,7 @@ local function layout_count(k, a, u, tt)
           end
         end
       end
+      i = i + 1
     end
   end
 end
