@@ -102,16 +102,6 @@ typedef struct lcargs {
   int64_t tt, K, E, per, n;
 } lcargs;
 
-static int layout_count_from(lua_State *L, int64_t i, int step);
-
-/* k:scalar_layout_count resumed after a yield: on at token ctx / LC_STEPS,
-** step ctx % LC_STEPS (what the resume passed goes) */
-static int layout_count_cont(lua_State *L, int status, lua_KContext ctx) {
-  (void)status;
-  lua_settop(L, LC_NARGS);
-  return layout_count_from(L, (int64_t)(ctx / LC_STEPS), (int)(ctx % LC_STEPS));
-}
-
 /* step of token i on block blk; 1 when made, 0 when the count's pass
 ** refused (work pending) */
 static int layout_step(lmach *lm, int blk, const lcargs *a, int step, int64_t i, int *st) {
@@ -132,28 +122,20 @@ static int layout_step(lmach *lm, int blk, const lcargs *a, int step, int64_t i,
   return 1;
 }
 
-/* k:scalar_layout_count from token i's step on: each step's primitive
-** counted (lsl_kcheck_q), made, its error raised and its yield made as
-** lsl_kdone would, resuming here */
-static int layout_count_from(lua_State *L, int64_t i, int step) {
-  lcargs a;
-  int blk, st = SL_OK, counted = 1;     /* the first step's count made here */
-  lmach *lm;
-  a.tt = iarg(L, 4);
-  if (step == LC_STEPS) { i++; step = 0; }
-  if (i >= a.tt) {                      /* no step left: none counted */
-    lua_pushinteger(L, (lua_Integer)a.tt);
-    return 1;
-  }
-  lm = lsl_kcheck_q(L, &blk);
-  a.tk = int_ub(L, lm, 2); a.K = iarg(L, 5); a.E = iarg(L, 6); a.per = iarg(L, 7); a.n = iarg(L, 12);
-  a.u[0] = int_ub(L, lm, 8); a.u[1] = int_ub(L, lm, 9);
-  a.u[2] = int_ub(L, lm, 10); a.u[3] = int_ub(L, lm, 11);
-  for (; i < a.tt; i++, step = 0) {
+static int layout_count_cont(lua_State *L, int status, lua_KContext ctx);
+
+/* k:scalar_layout_count from token i's step on (its primitive counted
+** already): each step made, its error raised and its yield made as lsl_kdone
+** would (resuming in layout_count_cont), the next one counted (lsl_kcheck_q) */
+static int layout_count_run(lua_State *L, lmach *lm, int blk, const lcargs *a, int64_t i,
+                            int step) {
+  int counted = 1;
+  for (; i < a->tt; i++, step = 0) {
     for (; step < LC_STEPS; step++) {
+      int st = SL_OK;
       if (!counted) lm = lsl_kcheck_q(L, &blk);
       counted = 0;
-      if (!layout_step(lm, blk, &a, step, i, &st)) {
+      if (!layout_step(lm, blk, a, step, i, &st)) {
         lua_pushinteger(L, (lua_Integer)i);
         return 1;
       }
@@ -162,8 +144,28 @@ static int layout_count_from(lua_State *L, int64_t i, int step) {
         return lua_yieldk(L, 0, (lua_KContext)(i * LC_STEPS + step + 1), layout_count_cont);
     }
   }
-  lua_pushinteger(L, (lua_Integer)a.tt);
+  lua_pushinteger(L, (lua_Integer)a->tt);
   return 1;
+}
+
+/* k:scalar_layout_count resumed after a yield (what the resume passed goes):
+** on at token ctx / LC_STEPS, step ctx % LC_STEPS, with the arguments read
+** at the call (the userdata above them) */
+static int layout_count_cont(lua_State *L, int status, lua_KContext ctx) {
+  const lcargs *a;
+  int64_t i = (int64_t)(ctx / LC_STEPS);
+  int step = (int)(ctx % LC_STEPS), blk;
+  lmach *lm;
+  (void)status;
+  lua_settop(L, LC_NARGS + 1);
+  a = (const lcargs *)lua_touserdata(L, LC_NARGS + 1);
+  if (step == LC_STEPS) { i++; step = 0; }
+  if (i >= a->tt) {                     /* no step left: none counted */
+    lua_pushinteger(L, (lua_Integer)a->tt);
+    return 1;
+  }
+  lm = lsl_kcheck_q(L, &blk);
+  return layout_count_run(L, lm, blk, a, i, step);
 }
 
 /* k:scalar_layout_count(topk, first, tokens, K, E, per, per_expert, seen,
@@ -175,11 +177,22 @@ static int layout_count_from(lua_State *L, int64_t i, int step) {
 ** pass refused (pipe work pending: its syncs made, its accesses the caller's
 ** to make one by one) */
 static int k_scalar_layout_count(lua_State *L) {
-  int64_t first = iarg(L, 3), K = iarg(L, 5), n = iarg(L, 12);
+  int64_t first = iarg(L, 3), tt = iarg(L, 4), K = iarg(L, 5), n = iarg(L, 12);
+  int blk;
+  lmach *lm;
+  lcargs *a;
   if (iarg(L, 7) <= 0) return luaL_argerror(L, 7, "group size must be positive");
   if (K < 0 || n <= 0) return luaL_argerror(L, K < 0 ? 5 : 12, "out of range");
+  if (first < 0) return luaL_argerror(L, 3, "out of range");
   lua_settop(L, LC_NARGS);
-  return layout_count_from(L, first, 0);
+  if (first >= tt) { lua_pushinteger(L, (lua_Integer)tt); return 1; }
+  lm = lsl_kcheck_q(L, &blk);           /* the first step's count */
+  a = (lcargs *)lua_newuserdatauv(L, sizeof(*a), 0);
+  a->tk = int_ub(L, lm, 2); a->tt = tt; a->K = K; a->E = iarg(L, 6); a->per = iarg(L, 7);
+  a->n = n;
+  a->u[0] = int_ub(L, lm, 8); a->u[1] = int_ub(L, lm, 9);
+  a->u[2] = int_ub(L, lm, 10); a->u[3] = int_ub(L, lm, 11);
+  return layout_count_run(L, lm, blk, a, first, 0);
 }
 
 /* k:scalar_histogram(src, first, count, lo, hi, counts, idx): for i in
