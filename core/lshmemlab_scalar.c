@@ -14,7 +14,13 @@
 ** last, in the same order, touching nothing the accesses read or write (no
 ** other block, PE or flow reaches this UB). With work pending it does nothing
 ** and returns false: the caller runs its Lua loop, whose accesses may yield
-** one by one as they would.
+** one by one as they would. The passes' loops are the core's (scalar.c) where
+** the DeepEP layout makes millions of accesses.
+**
+** k:scalar_layout_count is a loop of primitives, not one: get_dispatch_layout's
+** per-token SyncFunc<S_V>, Duplicate, SyncFunc<V_S> and count pass, each made
+** as its own call would make it (counted, its error raised, its yield made
+** and resumed), so a block's events and times are those of the Lua loop.
 */
 #include "lshmemlab.h"
 

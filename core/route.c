@@ -52,3 +52,18 @@ int sl_route_uniform(uint64_t *x, int64_t experts, int topk, int64_t tokens, int
   for (t = 0; t < tokens; t++) draw_token(x, experts, topk, taken, out + t * topk);
   return SL_OK;
 }
+
+/* rows expert ids ids[0 .. rows) counted: per_expert[e] rows to expert e (of
+** experts), per_group[e / group] rows to each group of `group` experts (a
+** PE's experts). Returns SL_EARG (nothing counted after the id) when an id
+** lies outside [0, experts) */
+int sl_route_count(const int32_t *ids, int64_t rows, int64_t experts, int64_t group,
+                   int64_t *per_expert, int64_t *per_group) {
+  int64_t i;
+  for (i = 0; i < rows; i++) {
+    if (ids[i] < 0 || ids[i] >= experts) return SL_EARG;
+    per_expert[ids[i]]++;
+    per_group[ids[i] / group]++;
+  }
+  return SL_OK;
+}

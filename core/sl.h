@@ -343,6 +343,9 @@ int sl_scalar_histogram(sl_machine *m, int blk, const sl_loc *src, int64_t first
 ** uniform routing draws them, from its splitmix64 state *x (moved on) */
 int sl_route_uniform(uint64_t *x, int64_t experts, int topk, int64_t tokens, int64_t *taken,
                      int32_t *out);
+/* ... and rows ids counted per expert and per group of `group` experts */
+int sl_route_count(const int32_t *ids, int64_t rows, int64_t experts, int64_t group,
+                   int64_t *per_expert, int64_t *per_group);
 /* sl_vec's op code is overloaded by sign: a positive code is one of the
 ** binary ops, the atomic codes SL_OP_ADD/MAX/MIN (dtype.h) reused (dst = a
 ** op b, two sources); zero or negative is one of these one-source ops (dst =

@@ -130,6 +130,28 @@ describe("MoE routing (shmemlab.moe)", function()
     end
   end)
 
+  it("makes dest when first read; the core's counts are the rows' (route_count)", function()
+    local R = routes({ pes = 4, routing = "zipf", local_tokens = 21, topk = 3, experts = 16 })
+    assert.is_nil(rawget(R, "dest"))
+    local rows, send = {}, {}
+    for e = 0, 15 do rows[e] = 0 end
+    for p = 0, 3 do
+      for d = 0, 3 do send[d] = 0 end
+      for i = 1, 21 * 3 do
+        local e = R.expert[p][i]
+        assert.are.equal(e // 4, R.dest[p][i])
+        rows[e], send[e // 4] = rows[e] + 1, send[e // 4] + 1
+      end
+      assert.are.same(send, R.send[p])
+    end
+    assert.are.same(rows, R.expert_rows)
+    local core = require("shmemlab").core
+    assert.has_error(function() core.route_count({ 0, 16 }, 2, 16, 4) end,
+                     "route_count: row 2 is not an expert id in [0, 16)")
+    assert.has_error(function() core.route_count({ 0, -1 }, 2, 16, 4) end,
+                     "route_count: row 2 is not an expert id in [0, 16)")
+  end)
+
   it("groups rows by destination when first read: order and pos invert each other", function()
     local R = routes({ pes = 3, routing = "uniform", local_tokens = 9 })
     assert.is_nil(rawget(R, "order"))            -- not made until read

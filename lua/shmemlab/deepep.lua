@@ -51,21 +51,12 @@ end
 -- the layout of a routing R as DeepEP computes it: count[p][e] (rows of p to
 -- expert e), idx[p][i] (send_token_idx), put_offset[e * n + src] (0-based
 -- Lua array, index e * n + src + 1) and a routing table RD that is R with
--- the slots of DeepEP's receive layout (for moe's references; made when
--- first read: a timing-only run never reads them)
+-- the slots of DeepEP's receive layout (for moe's references). idx and RD's
+-- slot are made when first read: a timing-only dispatch never reads them
 function deepep.layout(R)
   local n, E, per, TK = R.n_pes, R.experts, R.per_pe, R.tokens * R.topk
-  local count, idx, slot = {}, {}, {}
-  for p = 0, n - 1 do
-    local c, ix = {}, {}
-    for e = 0, E - 1 do c[e] = 0 end
-    for i = 1, TK do
-      local e = R.expert[p][i]
-      ix[i] = c[e]
-      c[e] = c[e] + 1
-    end
-    count[p], idx[p] = c, ix
-  end
+  local count, slot = {}, {}
+  for p = 0, n - 1 do count[p] = lab.core.route_count(R.expert[p], TK, E, per) end
   local put = {}
   for d = 0, n - 1 do
     local at = 0
@@ -76,17 +67,33 @@ function deepep.layout(R)
       end
     end
   end
-  local RD = setmetatable({}, { __index = function(t, key)    -- slot made when first read
+  local L = setmetatable({ count = count, put_offset = put }, { __index = function(t, key)
+    if key ~= "idx" then return nil end
+    local idx = {}                                 -- each row's index among its expert's
+    for p = 0, n - 1 do
+      local c, ix, ex = {}, {}, R.expert[p]
+      for e = 0, E - 1 do c[e] = 0 end
+      for i = 1, TK do
+        local e = ex[i]
+        ix[i] = c[e]
+        c[e] = c[e] + 1
+      end
+      idx[p] = ix
+    end
+    rawset(t, "idx", idx)
+    return idx
+  end })
+  L.routes = setmetatable({}, { __index = function(t, key)    -- slot made when first read
     if key ~= "slot" then return R[key] end
     for p = 0, n - 1 do
-      local sl, ex, ix = {}, R.expert[p], idx[p]
+      local sl, ex, ix = {}, R.expert[p], L.idx[p]
       for i = 1, TK do sl[i] = put[ex[i] * n + p + 1] + ix[i] end
       slot[p] = sl
     end
     rawset(t, "slot", slot)
     return slot
   end })
-  return { count = count, idx = idx, put_offset = put, routes = RD }
+  return L
 end
 
 -- refuse a UB plan that does not fit: the shipping kernel's buffers of one

@@ -278,26 +278,26 @@ local function stats(list, first, last)
   return { min = mn, max = mx, mean = mean, sum = sum, imbalance = mean > 0 and mx / mean or 0 }
 end
 
--- one PE's rows by destination (choice: its experts, row i at [i]): dest[i]
--- and send[d] (rows to PE d); adds the PE's rows into expert_rows
-local function count_rows(choice, n, rows, per_pe, expert_rows)
-  local dest, send = {}, {}
-  for d = 0, n - 1 do send[d] = 0 end
-  for i = 1, rows do
-    local e = choice[i]
-    local d = e // per_pe
-    dest[i] = d
-    send[d] = send[d] + 1
-    expert_rows[e] = expert_rows[e] + 1
+-- R's dest: every PE's rows' destinations (dest[p][i], row i's expert's PE),
+-- made when first read (a timing-only DeepEP run never reads them)
+local function dest_rows(R)
+  local dest, per, rows = {}, R.per_pe, R.tokens * R.topk
+  for p = 0, R.n_pes - 1 do
+    local d, ex = {}, R.expert[p]
+    for i = 1, rows do d[i] = ex[i] // per end
+    dest[p] = d
   end
-  return dest, send
+  rawset(R, "dest", dest)
+  return dest
 end
 
 -- R's order, pos and slot of every PE (the rows grouped by destination, each
 -- group in row order: a counting sort from send_off), made when first read
--- (the DeepEP ports number their rows themselves and never read them)
+-- (the DeepEP ports number their rows themselves and never read them), and
+-- its dest (dest_rows)
 local GROUPED = { order = true, pos = true, slot = true }
 local function group_rows(R, key)
+  if key == "dest" then return dest_rows(R) end
   if not GROUPED[key] then return nil end
   local order, pos, slot = {}, {}, {}
   for p = 0, R.n_pes - 1 do
@@ -320,15 +320,16 @@ local function layout(cfg, choice)
   local n, T, K = cfg.n_pes, cfg.tokens, cfg.topk
   local R = { n_pes = n, tokens = T, topk = K, experts = cfg.experts, per_pe = cfg.per_pe,
               hidden = cfg.hidden, routing = cfg.routing, seed = cfg.seed, cfg = cfg,
-              expert = choice, dest = {}, send = {}, send_off = {}, recv = {}, recv_off = {},
+              expert = choice, send = {}, send_off = {}, recv = {}, recv_off = {},
               expert_rows = {} }
   for e = 0, cfg.experts - 1 do R.expert_rows[e] = 0 end
   for d = 0, n - 1 do R.recv[d], R.recv_off[d] = 0, {} end
-  for p = 0, n - 1 do
-    local dest, send = count_rows(choice[p], n, T * K, cfg.per_pe, R.expert_rows)
+  for p = 0, n - 1 do                   -- the PE's rows per expert and per destination
+    local rows, send = lab.core.route_count(choice[p], T * K, cfg.experts, cfg.per_pe)
     local off, at = {}, 0
+    for e = 0, cfg.experts - 1 do R.expert_rows[e] = R.expert_rows[e] + rows[e] end
     for d = 0, n - 1 do off[d] = at; at = at + send[d] end
-    R.dest[p], R.send[p], R.send_off[p] = dest, send, off
+    R.send[p], R.send_off[p] = send, off
   end
   for d = 0, n - 1 do
     for p = 0, n - 1 do
