@@ -181,7 +181,8 @@ static int layout_count_cont(lua_State *L, int status, lua_KContext ctx) {
 ** then k:scalar_topk_count(topk, i * K, K, E, per, per_expert, seen,
 ** per_rank, marks, i * n). Returns tokens, or the token i whose count the
 ** pass refused (pipe work pending: its syncs made, its accesses the caller's
-** to make one by one) */
+** to make one by one); nothing in a checked run, where it makes none (the
+** caller's calls name their own sites in its findings) */
 static int k_scalar_layout_count(lua_State *L) {
   int64_t first = iarg(L, 3), tt = iarg(L, 4), K = iarg(L, 5), n = iarg(L, 12);
   int blk;
@@ -191,6 +192,8 @@ static int k_scalar_layout_count(lua_State *L) {
   if (K < 0 || n <= 0) return luaL_argerror(L, K < 0 ? 5 : 12, "out of range");
   if (first < 0) return luaL_argerror(L, 3, "out of range");
   lua_settop(L, LC_NARGS);
+  lm = lsl_here.lm;                     /* a checked run: none made, nil (each call */
+  if (lm != NULL && lm->cur_co == L && lm->check) return 0;   /* names its own site) */
   if (first >= tt) { lua_pushinteger(L, (lua_Integer)tt); return 1; }
   lm = lsl_kcheck_q(L, &blk);           /* the first step's count */
   a = (lcargs *)lua_newuserdatauv(L, sizeof(*a), 0);

@@ -176,10 +176,10 @@ describe("scalar passes", function()
   -- counts, which the passes refuse. Returns the per-expert, per-rank
   -- and mark rows of every block, the kernel time, the events and the runaway
   -- counts
-  local function layout_run(how, data, blocks, pending)
+  local function layout_run(how, data, blocks, pending, check)
     local n, E, K, tt = 4, 16, 3, 5
     local per = E // n
-    local m = lab.machine{ pes = 2, data = data }
+    local m = lab.machine{ pes = 2, data = data, check = check }
     local ids = {}
     for i = 1, blocks * tt * K do ids[i] = (i * 7 + (i // 5) * 3) % (E + 2) - 1 end
     local topk = m:alloc("int64", #ids, "topk", "backed")
@@ -222,6 +222,8 @@ describe("scalar passes", function()
         local i, refused = 0, 0
         while i < tt do
           i = k:scalar_layout_count(u.topk, i, tt, K, E, per, u.pe, u.seen, u.pr, u.mk, n)
+          assert.are.equal(check == nil, i ~= nil)    -- a checked run: none made
+          if i == nil then return end
           if i < tt then token(i); i = i + 1; refused = refused + 1 end
         end
         assert.are.equal(pending, refused > 0)
@@ -255,6 +257,14 @@ describe("scalar passes", function()
         for _, v in ipairs(got) do marks = marks + v end
         assert.is_true(marks > 0)
       end
+    end
+  end)
+
+  it("scalar_layout_count makes nothing in a checked run (the calls name their lines)",
+     function()
+    for _, check in ipairs({ "synccheck", "all" }) do   -- it returns nil there (asserted inside)
+      local got = layout_run("pass", true, 1, false, check)
+      assert.are.equal(0, #got - #layout_run("lua", true, 1, false, check))
     end
   end)
 

@@ -489,34 +489,56 @@ end
 ------------------------------------------------------------------------------
 -- the layout kernel (DispatchLayout, dispatch_layout.h: get_dispatch_layout)
 
+-- token i's count by its accesses one by one (k:scalar_topk_count's pass
+-- refused it: pipe work pending)
+local function count_accesses(k, u, i, n, E, K)
+  local per = E // n
+  for j = 0, K - 1 do
+    local e = k:get_value(u.topk, i * K + j)
+    if e >= 0 and e < E then
+      k:set_value(u.per_expert, e, k:get_value(u.per_expert, e) + 1)
+      local r = e // per
+      if k:get_value(u.seen, r) == 0 then
+        local c = k:get_value(u.per_rank, r)
+        k:set_value(u.in_rank, i * n + r, 1)
+        k:set_value(u.seen, r, 1)
+        k:set_value(u.per_rank, r, c + 1)
+      end
+    end
+  end
+end
+
+-- token i: the seen-rank row cleared on V between two syncs, then its count
+local function count_token(k, u, i, n, E, K)
+  sync(k, "S_V")
+  k:duplicate(u.seen, 0, n)
+  sync(k, "V_S")
+  if not k:scalar_topk_count(u.topk, i * K, K, E, E // n, u.per_expert, u.seen, u.per_rank,
+                             u.in_rank, i * n) then
+    count_accesses(k, u, i, n, E, K)
+  end
+end
+
 -- first pass over the block's tokens: counts per expert and per rank, and the
 -- token-in-rank marks, by scalar GetValue / SetValue (a seen-rank row cleared
--- per token on V). Per token: SyncFunc<S_V>, Duplicate(seen), SyncFunc<V_S>,
--- the count; k:scalar_layout_count makes these primitives for every token in
--- one call (the count by k:scalar_topk_count's pass), each as the calls below
--- would, and returns the token whose count the pass refused (pipe work
--- pending): that token's accesses are made here one by one
+-- per token on V): count_token for each token. k:scalar_layout_count makes
+-- its primitives for every token in one call, each as the calls would, and
+-- returns the token whose count pass refused (its accesses made here), or
+-- nothing in a checked run (the calls are made one by one: each names its
+-- own line in a finding)
 local function layout_count(k, a, u, tt)
   local n, E, K = a.n, a.E, a.routes.topk
-  local per = E // n
   local i = 0
   while i < tt do
-    i = k:scalar_layout_count(u.topk, i, tt, K, E, per, u.per_expert, u.seen, u.per_rank,
-                              u.in_rank, n)
+    local j = k:scalar_layout_count(u.topk, i, tt, K, E, E // n, u.per_expert, u.seen,
+                                    u.per_rank, u.in_rank, n)
+    if j == nil then
+      for t = i, tt - 1 do count_token(k, u, t, n, E, K) end
+      return
+    end
+    i = j
     if i < tt then
-      for j = 0, K - 1 do
-        local e = k:get_value(u.topk, i * K + j)
-        if e >= 0 and e < E then
-          k:set_value(u.per_expert, e, k:get_value(u.per_expert, e) + 1)
-          local r = e // per
-          if k:get_value(u.seen, r) == 0 then
-            local c = k:get_value(u.per_rank, r)
-            k:set_value(u.in_rank, i * n + r, 1)
-            k:set_value(u.seen, r, 1)
-            k:set_value(u.per_rank, r, c + 1)
-          end
-        end
-      end
+      count_accesses(k, u, i, n, E, K)
       i = i + 1
     end
   end
