@@ -39,7 +39,8 @@ static uint8_t *span_bytes(sl_machine *m, const sl_addr *a, int64_t bytes) {
   int k, j;
   if (m->ubmap == NULL) return sli_ptr(m, a);   /* one linear arena */
   u = &m->ubmap[i];
-  if (u->gen != m->gen || (a->off < u->gap_hi && u->gap_lo < a->off + bytes)) return NULL;
+  if (u->gen != m->gen || u->gap_lo > u->gap_hi
+      || (a->off < u->gap_hi && u->gap_lo < a->off + bytes)) return NULL;
   for (k = 0; k < u->n; k++)
     if ((uint64_t)(a->off - u->r[k].base) < (uint64_t)u->r[k].bytes) break;
   if (k == u->n || a->off + bytes > u->r[k].base + u->r[k].bytes) return NULL;
