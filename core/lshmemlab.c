@@ -197,6 +197,8 @@ static void open_functions(lua_State *L) {
   lua_pushcfunction(L, lsl_new); lua_setfield(L, -2, "new");
   lua_pushcfunction(L, l_dtype_size); lua_setfield(L, -2, "dtype_size");
   lua_pushcfunction(L, l_dtype_cann); lua_setfield(L, -2, "dtype_cann");
+  lua_pushcfunction(L, lsl_route_uniform); lua_setfield(L, -2, "route_uniform");
+  lua_pushcfunction(L, lsl_route_count); lua_setfield(L, -2, "route_count");
   lua_pushcfunction(L, b_memcpy); lua_setfield(L, -2, "bench_memcpy");
   lua_pushcfunction(L, b_yardstick); lua_setfield(L, -2, "bench_yardstick");
   luaL_getmetatable(L, MACHINE_MT); lua_getfield(L, -1, "methods");

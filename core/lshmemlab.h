@@ -160,6 +160,10 @@ LSL_FUNC void lsl_p2p_register(lua_State *L);
 LSL_FUNC void lsl_amo_register(lua_State *L);
 LSL_FUNC void lsl_team_register(lua_State *L, int mi, int bi);
 
+/* lshmemlab_route.c */
+LSL_FUNC int lsl_route_uniform(lua_State *L);
+LSL_FUNC int lsl_route_count(lua_State *L);
+
 /* the method tables luaopen_shmemlab_core puts together */
 LSL_FUNC int lsl_new(lua_State *L);
 LSL_FUNC void lsl_open_view(lua_State *L);

@@ -331,6 +331,21 @@ int sl_get_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                        double *num, int64_t *ival, int ahead);
 int sl_set_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
                        double num, int64_t ival, int isint, int ahead);
+/* scalar passes (scalar.c): the accesses of a GetValue / SetValue loop in
+** one call, run only while sl_scalar_ahead holds. ub: per_expert, seen,
+** per_rank, marks */
+int sl_scalar_topk_count(sl_machine *m, int blk, const sl_loc *topk, int64_t first, int64_t K,
+                         int64_t E, int64_t per, const sl_loc *const ub[4], int64_t at);
+int sl_scalar_histogram(sl_machine *m, int blk, const sl_loc *src, int64_t first,
+                        int64_t count, int64_t lo, int64_t hi, const sl_loc *cnt,
+                        const sl_loc *idx);
+/* MoE routes (route.c): tokens x topk expert ids drawn as shmemlab.moe's
+** uniform routing draws them, from its splitmix64 state *x (moved on) */
+int sl_route_uniform(uint64_t *x, int64_t experts, int topk, int64_t tokens, int64_t *taken,
+                     int32_t *out);
+/* ... and rows ids counted per expert and per group of `group` experts */
+int sl_route_count(const int32_t *ids, int64_t rows, int64_t experts, int64_t group,
+                   int64_t *per_expert, int64_t *per_group);
 /* sl_vec's op code is overloaded by sign: a positive code is one of the
 ** binary ops, the atomic codes SL_OP_ADD/MAX/MIN (dtype.h) reused (dst = a
 ** op b, two sources); zero or negative is one of these one-source ops (dst =

@@ -170,4 +170,149 @@ describe("scalar passes", function()
     assert.matches("bad argument #3 to 'scalar_transpose' %(out of range%)", tostring(err))
     m:close()
   end)
+  -- get_dispatch_layout's count loop on `blocks` blocks of two PEs, the tokens'
+  -- ids from GM; how: "lua" (the primitives one call each), "pass" (the loop's
+  -- k:scalar_layout_count); pending: an MTE2 copy in flight over the first
+  -- counts, which the passes refuse. Returns the per-expert, per-rank
+  -- and mark rows of every block, the kernel time, the events and the runaway
+  -- counts
+  local function layout_run(how, data, blocks, pending, check)
+    local n, E, K, tt = 4, 16, 3, 5
+    local per = E // n
+    local m = lab.machine{ pes = 2, data = data, check = check }
+    local ids = {}
+    for i = 1, blocks * tt * K do ids[i] = (i * 7 + (i // 5) * 3) % (E + 2) - 1 end
+    local topk = m:alloc("int64", #ids, "topk", "backed")
+    for p = 0, 1 do topk:on(p):fill(ids) end
+    local w = E + n + tt * n
+    local out = m:alloc("int32", blocks * w, "out", "backed"):fill("zero")
+    local big = m:alloc("int32", 4096, "big", "backed"):fill("zero")
+    local r = m:launch({ name = "count", kernel = function(k, a)
+      local u = { topk = k:ub("int64", tt * K, "backed"), pe = k:ub("int32", E, "backed"),
+                  seen = k:ub("int32", n, "backed"), pr = k:ub("int32", n, "backed"),
+                  mk = k:ub("int32", tt * n, "backed"), big = k:ub("int32", 4096, "backed") }
+      k:data_copy_pad(u.topk, a.topk:sub(k.block * tt * K, tt * K), tt * K)
+      k:sync_func("MTE2_S", 0)
+      k:duplicate(u.pe, 0, E); k:duplicate(u.pr, 0, n); k:duplicate(u.mk, 0, tt * n)
+      k:sync_func("V_S", 0)
+      if pending then k:data_copy(u.big, a.big, 4096) end
+      local function token(i)
+        for j = 0, K - 1 do
+          local e = k:get_value(u.topk, i * K + j)
+          if e >= 0 and e < E then
+            k:set_value(u.pe, e, k:get_value(u.pe, e) + 1)
+            local rr = e // per
+            if k:get_value(u.seen, rr) == 0 then
+              local c = k:get_value(u.pr, rr)
+              k:set_value(u.mk, i * n + rr, 1); k:set_value(u.seen, rr, 1)
+              k:set_value(u.pr, rr, c + 1)
+            end
+          end
+        end
+      end
+      if how == "lua" then                           -- deepep.lua's loop before the pass
+        for i = 0, tt - 1 do
+          k:sync_func("S_V", 0); k:duplicate(u.seen, 0, n); k:sync_func("V_S", 0)
+          if not k:scalar_topk_count(u.topk, i * K, K, E, per, u.pe, u.seen, u.pr, u.mk,
+                                     i * n) then
+            token(i)
+          end
+        end
+      else
+        local i, refused = 0, 0
+        while i < tt do
+          i = k:scalar_layout_count(u.topk, i, tt, K, E, per, u.pe, u.seen, u.pr, u.mk, n)
+          assert.are.equal(check == nil, i ~= nil)    -- a checked run: none made
+          if i == nil then return end
+          if i < tt then token(i); i = i + 1; refused = refused + 1 end
+        end
+        assert.are.equal(pending, refused > 0)
+      end
+      k:sync_func("S_MTE3", 0)
+      k:data_copy_pad(a.out:sub(k.block * w, E), u.pe, E)
+      k:data_copy_pad(a.out:sub(k.block * w + E, n), u.pr, n)
+      k:data_copy_pad(a.out:sub(k.block * w + E + n, tt * n), u.mk, tt * n)
+      k:pipe_barrier("ALL")
+    end }, blocks, { topk = topk, out = out, big = big })
+    local got = {}
+    for p = 0, 1 do
+      for i = 0, blocks * w - 1 do got[#got + 1] = out:on(p):read(i) end
+    end
+    local rc = m:runaway_counts()
+    local ev = m:events()
+    m:close()
+    return got, r.kernel_us, ev, rc
+  end
+
+  it("scalar_layout_count makes the Lua loop's primitives: UB, times, events, guard", function()
+    for _, data in ipairs({ true, false }) do
+      for _, blocks in ipairs({ 1, 3 }) do
+        local want, t_want, ev_want, rc_want = layout_run("lua", data, blocks, false)
+        local got, t_got, ev_got, rc_got = layout_run("pass", data, blocks, false)
+        assert.are.same(want, got)
+        assert.are.same(t_want, t_got)
+        assert.are.equal(ev_want, ev_got)
+        assert.are.same(rc_want, rc_got)
+        local marks = 0
+        for _, v in ipairs(got) do marks = marks + v end
+        assert.is_true(marks > 0)
+      end
+    end
+  end)
+
+  it("scalar_layout_count makes nothing in a checked run (the calls name their lines)",
+     function()
+    for _, check in ipairs({ "synccheck", "all" }) do   -- it returns nil there (asserted inside)
+      local got = layout_run("pass", true, 1, false, check)
+      assert.are.equal(0, #got - #layout_run("lua", true, 1, false, check))
+    end
+  end)
+
+  it("scalar_layout_count hands a refused token's count back (work pending)", function()
+    local want, t_want, ev_want, rc_want = layout_run("lua", true, 2, true)
+    local got, t_got, ev_got, rc_got = layout_run("pass", true, 2, true)
+    assert.are.same(want, got)
+    assert.are.same(t_want, t_got)
+    assert.are.equal(ev_want, ev_got)
+    assert.are.same(rc_want, rc_got)
+  end)
+
+  it("the passes in a timing-only run (backed UB ranges) as the Lua loops", function()
+    local function kernel(k, _, lua)
+      local src, cnt, idx = filled(k, SRC), k:ub("int32", 8, "backed"), k:ub("int32", 16, "backed")
+      k:duplicate(cnt, 0, 8); k:duplicate(idx, 0, 16)
+      k:pipe_barrier("V")
+      if lua then
+        for i = 0, 15 do
+          local e = k:get_value(src, i)
+          if e >= 0 and e < 8 then
+            local v = k:get_value(cnt, e)
+            k:set_value(idx, i, v); k:set_value(cnt, e, v + 1)
+          end
+        end
+      else
+        assert.is_true(k:scalar_histogram(src, 0, 16, 0, 8, cnt, idx))
+      end
+      return idx
+    end
+    local function run_t(lua)
+      local m = lab.machine{ pes = 1, data = false }
+      local out = m:alloc("int32", 16, "out", "backed"):fill("zero")
+      local r = m:launch({ name = "scalar", kernel = function(k, a)
+        local ub = kernel(k, a, lua)
+        k:pipe_barrier("ALL")
+        k:data_copy(a.out, ub, 16)
+        k:pipe_barrier("ALL")
+      end }, 1, { out = out })
+      local got = {}
+      for i = 0, 15 do got[i + 1] = out:read(i) end
+      m:close()
+      return got, r.kernel_us[1]
+    end
+    local want, t_want = run_t(true)
+    local got, t_got = run_t(false)
+    assert.are.same({ 0, 0, 0, 1, 0, 2, 0, 0, 1, 2, 0, 0, 0, 1, 2, 0 }, got)
+    assert.are.same(want, got)
+    assert.are.equal(t_want, t_got)
+  end)
 end)

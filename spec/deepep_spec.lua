@@ -46,6 +46,25 @@ describe("DeepEP layout (shmemlab.deepep.layout)", function()
     end)
   end
 
+  it("counts each PE's rows per expert; send_token_idx numbers them, made when first read",
+     function()
+    local R = moe.routes(moe.config({ pes = 4, local_tokens = 19, topk = 3, experts = 16,
+                                      routing = "lognormal" }))
+    local L = deepep.layout(R)
+    assert.is_nil(rawget(L, "idx"))
+    for p = 0, 3 do
+      local c = {}
+      for e = 0, 15 do c[e] = 0 end
+      for i = 1, 19 * 3 do
+        local e = R.expert[p][i]
+        assert.are.equal(c[e], L.idx[p][i])
+        c[e] = c[e] + 1
+      end
+      assert.are.same(c, L.count[p])
+    end
+    assert.is_not_nil(rawget(L, "idx"))
+  end)
+
   it("SplitCoreCal gives the first total % blocks blocks one more", function()
     assert.are.same({ 3, 0 }, { deepep.split(10, 4, 0) })
     assert.are.same({ 3, 3 }, { deepep.split(10, 4, 1) })

@@ -47,6 +47,7 @@ local function local_ops(k, g, acc, round, f, w, q, r)
   k:scalar_row_sums(s:sub(12, 4), s, 2, 2, 2)
   k:scalar_topk_count(s, 0, 2, 4, 2, s:sub(8, 4), s:sub(12, 2), s:sub(14, 2), s, 4)
   k:scalar_pair_scan(s, 0, 2, 2, -1)
+  k:scalar_layout_count(s, 0, 1, 2, 4, 2, s:sub(8, 4), s:sub(12, 2), s:sub(14, 2), s, 2)
 end
 
 -- a round's transfers to and from the peer, on every engine (e: an engine's workspace)
@@ -169,7 +170,7 @@ end
 -- method of k, so a new primitive has to be added here
 local CALLED = { "abs", "add", "barrier_all", "cast", "data_copy", "data_copy_pad",
   "scalar_histogram", "scalar_transpose", "scalar_row_sums", "scalar_topk_count",
-  "scalar_pair_scan",
+  "scalar_pair_scan", "scalar_layout_count",
   "duplicate", "fence", "getmem", "get_value", "max", "min", "mte_get_nbi", "mte_put_nbi",
   "mte_get_pipelined", "mte_put_pipelined",
   "muls", "my_pe", "pipe_barrier", "prof_end", "prof_start", "ptr", "putmem", "put_signal",

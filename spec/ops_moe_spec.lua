@@ -99,6 +99,59 @@ describe("MoE routing (shmemlab.moe)", function()
                       25, 24, 26, 25, 27 }, R.slot[3])
   end)
 
+  it("uniform picks (drawn by the core) are the weighted draw's with every weight 1", function()
+    local function draw(rng, E, K, out)           -- moe.lua's draw, weights 1, in Lua
+      local taken = {}
+      for _ = 1, K do
+        local total, last = 0, nil
+        for e = 1, E do if not taken[e] then total = total + 1; last = e end end
+        local u, pick = rng.uniform() * total, last
+        for e = 1, E do
+          if not taken[e] then
+            u = u - 1
+            if u < 0 then pick = e; break end
+          end
+        end
+        taken[pick] = true
+        out[#out + 1] = pick - 1
+      end
+    end
+    for _, c in ipairs({ { pes = 3, local_tokens = 7, topk = 5, experts = 6, seed = -5 },
+                         { pes = 1, local_tokens = 40, topk = 3, experts = 3, seed = 0 },
+                         { pes = 4, local_tokens = 9, topk = 8, experts = 256,
+                           seed = math.maxinteger },
+                         { pes = 2, local_tokens = 50, topk = 1, experts = 2, seed = 9 } }) do
+      local R, rng = routes(c), moe.rng(c.seed)
+      for p = 0, c.pes - 1 do
+        local want = {}
+        for _ = 1, c.local_tokens do draw(rng, c.experts, c.topk, want) end
+        assert.are.same(want, R.expert[p])
+      end
+    end
+  end)
+
+  it("makes dest when first read; the core's counts are the rows' (route_count)", function()
+    local R = routes({ pes = 4, routing = "zipf", local_tokens = 21, topk = 3, experts = 16 })
+    assert.is_nil(rawget(R, "dest"))
+    local rows, send = {}, {}
+    for e = 0, 15 do rows[e] = 0 end
+    for p = 0, 3 do
+      for d = 0, 3 do send[d] = 0 end
+      for i = 1, 21 * 3 do
+        local e = R.expert[p][i]
+        assert.are.equal(e // 4, R.dest[p][i])
+        rows[e], send[e // 4] = rows[e] + 1, send[e // 4] + 1
+      end
+      assert.are.same(send, R.send[p])
+    end
+    assert.are.same(rows, R.expert_rows)
+    local core = require("shmemlab").core
+    assert.has_error(function() core.route_count({ 0, 16 }, 2, 16, 4) end,
+                     "route_count: row 2 is not an expert id in [0, 16)")
+    assert.has_error(function() core.route_count({ 0, -1 }, 2, 16, 4) end,
+                     "route_count: row 2 is not an expert id in [0, 16)")
+  end)
+
   it("groups rows by destination when first read: order and pos invert each other", function()
     local R = routes({ pes = 3, routing = "uniform", local_tokens = 9 })
     assert.is_nil(rawget(R, "order"))            -- not made until read

@@ -51,21 +51,12 @@ end
 -- the layout of a routing R as DeepEP computes it: count[p][e] (rows of p to
 -- expert e), idx[p][i] (send_token_idx), put_offset[e * n + src] (0-based
 -- Lua array, index e * n + src + 1) and a routing table RD that is R with
--- the slots of DeepEP's receive layout (for moe's references; made when
--- first read: a timing-only run never reads them)
+-- the slots of DeepEP's receive layout (for moe's references). idx and RD's
+-- slot are made when first read: a timing-only dispatch never reads them
 function deepep.layout(R)
   local n, E, per, TK = R.n_pes, R.experts, R.per_pe, R.tokens * R.topk
-  local count, idx, slot = {}, {}, {}
-  for p = 0, n - 1 do
-    local c, ix = {}, {}
-    for e = 0, E - 1 do c[e] = 0 end
-    for i = 1, TK do
-      local e = R.expert[p][i]
-      ix[i] = c[e]
-      c[e] = c[e] + 1
-    end
-    count[p], idx[p] = c, ix
-  end
+  local count, slot = {}, {}
+  for p = 0, n - 1 do count[p] = lab.core.route_count(R.expert[p], TK, E, per) end
   local put = {}
   for d = 0, n - 1 do
     local at = 0
@@ -76,17 +67,33 @@ function deepep.layout(R)
       end
     end
   end
-  local RD = setmetatable({}, { __index = function(t, key)    -- slot made when first read
+  local L = setmetatable({ count = count, put_offset = put }, { __index = function(t, key)
+    if key ~= "idx" then return nil end
+    local idx = {}                                 -- each row's index among its expert's
+    for p = 0, n - 1 do
+      local c, ix, ex = {}, {}, R.expert[p]
+      for e = 0, E - 1 do c[e] = 0 end
+      for i = 1, TK do
+        local e = ex[i]
+        ix[i] = c[e]
+        c[e] = c[e] + 1
+      end
+      idx[p] = ix
+    end
+    rawset(t, "idx", idx)
+    return idx
+  end })
+  L.routes = setmetatable({}, { __index = function(t, key)    -- slot made when first read
     if key ~= "slot" then return R[key] end
     for p = 0, n - 1 do
-      local sl, ex, ix = {}, R.expert[p], idx[p]
+      local sl, ex, ix = {}, R.expert[p], L.idx[p]
       for i = 1, TK do sl[i] = put[ex[i] * n + p + 1] + ix[i] end
       slot[p] = sl
     end
     rawset(t, "slot", slot)
     return slot
   end })
-  return { count = count, idx = idx, put_offset = put, routes = RD }
+  return L
 end
 
 -- refuse a UB plan that does not fit: the shipping kernel's buffers of one
@@ -482,42 +489,67 @@ end
 ------------------------------------------------------------------------------
 -- the layout kernel (DispatchLayout, dispatch_layout.h: get_dispatch_layout)
 
--- first pass over the block's tokens: counts per expert and per rank, and the
--- token-in-rank marks, by scalar GetValue / SetValue (a seen-rank row cleared
--- per token on V)
--- (k:scalar_topk_count makes token i's accesses as one primitive when the
--- block has no pipe work pending, as here after the V_S sync; else this loop)
-local function layout_count(k, a, u, tt)
-  local n, E, K = a.n, a.E, a.routes.topk
+-- token i's count by its accesses one by one (k:scalar_topk_count's pass
+-- refused it: pipe work pending)
+local function count_accesses(k, u, i, n, E, K)
   local per = E // n
-  for i = 0, tt - 1 do
-    sync(k, "S_V")
-    k:duplicate(u.seen, 0, n)
-    sync(k, "V_S")
-    if not k:scalar_topk_count(u.topk, i * K, K, E, per, u.per_expert, u.seen, u.per_rank,
-                               u.in_rank, i * n) then
-      for j = 0, K - 1 do
-        local e = k:get_value(u.topk, i * K + j)
-        if e >= 0 and e < E then
-          k:set_value(u.per_expert, e, k:get_value(u.per_expert, e) + 1)
-          local r = e // per
-          if k:get_value(u.seen, r) == 0 then
-            local c = k:get_value(u.per_rank, r)
-            k:set_value(u.in_rank, i * n + r, 1)
-            k:set_value(u.seen, r, 1)
-            k:set_value(u.per_rank, r, c + 1)
-          end
-        end
+  for j = 0, K - 1 do
+    local e = k:get_value(u.topk, i * K + j)
+    if e >= 0 and e < E then
+      k:set_value(u.per_expert, e, k:get_value(u.per_expert, e) + 1)
+      local r = e // per
+      if k:get_value(u.seen, r) == 0 then
+        local c = k:get_value(u.per_rank, r)
+        k:set_value(u.in_rank, i * n + r, 1)
+        k:set_value(u.seen, r, 1)
+        k:set_value(u.per_rank, r, c + 1)
       end
     end
   end
 end
 
--- send_token_idx numbered from the block's prefix row (k:scalar_histogram when
--- no pipe work is pending, else the same accesses one by one)
+-- token i: the seen-rank row cleared on V between two syncs, then its count
+local function count_token(k, u, i, n, E, K)
+  sync(k, "S_V")
+  k:duplicate(u.seen, 0, n)
+  sync(k, "V_S")
+  if not k:scalar_topk_count(u.topk, i * K, K, E, E // n, u.per_expert, u.seen, u.per_rank,
+                             u.in_rank, i * n) then
+    count_accesses(k, u, i, n, E, K)
+  end
+end
+
+-- first pass over the block's tokens: counts per expert and per rank, and the
+-- token-in-rank marks, by scalar GetValue / SetValue (a seen-rank row cleared
+-- per token on V): count_token for each token. k:scalar_layout_count makes
+-- its primitives for every token in one call, each as the calls would, and
+-- returns the token whose count pass refused (its accesses made here), or
+-- nothing in a checked run (the calls are made one by one: each names its
+-- own line in a finding)
+local function layout_count(k, a, u, tt)
+  local n, E, K = a.n, a.E, a.routes.topk
+  local i = 0
+  while i < tt do
+    local j = k:scalar_layout_count(u.topk, i, tt, K, E, E // n, u.per_expert, u.seen,
+                                    u.per_rank, u.in_rank, n)
+    if j == nil then
+      for t = i, tt - 1 do count_token(k, u, t, n, E, K) end
+      return
+    end
+    i = j
+    if i < tt then
+      count_accesses(k, u, i, n, E, K)
+      i = i + 1
+    end
+  end
+end
+
+-- send_token_idx numbered from the block's prefix row: the rows' accesses one
+-- by one while pipe work is pending (the prefix row's copy in, landing), the
+-- rest by k:scalar_histogram once none is (the same accesses in one call)
 local function layout_index(k, u, count, E)
-  if k:scalar_histogram(u.topk, 0, count, 0, E, u.per_expert, u.idx) then return end
   for i = 0, count - 1 do
+    if k:scalar_histogram(u.topk, i, count - i, 0, E, u.per_expert, u.idx) then return end
     local e = k:get_value(u.topk, i)
     if e >= 0 and e < E then
       local v = k:get_value(u.per_expert, e)

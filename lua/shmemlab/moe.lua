@@ -269,28 +269,6 @@ local function draw(rng, w, topk, out)
   end
 end
 
--- draw with every weight 1 (uniform routing), in O(topk^2) instead of
--- O(topk * experts): the same picks as draw, bit for bit. With weights 1 the
--- total is the count of untaken experts and u - 1 - 1 ... is exact, so draw
--- picks the (floor(u) + 1)-th untaken expert (the last one when u rounded up
--- to the total). taken: a scratch array (ascending, 1-based picks), reused
-local function draw_uniform(rng, experts, topk, out, taken)
-  local o, uniform = #out, rng.uniform
-  for k = 1, topk do
-    local total = experts - (k - 1)
-    local j = math.floor(uniform() * total) + 1
-    if j > total then j = total end
-    local pick = j
-    for t = 1, k - 1 do
-      if taken[t] <= pick then pick = pick + 1 else break end
-    end
-    local at = k
-    while at > 1 and taken[at - 1] > pick do taken[at] = taken[at - 1]; at = at - 1 end
-    taken[at] = pick
-    out[o + k] = pick - 1
-  end
-end
-
 local function stats(list, first, last)
   local mn, mx, sum = math.huge, -math.huge, 0
   for i = first, last do
@@ -300,26 +278,26 @@ local function stats(list, first, last)
   return { min = mn, max = mx, mean = mean, sum = sum, imbalance = mean > 0 and mx / mean or 0 }
 end
 
--- one PE's rows by destination (choice: its experts, row i at [i]): dest[i]
--- and send[d] (rows to PE d); adds the PE's rows into expert_rows
-local function count_rows(choice, n, rows, per_pe, expert_rows)
-  local dest, send = {}, {}
-  for d = 0, n - 1 do send[d] = 0 end
-  for i = 1, rows do
-    local e = choice[i]
-    local d = e // per_pe
-    dest[i] = d
-    send[d] = send[d] + 1
-    expert_rows[e] = expert_rows[e] + 1
+-- R's dest: every PE's rows' destinations (dest[p][i], row i's expert's PE),
+-- made when first read (a timing-only DeepEP run never reads them)
+local function dest_rows(R)
+  local dest, per, rows = {}, R.per_pe, R.tokens * R.topk
+  for p = 0, R.n_pes - 1 do
+    local d, ex = {}, R.expert[p]
+    for i = 1, rows do d[i] = ex[i] // per end
+    dest[p] = d
   end
-  return dest, send
+  rawset(R, "dest", dest)
+  return dest
 end
 
 -- R's order, pos and slot of every PE (the rows grouped by destination, each
 -- group in row order: a counting sort from send_off), made when first read
--- (the DeepEP ports number their rows themselves and never read them)
+-- (the DeepEP ports number their rows themselves and never read them), and
+-- its dest (dest_rows)
 local GROUPED = { order = true, pos = true, slot = true }
 local function group_rows(R, key)
+  if key == "dest" then return dest_rows(R) end
   if not GROUPED[key] then return nil end
   local order, pos, slot = {}, {}, {}
   for p = 0, R.n_pes - 1 do
@@ -342,15 +320,16 @@ local function layout(cfg, choice)
   local n, T, K = cfg.n_pes, cfg.tokens, cfg.topk
   local R = { n_pes = n, tokens = T, topk = K, experts = cfg.experts, per_pe = cfg.per_pe,
               hidden = cfg.hidden, routing = cfg.routing, seed = cfg.seed, cfg = cfg,
-              expert = choice, dest = {}, send = {}, send_off = {}, recv = {}, recv_off = {},
+              expert = choice, send = {}, send_off = {}, recv = {}, recv_off = {},
               expert_rows = {} }
   for e = 0, cfg.experts - 1 do R.expert_rows[e] = 0 end
   for d = 0, n - 1 do R.recv[d], R.recv_off[d] = 0, {} end
-  for p = 0, n - 1 do
-    local dest, send = count_rows(choice[p], n, T * K, cfg.per_pe, R.expert_rows)
+  for p = 0, n - 1 do                   -- the PE's rows per expert and per destination
+    local rows, send = lab.core.route_count(choice[p], T * K, cfg.experts, cfg.per_pe)
     local off, at = {}, 0
+    for e = 0, cfg.experts - 1 do R.expert_rows[e] = R.expert_rows[e] + rows[e] end
     for d = 0, n - 1 do off[d] = at; at = at + send[d] end
-    R.dest[p], R.send[p], R.send_off[p] = dest, send, off
+    R.send[p], R.send_off[p] = send, off
   end
   for d = 0, n - 1 do
     for p = 0, n - 1 do
@@ -370,15 +349,14 @@ function moe.routes(cfg)
   local choice = {}
   if cfg.routing == "file" then
     choice = cfg.file.choice
+  elseif cfg.routing == "uniform" then   -- draw's picks with every weight 1, by the core
+    choice = lab.core.route_uniform(cfg.seed, cfg.n_pes, cfg.tokens, cfg.experts, cfg.topk)
   else
     local rng = moe.rng(cfg.seed)
     local w = popularity(cfg, rng)
     for p = 0, cfg.n_pes - 1 do
-      local list, taken = {}, {}
-      for _ = 1, cfg.tokens do
-        if cfg.routing == "uniform" then draw_uniform(rng, cfg.experts, cfg.topk, list, taken)
-        else draw(rng, w, cfg.topk, list) end
-      end
+      local list = {}
+      for _ = 1, cfg.tokens do draw(rng, w, cfg.topk, list) end
       choice[p] = list
     end
   end
