@@ -49,7 +49,10 @@ BUSTED      = $(shell command -v busted)
 # Lua headers: only the binding, core/lshmemlab*.c, ever sees this include path.
 LUA_INC ?= $(or $(patsubst -I%,%,$(filter -I%,$(shell $(PKG_CONFIG) --cflags lua$(LUA_VERSION) 2>/dev/null))),/usr/include/lua$(LUA_VERSION))
 
-CFLAGS  ?= -O2 -g
+# -flto=auto: the module, the C tests and the benches linked as one unit, so the
+# binding's calls into the core (sl_machine_gen, sl_must_yield, ...) inline; the
+# sanitized build (test-asan) and the rockspec's builtin build use flags of their own.
+CFLAGS  ?= -O2 -g -flto=auto
 LDFLAGS ?=
 WARN := -Wall -Wextra -Werror -Wshadow -Wundef -Wwrite-strings \
         -Wredundant-decls -Wdisabled-optimization -Wdouble-promotion \

@@ -8,10 +8,10 @@ static const char stale_k[] = "primitive called outside its block's run (a stale
   "block's k, after the launch, or from a coroutine inside the kernel)";
 
 /* push the machine of k (index 1), the running block's k of machine lm: k[2]
-** (a TQue at index 1: its user value 2),
+** (a TQue at index 1: its user value 1),
 ** unless the kernel wrote over it */
 static void push_kmach(lua_State *L, lmach *lm) {
-  if (lua_type(L, 1) == LUA_TUSERDATA) lua_getiuservalue(L, 1, 2);   /* a TQue's */
+  if (lua_type(L, 1) == LUA_TUSERDATA) lua_getiuservalue(L, 1, 1);   /* a TQue's */
   else lua_rawgeti(L, 1, 2);
   if (lua_touserdata(L, -1) != (void *)lm) luaL_error(L, "%s", stale_k);
 }
@@ -295,7 +295,12 @@ sl_loc lsl_kloc_full(lua_State *L, lmach *lm, int i, const lview *v) {
 /* the UB element (location and index) of a scalar access: its arguments 2
 ** and 3 as a (when read) or the stack holds them, checked */
 static sl_loc scalar_arg(lua_State *L, lmach *lm, const sarg *a, lua_Integer *i) {
-  sl_loc u = lsl_kloc_of(L, lm, 2, a->read ? a->v : lsl_toview(L, 2));
+  sl_loc u;
+  if (a->ahead == 1) {                    /* scalar_here found a UB view of this launch */
+    *i = a->i;                            /* and an integer: lsl_kloc_of's answer is v->l */
+    return a->v->l;
+  }
+  u = lsl_kloc_of(L, lm, 2, a->read ? a->v : lsl_toview(L, 2));
   *i = a->read && a->isint ? a->i : kint(L, 3);
   return u;
 }
@@ -890,7 +895,7 @@ typedef struct ltque {
   int head, queued;                       /* en_que'd, not yet de_que'd: a ring */
   int ring[TQUE_MAX];
   int id[TQUE_MAX];                       /* each buffer's event id; -1: given back */
-  const lview *buf[TQUE_MAX];             /* its buffers' views (user value 1 keeps them) */
+  const lview *buf[TQUE_MAX];             /* its buffers' views (user values 2.. keep them) */
 } ltque;
 
 /* the queue at index 1, used by the block that made it in its launch, before
@@ -922,11 +927,9 @@ static int tque_buf(lua_State *L, const ltque *q, int i) {
 
 static void tque_meta(lua_State *L);
 
-/* push buffer h's view (above the table that holds it: what returns it
-** returns the top value alone) */
+/* push buffer h's view (the queue's user value 2 + h) */
 static void tque_push(lua_State *L, int h) {
-  lua_getiuservalue(L, 1, 1);
-  lua_rawgeti(L, -1, h);
+  lua_getiuservalue(L, 1, 2 + h);
 }
 
 /* event ids block blk's live TQues leave free */
@@ -967,7 +970,7 @@ static int k_tque(lua_State *L) {
   push_kmach(L, lm);                                        /* 5 */
   st = sl_ub_alloc(lm->m, blk, dt, (int64_t)depth * pitch / esize, 0, &l);
   if (st != SL_OK) return lsl_engine_error(L, lm->m, st, 2);
-  q = (ltque *)lua_newuserdatauv(L, sizeof(ltque), 2);     /* 6 */
+  q = (ltque *)lua_newuserdatauv(L, sizeof(ltque), 1 + (int)depth);   /* 6 */
   memset(q, 0, sizeof(*q));
   q->magic = TQUE_MAGIC;
   q->gen = sl_machine_gen(lm->m);
@@ -976,8 +979,7 @@ static int k_tque(lua_State *L) {
   q->depth = (int)depth;
   tque_meta(L);
   lua_setmetatable(L, 6);
-  lua_createtable(L, (int)depth, 0);                        /* 7: the buffers */
-  for (h = 0; h < depth; h++) {
+  for (h = 0; h < depth; h++) {                            /* the buffers: user values 2.. */
     sl_loc lh = l;
     lview *v;
     lh.off += (int64_t)h * pitch;
@@ -985,11 +987,10 @@ static int k_tque(lua_State *L) {
     v->gen = q->gen;
     q->buf[h] = v;
     q->id[h] = tque_take_id(lm, blk);
-    lua_rawseti(L, 7, h);
+    lua_setiuservalue(L, 6, 2 + h);
   }
-  lua_setiuservalue(L, 6, 1);
   lua_pushvalue(L, 5);                                      /* the machine: push_kmach */
-  lua_setiuservalue(L, 6, 2);
+  lua_setiuservalue(L, 6, 1);
   return lsl_kdone(L, lm, blk, SL_OK, 1);
 }
 

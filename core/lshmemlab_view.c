@@ -330,6 +330,27 @@ static lua_Integer reinterpret_key(int64_t at, int dt) {
 }
 _Static_assert(SL_NDTYPES <= 64, "reinterpret_key packs a dtype in 6 bits");
 
+/* the dtype at index 2 of v:reinterpret: the names seen before are looked up
+** in the function's upvalue (name -> number, filled as lsl_checkdtype accepts
+** them), so a loop's reinterpret of one name compares no strings */
+static int reinterpret_dtype(lua_State *L) {
+  int dt;
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) {
+    dt = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    return dt;
+  }
+  lua_pop(L, 1);
+  dt = lsl_checkdtype(L, 2);              /* raises on a bad one, as before */
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    lua_pushinteger(L, dt);
+    lua_rawset(L, lua_upvalueindex(1));
+  }
+  return dt;
+}
+
 /* v:reinterpret(dtype): ReinterpretCast, the same bytes as another dtype
 ** (whole elements of it; the window must start on one). The view is a root
 ** of its own (it keeps its sub-views), kept weakly by v's root like a
@@ -337,7 +358,7 @@ _Static_assert(SL_NDTYPES <= 64, "reinterpret_key packs a dtype in 6 bits");
 ** triple, a row's scale) gets the same view, and its sub-views, each time */
 static int v_reinterpret(lua_State *L) {
   lview *v = lsl_checkview(L, 1), *root = v, *nv;
-  int dt = lsl_checkdtype(L, 2);
+  int dt = reinterpret_dtype(L);
   int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt), n = v->n * lsl_esize(v) / ns;
   sl_loc l = v->l;                        /* v may go once its root replaces it below */
   lmach *lm = v->lm;
@@ -461,11 +482,11 @@ static int v_tostring(lua_State *L) {
   return 1;
 }
 
-/* a view's methods */
+/* a view's methods (reinterpret a placeholder: its closure is set by lsl_open_view) */
 static const luaL_Reg view_methods[] = {
   {"sub", v_sub}, {"on", v_on}, {"fill", v_fill}, {"read", v_read},
   {"raw", v_bytes}, {"checksum", v_checksum}, {"compare", v_compare},
-  {"copy", v_copy}, {"reinterpret", v_reinterpret}, {"quant_int8", v_quant_int8},
+  {"copy", v_copy}, {"reinterpret", NULL}, {"quant_int8", v_quant_int8},
   {NULL, NULL}
 };
 
@@ -475,6 +496,9 @@ void lsl_open_view(lua_State *L) {
   int i;
   luaL_newmetatable(L, VIEW_MT);
   luaL_newlib(L, view_methods);
+  lua_newtable(L);                        /* reinterpret's names seen: name -> dtype */
+  lua_pushcclosure(L, v_reinterpret, 1);
+  lua_setfield(L, -2, "reinterpret");
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "methods");
   lua_createtable(L, 0, 8);

@@ -224,6 +224,26 @@ describe("reinterpreted views", function()
     m:close()
   end)
 
+  it("know a dtype name they saw before, and refuse a bad one as the first time", function()
+    local m = lab.machine{ pes = 1 }
+    local v = m:alloc("int32", 64, "v"):fill("iota")
+    local hint = "(int8 int16 int32 int64 uint8 fp16 bf16 fp32 uint16 uint32 uint64 fp64)"
+    local function bad(dt) return H.strip(H.err(function() return v:reinterpret(dt) end)) end
+    local first = bad("int33")
+    for _ = 1, 3 do
+      assert.equals("fp32", v:reinterpret("fp32").dtype)
+      assert.equals("fp32", v:reinterpret("float").dtype)         -- an alias: its dtype
+      assert.equals(first, bad("int33"))                           -- never remembered
+      assert.equals("bad argument #1 to 'reinterpret' (unknown dtype 'int33' " .. hint .. ")",
+                    first)
+      assert.matches("bad argument #1 to 'reinterpret' %(string expected, got table%)", bad({}))
+      assert.matches("bad argument #1 to 'reinterpret' %(unknown dtype '3' ", bad(3))
+      assert.matches("bad argument #1 to 'reinterpret' %(string expected, got nil%)", bad(nil))
+    end
+    assert.equals(3, v:reinterpret("uint8"):read(12))                -- the bytes, as before
+    m:close()
+  end)
+
   it("a loop that reinterprets the same UB row allocates nothing once made", function()
     local m = lab.machine{ pes = 1 }
     local grown

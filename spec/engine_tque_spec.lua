@@ -64,6 +64,29 @@ describe("k:tque and k:sync_func", function()
     end
   end)
 
+  it("deepep.sync, the DeepEP ports' SyncFunc, is k:sync_func itself: its times and refusals", function()
+    local deepep = require("shmemlab.deepep")
+    assert.equals(lab.core.block_methods.sync_func, deepep.sync)
+    local function by_sync(k, a)
+      local q = k:tque("fp32", 2, ROW)
+      for r = k.block, a.rows - 1, k.block_num do
+        local row = q:alloc_tensor()
+        k:data_copy(row, k:ptr(a.src, (k.pe + 1) % k.n_pes):sub(r * ROW, ROW), ROW)
+        q:en_que(row); row = q:de_que()
+        deepep.sync(k, "MTE3_S")                           -- its id omitted: 0
+        k:data_copy(a.dst:sub(r * ROW, ROW), row, ROW)
+        q:free_tensor(row)
+      end
+      q:free_all_event()
+    end
+    local o = { pes = 2, blocks = 3, rows = 20, data = true }
+    assert.are.same(launch(by_hand, o), launch(by_sync, o))
+    local m, e = lab.machine{ pes = 1 }, nil
+    m:launch(function(k) e = H.strip(H.err(function() deepep.sync(k, "MTE4_S") end)) end, 1)
+    assert.matches("'MTE4_S' is not an AIV hard event (", e, 1, true)
+    m:close()
+  end)
+
   it("hand out the same buffer views and take back only their own", function()
     local m = lab.machine{ pes = 1 }
     local seen, e = {}, {}

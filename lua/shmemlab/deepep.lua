@@ -317,11 +317,11 @@ local function area(a, kind)
   return 2 * n * deepep.SLOT
 end
 
--- SyncFunc<HardEvent::event>: set + wait of the event on id 0, one call
--- (not a tail call: a checked run's finding names the line that called sync)
-local function sync(k, event)
-  k:sync_func(event, 0)
-end
+-- SyncFunc<HardEvent::event>: set + wait of the event on id 0, one call:
+-- sync(k, event) is k:sync_func(event) itself (its id omitted: 0), so a row's
+-- syncs cost no Lua frame and no method lookup, and a checked run's finding
+-- names the line that called sync (a C function adds no frame of its own)
+local sync = lab.core.block_methods.sync_func
 deepep.sync = sync
 
 -- the block's meta UB and rank share: {status, wait, addr, per, first}
