@@ -110,6 +110,8 @@ static void pub_drop(sl_machine *m, sl_block *b, int32_t ev) {
   if (sli_ub_span(&m->evs[ev], &lo, &hi)) b->pover--;
 }
 
+static void merge(sl_machine *m, int blk, int pipe, sl_time issue);
+
 /* append op to block blk's pipe; the pipe starts it if it is idle (when the
 ** block runs ahead of other keys, at its clock through an EV_PIPE) */
 int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
@@ -119,6 +121,9 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   if (kind == OP_XFER || kind == OP_VEC) {
     b->nq[q]++;
     pub_add(m, b, m->ops[op].ev);
+    if (kind == OP_XFER && b->qhead[q] >= 0 && b->qhead[q] == b->qtail[q] &&
+        b->kick[q] == m->ops[b->qhead[q]].issue && b->ahead)
+      merge(m, blk, pipe, b->t);
   }
   if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
   else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
@@ -167,6 +172,7 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
   sl_block *b = &m->blocks[blk];
   if (b->kick[QI(pipe)] == t) return;
+  if (b->mgo) sli_merge_close_due(m, blk);   /* nkey as it would be (sli_merge) */
   b->kick[QI(pipe)] = t;
   if (b->lkt == t && b->lkn == b->nkey) {
     int32_t *k = &m->evs[b->lkev].kicks;
@@ -237,6 +243,45 @@ static void marks_reached(sl_machine *m, sl_block *b, int q, int32_t op) {
   if (mk >= 0) b->mwait[q] = m->marks[mk].op[q];
 }
 
+/* 1 when a key later than (t, tie) was taken (the latest key taken comes
+** after it): a key (t, tie) on the heap would have been handled by now */
+static inline int passed(const sl_machine *m, sl_time t, uint64_t tie) {
+  return t < m->mt || (t == m->mt && tie < m->mseq);
+}
+
+/* the merged kick of queue q of block b reaches the place of the key it
+** replaced: the count that key's handling would have given the next one
+** (the merged key's own, sli_merge) is taken now */
+static void merge_close(sl_block *b, int q) {
+  b->mgn2[q] = b->nkey++;
+  b->mgo &= (uint8_t)~(1u << q);
+}
+
+/* the places of block blk's replaced kicks that the key taken last has
+** passed (sli_merge), in their order: their counts are taken first */
+void sli_merge_close_due(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  for (;;) {
+    int q, best = -1;
+    for (q = 0; q < SL_NQ; q++) {
+      if (!(b->mgo >> q & 1) || !passed(m, b->mgt[q], b->mgtie1[q])) continue;
+      if (best < 0 || b->mgt[q] < b->mgt[best] ||
+          (b->mgt[q] == b->mgt[best] && b->mgtie1[q] < b->mgtie1[best])) best = q;
+    }
+    if (best < 0) return;
+    merge_close(b, best);
+  }
+}
+
+/* the wait_flag at the head of queue q, whose kick was merged, is popped
+** before the replaced key's place (a stale rider moved the pipe): the kick
+** that pop makes would take its count here */
+static void merge_popped(sl_machine *m, int blk, int q) {
+  sl_block *b = &m->blocks[blk];
+  sli_merge_close_due(m, blk);
+  if (b->mgo >> q & 1) merge_close(b, q);
+}
+
 /* run the pipe's queue as far as it goes at now; 0 when it stopped */
 static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   sl_block *b = &m->blocks[blk];
@@ -257,6 +302,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       if (!k->fired) { k->wblk = blk; k->wpipe = pipe; return 0; }
       if (k->t > b->pipe[pipe]) b->pipe[pipe] = k->t;
       if (k->t > b->done[pipe]) b->done[pipe] = k->t;   /* a later flag or drain waits too */
+      if (b->mgo) merge_popped(m, blk, q);
       tok_free(m, o->tok);
       pop(m, b, q);
       return 1;
@@ -308,6 +354,63 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
     }
   }
   m->kq[m->nkq++] = blk * 4 + pipe;     /* a pipe is running: after it */
+}
+
+/* block blk, ahead, queues a transfer issued at issue on an MTE pipe behind
+** a lone wait_flag whose flag has fired, and that wait's EV_PIPE (K1, at the
+** wait's issue t1) is the key the heap took last. K1 would pop the wait and,
+** the transfer's start s (its issue, the flag's time or the pipe's, the
+** latest) being later than t1, schedule an EV_PIPE at s (K2) with the
+** block's count then. Here K1 leaves the heap and the merged key, at s with
+** K1's tie, pops the wait and starts the transfer as K2 would (the queue and
+** the pipe's clocks keep the wait until then: nothing reads them between,
+** the pipe being held by the transfer's start). The count K2 would take is
+** taken where K1 would have been handled (merge_close: once a later key was
+** taken), so every other key keeps its tie; a key of the block at s whose
+** tie lies between the two sends the merged key to K2's tie (sli_pipe_key) */
+static void merge(sl_machine *m, int blk, int pipe, sl_time issue) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  const sl_ins *w = &m->ops[b->qhead[q]];
+  sl_time s, t1 = w->issue;
+  uint64_t tie;
+  if (w->kind != OP_WAIT || b->busy[q] || b->mhead[q] >= 0 || ((b->mgo | b->mgk) >> q & 1) ||
+      !m->toks[w->tok].fired)
+    return;
+  s = b->pipe[pipe] > m->toks[w->tok].t ? b->pipe[pipe] : m->toks[w->tok].t;
+  if (issue > s) s = issue;
+  if (s <= t1 || !sli_unschedule_pipe(m, blk, pipe, t1, &tie)) return;
+  if (passed(m, t1, tie) || sli_schedule_pipe_tie(m, s, tie, blk, pipe) != SL_OK) {
+    if (sli_schedule_pipe_tie(m, t1, tie, blk, pipe) != SL_OK) m->oom = 1;   /* K1 back */
+    return;
+  }
+  b->kick[q] = s;
+  b->mgt[q] = t1;
+  b->mgtie1[q] = b->mgtie[q] = tie;
+  b->mgo |= (uint8_t)(1u << q);
+  b->mgk |= (uint8_t)(1u << q);
+}
+
+/* EV_PIPE of tie tie at t. The merged key of a queue (merge) runs as K2
+** would: at once when no key of the block at t lies between its tie and
+** K2's, else it goes to K2's tie */
+void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  if ((b->mgk >> q & 1) && b->mgtie[q] == tie) {
+    const sl_key *n;
+    uint64_t tie2;
+    if (b->mgo) sli_merge_close_due(m, blk);   /* this key is past K1's place */
+    tie2 = ((uint64_t)(blk + 1) << SL_TIE_BITS) | b->mgn2[q];
+    n = sli_next_key(m);
+    if (tie < tie2 && n != NULL && n->t == t && n->seq < tie2) {
+      b->mgtie[q] = tie2;                 /* a key of the block comes between */
+      if (sli_schedule_pipe_tie(m, t, tie2, blk, pipe) != SL_OK) m->oom = 1;
+      return;
+    }
+    b->mgk &= (uint8_t)~(1u << q);
+  }
+  sli_pipe_due(m, blk, pipe, t);
 }
 
 /* EV_PIPE at t: the block's pipe takes its next instruction */

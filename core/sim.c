@@ -72,6 +72,7 @@ static inline int ev_less(const sl_key *a, const sl_key *b) {
 ** in the same order */
 /* the tie of block blk's next key */
 static uint64_t block_tie(sl_machine *m, int32_t blk) {
+  if (m->blocks[blk].mgo) sli_merge_close_due(m, blk);   /* a merged kick's count first */
   return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
 }
 
@@ -254,6 +255,8 @@ static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
     i = parent;
   }
   hp->h[i] = *k;
+  hp->last = i;
+  hp->ops++;
   if (i == 0) heap_min(m);
   return SL_OK;
 }
@@ -343,8 +346,20 @@ int sli_schedule_flow(sl_machine *m, sl_time t) {
 ** queue it would send the keys of the blocks behind it to the heap) */
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
   sl_key k;
+  int st;
   k.t = t; k.seq = block_tie(m, blk); k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
-  return m->blocks[blk].ahead ? push_slow(m, &k, 1) : push_made(m, &k);
+  if (!m->blocks[blk].ahead) return push_made(m, &k);
+  st = push_slow(m, &k, 1);
+  m->lpops = m->heap.ops;                /* sli_unschedule_pipe may take it back */
+  return st;
+}
+
+/* schedule an EV_PIPE of block blk's pipe at t with a tie of its own (a
+** merged kick's: pipe.c sli_merge), on the heap */
+int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int pipe) {
+  sl_key k;
+  k.t = t; k.seq = tie; k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
+  return push_slow(m, &k, 1);
 }
 
 /* copy e into a new event at time t */
@@ -380,6 +395,7 @@ static sl_key heap_pop(sl_kheap *hp) {
   sl_key top = h[0];
   sl_key last = h[--hp->n];
   int32_t i = 0, n = hp->n, c;
+  hp->ops++;
   if (n == 0) return top;
   while ((c = HEAP_D * i + 1) < n) {
     int32_t nc = n - c < HEAP_D ? n - c : HEAP_D;
@@ -395,6 +411,42 @@ static sl_key heap_pop(sl_kheap *hp) {
   }
   h[i] = last;
   return top;
+}
+
+/* remove the key at i of heap hp: the last key takes its place and moves up
+** or down to where it belongs */
+static void heap_remove_at(sl_kheap *hp, int32_t i) {
+  sl_key *h = hp->h, last = h[--hp->n];
+  int32_t n = hp->n, c;
+  hp->ops++;
+  if (i == n) return;
+  while (i > 0 && ev_less(&last, &h[(i - 1) / HEAP_D])) {
+    h[i] = h[(i - 1) / HEAP_D];
+    i = (i - 1) / HEAP_D;
+  }
+  while ((c = HEAP_D * i + 1) < n) {
+    c = least_child(h, c, n - c < HEAP_D ? n - c : HEAP_D);
+    if (!ev_less(&h[c], &last)) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = last;
+}
+
+/* the EV_PIPE of block blk's pipe at t leaves the heap when it is the key
+** the heap took last and nothing moved there since (a block running ahead
+** queues it and, with its next primitive, a later kick of the same pipe
+** makes it needless: pipe.c sli_merge); 1 and its tie when it did */
+int sli_unschedule_pipe(sl_machine *m, int blk, int pipe, sl_time t, uint64_t *tie) {
+  sl_kheap *hp = &m->heap;
+  const sl_key *k;
+  if (hp->ops != m->lpops || hp->last >= hp->n) return 0;
+  k = &hp->h[hp->last];
+  if (k->kind != EV_PIPE || k->t != t || k->ev != (int32_t)blk * 4 + pipe) return 0;
+  *tie = k->seq;
+  heap_remove_at(hp, hp->last);
+  heap_min(m);
+  return 1;
 }
 
 /* the earliest pending key, or NULL (without settling flows) */
@@ -461,9 +513,13 @@ static sl_key take(sl_machine *m, const sl_key *k) {
   }
   m->kt = x.t;
   m->kseq = x.seq;
+  if (key_less(m->mt, m->mseq, x.t, x.seq)) { m->mt = x.t; m->mseq = x.seq; }
   if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
   return x;
 }
+
+/* the earliest pending key, or NULL (peek_raw, for pipe.c) */
+const sl_key *sli_next_key(const sl_machine *m) { return peek_raw(m); }
 
 /* events handled since the machine was made */
 int64_t sl_machine_events(const sl_machine *m) { return m->nevents; }
@@ -534,7 +590,7 @@ int sli_handling_before(const sl_machine *m, sl_time now, sl_time t, uint64_t ti
 /* handle the event of key k (not a wake-up) */
 static inline void apply_key(sl_machine *m, const sl_key *k) {
   if (k->kind == EV_FLOW) sli_flow_due(m, k->t);
-  else if (k->kind == EV_PIPE) sli_pipe_due(m, k->ev / 4, k->ev % 4, k->t);
+  else if (k->kind == EV_PIPE) sli_pipe_key(m, k->ev / 4, k->ev % 4, k->t, k->seq);
   else if (k->kind == EV_DMAQ) sli_dma_due(m, k->ev / SL_NENG, k->ev % SL_NENG, k->t);
   else {
     sli_apply(m, &m->evs[k->ev], k->t);
@@ -614,6 +670,7 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
     if (!m->self_pending) continue;
     if (self_next(m, limit)) {           /* taken as the step loop would */
       k = m->self_key;
+      if (key_less(m->mt, m->mseq, k.t, k.seq)) { m->mt = k.t; m->mseq = k.seq; }
       m->self_pending = 0;
       m->nevents++;
       m->nkind[EV_WAKE]++;

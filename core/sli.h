@@ -213,6 +213,8 @@ typedef struct sl_key {
 typedef struct sl_kheap {
   sl_key *h;
   int32_t n, cap;
+  int32_t last;             /* where the last push put its key */
+  uint32_t ops;             /* pushes and pops so far: the heap changed since */
 } sl_kheap;
 
 /* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
@@ -294,6 +296,14 @@ typedef struct sl_block {
   sl_time lkt;
   uint64_t lkn;
   int32_t lkev;
+  /* merged kicks (pipe.c sli_merge): queues (bit QI) whose EV_PIPE for a
+  ** head wait_flag was replaced by one at its transfer's start (mgk: that key
+  ** pending), and those whose replaced key's place is not yet passed (mgo);
+  ** per queue the replaced key's time and tie, the merged key's tie, and the
+  ** count the key the replaced one made would have had (mgn2, once passed) */
+  uint8_t mgo, mgk;
+  sl_time mgt[SL_NQ];
+  uint64_t mgtie1[SL_NQ], mgtie[SL_NQ], mgn2[SL_NQ];
   int32_t qonly;            /* the primitive just run only queued to its own pipes */
   int32_t ahead;            /* it ran ahead of a wake-up due before its clock (sim.c) */
   int32_t mtail[SL_NQ];     /* the last shadow read waiting in each queue */
@@ -513,6 +523,9 @@ struct sl_machine {
   uint64_t nkey;            /* keys scheduled that belong to no block (EV_FLOW) */
   sl_time kt;               /* the key being handled: its time and tie (0 while */
   uint64_t kseq;            /* flows settle before the next key) */
+  sl_time mt;               /* the latest key taken so far (a wake-up held back */
+  uint64_t mseq;            /* too), its time and tie (pipe.c merge) */
+  uint32_t lpops;           /* the main heap's ops after the last EV_PIPE pushed on it */
   int64_t nevents;          /* events handled since the machine was made */
   int64_t nkind[SL_NEVKINDS];   /* the same by kind (EV_*) */
   /* runaway guard (machine.c sl_prim_tick): new effects since the machine
@@ -576,6 +589,9 @@ sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
+int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int pipe);
+int sli_unschedule_pipe(sl_machine *m, int blk, int pipe, sl_time t, uint64_t *tie);
+const sl_key *sli_next_key(const sl_machine *m);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_kheap_free(sl_kheap *hp);
 void sli_wake(sl_machine *m, int blk, sl_time t);
@@ -739,6 +755,8 @@ static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
   if (m->chain_armed) sli_chain_give(m, fl);
 }
 void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
+void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie);
+void sli_merge_close_due(sl_machine *m, int blk);
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
 /* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */
 void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_time lat,
