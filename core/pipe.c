@@ -87,7 +87,7 @@ static void tok_free(sl_machine *m, int32_t tok) {
   sli_free_give(&m->ftok, tok);
 }
 
-static void kick_at(sl_machine *m, int blk, int pipe, sl_time t);
+static void kick_at(sl_machine *m, int blk, int pipe, sl_time t, int hold);
 
 /* a pending XFER / VEC of the block with landing record ev: its UB bytes go
 ** in the table (beyond it, counted in pover) */
@@ -128,7 +128,8 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
   else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
   if (!b->busy[q] && b->qhead[q] == op) {
-    if (b->ahead) kick_at(m, blk, pipe, b->t);   /* earlier keys are due: as a key */
+    if (b->ahead)                         /* earlier keys are due: as a key */
+      kick_at(m, blk, pipe, b->t, kind == OP_WAIT && pipe != SL_PIPE_V);
     else sli_pipe_kick(m, blk, pipe, b->t);
   }
   return SL_OK;
@@ -169,16 +170,23 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
 ** after all the landing does (sli_landed): what the EV_PIPE would do, in
 ** the same order, without its key. Its tie is taken all the same: every
 ** later key of the block has the tie it had */
-static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
+static void kick_at(sl_machine *m, int blk, int pipe, sl_time t, int hold) {
   sl_block *b = &m->blocks[blk];
   if (b->kick[QI(pipe)] == t) return;
-  if (b->mgo) sli_merge_close_due(m, blk);   /* nkey as it would be (sli_merge) */
+  sli_merge_due(m, blk);                 /* nkey as it would be (merge) */
   b->kick[QI(pipe)] = t;
   if (b->lkt == t && b->lkn == b->nkey) {
     int32_t *k = &m->evs[b->lkev].kicks;
     int n = *k == 0 ? 0 : *k < 4 ? 1 : 2;      /* the EV_PIPEs riding on it already */
     *k |= (QI(pipe) + 1) << (2 * n);
     b->lkn = ++b->nkey;                       /* the next one rides too */
+    return;
+  }
+  if (hold) {                            /* a lone wait_flag's: held back (merge) */
+    if (m->hold) sli_hold_flush(m);
+    m->hold = blk * 4 + pipe + 1;
+    m->ht = t;
+    m->htie = sli_block_tie(m, blk);
     return;
   }
   if (sli_schedule_pipe(m, t, blk, pipe) != SL_OK) m->oom = 1;
@@ -243,34 +251,28 @@ static void marks_reached(sl_machine *m, sl_block *b, int q, int32_t op) {
   if (mk >= 0) b->mwait[q] = m->marks[mk].op[q];
 }
 
-/* 1 when a key later than (t, tie) was taken (the latest key taken comes
-** after it): a key (t, tie) on the heap would have been handled by now */
-static inline int passed(const sl_machine *m, sl_time t, uint64_t tie) {
-  return t < m->mt || (t == m->mt && tie < m->mseq);
-}
-
 /* the merged kick of queue q of block b reaches the place of the key it
 ** replaced: the count that key's handling would have given the next one
-** (the merged key's own, sli_merge) is taken now */
+** (the merged key's own, merge) is taken now; the earliest place still
+** open is found again */
 static void merge_close(sl_block *b, int q) {
+  int r;
   b->mgn2[q] = b->nkey++;
   b->mgo &= (uint8_t)~(1u << q);
+  for (r = 0; r < SL_NQ; r++)
+    if ((b->mgo >> r & 1) && (!(b->mgo & ((1u << r) - 1)) || b->mgt[r] < b->mgmt ||
+                              (b->mgt[r] == b->mgmt && b->mgtie1[r] < b->mgmtie))) {
+      b->mgmt = b->mgt[r];
+      b->mgmtie = b->mgtie1[r];
+      b->mgmq = (uint8_t)r;
+    }
 }
 
 /* the places of block blk's replaced kicks that the key taken last has
-** passed (sli_merge), in their order: their counts are taken first */
+** passed (merge), in their order: their counts are taken first */
 void sli_merge_close_due(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
-  for (;;) {
-    int q, best = -1;
-    for (q = 0; q < SL_NQ; q++) {
-      if (!(b->mgo >> q & 1) || !passed(m, b->mgt[q], b->mgtie1[q])) continue;
-      if (best < 0 || b->mgt[q] < b->mgt[best] ||
-          (b->mgt[q] == b->mgt[best] && b->mgtie1[q] < b->mgtie1[best])) best = q;
-    }
-    if (best < 0) return;
-    merge_close(b, best);
-  }
+  while (b->mgo && sli_passed(m, b->mgmt, b->mgmtie)) merge_close(b, b->mgmq);
 }
 
 /* the wait_flag at the head of queue q, whose kick was merged, is popped
@@ -278,7 +280,7 @@ void sli_merge_close_due(sl_machine *m, int blk) {
 ** that pop makes would take its count here */
 static void merge_popped(sl_machine *m, int blk, int q) {
   sl_block *b = &m->blocks[blk];
-  sli_merge_close_due(m, blk);
+  sli_merge_due(m, blk);
   if (b->mgo >> q & 1) merge_close(b, q);
 }
 
@@ -292,7 +294,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   switch (o->kind) {
     case OP_SET: {
       int32_t tok = o->tok;
-      if (o->issue > now) { kick_at(m, blk, pipe, o->issue); return 0; }   /* S not there yet */
+      if (o->issue > now) { kick_at(m, blk, pipe, o->issue, 0); return 0; }   /* S not there yet */
       pop(m, b, q);
       tok_fire(m, tok, b->done[pipe], now);
       return 1;
@@ -302,7 +304,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       if (!k->fired) { k->wblk = blk; k->wpipe = pipe; return 0; }
       if (k->t > b->pipe[pipe]) b->pipe[pipe] = k->t;
       if (k->t > b->done[pipe]) b->done[pipe] = k->t;   /* a later flag or drain waits too */
-      if (b->mgo) merge_popped(m, blk, q);
+      if (b->mgo >> q & 1) merge_popped(m, blk, q);
       tok_free(m, o->tok);
       pop(m, b, q);
       return 1;
@@ -312,7 +314,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       return 0;
     default:                            /* OP_XFER */
       start = o->issue > b->pipe[pipe] ? o->issue : b->pipe[pipe];
-      if (start > now) { kick_at(m, blk, pipe, start); return 0; }
+      if (start > now) { kick_at(m, blk, pipe, start, 0); return 0; }
       xfer_start(m, blk, pipe, o, now);
       return 0;
   }
@@ -379,14 +381,21 @@ static void merge(sl_machine *m, int blk, int pipe, sl_time issue) {
     return;
   s = b->pipe[pipe] > m->toks[w->tok].t ? b->pipe[pipe] : m->toks[w->tok].t;
   if (issue > s) s = issue;
-  if (s <= t1 || !sli_unschedule_pipe(m, blk, pipe, t1, &tie)) return;
-  if (passed(m, t1, tie) || sli_schedule_pipe_tie(m, s, tie, blk, pipe) != SL_OK) {
+  if (s <= t1 || m->hold != blk * 4 + pipe + 1 || m->ht != t1) return;
+  tie = m->htie;                         /* K1, held back: it is not made */
+  m->hold = 0;
+  if (sli_passed(m, t1, tie) || sli_schedule_pipe_tie(m, s, tie, blk, pipe) != SL_OK) {
     if (sli_schedule_pipe_tie(m, t1, tie, blk, pipe) != SL_OK) m->oom = 1;   /* K1 back */
     return;
   }
   b->kick[q] = s;
   b->mgt[q] = t1;
   b->mgtie1[q] = b->mgtie[q] = tie;
+  if (!b->mgo || t1 < b->mgmt || (t1 == b->mgmt && tie < b->mgmtie)) {
+    b->mgmt = t1;
+    b->mgmtie = tie;
+    b->mgmq = (uint8_t)q;
+  }
   b->mgo |= (uint8_t)(1u << q);
   b->mgk |= (uint8_t)(1u << q);
 }
@@ -400,10 +409,9 @@ void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie) {
   if ((b->mgk >> q & 1) && b->mgtie[q] == tie) {
     const sl_key *n;
     uint64_t tie2;
-    if (b->mgo) sli_merge_close_due(m, blk);   /* this key is past K1's place */
+    sli_merge_due(m, blk);               /* this key is past K1's place */
     tie2 = ((uint64_t)(blk + 1) << SL_TIE_BITS) | b->mgn2[q];
-    n = sli_next_key(m);
-    if (tie < tie2 && n != NULL && n->t == t && n->seq < tie2) {
+    if (tie2 > tie + 1 && (n = sli_next_key(m)) != NULL && n->t == t && n->seq < tie2) {
       b->mgtie[q] = tie2;                 /* a key of the block comes between */
       if (sli_schedule_pipe_tie(m, t, tie2, blk, pipe) != SL_OK) m->oom = 1;
       return;

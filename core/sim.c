@@ -71,8 +71,8 @@ static inline int ev_less(const sl_key *a, const sl_key *b) {
 ** of others (sl_must_yield) makes its keys earlier than they would be made,
 ** in the same order */
 /* the tie of block blk's next key */
-static uint64_t block_tie(sl_machine *m, int32_t blk) {
-  if (m->blocks[blk].mgo) sli_merge_close_due(m, blk);   /* a merged kick's count first */
+static inline uint64_t block_tie(sl_machine *m, int32_t blk) {
+  sli_merge_due(m, blk);                 /* a merged kick's count first */
   return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
 }
 
@@ -255,8 +255,6 @@ static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
     i = parent;
   }
   hp->h[i] = *k;
-  hp->last = i;
-  hp->ops++;
   if (i == 0) heap_min(m);
   return SL_OK;
 }
@@ -346,12 +344,8 @@ int sli_schedule_flow(sl_machine *m, sl_time t) {
 ** queue it would send the keys of the blocks behind it to the heap) */
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
   sl_key k;
-  int st;
   k.t = t; k.seq = block_tie(m, blk); k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
-  if (!m->blocks[blk].ahead) return push_made(m, &k);
-  st = push_slow(m, &k, 1);
-  m->lpops = m->heap.ops;                /* sli_unschedule_pipe may take it back */
-  return st;
+  return m->blocks[blk].ahead ? push_slow(m, &k, 1) : push_made(m, &k);
 }
 
 /* schedule an EV_PIPE of block blk's pipe at t with a tie of its own (a
@@ -360,6 +354,14 @@ int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int p
   sl_key k;
   k.t = t; k.seq = tie; k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
   return push_slow(m, &k, 1);
+}
+
+/* the EV_PIPE held back (pipe.c hold) goes on the heap, as it would have
+** when made: its time and tie place it */
+void sli_hold_flush(sl_machine *m) {
+  int32_t h = m->hold - 1;
+  m->hold = 0;
+  if (sli_schedule_pipe_tie(m, m->ht, m->htie, h / 4, h % 4) != SL_OK) m->oom = 1;
 }
 
 /* copy e into a new event at time t */
@@ -395,7 +397,6 @@ static sl_key heap_pop(sl_kheap *hp) {
   sl_key top = h[0];
   sl_key last = h[--hp->n];
   int32_t i = 0, n = hp->n, c;
-  hp->ops++;
   if (n == 0) return top;
   while ((c = HEAP_D * i + 1) < n) {
     int32_t nc = n - c < HEAP_D ? n - c : HEAP_D;
@@ -413,42 +414,6 @@ static sl_key heap_pop(sl_kheap *hp) {
   return top;
 }
 
-/* remove the key at i of heap hp: the last key takes its place and moves up
-** or down to where it belongs */
-static void heap_remove_at(sl_kheap *hp, int32_t i) {
-  sl_key *h = hp->h, last = h[--hp->n];
-  int32_t n = hp->n, c;
-  hp->ops++;
-  if (i == n) return;
-  while (i > 0 && ev_less(&last, &h[(i - 1) / HEAP_D])) {
-    h[i] = h[(i - 1) / HEAP_D];
-    i = (i - 1) / HEAP_D;
-  }
-  while ((c = HEAP_D * i + 1) < n) {
-    c = least_child(h, c, n - c < HEAP_D ? n - c : HEAP_D);
-    if (!ev_less(&h[c], &last)) break;
-    h[i] = h[c];
-    i = c;
-  }
-  h[i] = last;
-}
-
-/* the EV_PIPE of block blk's pipe at t leaves the heap when it is the key
-** the heap took last and nothing moved there since (a block running ahead
-** queues it and, with its next primitive, a later kick of the same pipe
-** makes it needless: pipe.c sli_merge); 1 and its tie when it did */
-int sli_unschedule_pipe(sl_machine *m, int blk, int pipe, sl_time t, uint64_t *tie) {
-  sl_kheap *hp = &m->heap;
-  const sl_key *k;
-  if (hp->ops != m->lpops || hp->last >= hp->n) return 0;
-  k = &hp->h[hp->last];
-  if (k->kind != EV_PIPE || k->t != t || k->ev != (int32_t)blk * 4 + pipe) return 0;
-  *tie = k->seq;
-  heap_remove_at(hp, hp->last);
-  heap_min(m);
-  return 1;
-}
-
 /* the earliest pending key, or NULL (without settling flows) */
 static inline const sl_key *peek_raw(const sl_machine *m) {
   const sl_key *f = m->fn > 0 ? &m->fifo[m->fhead] : NULL;
@@ -463,7 +428,9 @@ static inline const sl_key *peek_raw(const sl_machine *m) {
 /* the earliest pending key, or NULL, once the flows' changes due before it
 ** are settled (settling may schedule the next EV_FLOW) */
 static const sl_key *peek(sl_machine *m) {
-  const sl_key *k = peek_raw(m);
+  const sl_key *k;
+  if (m->hold) sli_hold_flush(m);
+  k = peek_raw(m);
   if (m->ndirty == 0) return k;
   m->kseq = 0;                          /* flow ends come first */
   sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? k->kind == EV_FLOW : 1);
@@ -519,7 +486,10 @@ static sl_key take(sl_machine *m, const sl_key *k) {
 }
 
 /* the earliest pending key, or NULL (peek_raw, for pipe.c) */
-const sl_key *sli_next_key(const sl_machine *m) { return peek_raw(m); }
+const sl_key *sli_next_key(sl_machine *m) {
+  if (m->hold) sli_hold_flush(m);
+  return peek_raw(m);
+}
 
 /* events handled since the machine was made */
 int64_t sl_machine_events(const sl_machine *m) { return m->nevents; }
@@ -530,8 +500,10 @@ int64_t sl_machine_events_of(const sl_machine *m, int k) {
 }
 
 /* time of the earliest pending event (INT64_MAX when none) */
-sl_time sli_top(const sl_machine *m) {
-  const sl_key *k = peek_raw(m);
+sl_time sli_top(sl_machine *m) {
+  const sl_key *k;
+  if (m->hold) sli_hold_flush(m);
+  k = peek_raw(m);
   return k ? k->t : INT64_MAX;
 }
 
@@ -544,6 +516,7 @@ void sli_clear_events(sl_machine *m) {
   m->wfn = m->wfhead = 0;
   m->nevs = 0;
   m->fev.n = 0;
+  m->hold = 0;
 }
 
 /* schedule block blk to resume at t, never before its own clock: it must
@@ -612,6 +585,7 @@ static sl_time time_limit(const sl_machine *m) {
 static int self_next(sl_machine *m, sl_time limit) {
   const sl_key *w = &m->self_key, *o;
   if (m->oom) return 0;
+  if (m->hold) sli_hold_flush(m);
   o = peek_raw(m);
   if (o != NULL && ev_less(o, w)) return 0;
   if (m->ndirty > 0) {

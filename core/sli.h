@@ -213,8 +213,6 @@ typedef struct sl_key {
 typedef struct sl_kheap {
   sl_key *h;
   int32_t n, cap;
-  int32_t last;             /* where the last push put its key */
-  uint32_t ops;             /* pushes and pops so far: the heap changed since */
 } sl_kheap;
 
 /* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
@@ -276,6 +274,7 @@ typedef struct sl_block {
   int32_t qhead[SL_NQ], qtail[SL_NQ];
   int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
   uint8_t busy[SL_NQ];      /* the head instruction runs */
+  uint8_t mgk;              /* queues (bit QI) whose merged kick is pending (pipe.c merge) */
   int32_t mhead[SL_NQ], mwait[SL_NQ];
   /* line 3 */
   sl_time inflight;         /* latest completion of what it issued */
@@ -296,12 +295,14 @@ typedef struct sl_block {
   sl_time lkt;
   uint64_t lkn;
   int32_t lkev;
-  /* merged kicks (pipe.c sli_merge): queues (bit QI) whose EV_PIPE for a
-  ** head wait_flag was replaced by one at its transfer's start (mgk: that key
-  ** pending), and those whose replaced key's place is not yet passed (mgo);
+  /* merged kicks (pipe.c merge): queues (bit QI) whose EV_PIPE for a head
+  ** wait_flag was replaced by one at its transfer's start, the replaced key's
+  ** place not yet passed (mgo), and the earliest such place (mgmt, mgmtie);
   ** per queue the replaced key's time and tie, the merged key's tie, and the
   ** count the key the replaced one made would have had (mgn2, once passed) */
-  uint8_t mgo, mgk;
+  uint8_t mgo, mgmq;        /* mgmq: the queue of the earliest place */
+  sl_time mgmt;
+  uint64_t mgmtie;
   sl_time mgt[SL_NQ];
   uint64_t mgtie1[SL_NQ], mgtie[SL_NQ], mgn2[SL_NQ];
   int32_t qonly;            /* the primitive just run only queued to its own pipes */
@@ -525,7 +526,12 @@ struct sl_machine {
   uint64_t kseq;            /* flows settle before the next key) */
   sl_time mt;               /* the latest key taken so far (a wake-up held back */
   uint64_t mseq;            /* too), its time and tie (pipe.c merge) */
-  uint32_t lpops;           /* the main heap's ops after the last EV_PIPE pushed on it */
+  /* an EV_PIPE held back from the heap (pipe.c hold): block * 4 + pipe + 1
+  ** (0 none), its time and tie; it goes on the heap before any key is looked
+  ** at (sli_hold_flush), or a merge takes its place */
+  int32_t hold;
+  sl_time ht;
+  uint64_t htie;
   int64_t nevents;          /* events handled since the machine was made */
   int64_t nkind[SL_NEVKINDS];   /* the same by kind (EV_*) */
   /* runaway guard (machine.c sl_prim_tick): new effects since the machine
@@ -590,8 +596,8 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int pipe);
-int sli_unschedule_pipe(sl_machine *m, int blk, int pipe, sl_time t, uint64_t *tie);
-const sl_key *sli_next_key(const sl_machine *m);
+void sli_hold_flush(sl_machine *m);
+const sl_key *sli_next_key(sl_machine *m);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_kheap_free(sl_kheap *hp);
 void sli_wake(sl_machine *m, int blk, sl_time t);
@@ -605,7 +611,7 @@ void sli_wake_key(sl_machine *m, int blk, sl_time t, uint64_t tie, sl_time clock
 /* 1 when the key being handled comes before (t, tie) */
 int sli_handling_before(const sl_machine *m, sl_time now, sl_time t, uint64_t tie);
 void sli_queue_only(sl_machine *m, int blk);
-sl_time sli_top(const sl_machine *m);
+sl_time sli_top(sl_machine *m);
 void sli_clear_events(sl_machine *m);
 int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...);
 int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size);
@@ -757,6 +763,19 @@ static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
 void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
 void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie);
 void sli_merge_close_due(sl_machine *m, int blk);
+
+/* 1 when a key later than (t, tie) was taken (the latest key taken comes
+** after it): a key (t, tie) on the heap would have been handled by now */
+static inline int sli_passed(const sl_machine *m, sl_time t, uint64_t tie) {
+  return t < m->mt || (t == m->mt && tie < m->mseq);
+}
+
+/* block b's merged kicks whose replaced key's place a taken key passed
+** close (pipe.c merge): before the block's count is read or taken */
+static inline void sli_merge_due(sl_machine *m, int blk) {
+  const sl_block *b = &m->blocks[blk];
+  if (b->mgo && sli_passed(m, b->mgmt, b->mgmtie)) sli_merge_close_due(m, blk);
+}
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
 /* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */
 void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_time lat,
