@@ -161,7 +161,9 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
-/* schedule an EV_PIPE for the block's pipe at t (once). When the block's
+/* schedule an EV_PIPE for the block's pipe at t (once); hold: a lone
+** wait_flag's, held back from the heap (m->hold) until a key is looked at or
+** the transfer queued next takes its place (merge). When the block's
 ** last key is the landing of one of its copies or vector ops at t (lkn ==
 ** nkey, not landed yet), the EV_PIPE's key would come right after it: keys
 ** of one time run by block, then by the block's count, so no key comes
@@ -360,11 +362,12 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
 
 /* block blk, ahead, queues a transfer issued at issue on an MTE pipe behind
 ** a lone wait_flag whose flag has fired, and that wait's EV_PIPE (K1, at the
-** wait's issue t1) is the key the heap took last. K1 would pop the wait and,
-** the transfer's start s (its issue, the flag's time or the pipe's, the
-** latest) being later than t1, schedule an EV_PIPE at s (K2) with the
-** block's count then. Here K1 leaves the heap and the merged key, at s with
-** K1's tie, pops the wait and starts the transfer as K2 would (the queue and
+** wait's issue t1) is still held back (kick_at: no key looked at since it
+** was made). K1 would pop the wait and, the transfer's start s (its issue,
+** the flag's time or the pipe's, the latest) being later than t1, schedule
+** an EV_PIPE at s (K2) with the block's count then. Here K1 is not made and
+** the merged key, at s with K1's tie, pops the wait and starts the transfer
+** as K2 would (the queue and
 ** the pipe's clocks keep the wait until then: nothing reads them between,
 ** the pipe being held by the transfer's start). The count K2 would take is
 ** taken where K1 would have been handled (merge_close: once a later key was

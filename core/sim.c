@@ -349,7 +349,7 @@ int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
 }
 
 /* schedule an EV_PIPE of block blk's pipe at t with a tie of its own (a
-** merged kick's: pipe.c sli_merge), on the heap */
+** merged or held kick's: pipe.c merge), on the heap */
 int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int pipe) {
   sl_key k;
   k.t = t; k.seq = tie; k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
