@@ -260,13 +260,13 @@ static void marks_reached(sl_machine *m, sl_block *b, int q, int32_t op) {
 static void merge_close(sl_block *b, int q) {
   int r;
   b->mgn2[q] = b->nkey++;
-  b->mgo &= (uint8_t)~(1u << q);
+  b->mg &= (uint8_t)~(1u << (q + 4));
   for (r = 0; r < SL_NQ; r++)
-    if ((b->mgo >> r & 1) && (!(b->mgo & ((1u << r) - 1)) || b->mgt[r] < b->mgmt ||
+    if ((b->mg >> (r + 4) & 1) && (!(b->mg >> 4 & ((1u << r) - 1)) || b->mgt[r] < b->mgmt ||
                               (b->mgt[r] == b->mgmt && b->mgtie1[r] < b->mgmtie))) {
       b->mgmt = b->mgt[r];
       b->mgmtie = b->mgtie1[r];
-      b->mgmq = (uint8_t)r;
+      b->mgmq = r;
     }
 }
 
@@ -274,7 +274,7 @@ static void merge_close(sl_block *b, int q) {
 ** passed (merge), in their order: their counts are taken first */
 void sli_merge_close_due(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
-  while (b->mgo && sli_passed(m, b->mgmt, b->mgmtie)) merge_close(b, b->mgmq);
+  while ((b->mg & 0x70) && sli_passed(m, b->mgmt, b->mgmtie)) merge_close(b, b->mgmq);
 }
 
 /* the wait_flag at the head of queue q, whose kick was merged, is popped
@@ -283,7 +283,7 @@ void sli_merge_close_due(sl_machine *m, int blk) {
 static void merge_popped(sl_machine *m, int blk, int q) {
   sl_block *b = &m->blocks[blk];
   sli_merge_due(m, blk);
-  if (b->mgo >> q & 1) merge_close(b, q);
+  if (b->mg >> (q + 4) & 1) merge_close(b, q);
 }
 
 /* run the pipe's queue as far as it goes at now; 0 when it stopped */
@@ -306,7 +306,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       if (!k->fired) { k->wblk = blk; k->wpipe = pipe; return 0; }
       if (k->t > b->pipe[pipe]) b->pipe[pipe] = k->t;
       if (k->t > b->done[pipe]) b->done[pipe] = k->t;   /* a later flag or drain waits too */
-      if (b->mgo >> q & 1) merge_popped(m, blk, q);
+      if (b->mg >> (q + 4) & 1) merge_popped(m, blk, q);
       tok_free(m, o->tok);
       pop(m, b, q);
       return 1;
@@ -379,7 +379,7 @@ static void merge(sl_machine *m, int blk, int pipe, sl_time issue) {
   const sl_ins *w = &m->ops[b->qhead[q]];
   sl_time s, t1 = w->issue;
   uint64_t tie;
-  if (w->kind != OP_WAIT || b->busy[q] || b->mhead[q] >= 0 || ((b->mgo | b->mgk) >> q & 1) ||
+  if (w->kind != OP_WAIT || b->busy[q] || b->mhead[q] >= 0 || ((b->mg >> 4 | b->mg) >> q & 1) ||
       !m->toks[w->tok].fired)
     return;
   s = b->pipe[pipe] > m->toks[w->tok].t ? b->pipe[pipe] : m->toks[w->tok].t;
@@ -394,13 +394,12 @@ static void merge(sl_machine *m, int blk, int pipe, sl_time issue) {
   b->kick[q] = s;
   b->mgt[q] = t1;
   b->mgtie1[q] = b->mgtie[q] = tie;
-  if (!b->mgo || t1 < b->mgmt || (t1 == b->mgmt && tie < b->mgmtie)) {
+  if (!(b->mg & 0x70) || t1 < b->mgmt || (t1 == b->mgmt && tie < b->mgmtie)) {
     b->mgmt = t1;
     b->mgmtie = tie;
-    b->mgmq = (uint8_t)q;
+    b->mgmq = q;
   }
-  b->mgo |= (uint8_t)(1u << q);
-  b->mgk |= (uint8_t)(1u << q);
+  b->mg |= (uint8_t)(0x11u << q);       /* pending, and its place open */
 }
 
 /* EV_PIPE of tie tie at t. The merged key of a queue (merge) runs as K2
@@ -409,7 +408,7 @@ static void merge(sl_machine *m, int blk, int pipe, sl_time issue) {
 void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie) {
   sl_block *b = &m->blocks[blk];
   int q = QI(pipe);
-  if ((b->mgk >> q & 1) && b->mgtie[q] == tie) {
+  if ((b->mg >> q & 1) && b->mgtie[q] == tie) {
     const sl_key *n;
     uint64_t tie2;
     sli_merge_due(m, blk);               /* this key is past K1's place */
@@ -419,7 +418,7 @@ void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie) {
       if (sli_schedule_pipe_tie(m, t, tie2, blk, pipe) != SL_OK) m->oom = 1;
       return;
     }
-    b->mgk &= (uint8_t)~(1u << q);
+    b->mg &= (uint8_t)~(1u << q);
   }
   sli_pipe_due(m, blk, pipe, t);
 }

@@ -274,7 +274,8 @@ typedef struct sl_block {
   int32_t qhead[SL_NQ], qtail[SL_NQ];
   int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
   uint8_t busy[SL_NQ];      /* the head instruction runs */
-  uint8_t mgk;              /* queues (bit QI) whose merged kick is pending (pipe.c merge) */
+  uint8_t mg;               /* pipe.c merge, by queue (bit QI): its merged kick pending
+                               (bits 0-2), the replaced key's place not yet passed (4-6) */
   int32_t mhead[SL_NQ], mwait[SL_NQ];
   /* line 3 */
   sl_time inflight;         /* latest completion of what it issued */
@@ -295,16 +296,6 @@ typedef struct sl_block {
   sl_time lkt;
   uint64_t lkn;
   int32_t lkev;
-  /* merged kicks (pipe.c merge): queues (bit QI) whose EV_PIPE for a head
-  ** wait_flag was replaced by one at its transfer's start, the replaced key's
-  ** place not yet passed (mgo), and the earliest such place (mgmt, mgmtie);
-  ** per queue the replaced key's time and tie, the merged key's tie, and the
-  ** count the key the replaced one made would have had (mgn2, once passed) */
-  uint8_t mgo, mgmq;        /* mgmq: the queue of the earliest place */
-  sl_time mgmt;
-  uint64_t mgmtie;
-  sl_time mgt[SL_NQ];
-  uint64_t mgtie1[SL_NQ], mgtie[SL_NQ], mgn2[SL_NQ];
   int32_t qonly;            /* the primitive just run only queued to its own pipes */
   int32_t ahead;            /* it ran ahead of a wake-up due before its clock (sim.c) */
   int32_t mtail[SL_NQ];     /* the last shadow read waiting in each queue */
@@ -354,6 +345,15 @@ typedef struct sl_block {
   int32_t wahead, wfired;
   sl_time wat, wclock;
   uint64_t wtie;
+  /* merged kicks (pipe.c merge; mg above says which queues), read only while
+  ** one is open: the earliest place not yet passed (mgmt, mgmtie, its queue
+  ** mgmq); per queue the replaced key's time and tie, the merged key's tie,
+  ** and the count the key the replaced one made would have had (mgn2) */
+  _Alignas(64) sl_time mgmt;
+  uint64_t mgmtie;
+  sl_time mgt[SL_NQ];
+  uint64_t mgtie1[SL_NQ], mgtie[SL_NQ], mgn2[SL_NQ];
+  int32_t mgmq;
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
@@ -774,7 +774,7 @@ static inline int sli_passed(const sl_machine *m, sl_time t, uint64_t tie) {
 ** close (pipe.c merge): before the block's count is read or taken */
 static inline void sli_merge_due(sl_machine *m, int blk) {
   const sl_block *b = &m->blocks[blk];
-  if (b->mgo && sli_passed(m, b->mgmt, b->mgmtie)) sli_merge_close_due(m, blk);
+  if ((b->mg & 0x70) && sli_passed(m, b->mgmt, b->mgmtie)) sli_merge_close_due(m, blk);
 }
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
 /* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */
