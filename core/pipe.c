@@ -87,7 +87,7 @@ static void tok_free(sl_machine *m, int32_t tok) {
   sli_free_give(&m->ftok, tok);
 }
 
-static void kick_at(sl_machine *m, int blk, int pipe, sl_time t);
+static void kick_at(sl_machine *m, int blk, int pipe, sl_time t, int hold);
 
 /* a pending XFER / VEC of the block with landing record ev: its UB bytes go
 ** in the table (beyond it, counted in pover) */
@@ -110,6 +110,8 @@ static void pub_drop(sl_machine *m, sl_block *b, int32_t ev) {
   if (sli_ub_span(&m->evs[ev], &lo, &hi)) b->pover--;
 }
 
+static void merge(sl_machine *m, int blk, int pipe, sl_time issue);
+
 /* append op to block blk's pipe; the pipe starts it if it is idle (when the
 ** block runs ahead of other keys, at its clock through an EV_PIPE) */
 int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
@@ -119,11 +121,15 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   if (kind == OP_XFER || kind == OP_VEC) {
     b->nq[q]++;
     pub_add(m, b, m->ops[op].ev);
+    if (kind == OP_XFER && b->qhead[q] >= 0 && b->qhead[q] == b->qtail[q] &&
+        b->kick[q] == m->ops[b->qhead[q]].issue && b->ahead)
+      merge(m, blk, pipe, b->t);
   }
   if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
   else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
   if (!b->busy[q] && b->qhead[q] == op) {
-    if (b->ahead) kick_at(m, blk, pipe, b->t);   /* earlier keys are due: as a key */
+    if (b->ahead)                         /* earlier keys are due: as a key */
+      kick_at(m, blk, pipe, b->t, kind == OP_WAIT && pipe != SL_PIPE_V);
     else sli_pipe_kick(m, blk, pipe, b->t);
   }
   return SL_OK;
@@ -155,7 +161,9 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
   sli_pipe_kick(m, k->wblk, k->wpipe, now);
 }
 
-/* schedule an EV_PIPE for the block's pipe at t (once). When the block's
+/* schedule an EV_PIPE for the block's pipe at t (once); hold: a lone
+** wait_flag's, held back from the heap (m->hold) until a key is looked at or
+** the transfer queued next takes its place (merge). When the block's
 ** last key is the landing of one of its copies or vector ops at t (lkn ==
 ** nkey, not landed yet), the EV_PIPE's key would come right after it: keys
 ** of one time run by block, then by the block's count, so no key comes
@@ -164,15 +172,23 @@ static void tok_fire(sl_machine *m, int32_t tok, sl_time t, sl_time now) {
 ** after all the landing does (sli_landed): what the EV_PIPE would do, in
 ** the same order, without its key. Its tie is taken all the same: every
 ** later key of the block has the tie it had */
-static void kick_at(sl_machine *m, int blk, int pipe, sl_time t) {
+static void kick_at(sl_machine *m, int blk, int pipe, sl_time t, int hold) {
   sl_block *b = &m->blocks[blk];
   if (b->kick[QI(pipe)] == t) return;
+  sli_merge_due(m, blk);                 /* nkey as it would be (merge) */
   b->kick[QI(pipe)] = t;
   if (b->lkt == t && b->lkn == b->nkey) {
     int32_t *k = &m->evs[b->lkev].kicks;
     int n = *k == 0 ? 0 : *k < 4 ? 1 : 2;      /* the EV_PIPEs riding on it already */
     *k |= (QI(pipe) + 1) << (2 * n);
     b->lkn = ++b->nkey;                       /* the next one rides too */
+    return;
+  }
+  if (hold) {                            /* a lone wait_flag's: held back (merge) */
+    if (m->hold) sli_hold_flush(m);
+    m->hold = blk * 4 + pipe + 1;
+    m->ht = t;
+    m->htie = sli_block_tie(m, blk);
     return;
   }
   if (sli_schedule_pipe(m, t, blk, pipe) != SL_OK) m->oom = 1;
@@ -237,6 +253,39 @@ static void marks_reached(sl_machine *m, sl_block *b, int q, int32_t op) {
   if (mk >= 0) b->mwait[q] = m->marks[mk].op[q];
 }
 
+/* the merged kick of queue q of block b reaches the place of the key it
+** replaced: the count that key's handling would have given the next one
+** (the merged key's own, merge) is taken now; the earliest place still
+** open is found again */
+static void merge_close(sl_block *b, int q) {
+  int r;
+  b->mgn2[q] = b->nkey++;
+  b->mg &= (uint8_t)~(1u << (q + 4));
+  for (r = 0; r < SL_NQ; r++)
+    if ((b->mg >> (r + 4) & 1) && (!(b->mg >> 4 & ((1u << r) - 1)) || b->mgt[r] < b->mgmt ||
+                              (b->mgt[r] == b->mgmt && b->mgtie1[r] < b->mgmtie))) {
+      b->mgmt = b->mgt[r];
+      b->mgmtie = b->mgtie1[r];
+      b->mgmq = r;
+    }
+}
+
+/* the places of block blk's replaced kicks that the key taken last has
+** passed (merge), in their order: their counts are taken first */
+void sli_merge_close_due(sl_machine *m, int blk) {
+  sl_block *b = &m->blocks[blk];
+  while ((b->mg & 0x70) && sli_passed(m, b->mgmt, b->mgmtie)) merge_close(b, b->mgmq);
+}
+
+/* the wait_flag at the head of queue q, whose kick was merged, is popped
+** before the replaced key's place (a stale rider moved the pipe): the kick
+** that pop makes would take its count here */
+static void merge_popped(sl_machine *m, int blk, int q) {
+  sl_block *b = &m->blocks[blk];
+  sli_merge_due(m, blk);
+  if (b->mg >> (q + 4) & 1) merge_close(b, q);
+}
+
 /* run the pipe's queue as far as it goes at now; 0 when it stopped */
 static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   sl_block *b = &m->blocks[blk];
@@ -247,7 +296,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   switch (o->kind) {
     case OP_SET: {
       int32_t tok = o->tok;
-      if (o->issue > now) { kick_at(m, blk, pipe, o->issue); return 0; }   /* S not there yet */
+      if (o->issue > now) { kick_at(m, blk, pipe, o->issue, 0); return 0; }   /* S not there yet */
       pop(m, b, q);
       tok_fire(m, tok, b->done[pipe], now);
       return 1;
@@ -257,6 +306,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       if (!k->fired) { k->wblk = blk; k->wpipe = pipe; return 0; }
       if (k->t > b->pipe[pipe]) b->pipe[pipe] = k->t;
       if (k->t > b->done[pipe]) b->done[pipe] = k->t;   /* a later flag or drain waits too */
+      if (b->mg >> (q + 4) & 1) merge_popped(m, blk, q);
       tok_free(m, o->tok);
       pop(m, b, q);
       return 1;
@@ -266,7 +316,7 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
       return 0;
     default:                            /* OP_XFER */
       start = o->issue > b->pipe[pipe] ? o->issue : b->pipe[pipe];
-      if (start > now) { kick_at(m, blk, pipe, start); return 0; }
+      if (start > now) { kick_at(m, blk, pipe, start, 0); return 0; }
       xfer_start(m, blk, pipe, o, now);
       return 0;
   }
@@ -308,6 +358,69 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
     }
   }
   m->kq[m->nkq++] = blk * 4 + pipe;     /* a pipe is running: after it */
+}
+
+/* block blk, ahead, queues a transfer issued at issue on an MTE pipe behind
+** a lone wait_flag whose flag has fired, and that wait's EV_PIPE (K1, at the
+** wait's issue t1) is still held back (kick_at: no key looked at since it
+** was made). K1 would pop the wait and, the transfer's start s (its issue,
+** the flag's time or the pipe's, the latest) being later than t1, schedule
+** an EV_PIPE at s (K2) with the block's count then. Here K1 is not made and
+** the merged key, at s with K1's tie, pops the wait and starts the transfer
+** as K2 would (the queue and
+** the pipe's clocks keep the wait until then: nothing reads them between,
+** the pipe being held by the transfer's start). The count K2 would take is
+** taken where K1 would have been handled (merge_close: once a later key was
+** taken), so every other key keeps its tie; a key of the block at s whose
+** tie lies between the two sends the merged key to K2's tie (sli_pipe_key) */
+static void merge(sl_machine *m, int blk, int pipe, sl_time issue) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  const sl_ins *w = &m->ops[b->qhead[q]];
+  sl_time s, t1 = w->issue;
+  uint64_t tie;
+  if (w->kind != OP_WAIT || b->busy[q] || b->mhead[q] >= 0 || ((b->mg >> 4 | b->mg) >> q & 1) ||
+      !m->toks[w->tok].fired)
+    return;
+  s = b->pipe[pipe] > m->toks[w->tok].t ? b->pipe[pipe] : m->toks[w->tok].t;
+  if (issue > s) s = issue;
+  if (s <= t1 || m->hold != blk * 4 + pipe + 1 || m->ht != t1) return;
+  tie = m->htie;                         /* K1, held back: it is not made */
+  m->hold = 0;
+  if (sli_passed(m, t1, tie) || sli_schedule_pipe_tie(m, s, tie, blk, pipe) != SL_OK) {
+    if (sli_schedule_pipe_tie(m, t1, tie, blk, pipe) != SL_OK) m->oom = 1;   /* K1 back */
+    return;
+  }
+  b->kick[q] = s;
+  b->mgt[q] = t1;
+  b->mgtie1[q] = b->mgtie[q] = tie;
+  if (!(b->mg & 0x70) || t1 < b->mgmt || (t1 == b->mgmt && tie < b->mgmtie)) {
+    b->mgmt = t1;
+    b->mgmtie = tie;
+    b->mgmq = q;
+  }
+  b->mg |= (uint8_t)(0x11u << q);       /* pending, and its place open */
+}
+
+/* EV_PIPE of tie tie at t. The merged key of a queue (merge) runs as K2
+** would: at once when no key of the block at t lies between its tie and
+** K2's, else it goes to K2's tie */
+void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie) {
+  sl_block *b = &m->blocks[blk];
+  int q = QI(pipe);
+  if ((b->mg >> q & 1) && b->mgtie[q] == tie) {
+    const sl_key *n;
+    uint64_t tie2;
+    sli_merge_due(m, blk);               /* this key is past K1's place */
+    tie2 = ((uint64_t)(blk + 1) << SL_TIE_BITS) | b->mgn2[q];
+    if (tie2 > tie + 1 && (n = sli_next_key(m)) != NULL && n->t == t && n->seq < tie2) {
+      b->mgtie[q] = tie2;                 /* a key of the block comes between */
+      if (sli_schedule_pipe_tie(m, t, tie2, blk, pipe) != SL_OK) m->oom = 1;
+      return;
+    }
+    b->mg &= (uint8_t)~(1u << q);
+  }
+  sli_pipe_due(m, blk, pipe, t);
 }
 
 /* EV_PIPE at t: the block's pipe takes its next instruction */

@@ -71,7 +71,8 @@ static inline int ev_less(const sl_key *a, const sl_key *b) {
 ** of others (sl_must_yield) makes its keys earlier than they would be made,
 ** in the same order */
 /* the tie of block blk's next key */
-static uint64_t block_tie(sl_machine *m, int32_t blk) {
+static inline uint64_t block_tie(sl_machine *m, int32_t blk) {
+  sli_merge_due(m, blk);                 /* a merged kick's count first */
   return ((uint64_t)(blk + 1) << SL_TIE_BITS) | m->blocks[blk].nkey++;
 }
 
@@ -347,6 +348,22 @@ int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe) {
   return m->blocks[blk].ahead ? push_slow(m, &k, 1) : push_made(m, &k);
 }
 
+/* schedule an EV_PIPE of block blk's pipe at t with a tie of its own (a
+** merged or held kick's: pipe.c merge), on the heap */
+int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int pipe) {
+  sl_key k;
+  k.t = t; k.seq = tie; k.ev = (int32_t)blk * 4 + pipe; k.kind = EV_PIPE;
+  return push_slow(m, &k, 1);
+}
+
+/* the EV_PIPE held back (pipe.c hold) goes on the heap, as it would have
+** when made: its time and tie place it */
+void sli_hold_flush(sl_machine *m) {
+  int32_t h = m->hold - 1;
+  m->hold = 0;
+  if (sli_schedule_pipe_tie(m, m->ht, m->htie, h / 4, h % 4) != SL_OK) m->oom = 1;
+}
+
 /* copy e into a new event at time t */
 int sli_push(sl_machine *m, sl_time t, const sl_event *e) {
   int32_t id;
@@ -411,7 +428,9 @@ static inline const sl_key *peek_raw(const sl_machine *m) {
 /* the earliest pending key, or NULL, once the flows' changes due before it
 ** are settled (settling may schedule the next EV_FLOW) */
 static const sl_key *peek(sl_machine *m) {
-  const sl_key *k = peek_raw(m);
+  const sl_key *k;
+  if (m->hold) sli_hold_flush(m);
+  k = peek_raw(m);
   if (m->ndirty == 0) return k;
   m->kseq = 0;                          /* flow ends come first */
   sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? k->kind == EV_FLOW : 1);
@@ -461,8 +480,15 @@ static sl_key take(sl_machine *m, const sl_key *k) {
   }
   m->kt = x.t;
   m->kseq = x.seq;
+  if (key_less(m->mt, m->mseq, x.t, x.seq)) { m->mt = x.t; m->mseq = x.seq; }
   if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
   return x;
+}
+
+/* the earliest pending key, or NULL (peek_raw, for pipe.c) */
+const sl_key *sli_next_key(sl_machine *m) {
+  if (m->hold) sli_hold_flush(m);
+  return peek_raw(m);
 }
 
 /* events handled since the machine was made */
@@ -474,8 +500,10 @@ int64_t sl_machine_events_of(const sl_machine *m, int k) {
 }
 
 /* time of the earliest pending event (INT64_MAX when none) */
-sl_time sli_top(const sl_machine *m) {
-  const sl_key *k = peek_raw(m);
+sl_time sli_top(sl_machine *m) {
+  const sl_key *k;
+  if (m->hold) sli_hold_flush(m);
+  k = peek_raw(m);
   return k ? k->t : INT64_MAX;
 }
 
@@ -488,6 +516,7 @@ void sli_clear_events(sl_machine *m) {
   m->wfn = m->wfhead = 0;
   m->nevs = 0;
   m->fev.n = 0;
+  m->hold = 0;
 }
 
 /* schedule block blk to resume at t, never before its own clock: it must
@@ -534,7 +563,7 @@ int sli_handling_before(const sl_machine *m, sl_time now, sl_time t, uint64_t ti
 /* handle the event of key k (not a wake-up) */
 static inline void apply_key(sl_machine *m, const sl_key *k) {
   if (k->kind == EV_FLOW) sli_flow_due(m, k->t);
-  else if (k->kind == EV_PIPE) sli_pipe_due(m, k->ev / 4, k->ev % 4, k->t);
+  else if (k->kind == EV_PIPE) sli_pipe_key(m, k->ev / 4, k->ev % 4, k->t, k->seq);
   else if (k->kind == EV_DMAQ) sli_dma_due(m, k->ev / SL_NENG, k->ev % SL_NENG, k->t);
   else {
     sli_apply(m, &m->evs[k->ev], k->t);
@@ -556,6 +585,7 @@ static sl_time time_limit(const sl_machine *m) {
 static int self_next(sl_machine *m, sl_time limit) {
   const sl_key *w = &m->self_key, *o;
   if (m->oom) return 0;
+  if (m->hold) sli_hold_flush(m);
   o = peek_raw(m);
   if (o != NULL && ev_less(o, w)) return 0;
   if (m->ndirty > 0) {
@@ -614,6 +644,7 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
     if (!m->self_pending) continue;
     if (self_next(m, limit)) {           /* taken as the step loop would */
       k = m->self_key;
+      if (key_less(m->mt, m->mseq, k.t, k.seq)) { m->mt = k.t; m->mseq = k.seq; }
       m->self_pending = 0;
       m->nevents++;
       m->nkind[EV_WAKE]++;

@@ -274,6 +274,8 @@ typedef struct sl_block {
   int32_t qhead[SL_NQ], qtail[SL_NQ];
   int32_t nq[SL_NQ];        /* XFER / VEC issued and not landed (queue depth) */
   uint8_t busy[SL_NQ];      /* the head instruction runs */
+  uint8_t mg;               /* pipe.c merge, by queue (bit QI): its merged kick pending
+                               (bits 0-2), the replaced key's place not yet passed (4-6) */
   int32_t mhead[SL_NQ], mwait[SL_NQ];
   /* line 3 */
   sl_time inflight;         /* latest completion of what it issued */
@@ -343,6 +345,15 @@ typedef struct sl_block {
   int32_t wahead, wfired;
   sl_time wat, wclock;
   uint64_t wtie;
+  /* merged kicks (pipe.c merge; mg above says which queues), read only while
+  ** one is open: the earliest place not yet passed (mgmt, mgmtie, its queue
+  ** mgmq); per queue the replaced key's time and tie, the merged key's tie,
+  ** and the count the key the replaced one made would have had (mgn2) */
+  _Alignas(64) sl_time mgmt;
+  uint64_t mgmtie;
+  sl_time mgt[SL_NQ];
+  uint64_t mgtie1[SL_NQ], mgtie[SL_NQ], mgn2[SL_NQ];
+  int32_t mgmq;
 } sl_block;
 
 /* a shared resource (HBM, link, port, NIC) and the flows through it */
@@ -513,6 +524,14 @@ struct sl_machine {
   uint64_t nkey;            /* keys scheduled that belong to no block (EV_FLOW) */
   sl_time kt;               /* the key being handled: its time and tie (0 while */
   uint64_t kseq;            /* flows settle before the next key) */
+  sl_time mt;               /* the latest key taken so far (a wake-up held back */
+  uint64_t mseq;            /* too), its time and tie (pipe.c merge) */
+  /* an EV_PIPE held back from the heap (pipe.c hold): block * 4 + pipe + 1
+  ** (0 none), its time and tie; it goes on the heap before any key is looked
+  ** at (sli_hold_flush), or a merge takes its place */
+  int32_t hold;
+  sl_time ht;
+  uint64_t htie;
   int64_t nevents;          /* events handled since the machine was made */
   int64_t nkind[SL_NEVKINDS];   /* the same by kind (EV_*) */
   /* runaway guard (machine.c sl_prim_tick): new effects since the machine
@@ -576,6 +595,9 @@ sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
+int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int pipe);
+void sli_hold_flush(sl_machine *m);
+const sl_key *sli_next_key(sl_machine *m);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_kheap_free(sl_kheap *hp);
 void sli_wake(sl_machine *m, int blk, sl_time t);
@@ -589,7 +611,7 @@ void sli_wake_key(sl_machine *m, int blk, sl_time t, uint64_t tie, sl_time clock
 /* 1 when the key being handled comes before (t, tie) */
 int sli_handling_before(const sl_machine *m, sl_time now, sl_time t, uint64_t tie);
 void sli_queue_only(sl_machine *m, int blk);
-sl_time sli_top(const sl_machine *m);
+sl_time sli_top(sl_machine *m);
 void sli_clear_events(sl_machine *m);
 int sli_err(sl_machine *m, int code, int arg, const char *fmt, ...);
 int sli_wait_what(const sl_machine *m, int blk, char *out, size_t size);
@@ -739,6 +761,21 @@ static inline void sli_chain_take(sl_machine *m, sl_flow *fl) {
   if (m->chain_armed) sli_chain_give(m, fl);
 }
 void sli_pipe_due(sl_machine *m, int blk, int pipe, sl_time t);
+void sli_pipe_key(sl_machine *m, int blk, int pipe, sl_time t, uint64_t tie);
+void sli_merge_close_due(sl_machine *m, int blk);
+
+/* 1 when a key later than (t, tie) was taken (the latest key taken comes
+** after it): a key (t, tie) on the heap would have been handled by now */
+static inline int sli_passed(const sl_machine *m, sl_time t, uint64_t tie) {
+  return t < m->mt || (t == m->mt && tie < m->mseq);
+}
+
+/* block b's merged kicks whose replaced key's place a taken key passed
+** close (pipe.c merge): before the block's count is read or taken */
+static inline void sli_merge_due(sl_machine *m, int blk) {
+  const sl_block *b = &m->blocks[blk];
+  if ((b->mg & 0x70) && sli_passed(m, b->mgmt, b->mgmtie)) sli_merge_close_due(m, blk);
+}
 void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t);
 /* engine.c: a DMA flow streamed its last byte; its transfer landed; EV_DMA */
 void sli_dma_done(sl_machine *m, int blk, int eng, int32_t ev, int32_t sig, sl_time lat,
