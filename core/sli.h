@@ -215,6 +215,12 @@ typedef struct sl_kheap {
   int32_t n, cap;
 } sl_kheap;
 
+/* keys in (time, tie) order: k[head .. head + n) (sim.c) */
+typedef struct sl_kfifo {
+  sl_key *k;
+  int32_t head, n, cap;
+} sl_kfifo;
+
 /* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
 ** descriptors stream one after another in order; up to dma_queue_depth of
 ** them are in the engine at once, so the next one's setup runs under the
@@ -505,7 +511,10 @@ struct sl_machine {
   sl_freelist fev;
   sl_kheap heap;             /* keys out of order (sim.c) */
   sl_kheap fheap;            /* the flows' EV_FLOW keys (live and superseded) */
-  const sl_key *hmin;        /* the earlier of the two heaps' tops (NULL: both empty) */
+  const sl_key *hmin;        /* the earliest of the two heaps' tops and lmin (NULL: none) */
+  sl_kfifo lq[SL_NPATHS];    /* pipe copies' landings, in order, one queue per path */
+  const sl_key *lmin;        /* the earliest of their heads (NULL: all empty), of lq[lminq] */
+  int32_t lminq;
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
@@ -575,6 +584,7 @@ void sli_l2_touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
+int sli_schedule_land(sl_machine *m, sl_time t, int32_t id, int blk, int path);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_kheap_free(sl_kheap *hp);
