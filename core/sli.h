@@ -215,6 +215,11 @@ typedef struct sl_kheap {
   int32_t n, cap;
 } sl_kheap;
 
+/* the lanes (sim.c): in-order queues beside the fifo and the wake-ups' one
+** for keys that come in order among themselves but not with those: a pipe
+** copy's landing goes in the lane of its path */
+#define SL_NLANES SL_NPATHS
+
 /* keys in (time, tie) order: k[head .. head + n) (sim.c) */
 typedef struct sl_kfifo {
   sl_key *k;
@@ -512,9 +517,9 @@ struct sl_machine {
   sl_kheap heap;             /* keys out of order (sim.c) */
   sl_kheap fheap;            /* the flows' EV_FLOW keys (live and superseded) */
   const sl_key *hmin;        /* the earliest of the two heaps' tops and lmin (NULL: none) */
-  sl_kfifo lq[SL_NPATHS];    /* pipe copies' landings, in order, one queue per path */
+  sl_kfifo lq[SL_NLANES];    /* the lanes: more in-order queues (a path's landings) */
   const sl_key *lmin;        /* the earliest of their heads (NULL: all empty), of lq[lminq] */
-  int32_t lminq;
+  int32_t lminq, lmask;      /* (lmask: bit p set when lane p holds keys) */
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
