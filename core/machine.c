@@ -168,6 +168,7 @@ void sl_machine_free(sl_machine *m) {
   free(m->allres);
   free(m->evs_mem); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
   sli_kheap_free(&m->heap); sli_kheap_free(&m->fheap);
+  for (i = 0; i < SL_NLANES; i++) free(m->lq[i].k);
   free(m->ops_mem); free(m->toks_mem); free(m->marks_mem);
   free(m->fev.id); free(m->fop.id); free(m->ftok.id); free(m->fmark.id);
   free(m->kq); free(m->lzb);

@@ -440,7 +440,7 @@ void sli_xfer_done(sl_machine *m, int blk, int pipe, sl_time t) {
   b->pipe[pipe] = t;
   if (SLI_TRACING(m))
     sli_trace(m, b->xstart[q], t, b->pe, b->b, 0, o->path, o->bytes, o->gm_pe, pipe);
-  if (sli_schedule_as(m, land, o->ev, EV_COPY, blk) != SL_OK) m->oom = 1;
+  if (sli_schedule_land(m, land, o->ev, blk, o->path) != SL_OK) m->oom = 1;
   land_key(b, land, o->ev);
   b->busy[q] = 0;
   pop(m, b, q);

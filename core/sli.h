@@ -215,6 +215,17 @@ typedef struct sl_kheap {
   int32_t n, cap;
 } sl_kheap;
 
+/* the lanes (sim.c): in-order queues beside the fifo and the wake-ups' one
+** for keys that come in order among themselves but not with those: a pipe
+** copy's landing goes in the lane of its path */
+#define SL_NLANES SL_NPATHS
+
+/* keys in (time, tie) order: k[head .. head + n) (sim.c) */
+typedef struct sl_kfifo {
+  sl_key *k;
+  int32_t head, n, cap;
+} sl_kfifo;
+
 /* one block's queue on a DMA engine (engine.c), as a STARS SQ runs it: its
 ** descriptors stream one after another in order; up to dma_queue_depth of
 ** them are in the engine at once, so the next one's setup runs under the
@@ -516,7 +527,10 @@ struct sl_machine {
   sl_freelist fev;
   sl_kheap heap;             /* keys out of order (sim.c) */
   sl_kheap fheap;            /* the flows' EV_FLOW keys (live and superseded) */
-  const sl_key *hmin;        /* the earlier of the two heaps' tops (NULL: both empty) */
+  const sl_key *hmin;        /* the earliest of the two heaps' tops and lmin (NULL: none) */
+  sl_kfifo lq[SL_NLANES];    /* the lanes: more in-order queues (a path's landings) */
+  const sl_key *lmin;        /* the earliest of their heads (NULL: all empty), of lq[lminq] */
+  int32_t lminq, lmask;      /* (lmask: bit p set when lane p holds keys) */
   sl_key *fifo;              /* keys scheduled in (time, seq) order: no heap work */
   int32_t fhead, fn, fcap;
   sl_key *wfifo;             /* the same for wake-ups: blocks yield in clock order */
@@ -594,6 +608,7 @@ void sli_l2_touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n);
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id);
 int sli_schedule(sl_machine *m, sl_time t, int32_t id);
 int sli_schedule_as(sl_machine *m, sl_time t, int32_t id, int kind, int blk);
+int sli_schedule_land(sl_machine *m, sl_time t, int32_t id, int blk, int path);
 int sli_schedule_pipe(sl_machine *m, sl_time t, int blk, int pipe);
 int sli_schedule_pipe_tie(sl_machine *m, sl_time t, uint64_t tie, int blk, int pipe);
 void sli_hold_flush(sl_machine *m);
