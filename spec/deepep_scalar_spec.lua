@@ -31,25 +31,29 @@ end
 
 local SRC = { 3, 1, 7, 3, -1, 3, 0, 9, 1, 1, 5, 2, 6, 7, 7, 4 }
 
+-- SRC numbered per bin (8 bins) into a UB: by the Lua loop of get_value /
+-- set_value (lua) or by k:scalar_histogram; the numbers' UB
+local function histogram(k, _, lua)
+  local src, cnt, idx = filled(k, SRC), k:ub("int32", 8, "backed"), k:ub("int32", 16, "backed")
+  k:duplicate(cnt, 0, 8); k:duplicate(idx, 0, 16)
+  k:pipe_barrier("V")
+  if lua then
+    for i = 0, 15 do
+      local e = k:get_value(src, i)
+      if e >= 0 and e < 8 then
+        local v = k:get_value(cnt, e)
+        k:set_value(idx, i, v); k:set_value(cnt, e, v + 1)
+      end
+    end
+  else
+    assert.is_true(k:scalar_histogram(src, 0, 16, 0, 8, cnt, idx))
+  end
+  return idx
+end
+
 describe("scalar passes", function()
   it("scalar_histogram numbers each bin's rows as the Lua loop, in the same time", function()
-    local function kernel(k, _, lua)
-      local src, cnt, idx = filled(k, SRC), k:ub("int32", 8, "backed"), k:ub("int32", 16, "backed")
-      k:duplicate(cnt, 0, 8); k:duplicate(idx, 0, 16)
-      k:pipe_barrier("V")
-      if lua then
-        for i = 0, 15 do
-          local e = k:get_value(src, i)
-          if e >= 0 and e < 8 then
-            local v = k:get_value(cnt, e)
-            k:set_value(idx, i, v); k:set_value(cnt, e, v + 1)
-          end
-        end
-      else
-        assert.is_true(k:scalar_histogram(src, 0, 16, 0, 8, cnt, idx))
-      end
-      return idx
-    end
+    local kernel = histogram
     local want, t_want = run(kernel, true, 16)
     local got, t_got = run(kernel, false, 16)
     assert.are.same(want, got)
@@ -278,23 +282,7 @@ describe("scalar passes", function()
   end)
 
   it("the passes in a timing-only run (backed UB ranges) as the Lua loops", function()
-    local function kernel(k, _, lua)
-      local src, cnt, idx = filled(k, SRC), k:ub("int32", 8, "backed"), k:ub("int32", 16, "backed")
-      k:duplicate(cnt, 0, 8); k:duplicate(idx, 0, 16)
-      k:pipe_barrier("V")
-      if lua then
-        for i = 0, 15 do
-          local e = k:get_value(src, i)
-          if e >= 0 and e < 8 then
-            local v = k:get_value(cnt, e)
-            k:set_value(idx, i, v); k:set_value(cnt, e, v + 1)
-          end
-        end
-      else
-        assert.is_true(k:scalar_histogram(src, 0, 16, 0, 8, cnt, idx))
-      end
-      return idx
-    end
+    local kernel = histogram
     local function run_t(lua)
       local m = lab.machine{ pes = 1, data = false }
       local out = m:alloc("int32", 16, "out", "backed"):fill("zero")

@@ -10,38 +10,8 @@
 local H = require("spec.helpers.engine")
 local lab = H.lab
 
--- blocks of unequal row counts (their clocks interleave), each row to the
--- slot its index tables give: times, the output's checksums, events and
--- wake-ups of the launch
-local function rows(run_ahead)
-  local m = lab.machine{ pes = 2, run_ahead = run_ahead }
-  local n, h, blocks = 24, 64, 4
-  local x = m:alloc("int32", blocks * n * h, "x", "backed"):fill("random", 1, 1000, 7)
-  local slot = m:alloc("int32", blocks * n, "slot", "backed"):fill("iota")
-  local out = m:alloc("int32", blocks * n * (h + 8), "out", "backed"):fill("zero")
-  local e0, w0 = m:events(), m:event_kinds().wake
-  local r = m:launch(function(k)
-    local cnt, R = n - 4 * k.block, h + 8
-    local q, idx = k:ub("int32", 2 * R), k:ub("int32", n, "backed")
-    k:data_copy_pad(idx, slot:sub(k.block * n, n), n)
-    H.sync(k, "MTE2_S")
-    for j = 0, cnt - 1 do
-      local b, s = j % 2, k:get_value(idx, j)             -- pending: the other buffer's copies
-      local row = q:sub(b * R, R)
-      if j >= 2 then k:wait_flag("MTE3_MTE2", b) end
-      k:data_copy_pad(row, x:sub((k.block * n + j) * h, h), h)
-      k:set_flag("MTE2_MTE3", b); k:wait_flag("MTE2_MTE3", b)
-      H.sync(k, "MTE3_S")
-      k:set_value(row, h, k.pe); k:set_value(row, h + 1, s)
-      H.sync(k, "S_MTE3")
-      k:data_copy_pad(out:sub(s * R, R), row, R)
-      k:set_flag("MTE3_MTE2", b)
-    end
-    for b = 0, math.min(cnt, 2) - 1 do k:wait_flag("MTE3_MTE2", (cnt - 1 - b) % 2) end
-  end, blocks)
-  return { now = m:now(), kernel_us = r.kernel_us, out = { out:on(0):checksum(), out:on(1):checksum() },
-           events = m:events() - e0, wake = m:event_kinds().wake - w0 }
-end
+-- the row loop (spec/helpers/engine.lua): times, checksums, events, wake-ups
+local rows = H.dispatch_rows
 
 -- block 0 copies u[0, 32) to GM and, without waiting for it, runs a scalar
 -- loop on u[32, 64) long enough for the copy to land, then writes u[0] and
