@@ -251,9 +251,6 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   sli_res_clear(m, 0);
   sli_pools_reset(m);
   m->oom = 0;
-  m->hold = 0;                          /* pipe.c merge: no key held, none taken yet */
-  m->mt = 0;
-  m->mseq = 0;
   m->block_dim = block_dim;
   m->nb = n;
   m->ndone = 0;

@@ -30,13 +30,16 @@ static int pool_grow(void **items, int32_t *cap, size_t sz) {
   return 1;
 }
 
-/* forget every op, token and mark (a launch begins or ends) */
+/* forget every op, token and mark and the merge's held key (a launch begins or ends) */
 void sli_pools_reset(sl_machine *m) {
   sli_lazy_reset(m);
   sli_chain_reset(m);
   m->nops = m->ntoks = m->nmarks = 0;
   m->fop.n = m->ftok.n = m->fmark.n = 0;
   m->nkq = m->kqh = m->kbusy = 0;
+  m->hold = 0;                          /* merge: no key held, none taken yet */
+  m->mt = 0;
+  m->mseq = 0;
 }
 
 /* a new op of kind (its index, and *o to fill), -1 when out of memory */
