@@ -396,6 +396,26 @@ uint8_t *sli_ub_backed(sl_machine *m, const sl_addr *a) {
   return NULL;
 }
 
+/* the bytes of a's first `bytes` bytes (UB) when sli_ptr would give each of
+** them at one offset from the first (one range holds them all, no earlier
+** range nor the map's last gap overlaps them: sli_ub_backed's answer for each
+** byte), else NULL */
+uint8_t *sli_ub_run(sl_machine *m, const sl_addr *a, int64_t bytes) {
+  size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
+  const sl_ubmap *u;
+  int k, j;
+  if (m->ubmap == NULL) return sli_ptr(m, a);   /* one linear arena */
+  u = &m->ubmap[i];
+  if (u->gen != m->gen || u->gap_lo > u->gap_hi
+      || (a->off < u->gap_hi && u->gap_lo < a->off + bytes)) return NULL;
+  for (k = 0; k < u->n; k++)
+    if ((uint64_t)(a->off - u->r[k].base) < (uint64_t)u->r[k].bytes) break;
+  if (k == u->n || a->off + bytes > u->r[k].base + u->r[k].bytes) return NULL;
+  for (j = 0; j < k; j++)
+    if (u->r[j].base < a->off + bytes && a->off < u->r[j].base + u->r[j].bytes) return NULL;
+  return m->ub[i] + u->r[k].at + (a->off - u->r[k].base);
+}
+
 /* name of the memory a location lies in */
 static void loc_name(const sl_machine *m, const sl_loc *l, char *out,
                      size_t size) {

@@ -903,10 +903,7 @@ int sl_get_value_ahead(sl_machine *m, int blk, const sl_loc *ub, int64_t i,
   if (p == NULL) return st;
   if (sl_dtype_isfloat((sl_dtype)ub->dtype)) *num = sl_get_num((sl_dtype)ub->dtype, p, 0);
   else *ival = sl_get_int((sl_dtype)ub->dtype, p, 0);
-  {                                     /* a read of a new place is progress */
-    const int64_t f[] = { -1, ub->base, ub->off, i, ub->dtype };
-    sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
-  }
+  sli_guard_read(m, blk, ub, i);        /* a read of a new place is progress */
   if (ahead < 0 ? sl_scalar_ahead_at(m, blk, ub, i) : ahead) sli_queue_only(m, blk);
   return SL_OK;
 }

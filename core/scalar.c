@@ -30,25 +30,6 @@ typedef struct sview {
   uint8_t *p;               /* the bytes of element 0 when [0, hi] are contiguous */
 } sview;
 
-/* the bytes of a's first `bytes` bytes when sli_ptr would give each of them
-** at one offset from the first (every address in the first range holding
-** a's, which no earlier range nor the map's last gap overlaps), else NULL */
-static uint8_t *span_bytes(sl_machine *m, const sl_addr *a, int64_t bytes) {
-  size_t i = (size_t)a->pe * (size_t)m->p.cores + (size_t)a->core;
-  const sl_ubmap *u;
-  int k, j;
-  if (m->ubmap == NULL) return sli_ptr(m, a);   /* one linear arena */
-  u = &m->ubmap[i];
-  if (u->gen != m->gen || u->gap_lo > u->gap_hi
-      || (a->off < u->gap_hi && u->gap_lo < a->off + bytes)) return NULL;
-  for (k = 0; k < u->n; k++)
-    if ((uint64_t)(a->off - u->r[k].base) < (uint64_t)u->r[k].bytes) break;
-  if (k == u->n || a->off + bytes > u->r[k].base + u->r[k].bytes) return NULL;
-  for (j = 0; j < k; j++)
-    if (u->r[j].base < a->off + bytes && a->off < u->r[j].base + u->r[j].bytes) return NULL;
-  return m->ub[i] + u->r[k].at + (a->off - u->r[k].base);
-}
-
 /* open ub for a pass of block blk: fast when nothing checks or stages its
 ** accesses, it is the block's own, its dtype an integer one, and no pending
 ** work of the block is in the block's UB table (none is: sl_scalar_ahead) */
@@ -64,7 +45,7 @@ static void sview_open(sl_machine *m, int blk, const sl_loc *ub, sview *v) {
             && ub->off >= 0 && ub->cap >= ub->off;
   v->hi = v->fast ? (ub->cap - ub->off - v->esz) / v->esz : -1;
   if (ub->cap - ub->off < v->esz) v->hi = -1;
-  v->p = v->hi >= 0 ? span_bytes(m, &v->a, (v->hi + 1) * v->esz) : NULL;
+  v->p = v->hi >= 0 ? sli_ub_run(m, &v->a, (v->hi + 1) * v->esz) : NULL;
 }
 
 /* the bytes of element i of a fast view, NULL when the access must take the
@@ -84,10 +65,9 @@ static int sget(sl_machine *m, int blk, const sview *v, int64_t i, int64_t *val)
   double num = 0;
   int st;
   if (p != NULL) {
-    const int64_t f[] = { -1, v->l.base, v->l.off, i, v->l.dtype };
     m->blocks[blk].t += m->ps.scalar;
     *val = sl_get_int(v->dt, p, 0);
-    sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
+    sli_guard_read(m, blk, &v->l, i);
     sli_queue_only(m, blk);
     return SL_OK;
   }

@@ -636,6 +636,7 @@ void sli_trace(sl_machine *m, sl_time start, sl_time end, int pe, int block,
 
 /* mem.c */
 uint8_t *sli_ub_backed(sl_machine *m, const sl_addr *a);
+uint8_t *sli_ub_run(sl_machine *m, const sl_addr *a, int64_t bytes);
 int sli_bounds_check(sl_machine *m, const sl_loc *l, int64_t bytes, int write,
                      const char *what, int arg, int by_pe, int by_block);
 
@@ -699,6 +700,12 @@ static inline void sli_guard_access(sl_machine *m, int blk, const int64_t *f, si
   b->gsig[b->gsig_i] = h;
   b->gsig_i = (b->gsig_i + 1) & 3;
   sli_progress(m);
+}
+
+/* the runaway guard's record of a GetValue of element i of ub (UB) by block blk */
+static inline void sli_guard_read(sl_machine *m, int blk, const sl_loc *ub, int64_t i) {
+  const int64_t f[] = { -1, ub->base, ub->off, i, ub->dtype };
+  sli_guard_access(m, blk, f, sizeof(f) / sizeof(f[0]));
 }
 void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes);
 /* bytes at a are written or (UB) read: the staging records that see them
