@@ -131,8 +131,8 @@ int sli_enqueue(sl_machine *m, int blk, int pipe, int32_t op) {
   if (b->qhead[q] < 0) { b->qhead[q] = b->qtail[q] = op; }
   else { m->ops[b->qtail[q]].next = op; b->qtail[q] = op; }
   if (!b->busy[q] && b->qhead[q] == op) {
-    if (b->ahead)                         /* earlier keys are due: as a key */
-      kick_at(m, blk, pipe, b->t, kind == OP_WAIT && pipe != SL_PIPE_V);
+    if (b->ahead)                         /* earlier keys are due: as a key (held: merge) */
+      kick_at(m, blk, pipe, b->t, kind == OP_WAIT && pipe != SL_PIPE_V && m->ps.settle == 0);
     else sli_pipe_kick(m, blk, pipe, b->t);
   }
   return SL_OK;
@@ -375,7 +375,11 @@ void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
 ** the pipe being held by the transfer's start). The count K2 would take is
 ** taken where K1 would have been handled (merge_close: once a later key was
 ** taken), so every other key keeps its tie; a key of the block at s whose
-** tie lies between the two sends the merged key to K2's tie (sli_pipe_key) */
+** tie lies between the two sends the merged key to K2's tie (sli_pipe_key).
+** Exact runs alone (sli_enqueue holds K1 only then): a window settles when a
+** step looks at a key past its end, and a block catching up looks at the next
+** key, then runs on before it; K1 gone, that key can lie past the end where
+** K1 did not, and the window settles before the block's flows of its clock */
 static void merge(sl_machine *m, int blk, int pipe, sl_time issue) {
   sl_block *b = &m->blocks[blk];
   int q = QI(pipe);

@@ -9,6 +9,7 @@
 
 local H = require("spec.helpers.engine")
 local lab = H.lab
+local runner = require("shmemlab.runner")
 
 -- the row loop of DeepEP's cam_moe_dispatch_normal port (spec/helpers/engine.lua):
 -- times, checksums, events and EV_PIPEs of the launch
@@ -31,6 +32,21 @@ local function vec_then_copy(run_ahead, n, a)
   end, 3)
   return { now = m:now(), kernel_us = r.kernel_us, out = out:on(0):checksum(),
            events = m:events() - e0, pipe = m:event_kinds().pipe - p0 }
+end
+
+-- DeepEP's dispatch as main ships it, timing-only, as bench/scale.lua --one runs it,
+-- under a settle window of settle_ns: the virtual time (%.6f us) and the EV_PIPEs
+local function deepep_windowed(tokens, settle_ns)
+  local op = runner.load_op("ops/deepep/dispatch_hccl.lua")
+  local c = runner.config(op, { soc = "Ascend910_93", pes = 16, timing_only = true,
+                                local_tokens = tokens, hidden = 7168, topk = 8, experts = 256,
+                                settle_ns = settle_ns, warmup = 0, iters = 1, baseline = "none" })
+  local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1, data = false,
+                         chain_flow = c.chain_flow }
+  local s = op.setup(m, c)
+  local p0 = m:event_kinds().pipe
+  op.run(m, c, s)
+  return string.format("%.6f", m:now()), m:event_kinds().pipe - p0
 end
 
 describe("a wait_flag's EV_PIPE merged into its transfer's start", function()
@@ -59,5 +75,24 @@ describe("a wait_flag's EV_PIPE merged into its transfer's start", function()
     assert.are.equal(6, at.pipe)
     assert.are.equal(16, at.events)
     assert.are.equal(4, vec_then_copy(true, 1160, 0).pipe)   -- no coincidence: merged
+  end)
+
+  -- a window is settled when a step looks at a key past its end (core/flow.c
+  -- sli_flow_settle_due); a block catching up (sim.c must_yield) looks at the next
+  -- key and then runs on at its clock, before that key. The merged key is at the
+  -- transfer's start, where K1 was at the wait's issue: with K1 gone the key looked
+  -- at can lie past the window's end where K1 did not, and the window settles
+  -- before the block's flow starts inside it (at EP16 x 64 and 10 ns a flow started
+  -- at 384.595945 us after the settle at 384.627520 us in the EP16 x 1024 run).
+  -- So the merge is made in exact runs alone: a windowed run takes the unmerged steps
+  it("a settle window: DeepEP EP16's times are those of the unmerged steps", function()
+    -- the unmerged steps' times and EV_PIPEs (the launches'; merged under the
+    -- window: 264.399445 us and 53,663, 465.869346 us and 108,210)
+    local now, pipe = deepep_windowed(64, 10)
+    assert.are.equal("264.403615", now)
+    assert.are.equal(68966, pipe)
+    now, pipe = deepep_windowed(256, 1000)
+    assert.are.equal("465.527788", now)
+    assert.are.equal(172035, pipe)
   end)
 end)
