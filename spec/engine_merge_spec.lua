@@ -82,9 +82,10 @@ describe("a wait_flag's EV_PIPE merged into its transfer's start", function()
   -- key and then runs on at its clock, before that key. The merged key is at the
   -- transfer's start, where K1 was at the wait's issue: with K1 gone the key looked
   -- at can lie past the window's end where K1 did not, and the window settles
-  -- before the block's flow starts inside it (at EP16 x 64 and 10 ns a flow started
-  -- at 384.595945 us after the settle at 384.627520 us in the EP16 x 1024 run).
-  -- So the merge is made in exact runs alone: a windowed run takes the unmerged steps
+  -- before the block's flow starts inside it (EP16 x 64 at 10 ns: a flow of
+  -- 196.509816 us opened after the settle at 196.514537 us; unmerged, the K1s at
+  -- 196.511584 us stopped the block's look before the window's end). So the merge
+  -- is made in exact runs alone: a windowed run takes the unmerged steps
   it("a settle window: DeepEP EP16's times are those of the unmerged steps", function()
     -- the unmerged steps' times and EV_PIPEs (the launches'; merged under the
     -- window: 264.399445 us and 53,663, 465.869346 us and 108,210)
