@@ -134,40 +134,50 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
 #define SL_HUGE_COPY ((int64_t)64 << 10)
 #define SL_HUGE_PAGE ((size_t)2 << 20)
 
-/* A buffer of SL_PAGED_WHOLE bytes or more is a mapping of its own, starting
-** on a page (calloc placed it in the C library's heap, 16 bytes past the one
-** before it: a copy between two buffers made one after the other had its
-** destination 16 bytes past its source modulo 4096, where a CPU takes each
-** load for one of the stores just issued (4K aliasing: memcpy of 1 MiB at 2/3
-** of its speed on a Xeon), and where a buffer fell depended on the heap's
-** history). Mapped, every such buffer's copies start at the same offset of
-** a page as every other's, whatever ran before */
-#define SL_PAGED_WHOLE ((int64_t)256 << 10)
-
-/* zeroed bytes of copies x bytes for a buffer; *mapped is their size when
-** they are a mapping of their own (sli_buf_data_free unmaps them), else 0 */
+/* zeroed bytes of copies x bytes for a buffer when they are a mapping of
+** their own (*mapped: its size; sli_buf_data_free unmaps them), else NULL
+** (*mapped 0: buf_data_calloc's) */
 static uint8_t *buf_data_new(int64_t copies, int64_t bytes, size_t *mapped) {
   *mapped = 0;
-#if defined(MAP_ANONYMOUS)
-  if (copies <= INT64_MAX / bytes && copies * bytes >= SL_PAGED_WHOLE) {
-    int huge = bytes >= SL_HUGE_COPY && copies * bytes >= SL_HUGE_WHOLE;
-    size_t size = (size_t)copies * (size_t)bytes, len = size + (huge ? SL_HUGE_PAGE : 0), lead;
+#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+  if (bytes >= SL_HUGE_COPY && copies <= INT64_MAX / bytes && copies * bytes >= SL_HUGE_WHOLE) {
+    size_t size = (size_t)copies * (size_t)bytes, len = size + SL_HUGE_PAGE, lead;
     uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {               /* a huge one trimmed to start on a huge page */
+    if (p != MAP_FAILED) {               /* trimmed to start on a huge page */
       lead = (SL_HUGE_PAGE - ((uintptr_t)p & (SL_HUGE_PAGE - 1))) & (SL_HUGE_PAGE - 1);
-      if (!huge) lead = 0;
       if (lead > 0) munmap(p, lead);
       if (len - lead > size) munmap(p + lead + size, len - lead - size);
       p += lead;
-#if defined(MADV_HUGEPAGE)
-      if (huge) (void)madvise(p, size, MADV_HUGEPAGE);   /* refused: 4 KiB pages */
-#endif
+      (void)madvise(p, size, MADV_HUGEPAGE);   /* refused: 4 KiB pages, as before */
       *mapped = size;
       return p;
     }
   }
 #endif
-  return calloc((size_t)copies, (size_t)bytes);
+  return NULL;                          /* calloc'd by buf_data_calloc */
+}
+
+/* A buffer of SL_PAGED_WHOLE bytes or more that is not a mapping of its own
+** starts on a page of its calloc: calloc placed it 16 bytes past the buffer
+** before it modulo 4096 (consecutive blocks of the heap), and a copy from one
+** to the other had its destination 16 bytes past its source, where a CPU takes
+** each load for one of the stores just issued (4K aliasing: memcpy of 1 MiB at
+** 2/3 of its speed on a Xeon), and where a buffer fell hung on the heap's
+** history. Now every such buffer's copies start at one offset of a page (0),
+** whatever ran before; the heap's memory is reused as before (no fresh pages) */
+#define SL_PAGED_WHOLE ((int64_t)256 << 10)
+#define SL_PAGE ((uintptr_t)4096)
+
+/* the zeroed bytes of a buffer that is not mapped (buf_data_new gave NULL);
+** *lead: their offset in the calloc (sli_buf_data_free frees from there) */
+static uint8_t *buf_data_calloc(int64_t copies, int64_t bytes, int32_t *lead) {
+  uint8_t *p;
+  *lead = 0;
+  if (copies > INT64_MAX / bytes || copies * bytes < SL_PAGED_WHOLE)
+    return calloc((size_t)copies, (size_t)bytes);
+  if ((p = calloc(1, (size_t)(copies * bytes) + SL_PAGE)) == NULL) return NULL;
+  *lead = (int32_t)((SL_PAGE - ((uintptr_t)p & (SL_PAGE - 1))) & (SL_PAGE - 1));
+  return p + *lead;
 }
 
 /* release the bytes of buffer b (NULL: none) */
@@ -180,8 +190,9 @@ void sli_buf_data_free(sl_buf *b) {
     return;
   }
 #endif
-  free(b->data);
+  if (b->data != NULL) free(b->data - b->lead);
   b->data = NULL;
+  b->lead = 0;
 }
 
 /* aclshmem_align / aclshmem_calloc: symmetric buffers at a multiple of
@@ -223,6 +234,7 @@ int sl_alloc_sym(sl_machine *m, int space, int dtype, int64_t n, const char *nam
   memset(b, 0, sizeof(*b));
   if (!m->p.timing_only || (flags & SL_ALLOC_BACKED)) {
     b->data = buf_data_new(copies, bytes, &b->mapped);
+    if (b->data == NULL) b->data = buf_data_calloc(copies, bytes, &b->lead);
     if (b->data == NULL) goto nomem;
   }
   if ((m->p.check & SL_CHECK_INIT) && space != SL_SPACE_HOST) {
