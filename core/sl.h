@@ -192,6 +192,7 @@ typedef struct sl_buf {
   int space;
   int dtype;
   int freed;
+  int32_t lead;             /* data's bytes past the start of its calloc (a page start) */
   int64_t n;                /* elements per PE */
   int64_t bytes;            /* bytes per PE */
   int64_t sym_off;          /* symmetric heap offset */
