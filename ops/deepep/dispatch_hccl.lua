@@ -57,6 +57,10 @@ local N = dofile(dir .. "/notify_hccl.lua")               -- main's notify
 
 local SLOT, al8, align32 = N.SLOT, N.al8, N.align32
 local sync = deepep.sync
+-- a row's views (GlobalTensor operator[], ReinterpretCast) by sub() and
+-- reinterpret() as locals, as op.lua has sub: v:sub would look the method up
+-- through the view's __index, a C call, each time (five views a row)
+local sub, reinterpret = lab.core.view_methods.sub, lab.core.view_methods.reinterpret
 
 -- the data kernel: CamMoeDispatchNormal (cam_moe_dispatch_normal.h, tiling key
 -- 13000 on Ascend910_93, blockDim = every AIV core), one round
@@ -95,7 +99,7 @@ local function share_row(k, a, q, src, dst, token, kk)
   k:data_copy_pad(row, src, a.hidden)
   q:en_que(row); row = q:de_que()
   sync(k, "MTE3_S")                                            -- FillTriple
-  local t = row:reinterpret("int32")
+  local t = reinterpret(row, "int32")
   k:set_value(t, R.idx, k.pe); k:set_value(t, R.idx + 1, token); k:set_value(t, R.idx + 2, kk)
   sync(k, "S_MTE3")
   k:data_copy_pad(dst, row, R.len)                             -- hScaleIdxSize bytes
@@ -121,8 +125,8 @@ local function input_to_share(k, a, w)
     if e >= 0 and e < E then
       local slot = k:get_value(off, e) + k:get_value(idx, i)
       local t = first + i
-      share_row(k, a, q, a.input:sub(t // K * a.hidden, a.hidden),
-                a.cwin:sub(w.data + slot * R.gm, R.len), t // K, t % K)
+      share_row(k, a, q, sub(a.input, t // K * a.hidden, a.hidden),
+                sub(a.cwin, w.data + slot * R.gm, R.len), t // K, t % K)
     end
   end
   q:free_all_event()
@@ -185,8 +189,8 @@ local function output_row(k, a, q, src, slot)
   local row = q:alloc_tensor()
   k:data_copy_pad(row, src, R.len)
   q:en_que(row); row = q:de_que()
-  k:data_copy_pad(a.expand_idx:sub(slot * 3, 3), row:reinterpret("int32"):sub(R.idx, 3), 3)
-  k:data_copy_pad(a.recv:sub(slot * a.wire.row, a.hidden), row, a.hidden)
+  k:data_copy_pad(sub(a.expand_idx, slot * 3, 3), sub(reinterpret(row, "int32"), R.idx, 3), 3)
+  k:data_copy_pad(sub(a.recv, slot * a.wire.row, a.hidden), row, a.hidden)
   q:free_tensor(row)
 end
 
@@ -212,7 +216,7 @@ local function share_to_output(k, a, w, u, cnt, first)
     if from ~= k.pe then k:g(a.hctx:sub(1, 1), k.pe) end
     local win = k:ptr(a.cwin, from)
     for r = 0, rows - 1 do
-      output_row(k, a, u.q, win:sub(w.data + (off + r) * a.row.gm, a.row.len), at + r)
+      output_row(k, a, u.q, sub(win, w.data + (off + r) * a.row.gm, a.row.len), at + r)
     end
   end
   u.q:free_all_event()
