@@ -207,6 +207,7 @@ static void open_functions(lua_State *L) {
   lua_setfield(L, -3, "view_methods"); lua_pop(L, 1);
   luaL_getmetatable(L, BLOCK_MT); lua_getfield(L, -1, "methods");
   lua_setfield(L, -3, "block_methods"); lua_pop(L, 1);
+  lsl_push_tque_methods(L); lua_setfield(L, -2, "tque_methods");
   lua_createtable(L, SL_NEVENTS, 0);
   for (i = 0; i < SL_NEVENTS; i++) {
     lua_pushstring(L, sl_event_name(i));

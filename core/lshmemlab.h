@@ -167,6 +167,7 @@ LSL_FUNC int lsl_route_count(lua_State *L);
 /* the method tables luaopen_shmemlab_core puts together */
 LSL_FUNC int lsl_new(lua_State *L);
 LSL_FUNC void lsl_open_view(lua_State *L);
+LSL_FUNC void lsl_push_tque_methods(lua_State *L);
 LSL_DATA const luaL_Reg lsl_machine_methods[], lsl_machine_meta[], lsl_launch_methods[],
   lsl_report_methods[], lsl_team_methods[], lsl_kernel_methods[], lsl_sync_methods[],
   lsl_scalar_methods[];

@@ -1109,6 +1109,14 @@ static void tque_meta(lua_State *L) {
   }
 }
 
+/* push the TQues' methods (core.tque_methods: a kernel's row loop calls them
+** as locals, as deepep.sync is k:sync_func) */
+void lsl_push_tque_methods(lua_State *L) {
+  tque_meta(L);
+  lua_getfield(L, -1, "__index");
+  lua_remove(L, -2);
+}
+
 /* k:sdma_quiet(ub [, ub_bytes], sync_id): the block's SDMA transfers landed */
 static int k_sdma_quiet(lua_State *L) {
   int blk, ptr = lua_gettop(L) >= 4;

@@ -165,4 +165,20 @@ describe("k:tque and k:sync_func", function()
     assert.same({ later = want, other = want }, e)
     m:close()
   end)
+
+  it("core.tque_methods are a queue's own methods, callable as locals (q first)", function()
+    local QM, m, got = lab.core.tque_methods, lab.machine{ pes = 1 }, {}
+    local names = { "alloc_tensor", "en_que", "de_que", "free_tensor", "free_all_event" }
+    m:launch(function(k)
+      local q = k:tque("int32", 2, 8)
+      for _, name in ipairs(names) do got[name] = QM[name] ~= nil and QM[name] == q[name] end
+      local row = QM.alloc_tensor(q)
+      QM.en_que(q, row); row = QM.de_que(q)
+      QM.free_tensor(q, row)
+      QM.free_all_event(q)
+    end, 1)
+    assert.same({ alloc_tensor = true, en_que = true, de_que = true, free_tensor = true,
+                  free_all_event = true }, got)
+    m:close()
+  end)
 end)

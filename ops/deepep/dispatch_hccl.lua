@@ -57,6 +57,17 @@ local N = dofile(dir .. "/notify_hccl.lua")               -- main's notify
 
 local SLOT, al8, align32 = N.SLOT, N.al8, N.align32
 local sync = deepep.sync
+-- a row's views (GlobalTensor operator[], ReinterpretCast) by sub() and
+-- reinterpret() as locals, as op.lua has sub: v:sub would look the method up
+-- through the view's __index, a C call, each time (five views a row). A row's
+-- primitives are locals too, called as deepep.sync is (the block or the TQue
+-- first): k:name and q:name look the method up through the metatable's
+-- __index, some 150 instructions each of the 25 calls a row
+local sub, reinterpret = lab.core.view_methods.sub, lab.core.view_methods.reinterpret
+local KM, QM = lab.core.block_methods, lab.core.tque_methods
+local data_copy_pad, get_value, set_value = KM.data_copy_pad, KM.get_value, KM.set_value
+local alloc_tensor, en_que, de_que, free_tensor = QM.alloc_tensor, QM.en_que, QM.de_que,
+                                                  QM.free_tensor
 
 -- the data kernel: CamMoeDispatchNormal (cam_moe_dispatch_normal.h, tiling key
 -- 13000 on Ascend910_93, blockDim = every AIV core), one round
@@ -91,15 +102,15 @@ end
 -- one row into the own window (xQueue: GM -> UB, FillTriple, UB -> window)
 local function share_row(k, a, q, src, dst, token, kk)
   local R = a.row
-  local row = q:alloc_tensor()
-  k:data_copy_pad(row, src, a.hidden)
-  q:en_que(row); row = q:de_que()
+  local row = alloc_tensor(q)
+  data_copy_pad(k, row, src, a.hidden)
+  en_que(q, row); row = de_que(q)
   sync(k, "MTE3_S")                                            -- FillTriple
-  local t = row:reinterpret("int32")
-  k:set_value(t, R.idx, k.pe); k:set_value(t, R.idx + 1, token); k:set_value(t, R.idx + 2, kk)
+  local t = reinterpret(row, "int32")
+  set_value(k, t, R.idx, k.pe); set_value(k, t, R.idx + 1, token); set_value(k, t, R.idx + 2, kk)
   sync(k, "S_MTE3")
-  k:data_copy_pad(dst, row, R.len)                             -- hScaleIdxSize bytes
-  q:free_tensor(row)
+  data_copy_pad(k, dst, row, R.len)                            -- hScaleIdxSize bytes
+  free_tensor(q, row)
 end
 
 -- InputToShare: the block's share of the rank's (token, k) rows, each into the
@@ -117,12 +128,12 @@ local function input_to_share(k, a, w)
   k:data_copy_pad(idx, a.send_token_idx:sub(first, cnt), cnt)
   sync(k, "MTE2_S")
   for i = 0, cnt - 1 do
-    local e = k:get_value(ids, i)
+    local e = get_value(k, ids, i)
     if e >= 0 and e < E then
-      local slot = k:get_value(off, e) + k:get_value(idx, i)
+      local slot = get_value(k, off, e) + get_value(k, idx, i)
       local t = first + i
-      share_row(k, a, q, a.input:sub(t // K * a.hidden, a.hidden),
-                a.cwin:sub(w.data + slot * R.gm, R.len), t // K, t % K)
+      share_row(k, a, q, sub(a.input, t // K * a.hidden, a.hidden),
+                sub(a.cwin, w.data + slot * R.gm, R.len), t // K, t % K)
     end
   end
   q:free_all_event()
@@ -182,12 +193,12 @@ end
 -- one row from its source's window to expand_x and its triple to expand_idx
 local function output_row(k, a, q, src, slot)
   local R = a.row
-  local row = q:alloc_tensor()
-  k:data_copy_pad(row, src, R.len)
-  q:en_que(row); row = q:de_que()
-  k:data_copy_pad(a.expand_idx:sub(slot * 3, 3), row:reinterpret("int32"):sub(R.idx, 3), 3)
-  k:data_copy_pad(a.recv:sub(slot * a.wire.row, a.hidden), row, a.hidden)
-  q:free_tensor(row)
+  local row = alloc_tensor(q)
+  data_copy_pad(k, row, src, R.len)
+  en_que(q, row); row = de_que(q)
+  data_copy_pad(k, sub(a.expand_idx, slot * 3, 3), sub(reinterpret(row, "int32"), R.idx, 3), 3)
+  data_copy_pad(k, sub(a.recv, slot * a.wire.row, a.hidden), row, a.hidden)
+  free_tensor(q, row)
 end
 
 -- ShareToOutputLongSeq: the offsets into UB (r_in_srcrank_offset by E scalar
@@ -212,7 +223,7 @@ local function share_to_output(k, a, w, u, cnt, first)
     if from ~= k.pe then k:g(a.hctx:sub(1, 1), k.pe) end
     local win = k:ptr(a.cwin, from)
     for r = 0, rows - 1 do
-      output_row(k, a, u.q, win:sub(w.data + (off + r) * a.row.gm, a.row.len), at + r)
+      output_row(k, a, u.q, sub(win, w.data + (off + r) * a.row.gm, a.row.len), at + r)
     end
   end
   u.q:free_all_event()
