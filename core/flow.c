@@ -213,9 +213,9 @@ static int32_t flow_new(sl_machine *m) {
   }
   if (m->nflows == m->capflows) {
     int32_t cap = m->capflows ? 2 * m->capflows : 256;
-    sl_flow *nf = realloc(m->flows, (size_t)cap * sizeof(*nf));
-    sl_hent *nh = realloc(m->fh.h, (size_t)cap * sizeof(*nh));
-    int32_t *np = realloc(m->fh.pos, (size_t)cap * sizeof(*np));
+    sl_flow *nf = sli_realloc(m->flows, (size_t)cap * sizeof(*nf));
+    sl_hent *nh = sli_realloc(m->fh.h, (size_t)cap * sizeof(*nh));
+    int32_t *np = sli_realloc(m->fh.pos, (size_t)cap * sizeof(*np));
     if (nf != NULL) m->flows = nf;
     if (nh != NULL) m->fh.h = nh;
     if (np != NULL) m->fh.pos = np;
@@ -230,7 +230,7 @@ static int32_t flow_new(sl_machine *m) {
 static int dirty_push(sl_machine *m, int32_t x) {
   if (m->ndirty == m->capdirty) {
     int32_t cap = m->capdirty ? 2 * m->capdirty : 64;
-    int32_t *nd = realloc(m->dirty, (size_t)cap * sizeof(*nd));
+    int32_t *nd = sli_realloc(m->dirty, (size_t)cap * sizeof(*nd));
     if (nd == NULL) return 0;
     m->dirty = nd;
     m->capdirty = cap;
@@ -536,7 +536,7 @@ static int scratch(sl_machine *m, int32_t n) {
   {
     int32_t cap = m->capscr ? m->capscr : 256, *ns;
     while (cap < n) cap *= 2;
-    ns = realloc(m->scr, (size_t)cap * sizeof(*ns));
+    ns = sli_realloc(m->scr, (size_t)cap * sizeof(*ns));
     if (ns == NULL) return 0;
     m->scr = ns;
     m->capscr = cap;

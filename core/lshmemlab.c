@@ -231,6 +231,7 @@ static unsigned huge_calls;
 static void *huge_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   void *p = base_alloc(ud, ptr, osize, nsize);
   if ((ptr == NULL || nsize > osize) && ++huge_calls % HUGE_EVERY == 0) sl_heap_huge();
+  if (nsize >= SL_HEAP_BLOCK && nsize > osize) sl_heap_block(p, nsize);
   return p;
 }
 

@@ -115,6 +115,27 @@ void sl_heap_huge(void) {
 #endif
 }
 
+/* ask for huge pages under the whole 2 MiB pages of the block [p, p + n):
+** blocks this large are mappings of their own in the C library (above its
+** mmap threshold), which the heap's advice does not reach */
+void sl_heap_block(void *p, size_t n) {
+#if defined(MADV_HUGEPAGE)
+  uintptr_t lo = ((uintptr_t)p + SL_HEAP_PAGE - 1) & ~(SL_HEAP_PAGE - 1);
+  uintptr_t hi = ((uintptr_t)p + n) & ~(SL_HEAP_PAGE - 1);
+  if (p != NULL && n >= SL_HEAP_BLOCK && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p; (void)n;
+#endif
+}
+
+/* realloc, the result in huge pages when it is large (sl_heap_block): the
+** engine's arrays that grow with the launch (flows, keys, heaps) */
+void *sli_realloc(void *p, size_t n) {
+  void *q = realloc(p, n);
+  sl_heap_block(q, n);
+  return q;
+}
+
 /* allocate n elements in a space; returns the buffer id or -(status) */
 int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, int flags) {
   return sl_alloc_sym(m, space, dtype, n, name, flags, 16, 0);

@@ -316,7 +316,7 @@ static int lazy_add(sl_machine *m, const sl_event *e) {
   if (b->nlz == 0) {
     if (m->nlzb == m->caplzb) {
       int32_t cap = m->caplzb ? m->caplzb * 2 : 64;
-      int32_t *nl = realloc(m->lzb, (size_t)cap * sizeof(*nl));
+      int32_t *nl = sli_realloc(m->lzb, (size_t)cap * sizeof(*nl));
       if (nl == NULL) return 0;           /* no record: the copy moves its bytes */
       m->lzb = nl;
       m->caplzb = cap;

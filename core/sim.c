@@ -140,7 +140,7 @@ int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz)
 int sli_free_room(sl_freelist *f, int32_t cap) {
   int32_t *ni;
   if (cap <= f->cap) return 1;
-  if ((ni = realloc(f->id, (size_t)cap * sizeof(*ni))) == NULL) return 0;
+  if ((ni = sli_realloc(f->id, (size_t)cap * sizeof(*ni))) == NULL) return 0;
   f->id = ni;
   f->cap = cap;
   return 1;
@@ -194,7 +194,7 @@ static int fifo_room(sl_key **q, int32_t *head, int32_t *n, int32_t *cap) {
     *head = 0;
   } else {
     int32_t nc = *cap ? *cap * 2 : 256;
-    sl_key *nq = realloc(*q, (size_t)nc * sizeof(*nq));
+    sl_key *nq = sli_realloc(*q, (size_t)nc * sizeof(*nq));
     if (nq == NULL) return SL_ENOMEM;
     *q = nq;
     *cap = nc;
@@ -287,7 +287,7 @@ static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   int32_t i;
   if (hp->n == hp->cap) {
     int32_t cap = hp->cap ? hp->cap * 2 : 256;
-    sl_key *nh = realloc(hp->h, (size_t)cap * sizeof(*nh));
+    sl_key *nh = sli_realloc(hp->h, (size_t)cap * sizeof(*nh));
     if (nh == NULL) return push_failed(m, k);
     hp->h = nh;
     hp->cap = cap;

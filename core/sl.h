@@ -259,6 +259,10 @@ int sl_free_view(sl_machine *m, const sl_loc *l, int64_t bytes);
 const sl_buf *sl_getbuf(const sl_machine *m, int buf);
 int64_t sl_heap_used(const sl_machine *m);
 void sl_heap_huge(void);
+/* the same for a block of n bytes at p that the C library mapped apart (heap
+** growth does not cover it): its whole 2 MiB pages, from SL_HEAP_BLOCK bytes on */
+#define SL_HEAP_BLOCK ((size_t)4 << 20)
+void sl_heap_block(void *p, size_t n);
 /* checked host pointer to bytes at l in *p; of an unbacked buffer a read is
 ** SL_EUNBACKED and a write gives *p = NULL (nothing to write: it is dropped) */
 int sl_host_ptr(sl_machine *m, const sl_loc *l, int64_t bytes, int write, uint8_t **p);

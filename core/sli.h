@@ -594,6 +594,7 @@ int sli_domain(const sl_params *p);
 
 /* sim.c */
 int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz);
+void *sli_realloc(void *p, size_t n);
 int sli_free_room(sl_freelist *f, int32_t cap);
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
