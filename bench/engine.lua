@@ -22,11 +22,11 @@ end
 local MiB = 1024 * 1024
 local UB_ELEMS = 190 * 1024 // 4
 
--- best CPU seconds per call of each function, trials alternating
-local function side_by_side(reps, ...)
-  local fns, best = { ... }, {}
+-- best CPU seconds per call of each function of fns, over trials alternating them
+local function best_of(trials, reps, fns)
+  local best = {}
   for i = 1, #fns do best[i] = math.huge end
-  for _ = 1, TRIALS do
+  for _ = 1, trials do
     for i, f in ipairs(fns) do
       local t0 = os.clock()
       for _ = 1, reps do f() end
@@ -37,12 +37,16 @@ local function side_by_side(reps, ...)
   return table.unpack(best)
 end
 
+-- the same for the arguments over TRIALS (the copies: COPY_TRIALS, copy_trials)
+local function side_by_side(reps, ...) return best_of(TRIALS, reps, { ... }) end
+local COPY_TRIALS = 2 * TRIALS - 1     -- the copies' trials (copy_trials)
+
 local function line(name, value, unit, goal)
   print(string.format("%-52s %10.3f %-8s %s", name, value, unit, goal or ""))
 end
 
 print(string.format("shmemlab engine bench (%s; CPU time, best of %d side by side; copies best of %d)",
-                    _VERSION, TRIALS, 2 * TRIALS - 1))
+                    _VERSION, TRIALS, COPY_TRIALS))
 
 local sections = {}
 
@@ -61,7 +65,6 @@ local sections = {}
 -- trials alternate them and each keeps its best. The 16-block launch without
 -- its puts (the same kernel, its views and UB, its quiet) is timed beside:
 -- what 2 PEs x 16 blocks cost whatever the blocks do
-local COPY_TRIALS = 2 * TRIALS - 1
 local function copy_kernel(k, a)
   if k.pe ~= 0 then return end
   local ub = k:ub("int32", UB_ELEMS)
@@ -104,12 +107,8 @@ end
 -- best CPU seconds per call of each function: one call each first, then
 -- COPY_TRIALS trials alternating them
 local function copy_trials(reps, ...)
-  local keep = TRIALS
   for _, f in ipairs({ ... }) do f() end
-  TRIALS = COPY_TRIALS
-  local t = { side_by_side(reps, ...) }
-  TRIALS = keep
-  return table.unpack(t)
+  return best_of(COPY_TRIALS, reps, { ... })
 end
 
 function sections.copy()

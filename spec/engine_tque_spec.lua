@@ -28,18 +28,22 @@ local function by_hand(k, a)
   for h = 0, math.min(n, 2) - 1 do k:wait_flag("MTE3_MTE2", (n - 1 - h) % 2) end
 end
 
-local function by_tque(k, a)
-  local q = k:tque("fp32", 2, ROW)
-  for r = k.block, a.rows - 1, k.block_num do
-    local row = q:alloc_tensor()
-    k:data_copy(row, k:ptr(a.src, (k.pe + 1) % k.n_pes):sub(r * ROW, ROW), ROW)
-    q:en_que(row); row = q:de_que()
-    k:sync_func("MTE3_S", 0)
-    k:data_copy(a.dst:sub(r * ROW, ROW), row, ROW)
-    q:free_tensor(row)
+-- the same rows through a TQue, the MTE3_S flag by sync(k)
+local function tque_kernel(sync)
+  return function(k, a)
+    local q = k:tque("fp32", 2, ROW)
+    for r = k.block, a.rows - 1, k.block_num do
+      local row = q:alloc_tensor()
+      k:data_copy(row, k:ptr(a.src, (k.pe + 1) % k.n_pes):sub(r * ROW, ROW), ROW)
+      q:en_que(row); row = q:de_que()
+      sync(k)
+      k:data_copy(a.dst:sub(r * ROW, ROW), row, ROW)
+      q:free_tensor(row)
+    end
+    q:free_all_event()
   end
-  q:free_all_event()
 end
+local by_tque = tque_kernel(function(k) k:sync_func("MTE3_S", 0) end)
 
 -- one launch of kernel on a fresh machine: its end, events and dst's checksum
 local function launch(kernel, opts)
@@ -67,18 +71,7 @@ describe("k:tque and k:sync_func", function()
   it("deepep.sync, the DeepEP ports' SyncFunc, is k:sync_func itself: its times and refusals", function()
     local deepep = require("shmemlab.deepep")
     assert.equals(lab.core.block_methods.sync_func, deepep.sync)
-    local function by_sync(k, a)
-      local q = k:tque("fp32", 2, ROW)
-      for r = k.block, a.rows - 1, k.block_num do
-        local row = q:alloc_tensor()
-        k:data_copy(row, k:ptr(a.src, (k.pe + 1) % k.n_pes):sub(r * ROW, ROW), ROW)
-        q:en_que(row); row = q:de_que()
-        deepep.sync(k, "MTE3_S")                           -- its id omitted: 0
-        k:data_copy(a.dst:sub(r * ROW, ROW), row, ROW)
-        q:free_tensor(row)
-      end
-      q:free_all_event()
-    end
+    local by_sync = tque_kernel(function(k) deepep.sync(k, "MTE3_S") end)   -- id omitted: 0
     local o = { pes = 2, blocks = 3, rows = 20, data = true }
     assert.are.same(launch(by_hand, o), launch(by_sync, o))
     local m, e = lab.machine{ pes = 1 }, nil
