@@ -94,8 +94,8 @@ int64_t sl_heap_used(const sl_machine *m) { return m->heap_used; }
 ** has grown the new part is advised before more than its first page is
 ** touched: call sl_heap_huge after every allocation that may have grown it
 ** (cheap while it has not) */
-#define SL_HEAP_PAGE ((uintptr_t)2 << 20)
 #define SL_HEAP_PAD (32 << 20)
+#define HUGE_MASK ((uintptr_t)SLI_HUGE_PAGE - 1)   /* the offset bits in a huge page */
 
 void sl_heap_huge(void) {
 #if defined(MADV_HUGEPAGE) && defined(SL_HAVE_SBRK)
@@ -109,7 +109,7 @@ void sl_heap_huge(void) {
     advised = end;
     return;
   }
-  (void)madvise((void *)(advised & ~(SL_HEAP_PAGE - 1)), end - (advised & ~(SL_HEAP_PAGE - 1)),
+  (void)madvise((void *)(advised & ~HUGE_MASK), end - (advised & ~HUGE_MASK),
                 MADV_HUGEPAGE);         /* a hint: without it, 4 KiB pages */
   advised = end;
 #endif
@@ -120,8 +120,8 @@ void sl_heap_huge(void) {
 ** mmap threshold), which the heap's advice does not reach */
 void sl_heap_block(void *p, size_t n) {
 #if defined(MADV_HUGEPAGE)
-  uintptr_t lo = ((uintptr_t)p + SL_HEAP_PAGE - 1) & ~(SL_HEAP_PAGE - 1);
-  uintptr_t hi = ((uintptr_t)p + n) & ~(SL_HEAP_PAGE - 1);
+  uintptr_t lo = ((uintptr_t)p + HUGE_MASK) & ~HUGE_MASK;
+  uintptr_t hi = ((uintptr_t)p + n) & ~HUGE_MASK;
   if (p != NULL && n >= SL_HEAP_BLOCK && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #else
   (void)p; (void)n;
@@ -153,7 +153,6 @@ int sl_alloc(sl_machine *m, int space, int dtype, int64_t n, const char *name, i
 ** counts anyway) */
 #define SL_HUGE_WHOLE ((int64_t)64 << 20)
 #define SL_HUGE_COPY ((int64_t)64 << 10)
-#define SL_HUGE_PAGE ((size_t)2 << 20)
 
 /* A buffer of SL_PAGED_WHOLE bytes or more that is not a mapping of its own
 ** starts on a page of its calloc: calloc placed it 16 bytes past the buffer
@@ -186,10 +185,10 @@ static uint8_t *buf_data_new(int64_t copies, int64_t bytes, sl_buf *b) {
   *mapped = 0;
 #if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
   if (bytes >= SL_HUGE_COPY && copies <= INT64_MAX / bytes && copies * bytes >= SL_HUGE_WHOLE) {
-    size_t size = (size_t)copies * (size_t)bytes, len = size + SL_HUGE_PAGE, lead;
+    size_t size = (size_t)copies * (size_t)bytes, len = size + SLI_HUGE_PAGE, lead;
     uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED) {               /* trimmed to start on a huge page */
-      lead = (SL_HUGE_PAGE - ((uintptr_t)p & (SL_HUGE_PAGE - 1))) & (SL_HUGE_PAGE - 1);
+      lead = (SLI_HUGE_PAGE - ((uintptr_t)p & HUGE_MASK)) & HUGE_MASK;
       if (lead > 0) munmap(p, lead);
       if (len - lead > size) munmap(p + lead + size, len - lead - size);
       p += lead;

@@ -96,15 +96,13 @@ _Static_assert(sizeof(sl_event) == 128, "sl_event is 128 bytes");
 ** (transparent huge pages on request): the pools of a machine of thousands
 ** of blocks hold tens to hundreds of MiB read at random, one record an event,
 ** and in 4 KiB pages nearly every such read also misses the TLB; their
-** first touch costs one page fault per 2 MiB instead of per 4 KiB */
-#define HUGE_POOL ((size_t)2 << 20)
-
-/* bytes of memory aligned to HUGE_POOL in huge pages where there are, NULL
+** first touch costs one page fault per 2 MiB instead of per 4 KiB. Here:
+** bytes of memory aligned to SLI_HUGE_PAGE in huge pages where there are, NULL
 ** when out of memory */
 static void *huge_alloc(size_t bytes) {
   void *p;
-  bytes = (bytes + HUGE_POOL - 1) / HUGE_POOL * HUGE_POOL;
-  if (posix_memalign(&p, HUGE_POOL, bytes) != 0) return NULL;
+  bytes = (bytes + SLI_HUGE_PAGE - 1) / SLI_HUGE_PAGE * SLI_HUGE_PAGE;
+  if (posix_memalign(&p, SLI_HUGE_PAGE, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
   (void)madvise(p, bytes, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
 #endif
@@ -115,12 +113,12 @@ static void *huge_alloc(size_t bytes) {
 ** *mem is the block, *items its aligned start. Small pools grow by realloc
 ** (which moves no bytes where the C library remaps the pages of a large
 ** block; when the start's offset in the block changed, the items move to
-** the new aligned start); from HUGE_POOL bytes on, into a new block of huge
+** the new aligned start); from SLI_HUGE_PAGE bytes on, into a new block of huge
 ** pages and the items copied (once per doubling) */
 int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz) {
   size_t old = *mem != NULL ? (size_t)((uint8_t *)*items - (uint8_t *)*mem) : 0, off;
   uint8_t *nm;
-  if ((size_t)cap * sz >= HUGE_POOL) {
+  if ((size_t)cap * sz >= SLI_HUGE_PAGE) {
     if ((nm = huge_alloc((size_t)cap * sz)) == NULL) return 0;
     if (n > 0) memcpy(nm, *items, (size_t)n * sz);
     free(*mem);

@@ -595,6 +595,10 @@ int sli_domain(const sl_params *p);
 /* sim.c */
 int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz);
 void *sli_realloc(void *p, size_t n);
+/* the size of a huge page (a transparent huge page of x86-64 and arm64 with
+** 4 KiB base pages): what the engine's large blocks, pools and buffers are
+** aligned to and advised in (mem.c, sim.c) */
+#define SLI_HUGE_PAGE ((size_t)2 << 20)
 int sli_free_room(sl_freelist *f, int32_t cap);
 int sli_push(sl_machine *m, sl_time t, const sl_event *e);
 sl_event *sli_newev(sl_machine *m, int32_t *id);
