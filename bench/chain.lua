@@ -16,7 +16,6 @@
 -- allgather (1024 int32 a PE x 16 blocks) at 256, and DeepEP main's dispatch
 -- (ops/deepep/dispatch_hccl.lua) at EP16 on Ascend910_93.
 local runner = require("shmemlab.runner")
-local lab = require("shmemlab")
 
 local WINDOWS = { 0, 1000 }
 local CASES = { { "flat", 64 }, { "flat", 128 }, { "flat", 256 },
@@ -41,12 +40,7 @@ local SETTLE = { ag(64, "flat", 262144, ALL), ag(128, "flat", 262144, ALL),
 -- one launch of opname (a name in ops/, or family/name) with options opts (the
 -- machine's run_ahead apart), PE profiling off: its figures
 local function launch(opname, opts, run_ahead)
-  local file = opname:find("/") and string.format("%s/%s.lua", runner.ops_dir(), opname) or opname
-  local op = runner.load_op(file)
-  opts.warmup, opts.iters, opts.baseline = 0, 1, "none"
-  local c = runner.config(op, opts)
-  local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1, data = not c.timing_only,
-                         chain_flow = c.chain_flow, run_ahead = run_ahead }
+  local op, c, m = runner.one_launch(opname, opts, { run_ahead = run_ahead })
   local s = op.setup(m, c)
   local e0, k0, f0, c0 = m:events(), m:event_kinds(), m:flow_stats(), os.clock()
   op.run(m, c, s)

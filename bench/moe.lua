@@ -11,7 +11,6 @@
 -- `make scale` (it writes doc/moe.md's block; the goal's EP128 x 4096 run is in
 -- doc/performance.md's); `--tokens N` sets the tokens per rank (default 1024).
 local runner = require("shmemlab.runner")
-local lab = require("shmemlab")
 
 local OPS = { port = "deepep/dispatch_hccl", hybrid = "deepep/dispatch_hybrid" }
 local CASES = { { "port", 16 }, { "hybrid", 16 }, { "port", 32 }, { "hybrid", 32 }, { "port", 64 },
@@ -28,11 +27,9 @@ end
 
 -- one run of the op in a fresh process (its peak RSS its own): its line of figures
 local function child(name, pes, tokens, window)
-  local op = runner.load_op(string.format("%s/%s.lua", runner.ops_dir(), OPS[name]))
-  local c = runner.config(op, { soc = "Ascend910_93", pes = pes, timing_only = true,
-                                local_tokens = tokens, hidden = 7168, topk = 8, experts = 256,
-                                settle_ns = window, warmup = 0, iters = 1, baseline = "none" })
-  local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1, data = false }
+  local op, c, m = runner.one_launch(OPS[name], { soc = "Ascend910_93", pes = pes, timing_only = true,
+                                                 local_tokens = tokens, hidden = 7168, topk = 8,
+                                                 experts = 256, settle_ns = window })
   local s = op.setup(m, c)
   local e0, f0, c0 = m:events(), m:flow_stats(), os.clock()
   local r = op.run(m, c, s)

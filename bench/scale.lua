@@ -73,22 +73,10 @@ local function kinds_text(m, k0)
   return table.concat(out, " ")
 end
 
--- the operator of --one: a name in ops/, family/name (ops/family/name.lua), a path
-local function op_file(name)
-  if name:find("/") and not name:find("%.lua$") then
-    return string.format("%s/%s.lua", runner.ops_dir(), name)
-  end
-  return name
-end
-
--- child: one launch of op with opts (a Lua table literal); prints one line
+-- child: one launch of op (a name in ops/, family/name, a path) with opts (a Lua
+-- table literal); prints one line
 local function one(opname, opts_text)
-  local op = runner.load_op(op_file(opname))
-  local opts = assert(load("return " .. opts_text))()
-  opts.warmup, opts.iters, opts.baseline = 0, 1, "none"
-  local c = runner.config(op, opts)
-  local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1,
-                         data = not c.timing_only, chain_flow = c.chain_flow }
+  local op, c, m = runner.one_launch(opname, assert(load("return " .. opts_text))())
   local ws, cs = wall(), os.clock()
   local s = op.setup(m, c)
   local e0, k0, f0, w0, c0 = m:events(), m:event_kinds(), m:flow_stats(), wall(), os.clock()

@@ -37,12 +37,10 @@ end
 -- DeepEP's dispatch as main ships it, timing-only, as bench/scale.lua --one runs it,
 -- under a settle window of settle_ns: the virtual time (%.6f us) and the EV_PIPEs
 local function deepep_windowed(tokens, settle_ns)
-  local op = runner.load_op("ops/deepep/dispatch_hccl.lua")
-  local c = runner.config(op, { soc = "Ascend910_93", pes = 16, timing_only = true,
-                                local_tokens = tokens, hidden = 7168, topk = 8, experts = 256,
-                                settle_ns = settle_ns, warmup = 0, iters = 1, baseline = "none" })
-  local m = lab.machine{ profile = c.profile, pes = c.pes, prof_pe = -1, data = false,
-                         chain_flow = c.chain_flow }
+  local op, c, m = runner.one_launch("deepep/dispatch_hccl",
+                                     { soc = "Ascend910_93", pes = 16, timing_only = true,
+                                       local_tokens = tokens, hidden = 7168, topk = 8,
+                                       experts = 256, settle_ns = settle_ns })
   local s = op.setup(m, c)
   local p0 = m:event_kinds().pipe
   op.run(m, c, s)

@@ -28,11 +28,12 @@ local function exists(path)
   return false
 end
 
--- an operator by name (ops/<name>.lua) or by path to the user's own file
+-- an operator by name (ops/<name>.lua), by family and name (ops/<family>/<name>.lua,
+-- where no file of that path exists) or by path to the user's own file
 function runner.load_op(spec)
   if type(spec) == "table" then return spec end
   local path = spec
-  if not spec:find("[/\\]") and not spec:find("%.lua$") then
+  if not spec:find("%.lua$") and (not spec:find("[/\\]") or not exists(spec)) then
     path = ops_dir() .. "/" .. spec .. ".lua"
   end
   if not exists(path) then
@@ -439,6 +440,23 @@ local function machine(c)
               data = not c.timing_only, task_rows = 0,   -- every row of a run: --output
               chain_flow = c.chain_flow }
   return lab.machine(o)
+end
+
+-- one launch as the benches time it: the operator spec (runner.load_op) configured
+-- with opts for a single run (no warm-up, one iteration, no baseline), and a fresh
+-- machine for it with PE profiling off and machine_opts added (run_ahead, say).
+-- Returns op, c and the machine; op.setup(m, c) and op.run(m, c, s) are the caller's
+-- (it times them)
+function runner.one_launch(spec, opts, machine_opts)
+  local op = runner.load_op(spec)
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.warmup, o.iters, o.baseline = 0, 1, "none"
+  local c = runner.config(op, o)
+  local mo = { profile = c.profile, pes = c.pes, prof_pe = -1, data = not c.timing_only,
+               chain_flow = c.chain_flow }
+  for k, v in pairs(machine_opts or {}) do mo[k] = v end
+  return op, c, lab.machine(mo)
 end
 
 -- per-PE statistics of the measured kernel times: mean per PE, max, min, skew
