@@ -14,6 +14,7 @@
 #   make chain      build, then bench/chain.lua (one-flow chains against chunked ones; run-ahead; settle windows) into doc/chain.md, doc/scale.md
 #   make fidelity   build, then bench/fidelity.lua: the fidelity table, written into doc/fidelity.md
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/), into doc/performance.md
+#   make bench-peers-scale   the same at 256 and 512 ranks, timing-only (bench/peers/scale.lua), into doc/performance.md
 #   make fidelity-readme   the same as make fidelity
 #   make validation   the shipping MoE kernels against their published figures (minutes)
 #   make validation-readme   the same, written into doc/validation.md's block
@@ -103,7 +104,7 @@ ASAN_PRELOAD  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all module help deps run test lint ctest spec test-asan bench bench-peers scale chain fidelity \
+.PHONY: all module help deps run test lint ctest spec test-asan bench bench-peers bench-peers-scale scale chain fidelity \
         fidelity-readme validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
         rockspec-check clean
 
@@ -206,6 +207,14 @@ bench-peers: deps all
 	@sh scripts/deps.sh libsimgrid-dev
 	@$(MAKE) --no-print-directory $(BUILD)/peers/collectives $(BUILD)/peers/floor
 	$(MEASURE) peers '$(LUA) bench/peers/peers.lua --dir $(BUILD)/peers $(PEERS_OPTS)' $(DOCS)
+
+# The same comparison at scale, timing-only: the allgather of 1 MiB a rank with 48
+# transfers in flight at 256 and 512 ranks, windowed and exact, against SMPI on the
+# profile's NICs (PEERS_SCALE_OPTS: e.g. --pes 256 --settle-ns 1000). A few minutes.
+PEERS_SCALE_OPTS ?=
+bench-peers-scale: deps all
+	@sh scripts/deps.sh libsimgrid-dev
+	$(MEASURE) peerscale '$(LUA) bench/peers/scale.lua --dir $(BUILD)/peers $(PEERS_SCALE_OPTS)' $(DOCS)
 
 # The emulator at scale: events, events per second, wall, peak RSS from 8 to
 # 1024 PEs and the growth exponent, then the timing-only cases (SCALE_OPTS: e.g.

@@ -23,6 +23,8 @@ M.BLOCKS = {
   settle = { target = "make chain", inputs = { "bench/chain.lua" } },
   peers = { target = "make bench-peers", inputs = { "bench/peers/peers.lua", "bench/shell.lua",
             "bench/peers/collectives.c", "bench/peers/floor.c", "bench/peers/data.h" } },
+  peerscale = { target = "make bench-peers-scale",
+                inputs = { "bench/peers/scale.lua", "bench/peers/window.c", "bench/shell.lua" } },
 }
 
 -- FNV-1a 64 of a string, as 16 hex digits

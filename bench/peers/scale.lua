@@ -1,13 +1,16 @@
 -- bench/peers/scale.lua: shmemlab's timing-only allgather at scale against
 -- SimGrid's SMPI on the same shape (bench/peers/window.c): every rank takes
 -- BYTES from every other, WINDOW transfers in flight per rank (shmemlab's
--- blocks), no bytes moved on either side. Per rank count: both simulated
--- times and both processes' CPU seconds (user + system, the shell's `times`),
--- and their ratio. Run with nice; each side is one process, one after the
--- other (SMPI at 512 ranks takes minutes).
+-- blocks), no bytes moved on either side. Per rank count and shmemlab settle
+-- window: both simulated times and their difference, both processes' CPU seconds
+-- (user + system, the shell's `times`) and their ratio. Each side is one process,
+-- one after the other (SMPI at 512 ranks takes about a minute; shmemlab exact at
+-- 512 longer, so exact runs up to --exact-max ranks). `make bench-peers-scale`
+-- writes its output into doc/performance.md.
 --
 --   lua5.4 bench/peers/scale.lua [--pes 256,512] [--bytes 1M] [--window 48]
---       [--algo flat|hier] [--settle-ns N] [--dir build/peers] [--side both|shmemlab|smpi]
+--       [--algo flat|hier] [--settle-ns 1000,0] [--exact-max 256] [--dir build/peers]
+--       [--side both|shmemlab|smpi]
 --
 -- shmemlab runs `bench/scale.lua --one allgather` (LUA_PATH_5_4 / LUA_CPATH_5_4 as
 -- for the other benches: `make` prints them as RUN_ENV) with --algo flat by
@@ -51,17 +54,19 @@ local function platform(dir, n)
   f:close()
 end
 
+-- shmemlab's side on n ranks under the settle window settle (ns): its simulated us,
+-- events, the launch's CPU and the whole process's CPU seconds
 local function shmemlab(n, bytes, window, algo, settle)
   local out, _, rc, cpu = timed(string.format(
       "%s %s --one allgather %s", LUA, q(ROOT .. "/bench/scale.lua"),
-      q(string.format("{ pes = %d, block_dim = %d, timing_only = true, count = %d, algo = %q%s }",
-                      n, window, bytes // 4, algo,
-                      settle and string.format(", settle_ns = %d", settle) or ""))))
+      q(string.format("{ pes = %d, block_dim = %d, timing_only = true, count = %d, algo = %q, "
+                      .. "settle_ns = %d }", n, window, bytes // 4, algo, settle))))
   assert(rc == 0 and out:match("events="), "shmemlab failed:\n" .. out)
   return tonumber(out:match("now_us=([%d.]+)")), tonumber(out:match("events=(%d+)")),
          tonumber(out:match(" cpu=([%d.]+)")), cpu
 end
 
+-- SMPI's side on n ranks (window.c built into dir): its simulated us and CPU seconds
 local function smpi(dir, n, bytes, window)
   local cfg = {}
   for _, c in ipairs(SMPI_CFG) do cfg[#cfg + 1] = "--cfg=" .. c end
@@ -74,37 +79,57 @@ local function smpi(dir, n, bytes, window)
   return tonumber(us), cpu
 end
 
+-- the settle windows of --settle-ns (a list; 0 = exact), each an integer
+local function windows_of(text)
+  local out = {}
+  for w in text:gmatch("[^,]+") do
+    out[#out + 1] = assert(math.tointeger(tonumber(w)), "--settle-ns N[,N]")
+  end
+  return out
+end
+
 local o = { pes = "256,512", bytes = "1M", window = "48", dir = ROOT .. "/build/peers",
-            side = "both", algo = "flat", ["settle-ns"] = false }
+            side = "both", algo = "flat", ["settle-ns"] = "1000,0", ["exact-max"] = "256" }
 for i = 1, #arg, 2 do
   local k = arg[i]:match("^%-%-(.+)$")
   assert(k and o[k] ~= nil and arg[i + 1], "usage: scale.lua [--pes L] [--bytes B] [--window W] "
-         .. "[--algo flat|hier] [--settle-ns N] [--dir D] [--side both|shmemlab|smpi]")
+         .. "[--algo flat|hier] [--settle-ns N[,N]] [--exact-max P] [--dir D] "
+         .. "[--side both|shmemlab|smpi]")
   o[k] = arg[i + 1]
 end
 local bytes, window = bytes_of(o.bytes), assert(tonumber(o.window), "--window N")
-local settle = o["settle-ns"] and assert(math.tointeger(tonumber(o["settle-ns"])), "--settle-ns N")
+local settles, exact_max = windows_of(o["settle-ns"]), assert(tonumber(o["exact-max"]), "--exact-max P")
 assert(o.algo == "flat" or o.algo == "hier", "--algo flat|hier")
 if o.side ~= "shmemlab" then
   assert(os.execute(string.format("mkdir -p %s && smpicc -O2 -o %s %s", q(o.dir),
                                   q(o.dir .. "/window"), q(ROOT .. "/bench/peers/window.c"))),
          "smpicc failed")
 end
-print(string.format("timing-only allgather, %s per rank, %d in flight per rank (%s; shmemlab "
-                    .. "--algo %s, settle_ns %s): shmemlab against SMPI, CPU seconds of each "
-                    .. "whole process (run cpu: shmemlab's launch alone)", o.bytes, window, SOC,
-                    o.algo, settle or "0"))
-print(string.format("%6s | %12s %10s %8s %8s | %12s %8s | %7s", "ranks", "shmemlab us",
-                    "events", "run cpu", "cpu", "SMPI us", "cpu", "cpu x"))
+print(string.format("timing-only allgather, %s per rank, %d in flight per rank (%s, shmemlab "
+                    .. "--algo %s) against SMPI on the same shape: simulated us of each, their "
+                    .. "difference, CPU seconds of each whole process (run cpu: shmemlab's launch "
+                    .. "alone) and their ratio (goal <= 0.25x); exact (window 0) up to %d ranks",
+                    o.bytes, window, SOC, o.algo, exact_max))
+print(string.format("%6s %7s | %12s %10s %8s %8s | %12s %8s | %7s %7s", "ranks", "window",
+                    "shmemlab us", "events", "run cpu", "cpu", "SMPI us", "cpu", "us diff", "cpu x"))
 for s in o.pes:gmatch("[^,]+") do
   local n = assert(math.tointeger(tonumber(s)), "--pes: integers")
-  local us, ev, run, cpu, sus, scpu = 0, 0, 0, 0, 0, 0
-  if o.side ~= "smpi" then us, ev, run, cpu = shmemlab(n, bytes, window, o.algo, settle) end
+  local sus, scpu = 0, 0
   if o.side ~= "shmemlab" then
     platform(o.dir, n)
     sus, scpu = smpi(o.dir, n, bytes, window)
   end
-  print(string.format("%6d | %12.3f %10d %8.2f %8.2f | %12.3f %8.2f | %6.2fx", n, us, ev, run,
-                      cpu, sus, scpu, scpu > 0 and cpu / scpu or 0))
-  io.stdout:flush()
+  for _, w in ipairs(settles) do
+    local us, ev, run, cpu = 0, 0, 0, 0
+    if o.side ~= "smpi" and (w > 0 or n <= exact_max) then
+      us, ev, run, cpu = shmemlab(n, bytes, window, o.algo, w)
+    end
+    if us > 0 or o.side == "smpi" then
+      print(string.format("%6d %7s | %12.3f %10d %8.2f %8.2f | %12.3f %8.2f | %6.2f%% %6.2fx", n,
+                          w > 0 and w .. " ns" or "exact", us, ev, run, cpu, sus, scpu,
+                          sus > 0 and us > 0 and 100 * (us - sus) / sus or 0,
+                          scpu > 0 and cpu / scpu or 0))
+      io.stdout:flush()
+    end
+  end
 end
