@@ -16,6 +16,7 @@
 #   make bench-peers   shmemlab against SimGrid's SMPI on the same sweep (bench/peers/), into doc/performance.md
 #   make bench-peers-scale   the same at 256 and 512 ranks, timing-only (bench/peers/scale.lua), into doc/performance.md
 #   make fidelity-readme   the same as make fidelity
+#   make hccl-tables   build, then bench/hccl_tables.lua: HCCL's task plans against their formulas, written into doc/hccl.md
 #   make validation   the shipping MoE kernels against their published figures (minutes)
 #   make validation-readme   the same, written into doc/validation.md's block
 #   make usage-readme   the usage block of the docs rewritten with the generated --help
@@ -105,7 +106,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module help deps run test lint ctest spec test-asan bench bench-peers bench-peers-scale scale chain fidelity \
-        fidelity-readme validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
+        fidelity-readme hccl-tables validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
@@ -241,6 +242,12 @@ chain: all
 # the same target under its older name.
 fidelity fidelity-readme: all
 	$(RUN_ENV) $(LUA) bench/fidelity.lua --readme $(DOCS)
+
+# doc/hccl.md's two tables (virtual time): inside one server the AIV kernels beside
+# the task plan, and every task plan against cann-hccl's alpha-beta formula, each
+# case from lua/shmemlab/hccl_cases.lua; spec/hccl_plan_spec.lua fails on a stale row.
+hccl-tables: all
+	$(RUN_ENV) $(LUA) bench/hccl_tables.lua --readme $(DOCS)
 
 # Operator-level validation (never calibration): the shipping MoE kernels' ports
 # against DeepEP-Ascend's published figures; -readme writes doc/validation.md's block.

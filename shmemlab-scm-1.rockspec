@@ -76,6 +76,7 @@ build = {
     ["shmemlab.frames"] = "lua/shmemlab/frames.lua",
     ["shmemlab.hccl"] = "lua/shmemlab/hccl.lua",
     ["shmemlab.hccl_algo"] = "lua/shmemlab/hccl_algo.lua",
+    ["shmemlab.hccl_cases"] = "lua/shmemlab/hccl_cases.lua",
     ["shmemlab.hccl_levels"] = "lua/shmemlab/hccl_levels.lua",
     ["shmemlab.hccl_values"] = "lua/shmemlab/hccl_values.lua",
     ["shmemlab.mc2"] = "lua/shmemlab/mc2.lua",

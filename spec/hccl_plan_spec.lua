@@ -3,34 +3,15 @@
 -- level-1 cost comparison) and the emulated task plan (shmemlab.hccl_levels)
 -- against cann-hccl's documented alpha-beta formulas with the profile's alpha
 -- and beta, in timing-only mode. Cases the emulation cannot bring within 15%
--- are pinned as findings (doc/hccl.md says why), never fitted away.
+-- are pinned as findings (doc/hccl.md says why), never fitted away. The cases
+-- and their rows are shmemlab.hccl_cases', which bench/hccl_tables.lua (`make
+-- hccl-tables`) writes into doc/hccl.md: each case here fails when its row
+-- there (the plans table, and inside one server the gap table) is stale.
 local lab = require("shmemlab")
 local runner = require("shmemlab.runner")
 local A = require("shmemlab.hccl_algo")
-local op_mod = require("shmemlab.op")
-
-local OPS = { "allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast" }
-local SIZES = { 64 * 1024, 1024 * 1024, 16 * 1024 * 1024 }
-local PES = { Ascend910B = { 8, 16, 32, 64, 128 }, Ascend910_93 = { 16, 32, 128 } }
-
--- emulated kernel time (max over PEs, us) and the plan of one baseline run; a
--- plan of several CCL-buffer loops runs one (its loops are identical launches:
--- "runs its CCL-buffer loops as identical launches" below checks it) unless all
-local function emulate(soc, name, pes, bytes, mode, all)
-  local bop = runner.load_op("ops/hccl/" .. name .. ".lua")
-  local c = runner.config(bop, { soc = soc, pes = pes, count = bytes, dtype = "int8",
-                                 baseline = mode, timing_only = true })
-  local m = lab.machine({ soc = soc, pes = pes, data = false, prof_pe = false })
-  local s = bop.setup(m, c)
-  local loops = s.loops or 1
-  if not all then s.loops = s.loops and 1 end
-  local res = bop.run(m, c, s)
-  local tot = op_mod.total(res, pes)
-  local mx = 0
-  for _, v in ipairs(tot.kernel_us) do mx = math.max(mx, v) end
-  m:close()
-  return all and mx or mx * loops, s.hccl_plan, c.profile, res
-end
+local H = require("shmemlab.hccl_cases")
+local docs = require("spec.helpers.docs")
 
 -- the deviation (emulated - formula) / formula in % of every case outside 15%:
 -- the emulation's per-step engine costs (two descriptors' task time, setup,
@@ -140,38 +121,88 @@ describe("HCCL plan selection (cann-hccl SelectAlg)", function()
   end)
 end)
 
-describe("HCCL task plans against cann-hccl's alpha-beta formulas", function()
-  for soc, list in pairs(PES) do
-    for _, name in ipairs(OPS) do
-      it(soc .. " " .. name .. " on " .. table.concat(list, ", ") .. " PEs", function()
-        for _, pes in ipairs(list) do
-          for _, bytes in ipairs(SIZES) do
-            local t, plan, prof = emulate(soc, name, pes, bytes, "hccl-sdma")
-            local f = A.plan_formula(prof, plan)
-            local dev = (t - f) / f * 100
-            local key = string.format("%s %s %d %d", soc, name, pes, bytes)
-            local where = string.format("%s: emulated %.1f us, formula %.1f us (%s)", key, t, f,
-                                        plan.text)
-            if FINDINGS[key] then
-              assert.are.equal(string.format("%.1f", FINDINGS[key]), string.format("%.1f", dev), where)
-              assert.is_true(math.abs(dev) > 15, where .. ": now within 15%, drop the finding")
-            else
-              assert.is_true(math.abs(dev) <= 15, string.format("%s: %+.1f%%", where, dev))
-            end
-          end
-        end
-      end)
-    end
+-- the doc that holds block b of shmemlab.hccl_cases (doc/hccl.md), and its rows
+local function shown(b)
+  local texts, files = docs.texts()
+  for _, path in ipairs(files) do
+    local rows = H.rows(b, texts[path])
+    if rows then return path, rows, texts[path] end
   end
+  error("no doc holds the " .. b.name .. " block: run make hccl-tables")
+end
+
+-- nil when row i of block b's rows is row, else why not
+local function stale(b, path, rows, i, row)
+  if rows[i] == row then return nil end
+  return string.format("%s: row %d of the %s table is stale (make hccl-tables rewrites it)"
+    .. "\n  doc: %s\n  now: %s", path, i, b.name, tostring(rows[i]), row)
+end
+
+describe("HCCL task plans against cann-hccl's alpha-beta formulas", function()
+  local plans_path, plans_rows = shown(H.PLANS)
+  local gap_path, gap_rows = shown(H.GAP)
+  local cases = H.cases()
+  local plan_i, gap_i, gaps, by_op, order = {}, {}, 0, {}, {}
+  for i, c in ipairs(cases) do      -- each case's row in each table, the cases by SoC and op
+    plan_i[c] = i
+    if H.ONE_SERVER[c.soc] == c.pes then gaps = gaps + 1; gap_i[c] = gaps end
+    local group = c.soc .. " " .. c.name
+    if not by_op[group] then by_op[group] = {}; order[#order + 1] = group end
+    table.insert(by_op[group], c)
+  end
+
+  for _, group in ipairs(order) do
+    local soc = group:match("^%S+")
+    it(group .. " on " .. table.concat(H.PES[soc], ", ") .. " PEs, as doc/hccl.md shows it", function()
+      for _, c in ipairs(by_op[group]) do
+        local r = H.run(c)
+        local where = string.format("%s: emulated %.1f us, formula %.1f us (%s)", c.key,
+                                    r.emulated, r.formula, r.plan)
+        if FINDINGS[c.key] then
+          assert.are.equal(string.format("%.1f", FINDINGS[c.key]), string.format("%.1f", r.dev), where)
+          assert.is_true(math.abs(r.dev) > 15, where .. ": now within 15%, drop the finding")
+        else
+          assert.is_true(math.abs(r.dev) <= 15, string.format("%s: %+.1f%%", where, r.dev))
+        end
+        local why = stale(H.PLANS, plans_path, plans_rows, plan_i[c], H.plan_row(r))
+        assert.is_nil(why, why)
+        if gap_i[c] then
+          why = stale(H.GAP, gap_path, gap_rows, gap_i[c], H.gap_row(r, H.aiv(r)))
+          assert.is_nil(why, why)
+        end
+      end
+    end)
+  end
+
+  it("shows a row for every case and no other", function()
+    assert.are.equal(#cases, #plans_rows, plans_path .. ": the " .. H.PLANS.name .. " table's rows")
+    assert.are.equal(gaps, #gap_rows, gap_path .. ": the " .. H.GAP.name .. " table's rows")
+  end)
+
+  it("fails a row edited by hand, missing or not yet written", function()
+    local r = { soc = "Ascend910B", name = "allgather", pes = 8, bytes = 65536, emulated = 8.6,
+                formula = 3.7, dev = 135, plan = "level0 mesh allgather (SDMA)" }
+    local row = H.plan_row(r)
+    assert.are.equal("| Ascend910B | allgather | 8 | 64 KiB | 8.6 | 3.7 | +135.0% | "
+                     .. "level0 mesh allgather (SDMA) |", row)
+    local function doc(rows) return "prose\n\n" .. H.block(H.PLANS, rows) .. "\n\nprose\n" end
+    assert.same({ row, "| x |" }, H.rows(H.PLANS, doc({ row, "| x |" })))
+    assert.is_nil(stale(H.PLANS, "doc", H.rows(H.PLANS, doc({ row })), 1, row))
+    local edited = row:gsub("| 8%.6 |", "| 8.7 |")
+    assert.matches("doc: row 1 of the hccl%-plans table is stale",
+                   stale(H.PLANS, "doc", H.rows(H.PLANS, doc({ edited })), 1, row))
+    assert.is_not_nil(stale(H.PLANS, "doc", H.rows(H.PLANS, doc({})), 1, row))
+    assert.is_nil(H.rows(H.PLANS, "prose\n" .. row .. "\n"))
+  end)
 end)
 
 describe("HCCL's CCL-buffer loops", function()
   it("runs its CCL-buffer loops as identical launches", function()
     for _, name in ipairs({ "allgather", "reduce_scatter", "alltoall" }) do
-      local t, _, _, res = emulate("Ascend910B", name, 16, 16 * 1024 * 1024, "hccl-sdma", true)
+      local t, _, _, res = H.emulate("Ascend910B", name, 16, 16 * 1024 * 1024, "hccl-sdma", true)
       assert.are.equal(2, #res, name)
       for pe = 1, 16 do assert.are.equal(res[1].kernel_us[pe], res[2].kernel_us[pe], name) end
-      assert.are.equal(string.format("%.6f", t), string.format("%.6f", emulate("Ascend910B", name, 16,
+      assert.are.equal(string.format("%.6f", t), string.format("%.6f", H.emulate("Ascend910B", name, 16,
                        16 * 1024 * 1024, "hccl-sdma")), name)
     end
   end)
@@ -189,7 +220,7 @@ describe("--baseline hccl-aiv / hccl-sdma", function()
   end)
 
   it("runs its task plans clean under --tool all beyond one server", function()
-    for _, name in ipairs(OPS) do
+    for _, name in ipairs(H.OPS) do
       for _, case in ipairs({ { "Ascend910B", 32 }, { "Ascend910_93", 32 } }) do
         local r = runner.run(name, { soc = case[1], pes = case[2], count = 512, warmup = 0,
                                      iters = 1, check = "all" })
