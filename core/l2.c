@@ -249,11 +249,24 @@ static int relast(sl_l2 *c, int r) {
   return last;
 }
 
-/* the new range (buf, off, n) as range c->n */
-static int append(sl_l2 *c, int32_t buf, int64_t off, int64_t n) {
+/* a new range (buf, off) finds room in c: when c is full the least recent
+** range leaves. p: where (buf, off) goes in c->at when it is in order,
+** returned as it is after */
+static int make_room(sl_l2 *c, int32_t buf, int64_t off, int p) {
+  int o;
+  if (c->n < SL_L2_RANGES) return p;
+  o = oldest(c);
+  if (c->sorted && (c->buf[o] < buf || (c->buf[o] == buf && c->off[o] < off))) p--;
+  drop(c, o);
+  return p;
+}
+
+/* the new range (buf, off, n) as range c->n; p: where (buf, off) goes in
+** c->at when it is in order */
+static int append(sl_l2 *c, int32_t buf, int64_t off, int64_t n, int p) {
   int i = c->n;
   if (n <= 0) c->nempty++, c->sorted = 0;   /* at: till none is empty */
-  else if (c->sorted) ix_ins(c->at, i, at_bound(c, i, buf, off), i);
+  else if (c->sorted) ix_ins(c->at, i, p, i);
   c->lru[i] = (uint8_t)i;
   c->buf[i] = buf;
   c->off[i] = off;
@@ -278,16 +291,14 @@ static int64_t touch(sl_machine *m, int pe, int32_t buf, int64_t off, int64_t n)
     i = relast(c, i);
   } else {
     if (overlaps(c, buf, lo, hi, off, p, &i)) {   /* bytes of it were there: they leave first */
-      hit = cut(c, buf, lo, hi, p);
-      i = continued(c, buf, off);
+      hit = cut(c, buf, lo, hi, p);     /* (it leaves c->at before p as it was) */
+      i = c->sorted && off == lo ? ends_at(c, buf, off, p) : continued(c, buf, off);
     }
+    if (c->sorted && off != lo) p = at_bound(c, c->n, buf, off);
     if (i >= 0) {                       /* it continues a range */
       if (c->len[i] <= 0 && c->len[i] + n > 0) c->nempty--;
       c->len[i] += n;
-    } else {
-      if (c->n == SL_L2_RANGES) drop(c, oldest(c));
-      i = append(c, buf, off, n);
-    }
+    } else i = append(c, buf, off, n, make_room(c, buf, off, p));
   }
   used(c, i);
   c->bytes += n;
