@@ -26,7 +26,9 @@
 int sli_l2_new(sl_machine *m) {
   if (m->p.l2_bytes <= 0) return SL_OK;
   m->l2 = calloc((size_t)m->p.n_pes, sizeof(*m->l2));
-  return m->l2 != NULL ? SL_OK : SL_ENOMEM;
+  if (m->l2 == NULL) return SL_ENOMEM;
+  sli_l2_reset(m);
+  return SL_OK;
 }
 
 /* forget every PE's L2 (a launch begins) */
@@ -36,7 +38,32 @@ void sli_l2_reset(sl_machine *m) {
   for (i = 0; i < m->p.n_pes; i++) {
     sl_l2 *c = &m->l2[i];
     c->n = 0, c->bytes = 0, c->clock = 0, c->nempty = 0, c->sorted = 1;
+    c->lnext[SL_L2_RANGES] = c->lprev[SL_L2_RANGES] = SL_L2_RANGES;   /* the ring: its head */
   }
+}
+
+#define HEAD SL_L2_RANGES       /* the recency ring's head: lnext[HEAD] is the least recent */
+
+/* range i leaves the recency ring */
+static void ring_out(sl_l2 *c, int i) {
+  c->lnext[c->lprev[i]] = c->lnext[i];
+  c->lprev[c->lnext[i]] = c->lprev[i];
+}
+
+/* range i joins the recency ring after a (HEAD's last: the most recent) */
+static void ring_in(sl_l2 *c, int a, int i) {
+  c->lnext[i] = c->lnext[a];
+  c->lprev[i] = (uint8_t)a;
+  c->lprev[c->lnext[a]] = (uint8_t)i;
+  c->lnext[a] = (uint8_t)i;
+}
+
+/* range j, in the ring, takes number i's place there (i is not in it) */
+static void ring_rename(sl_l2 *c, int j, int i) {
+  c->lnext[i] = c->lnext[j];
+  c->lprev[i] = c->lprev[j];
+  c->lnext[c->lprev[i]] = (uint8_t)i;
+  c->lprev[c->lnext[i]] = (uint8_t)i;
 }
 
 /* the place of range v in index a of n ranges (it is there) */
@@ -93,28 +120,28 @@ static void drop(sl_l2 *c, int i) {
   int last = c->n - 1;
   c->bytes -= c->len[i];
   if (c->len[i] <= 0) c->nempty--;
-  ix_del(c->lru, c->n, i);
+  ring_out(c, i);
   if (c->sorted) ix_del(c->at, c->n, i);
   c->n--;
   if (i == last) return;
   move(c, i, last);
-  c->lru[ix_find(c->lru, c->n, last)] = (uint8_t)i;
+  ring_rename(c, last, i);
   if (c->sorted) c->at[ix_find(c->at, c->n, last)] = (uint8_t)i;
 }
 
 /* range i was used now: the most recent */
 static void used(sl_l2 *c, int i) {
   c->stamp[i] = ++c->clock;
-  if (c->lru[c->n - 1] == i) return;
-  ix_del(c->lru, c->n, i);
-  c->lru[c->n - 1] = (uint8_t)i;
+  if (c->lprev[HEAD] == i) return;
+  ring_out(c, i);
+  ring_in(c, c->lprev[HEAD], i);
 }
 
 /* the least recent range of c, the first of them when stamps are equal
 ** (a range split in two keeps its stamp in both: then they are looked at) */
 static int oldest(const sl_l2 *c) {
-  int i, o = 0;
-  if (c->n < 2 || c->stamp[c->lru[0]] != c->stamp[c->lru[1]]) return c->lru[0];
+  int i, o = 0, a = c->lnext[HEAD];
+  if (c->n < 2 || c->stamp[a] != c->stamp[c->lnext[a]]) return a;
   for (i = 1; i < c->n; i++)
     if (c->stamp[i] < c->stamp[o]) o = i;
   return o;
@@ -128,8 +155,8 @@ static int cut_one(sl_l2 *c, int i, int64_t lo, int64_t hi, int64_t *hit) {
   if (rlo >= lo && rhi <= hi) { drop(c, i); return 1; }
   if (rlo < lo && rhi > hi && c->n < SL_L2_RANGES) {   /* its tail stays too */
     int t = c->n;
-    move(c, t, i);                      /* as recent as i: next to it in lru */
-    ix_ins(c->lru, t, ix_find(c->lru, t, i) + 1, t);
+    move(c, t, i);                      /* as recent as i: next to it in the ring */
+    ring_in(c, i, t);
     if (c->sorted) ix_ins(c->at, t, ix_find(c->at, t, i) + 1, t);
     c->n++;
     c->off[t] = hi;
@@ -232,7 +259,7 @@ static int again(const sl_l2 *c, int32_t buf, int64_t lo, int64_t hi, int p) {
 }
 
 /* what cut's drop of range r and append's range of the same bytes leave
-** (again): r and the last range swap numbers, in lru and at as well; the
+** (again): r and the last range swap numbers, in the ring and at as well; the
 ** last number returned */
 static int relast(sl_l2 *c, int r) {
   int last = c->n - 1, a, b;
@@ -242,8 +269,9 @@ static int relast(sl_l2 *c, int r) {
   if (r == last) return r;
   move(c, r, last);
   c->buf[last] = buf, c->off[last] = off, c->len[last] = len, c->stamp[last] = stamp;
-  a = ix_find(c->lru, c->n, r), b = ix_find(c->lru, c->n, last);
-  c->lru[a] = (uint8_t)last, c->lru[b] = (uint8_t)r;
+  ring_out(c, r);                       /* as drop(r) and append: last's place is r's, */
+  ring_rename(c, last, r);              /* last the most recent */
+  ring_in(c, c->lprev[HEAD], last);
   a = ix_find(c->at, c->n, r), b = ix_find(c->at, c->n, last);
   c->at[a] = (uint8_t)last, c->at[b] = (uint8_t)r;
   return last;
@@ -267,7 +295,7 @@ static int append(sl_l2 *c, int32_t buf, int64_t off, int64_t n, int p) {
   int i = c->n;
   if (n <= 0) c->nempty++, c->sorted = 0;   /* at: till none is empty */
   else if (c->sorted) ix_ins(c->at, i, p, i);
-  c->lru[i] = (uint8_t)i;
+  ring_in(c, c->lprev[HEAD], i);
   c->buf[i] = buf;
   c->off[i] = off;
   c->len[i] = n;

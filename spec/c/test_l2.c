@@ -109,13 +109,16 @@ static void empty_access(sl_machine *m, int32_t buf, int64_t off) {
   m->evs = NULL;
 }
 
-/* the engine's indexes hold each range once: lru by stamp, at (when in
-** order) by (buffer, offset) */
+/* the engine's indexes hold each range once: the recency ring by stamp
+** (both ways round), at (when in order) by (buffer, offset) */
 static int indexes_ok(const sl_l2 *c) {
-  int seen[SL_L2_RANGES] = { 0 }, i, ok = 1;
-  for (i = 0; i < c->n; i++) ok &= seen[c->lru[i]]++ == 0;
-  for (i = 1; i < c->n; i++) ok &= c->stamp[c->lru[i - 1]] <= c->stamp[c->lru[i]];
-  if (!c->sorted) return ok;
+  int seen[SL_L2_RANGES] = { 0 }, i, k, ok = 1;
+  for (i = c->lnext[SL_L2_RANGES], k = 0; ok && i != SL_L2_RANGES && k <= c->n; i = c->lnext[i], k++) {
+    ok &= i < c->n && seen[i]++ == 0 && c->lprev[c->lnext[i]] == i;
+    if (c->lnext[i] != SL_L2_RANGES) ok &= c->stamp[i] <= c->stamp[c->lnext[i]];
+  }
+  ok &= k == c->n && c->lprev[c->lnext[SL_L2_RANGES]] == SL_L2_RANGES;
+  if (!ok || !c->sorted) return ok;
   for (i = 0; i < c->n; i++) ok &= seen[c->at[i]]++ == 1;
   for (i = 1; i < c->n; i++) {
     int a = c->at[i - 1], b = c->at[i];
