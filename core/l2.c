@@ -50,7 +50,8 @@ static void ring_out(sl_l2 *c, int i) {
   c->lprev[c->lnext[i]] = c->lprev[i];
 }
 
-/* range i joins the recency ring after a (HEAD's last: the most recent) */
+/* range i joins the recency ring right after range a (after lprev[HEAD]:
+** as the most recent) */
 static void ring_in(sl_l2 *c, int a, int i) {
   c->lnext[i] = c->lnext[a];
   c->lprev[i] = (uint8_t)a;
