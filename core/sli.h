@@ -243,8 +243,10 @@ typedef struct sl_dmaq {
 /* a PE's L2 (l2.c): address ranges of its GM, least recent first out; range
 ** i is [off[i], off[i] + len[i]) of buffer buf[i], used at stamp[i] (larger:
 ** more recent). Two indexes of the ranges spare an access the scan of all of
-** them: lru (least recent first) and at (by buffer and place; kept while no
-** range is empty, when the ranges of a buffer are disjoint) */
+** them: the ranges by recency (a ring through lnext and lprev from the head
+** SL_L2_RANGES, least recent first: a range used moves to the end without
+** shifting the others) and at (by buffer and place; kept while no range is
+** empty, when the ranges of a buffer are disjoint) */
 #define SL_L2_RANGES 128
 typedef struct sl_l2 {
   int64_t off[SL_L2_RANGES], len[SL_L2_RANGES];
@@ -253,11 +255,11 @@ typedef struct sl_l2 {
   int32_t n;
   int64_t bytes;            /* held, at most l2_bytes */
   uint64_t clock;
-  uint8_t lru[SL_L2_RANGES];   /* the ranges by stamp, least recent first */
+  uint8_t lnext[SL_L2_RANGES + 1], lprev[SL_L2_RANGES + 1];   /* by stamp (a ring) */
   uint8_t at[SL_L2_RANGES];    /* the ranges by (buf, off), when sorted */
   int32_t nempty, sorted;   /* ranges of no bytes; at is in order (none empty) */
 } sl_l2;
-_Static_assert(SL_L2_RANGES <= 256, "l2 indexes are bytes");
+_Static_assert(SL_L2_RANGES < 256, "l2 indexes are bytes, the ring's head one more");
 
 #define SL_FSTACK 16
 

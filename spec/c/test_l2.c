@@ -6,7 +6,8 @@
 ** ranges (buffer, offset, length, stamp, in the same order) and report the
 ** same hit bytes. Sequences mix buffers, budgets smaller and larger than an
 ** access, accesses that continue a range, rewrite part of one (splits, equal
-** stamps) and empty accesses (through sli_l2_xfer's path: 0 bytes).
+** stamps), accesses of a range's bytes again and empty accesses (through
+** sli_l2_xfer's path: 0 bytes).
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -108,6 +109,24 @@ static void empty_access(sl_machine *m, int32_t buf, int64_t off) {
   m->evs = NULL;
 }
 
+/* the engine's indexes hold each range once: the recency ring by stamp
+** (both ways round), at (when in order) by (buffer, offset) */
+static int indexes_ok(const sl_l2 *c) {
+  int seen[SL_L2_RANGES] = { 0 }, i, k, ok = 1;
+  for (i = c->lnext[SL_L2_RANGES], k = 0; ok && i != SL_L2_RANGES && k <= c->n; i = c->lnext[i], k++) {
+    ok &= i < c->n && seen[i]++ == 0 && c->lprev[c->lnext[i]] == i;
+    if (c->lnext[i] != SL_L2_RANGES) ok &= c->stamp[i] <= c->stamp[c->lnext[i]];
+  }
+  ok &= k == c->n && c->lprev[c->lnext[SL_L2_RANGES]] == SL_L2_RANGES;
+  if (!ok || !c->sorted) return ok;
+  for (i = 0; i < c->n; i++) ok &= seen[c->at[i]]++ == 1;
+  for (i = 1; i < c->n; i++) {
+    int a = c->at[i - 1], b = c->at[i];
+    ok &= c->buf[a] < c->buf[b] || (c->buf[a] == c->buf[b] && c->off[a] < c->off[b]);
+  }
+  return ok;
+}
+
 /* one random sequence; 0 when engine and model parted (reported) */
 static int sequence(int trial, int steps) {
   static const int64_t budgets[] = { 1000, 5000, 100000, (int64_t)1 << 40 };
@@ -126,6 +145,10 @@ static int sequence(int trial, int steps) {
     int64_t off = (int64_t)(rnd() % (uint64_t)span), n = 1 + (int64_t)(rnd() % (uint64_t)maxlen);
     int64_t h1 = 0, h2 = 0;
     if (rnd() % 4 == 0 && r.n > 0) { i = (int)(rnd() % (uint64_t)r.n); buf = r.buf[i]; off = r.off[i] + r.len[i]; }
+    else if (rnd() % 3 == 0 && r.n > 0) {   /* a range's bytes again (l2.c again) */
+      i = (int)(rnd() % (uint64_t)r.n);
+      buf = r.buf[i]; off = r.off[i]; n = r.len[i] > 0 ? r.len[i] : n;
+    }
     if (empties && rnd() % 10 == 0) {
       empty_access(m, buf, off);
       (void)r_touch(&r, m->p.l2_bytes, buf, off, 0);
@@ -137,6 +160,7 @@ static int sequence(int trial, int steps) {
     for (i = 0; ok && i < r.n; i++)
       ok = c->buf[i] == r.buf[i] && c->off[i] == r.off[i] && c->len[i] == r.len[i] &&
            c->stamp[i] == r.stamp[i];
+    ok = ok && indexes_ok(c);
     CHECK(ok, "trial %d step %d: the L2 parted from the scan's model (hit %lld / %lld, "
           "ranges %d / %d)", trial, s, (long long)h1, (long long)h2, (int)c->n, (int)r.n);
   }
