@@ -429,9 +429,13 @@ static int checkevent(lua_State *L, lmach *lm, int i) {
   return (int)ev;
 }
 
-/* an event id at index i */
+/* an event id at index i (none or nil: 0): read as an integer first, as the
+** copies' and engines' calls pass one, and only one that is not an integer
+** is asked whether it is none or nil (a lua_type call) */
 static int checkid(lua_State *L, int i) {
-  lua_Integer id = lua_isnoneornil(L, i) ? 0 : kint(L, i);
+  int isint;
+  lua_Integer id = lua_tointegerx(L, i, &isint);
+  if (!isint) id = lua_isnoneornil(L, i) ? 0 : luaL_checkinteger(L, i);
   luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
   return (int)id;
 }
