@@ -429,13 +429,14 @@ static int checkevent(lua_State *L, lmach *lm, int i) {
   return (int)ev;
 }
 
-/* an event id at index i (none or nil: 0): read as an integer first, as the
-** copies' and engines' calls pass one, and only one that is not an integer
-** is asked whether it is none or nil (a lua_type call) */
+/* an event id at index i (none or nil: 0): one left out is told by the
+** stack's top (the flags' calls leave it out), one passed is read as an
+** integer first (the copies' and engines' calls pass one), and only one that
+** is not an integer is asked whether it is nil: no lua_type call on the way */
 static int checkid(lua_State *L, int i) {
-  int isint;
-  lua_Integer id = lua_tointegerx(L, i, &isint);
-  if (!isint) id = lua_isnoneornil(L, i) ? 0 : luaL_checkinteger(L, i);
+  int top = lua_gettop(L), isint = 0;
+  lua_Integer id = i > top ? 0 : lua_tointegerx(L, i, &isint);
+  if (!isint && i <= top) id = lua_isnil(L, i) ? 0 : luaL_checkinteger(L, i);
   luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
   return (int)id;
 }
