@@ -29,6 +29,11 @@
 #define LSL_FUNC __attribute__((visibility("hidden"))) extern
 /* data the binding's files share */
 #define LSL_DATA LSL_FUNC
+/* a failure path kept out of its caller: every primitive's checks inline
+** the cheap test and call this only when it fails, so the caller's frame
+** need not hold the registers the error's message takes (some dozen
+** instructions a primitive, saved and restored for nothing) */
+#define LSL_COLD __attribute__((noinline, cold))
 /* a thread-local the binding reads on every primitive: in the static TLS block
 ** (initial-exec), so a read is one load off the thread pointer instead of a
 ** __tls_get_addr call; a module loaded later (this one, by require) gets such
@@ -148,7 +153,7 @@ LSL_FUNC void lsl_push_pe_view(lua_State *L, int i, lview *v, int pe);
 
 /* lshmemlab_kernel.c */
 LSL_FUNC void lsl_set_site(lua_State *L, lmach *lm);
-LSL_FUNC lmach *lsl_kcheck(lua_State *L, int *blk);
+LSL_FUNC lmach *lsl_kcheck(lua_State *L, int *blk, lua_CFunction self);
 LSL_FUNC lmach *lsl_kcheck_q(lua_State *L, int *blk);
 LSL_FUNC lmach *lsl_kcheck_s(lua_State *L, int *blk);
 LSL_FUNC sl_loc lsl_kloc_full(lua_State *L, lmach *lm, int i, const lview *v);

@@ -124,11 +124,9 @@ void lsl_set_site(lua_State *L, lmach *lm) {
   sl_set_site(lm->m, id);
 }
 
-/* count the running primitive; a runaway launch (doc/guard.md "Runaway kernels") is
-** stopped with the reason and the blocks still at it, at the calling line */
-static void runaway_check(lua_State *L, lmach *lm, int blk) {
-  int why = sl_prim_tick(lm->m, blk);
-  if (why == SL_RUN_OK) return;
+/* stop a runaway launch (doc/guard.md "Runaway kernels") with the reason why
+** (sl_prim_tick's) and the blocks still at it, at the calling line */
+LSL_COLD static void runaway_stop(lua_State *L, lmach *lm, int why) {
   lsl_runaway_blocks(L, lm, why == SL_RUN_SPIN);
   if (why == SL_RUN_SPIN)
     luaL_error(L, "runaway kernel: the launch's blocks called more than %I primitives in a row with "
@@ -140,6 +138,12 @@ static void runaway_check(lua_State *L, lmach *lm, int blk) {
   luaL_error(L, "runaway kernel: the block called more than %I primitives in this launch "
              "(the machine option primitive_limit); the blocks at it, by line:%s",
              (lua_Integer)sl_machine_params(lm->m)->primitive_limit, lua_tostring(L, -1));
+}
+
+/* count the running primitive; a runaway launch is stopped (runaway_stop) */
+static inline void runaway_check(lua_State *L, lmach *lm, int blk) {
+  int why = sl_prim_tick(lm->m, blk);
+  if (why != SL_RUN_OK) runaway_stop(L, lm, why);
 }
 
 /* what every primitive of the running block does once it may run: its site
@@ -260,8 +264,13 @@ static lmach *kcheck(lua_State *L, int *blk, int queue_only) {
   return kcheck_again(L, blk, queue_only, NULL, NULL);
 }
 
-/* kcheck of a primitive that reads or writes what other blocks see */
-lmach *lsl_kcheck(lua_State *L, int *blk) { return kcheck(L, blk, 0); }
+/* kcheck of a primitive that reads or writes what other blocks see; self is
+** the primitive (the C function Lua called), which runs again once the block
+** caught up: named by the caller, it is not looked up in the call's frame
+** (running_prim, a lua_getinfo, when NULL) */
+lmach *lsl_kcheck(lua_State *L, int *blk, lua_CFunction self) {
+  return kcheck_again(L, blk, 0, self, NULL);
+}
 
 /* kcheck of a primitive that only queues work to the block's own pipes (the
 ** core marks it so: sli_queue_only) */
@@ -315,19 +324,23 @@ static int kraise(lua_State *L, int status, lua_KContext ctx) {
   return luaL_error(L, "%s", lua_tostring(L, -1));
 }
 
+/* lsl_kdone of a failed call (status st): the error as it is now, before
+** any event, raised once the block may go on */
+LSL_COLD static int kdone_fail(lua_State *L, lmach *lm, int blk, int st) {
+  sl_machine *m = lm->m;
+  lua_pushstring(L, sl_machine_err(m));
+  lua_pushinteger(L, st == SL_EARG && sl_machine_err_arg(m) > 0 ? sl_machine_err_arg(m) + 1
+                                                                : 0);
+  if (sl_must_yield(m, blk)) return lua_yieldk(L, 0, (lua_KContext)(lua_gettop(L) - 1), kraise);
+  return kraise(L, LUA_OK, (lua_KContext)(lua_gettop(L) - 1));
+}
+
 /* finish a primitive: raise on error, yield when the block must wait. A
 ** failed call that moved the block's clock (an issue cost, a queue it
 ** filled) raises only once the block may go on: a kernel that catches the
-** error must not run ahead of events its clock has passed */
+** error must not run ahead of events its clock has passed (kdone_fail) */
 int lsl_kdone(lua_State *L, lmach *lm, int blk, int st, int nret) {
-  if (st != SL_OK && st != SL_ESKIP) {   /* the error as it is now, before any event */
-    sl_machine *m = lm->m;
-    lua_pushstring(L, sl_machine_err(m));
-    lua_pushinteger(L, st == SL_EARG && sl_machine_err_arg(m) > 0 ? sl_machine_err_arg(m) + 1
-                                                                  : 0);
-    if (sl_must_yield(m, blk)) return lua_yieldk(L, 0, (lua_KContext)(lua_gettop(L) - 1), kraise);
-    return kraise(L, LUA_OK, (lua_KContext)(lua_gettop(L) - 1));
-  }
+  if (st != SL_OK && st != SL_ESKIP) return kdone_fail(L, lm, blk, st);
   if (sl_must_yield(lm->m, blk)) return lua_yield(L, nret);
   return nret;
 }
@@ -416,9 +429,14 @@ static int checkevent(lua_State *L, lmach *lm, int i) {
   return (int)ev;
 }
 
-/* an event id at index i */
+/* an event id at index i (none or nil: 0): one left out is told by the
+** stack's top (the flags' calls leave it out), one passed is read as an
+** integer first (the copies' and engines' calls pass one), and only one that
+** is not an integer is asked whether it is nil: no lua_type call on the way */
 static int checkid(lua_State *L, int i) {
-  lua_Integer id = lua_isnoneornil(L, i) ? 0 : kint(L, i);
+  int top = lua_gettop(L), isint = 0;
+  lua_Integer id = i > top ? 0 : lua_tointegerx(L, i, &isint);
+  if (!isint && i <= top) id = lua_isnil(L, i) ? 0 : luaL_checkinteger(L, i);
   luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
   return (int)id;
 }
@@ -466,7 +484,7 @@ static int k_sync_func(lua_State *L) {
 /* k:pipe_barrier([pipe]): "ALL" (default), "MTE2", "MTE3", "V" */
 static int k_pipe_barrier(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_pipe_barrier);
   const char *name = luaL_optstring(L, 2, "ALL");
   int pipe = sl_pipe_find(name);
   if (pipe < 0 || pipe == SL_PIPE_S)
@@ -479,7 +497,7 @@ static int k_pipe_barrier(lua_State *L) {
 static int k_set_atomic(lua_State *L) {
   static const char *const ops[] = { "none", "add", "max", "min", NULL };
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_set_atomic);
   int op = luaL_checkoption(L, 2, NULL, ops);
   int dt = lua_isnoneornil(L, 3) ? -1 : lsl_checkdtype(L, 3);
   return lsl_kdone(L, lm, blk, sl_set_atomic(lm->m, blk, op, dt), 0);
@@ -488,7 +506,7 @@ static int k_set_atomic(lua_State *L) {
 /* k:set_atomic_none() */
 static int k_set_atomic_none(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_set_atomic_none);
   return lsl_kdone(L, lm, blk, sl_set_atomic(lm->m, blk, SL_OP_NONE, -1), 0);
 }
 
@@ -576,7 +594,7 @@ static int k_reduce_max(lua_State *L) { return vec_unary(L, SL_VEC_RMAX); }
 /* k:system_cycle(): the system counter */
 static int k_system_cycle(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_system_cycle);
   int64_t c = sl_system_cycle(lm->m, blk);
   lua_pushinteger(L, (lua_Integer)c);
   return lsl_kdone(L, lm, blk, SL_OK, 1);
@@ -738,7 +756,7 @@ static int staged_cont(lua_State *L, int status, lua_KContext ctx) {
 ** yields, and goes on (resumed) at its clock */
 static int staged_body(lua_State *L, int how, int resumed) {
   int blk, st, get = how & STAGE_GET, pe, id, eng;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, NULL);
   sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), g, u;
   lua_Integer n = kint(L, 4), v = 0, op = 0;
   if (how & STAGE_SIGNAL) {
@@ -806,10 +824,11 @@ static sl_loc dma_ub(lua_State *L, lmach *lm, int i, lua_Integer bytes, int bi, 
 
 /* shared body of the engines' put_nbi / get_nbi: (dst, src, ub, [ub_bytes,]
 ** elems, pe [, relay_pe] [, sync_id]); SDMA's pointer form (ub_bytes, 64
-** at least) is told from its tensor form by the argument count */
-static int dma_prim(lua_State *L, int eng, int get, int relay) {
+** at least) is told from its tensor form by the argument count; self is
+** the primitive (lsl_kcheck) */
+static int dma_prim(lua_State *L, lua_CFunction self, int eng, int get, int relay) {
   int blk, st, pe, rp = -1, ptr = eng == SL_ENG_SDMA && lua_gettop(L) >= 8, a = ptr ? 5 : 4;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, self);
   sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), u;
   lua_Integer n;
   u = dma_ub(L, lm, 4, ptr ? kint(L, 5) : -1, ptr ? 5 : 4,
@@ -826,11 +845,12 @@ static int dma_prim(lua_State *L, int eng, int get, int relay) {
 
 /* k:sdma_reduce_nbi(dst, src, ub, elems, pe, op), k:roce_reduce_nbi(...): a put
 ** whose descriptor reduces as it lands (op "add" | "max" | "min": HCCL's SDMA
-** inline reduce, RDMA write with reduce), timed as the put */
-static int reduce_prim(lua_State *L, int eng) {
+** inline reduce, RDMA write with reduce), timed as the put; self is the
+** primitive (lsl_kcheck) */
+static int reduce_prim(lua_State *L, lua_CFunction self, int eng) {
   static const char *const ops[] = { "none", "add", "max", "min", NULL };
   int blk, pe, op;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, self);
   sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), u;
   lua_Integer n;
   u = dma_ub(L, lm, 4, -1, 4, eng == SL_ENG_SDMA ? 64 : 1);
@@ -839,31 +859,39 @@ static int reduce_prim(lua_State *L, int eng) {
   op = luaL_checkoption(L, 7, NULL, ops);
   return lsl_kdone(L, lm, blk, sl_dma_reduce(lm->m, blk, eng, &d, &s, &u, (int64_t)n, pe, op), 0);
 }
-static int k_sdma_reduce_nbi(lua_State *L) { return reduce_prim(L, SL_ENG_SDMA); }
-static int k_roce_reduce_nbi(lua_State *L) { return reduce_prim(L, SL_ENG_RDMA); }
+static int k_sdma_reduce_nbi(lua_State *L) {
+  return reduce_prim(L, k_sdma_reduce_nbi, SL_ENG_SDMA);
+}
+static int k_roce_reduce_nbi(lua_State *L) {
+  return reduce_prim(L, k_roce_reduce_nbi, SL_ENG_RDMA);
+}
 
 /* k:sdma_put_nbi(dst, src, ub, ub_bytes, elems, pe, sync_id) or (dst, src, ub, elems, pe, sync_id) */
-static int k_sdma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 0, 0); }
+static int k_sdma_put_nbi(lua_State *L) { return dma_prim(L, k_sdma_put_nbi, SL_ENG_SDMA, 0, 0); }
 /* k:sdma_get_nbi(...): the same from PE pe's copy of a symmetric src */
-static int k_sdma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_SDMA, 1, 0); }
+static int k_sdma_get_nbi(lua_State *L) { return dma_prim(L, k_sdma_get_nbi, SL_ENG_SDMA, 1, 0); }
 /* k:roce_put_nbi(dst, src, ub, elems, pe [, sync_id]): RDMA through the NICs */
-static int k_roce_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 0, 0); }
+static int k_roce_put_nbi(lua_State *L) { return dma_prim(L, k_roce_put_nbi, SL_ENG_RDMA, 0, 0); }
 /* k:roce_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
-static int k_roce_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_RDMA, 1, 0); }
+static int k_roce_get_nbi(lua_State *L) { return dma_prim(L, k_roce_get_nbi, SL_ENG_RDMA, 1, 0); }
 /* k:udma_put_nbi(dst, src, ub, elems, pe [, sync_id]): Ascend950's UDMA */
-static int k_udma_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 0); }
+static int k_udma_put_nbi(lua_State *L) { return dma_prim(L, k_udma_put_nbi, SL_ENG_UDMA, 0, 0); }
 /* k:udma_get_nbi(dst, src, ub, elems, pe [, sync_id]) */
-static int k_udma_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 0); }
+static int k_udma_get_nbi(lua_State *L) { return dma_prim(L, k_udma_get_nbi, SL_ENG_UDMA, 1, 0); }
 /* k:udma_relay_put_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
-static int k_udma_relay_put_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 0, 1); }
+static int k_udma_relay_put_nbi(lua_State *L) {
+  return dma_prim(L, k_udma_relay_put_nbi, SL_ENG_UDMA, 0, 1);
+}
 /* k:udma_relay_get_nbi(dst, src, ub, elems, pe, relay_pe [, sync_id]) */
-static int k_udma_relay_get_nbi(lua_State *L) { return dma_prim(L, SL_ENG_UDMA, 1, 1); }
+static int k_udma_relay_get_nbi(lua_State *L) {
+  return dma_prim(L, k_udma_relay_get_nbi, SL_ENG_UDMA, 1, 1);
+}
 
 /* k:udma_put_signal_nbi(dst, src, elems, sig, value, pe [, ub [, sync_id]]):
 ** the put, then sig on PE pe set to value, in the engine's order */
 static int k_udma_put_signal_nbi(lua_State *L) {
   int blk, st, has_ub = !lua_isnoneornil(L, 8), pe;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_udma_put_signal_nbi);
   sl_loc d = lsl_kloc(L, lm, 2), s = lsl_kloc(L, lm, 3), g = lsl_kloc(L, lm, 5), u;
   lua_Integer n = kint(L, 4), v = kint(L, 6);
   pe = lsl_checkpe(L, lm, 7);
@@ -1120,7 +1148,7 @@ void lsl_push_tque_methods(lua_State *L) {
 /* k:sdma_quiet(ub [, ub_bytes], sync_id): the block's SDMA transfers landed */
 static int k_sdma_quiet(lua_State *L) {
   int blk, ptr = lua_gettop(L) >= 4;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_sdma_quiet);
   dma_ub(L, lm, 2, ptr ? kint(L, 3) : -1, ptr ? 3 : 2, 64);
   kint(L, ptr ? 4 : 3);
   checkid(L, ptr ? 4 : 3);
@@ -1130,7 +1158,7 @@ static int k_sdma_quiet(lua_State *L) {
 /* k:roce_quiet(pe, ub, sync_id): the block's RDMA transfers landed */
 static int k_roce_quiet(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_roce_quiet);
   lsl_checkpe(L, lm, 2);
   dma_ub(L, lm, 3, -1, 3, 1);
   checkid(L, 4);
@@ -1140,7 +1168,7 @@ static int k_roce_quiet(lua_State *L) {
 /* k:udma_quiet(pe): the block's UDMA transfers landed */
 static int k_udma_quiet(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_udma_quiet);
   lsl_checkpe(L, lm, 2);
   return lsl_kdone(L, lm, blk, sl_dma_quiet(lm->m, blk, SL_ENG_UDMA), 0);
 }

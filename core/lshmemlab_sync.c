@@ -20,7 +20,7 @@ static int k_signal_op(lua_State *L) {
 /* k:signal_wait_until(sig, cmp, value): the value that satisfied it */
 static int k_signal_wait_until(lua_State *L) {
   int blk, st;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_signal_wait_until);
   sl_loc g = lsl_kloc(L, lm, 2);
   lua_Integer cmp = kint(L, 3);
   lua_Integer v = kint(L, 4);
@@ -110,7 +110,7 @@ static void p2p_args(lua_State *L, lmach *lm, const p2p_form *f, int dt, sl_wset
 /* every p2p_sync call: upvalue 1 the form, 2 the dtype its name fixes (-1 none) */
 static int k_p2p(lua_State *L) {
   int blk, st, map[7] = { 0, 0, 0, 0, 0, 0, 0 };
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_p2p);
   const p2p_form *f = &p2p_forms[lua_tointeger(L, lua_upvalueindex(1))];
   sl_wset w;
   int64_t ret = 0;
@@ -165,7 +165,7 @@ static sl_loc typed_loc(lua_State *L, lmach *lm, int i) {
 /* k:p(dst, value, pe) / k:NAME_p: one element to PE pe (upvalue 1: 0 p, 1 g) */
 static int k_pg(lua_State *L) {
   int blk, st;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_pg);
   sl_loc l = typed_loc(L, lm, 2);
   int64_t iv = 0;
   double fv = 0;
@@ -194,7 +194,7 @@ static int amo_cont(lua_State *L, int status, lua_KContext ctx) {
 ** carves the scratch UB first, as blocking_body does */
 static int amo_body(lua_State *L, int resumed) {
   int blk, st, a = 3, map[4] = { 0, 1, 0, 0 };
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, NULL);
   const sl_amo_form *f = &sl_amo_forms[lua_tointeger(L, lua_upvalueindex(1))];
   sl_loc d = typed_loc(L, lm, 2), u;
   int64_t iv = 0, cond = 0;
@@ -272,7 +272,7 @@ void lsl_amo_register(lua_State *L) {
 ** Wait; polls the GM flag into UB until flag[0] cmp value; returns flag[0] */
 static int k_wait_signal_value(lua_State *L) {
   int blk, st;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_wait_signal_value);
   sl_loc f = lsl_kloc(L, lm, 2), u = lsl_kloc(L, lm, 3);
   lua_Integer n = kint(L, 4);
   lua_Integer cmp = kint(L, 5);
@@ -288,7 +288,7 @@ static int k_wait_signal_value(lua_State *L) {
 /* k:quiet() */
 static int k_quiet(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_quiet);
   return lsl_kdone(L, lm, blk, sl_quiet(lm->m, blk), 0);
 }
 
@@ -297,7 +297,7 @@ static int k_quiet(lua_State *L) {
 ** block's staged calls for the rest of the launch */
 static int k_set_mte_config(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_set_mte_config);
   sl_loc u = lsl_kloc(L, lm, 2);
   lua_Integer bytes = luaL_optinteger(L, 3, u.buf < 0 ? u.cap - u.off : 1);
   lua_Integer id = luaL_optinteger(L, 4, SL_SCRATCH_ID);
@@ -308,42 +308,42 @@ static int k_set_mte_config(lua_State *L) {
 ** landed (its DMA engines' transfers are not waited for) */
 static int k_mte_quiet(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_mte_quiet);
   return lsl_kdone(L, lm, blk, sl_pipe_barrier(lm->m, blk, SL_NPIPES), 0);
 }
 
 /* k:fence() */
 static int k_fence(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_fence);
   return lsl_kdone(L, lm, blk, sl_fence(lm->m, blk), 0);
 }
 
 /* k:barrier_all() */
 static int k_barrier_all(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_barrier_all);
   return lsl_kdone(L, lm, blk, sl_barrier_all(lm->m, blk), 0);
 }
 
 /* k:shmem_sync_all(): aclshmem_sync_all, every block of every PE (no quiet) */
 static int k_shmem_sync_all(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_shmem_sync_all);
   return lsl_kdone(L, lm, blk, sl_shmem_sync_all(lm->m, blk), 0);
 }
 
 /* k:ascendc_sync_all(), k:sync_all(): Ascend C's SyncAll, the blocks of this PE */
 static int k_sync_all(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_sync_all);
   return lsl_kdone(L, lm, blk, sl_sync_all(lm->m, blk), 0);
 }
 
 /* k:my_pe() */
 static int k_my_pe(lua_State *L) {
   int blk, pe, b;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_my_pe);
   sl_block_where(lm->m, blk, &pe, &b);
   lua_pushinteger(L, pe);
   return 1;
@@ -352,7 +352,7 @@ static int k_my_pe(lua_State *L) {
 /* k:ptr(buf, pe): the symmetric buffer's copy on PE pe */
 static int k_ptr(lua_State *L) {
   int blk;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_ptr);
   lview *v = lsl_checkanyview(L, 2);
   int pe = lsl_checkpe(L, lm, 3);
   if (v->lm != lm) return luaL_argerror(L, 2, "view of another machine");
@@ -439,7 +439,7 @@ static int m_team_query(lua_State *L) {
 ** dest), k:team_pe_mapping(team, n) (upvalue: the kind of team_answer) */
 static int k_team_query(lua_State *L) {
   int blk, pe, b;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_team_query);
   sl_block_where(lm->m, blk, &pe, &b);
   lua_pushinteger(L, team_answer(L, lm, (int)lua_tointeger(L, lua_upvalueindex(1)), 2, pe));
   return 1;
@@ -463,7 +463,7 @@ static void roce_workspace(lua_State *L, lmach *lm, int i) {
 static int k_team_barrier(lua_State *L) {
   int blk, kind = (int)lua_tointeger(L, lua_upvalueindex(1));
   int all = lua_toboolean(L, lua_upvalueindex(2)), a = all ? 2 : 3;
-  lmach *lm = lsl_kcheck(L, &blk);
+  lmach *lm = lsl_kcheck(L, &blk, k_team_barrier);
   int t = all ? SL_TEAM_WORLD : (int)luaL_checkinteger(L, 2);
   if (kind >= SL_TEAM_ROCE_BARRIER && !lua_isnoneornil(L, a)) roce_workspace(L, lm, a);
   return lsl_kdone(L, lm, blk, sl_team_barrier(lm->m, blk, t, kind), 0);
