@@ -2,7 +2,7 @@
 -- written by `make chain-fidelity` (bench/chain_fidelity.lua) from the cases of
 -- shmemlab.chain_cases; this spec fails when a row there is stale. It recomputes
 -- only the rows of 128 PEs or fewer (16, 64 and 128 PEs relay, 64 and 128 PEs flat:
--- three launches each, about 7 s of CPU in all here), because the others take from
+-- three launches each, about 5 s of CPU in all here), because the others take from
 -- several seconds (256 PEs) to minutes (the 1024-PE relay's chunked run) and the
 -- suite must stay cheap on CI. Every row, recomputed or not, must name its case in
 -- order, be of the table's form, leave no more ghosts than ran, and have per cents

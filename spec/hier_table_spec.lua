@@ -1,7 +1,7 @@
 -- doc/hier.md's efficiency table at 16 MiB a PE is written by `make hier-table`
 -- (bench/hier_table.lua) from the cases of shmemlab.hier_cases; this spec fails
 -- when a row there is stale. It recomputes only the cells of 16 and 32 PEs (twenty
--- runs, about 4 s of CPU in all here), because a 64-PE cell takes up to 7 s and a
+-- runs, about 3 s of CPU in all here), because a 64-PE cell takes up to 7 s and a
 -- 128-PE one up to 40 s (the A3 allgather), too long for the suite on CI. Every row
 -- must name its case (op, SoC, design) in order, and every cell, recomputed or not,
 -- must read "P.P (BOUND / KERNEL)" with P the per cent the two figures give.
