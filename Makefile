@@ -17,6 +17,8 @@
 #   make bench-peers-scale   the same at 256 and 512 ranks, timing-only (bench/peers/scale.lua), into doc/performance.md
 #   make fidelity-readme   the same as make fidelity
 #   make hccl-tables   build, then bench/hccl_tables.lua: HCCL's task plans against their formulas, written into doc/hccl.md
+#   make chain-fidelity   build, then bench/chain_fidelity.lua: bare chains against chunked ones at 1000 ns, written into doc/chain.md
+#   make hier-table   build, then bench/hier_table.lua: each op's efficiency at 16 MiB a PE, 16-128 PEs, written into doc/hier.md
 #   make validation   the shipping MoE kernels against their published figures (minutes)
 #   make validation-readme   the same, written into doc/validation.md's block
 #   make usage-readme   the usage block of the docs rewritten with the generated --help
@@ -106,7 +108,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module help deps run test lint ctest spec test-asan bench bench-peers bench-peers-scale scale chain fidelity \
-        fidelity-readme hccl-tables validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
+        fidelity-readme hccl-tables chain-fidelity hier-table validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
@@ -248,6 +250,19 @@ fidelity fidelity-readme: all
 # case from lua/shmemlab/hccl_cases.lua; spec/hccl_plan_spec.lua fails on a stale row.
 hccl-tables: all
 	$(RUN_ENV) $(LUA) bench/hccl_tables.lua --readme $(DOCS)
+
+# doc/chain.md's table of bare chains (virtual time): the timing-only allgather, server
+# relay at 16-1024 PEs and flat at 64-256, exact, then chunked and as one flow at a
+# 1000 ns window, each case from lua/shmemlab/chain_cases.lua (a few minutes: the
+# 1024-PE relay); spec/chain_fidelity_spec.lua fails on a stale row.
+chain-fidelity: all
+	$(RUN_ENV) $(LUA) bench/chain_fidelity.lua --readme $(DOCS)
+
+# doc/hier.md's efficiency table (virtual time): bound_us / kernel_us of each op on
+# each SoC at 16 MiB a PE and 16-128 PEs, each cell from lua/shmemlab/hier_cases.lua
+# (a few minutes: the 128-PE cells); spec/hier_table_spec.lua fails on a stale row.
+hier-table: all
+	$(RUN_ENV) $(LUA) bench/hier_table.lua --readme $(DOCS)
 
 # Operator-level validation (never calibration): the shipping MoE kernels' ports
 # against DeepEP-Ascend's published figures; -readme writes doc/validation.md's block.

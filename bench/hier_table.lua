@@ -1,0 +1,31 @@
+-- bench/hier_table.lua: doc/hier.md's efficiency table at 16 MiB a PE (`make
+-- hier-table`). Runs every cell of shmemlab.hier_cases (each op of the table on its
+-- SoC at 16, 32, 64 and 128 PEs, timing-only) and prints the Markdown table: each
+-- cell the efficiency bound_us / kernel_us in per cent, with the two figures.
+-- Virtual time only: the figures do not depend on this machine; each cell's CPU
+-- seconds go to stderr (the 128-PE cells take the longest).
+-- `lua5.4 bench/hier_table.lua --readme README.md doc/*.md` (`make hier-table`) also
+-- rewrites the block of the doc that holds its markers (doc/hier.md);
+-- spec/hier_table_spec.lua fails when a row there is not the one its cases compute.
+local H = require("shmemlab.hier_cases")
+local write_readme = require("scripts.readme_block")
+
+local rows, t0 = {}, os.clock()
+for _, case in ipairs(H.ROWS) do
+  local cells = {}
+  for i, pes in ipairs(H.PES) do
+    local c0 = os.clock()
+    local r = H.run(case[1], case[2], pes)
+    cells[i] = H.cell(r.bound, r.kernel)
+    io.stderr:write(string.format("%s %s %d PEs: %s, %.2f s CPU\n", case[1], case[2], pes,
+                                  cells[i], os.clock() - c0))
+  end
+  rows[#rows + 1] = H.row(case, cells)
+end
+local block = H.block(rows)
+print(block)
+io.stderr:write(string.format("%.1f s CPU in all\n", os.clock() - t0))
+if arg[1] == "--readme" then      -- the docs to look in: README.md doc/*.md
+  assert(arg[2], "--readme FILE...")
+  write_readme(table.move(arg, 2, #arg, 1, {}), H.TABLE.first, H.TABLE.last, block, H.TABLE.name)
+end
