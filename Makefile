@@ -19,6 +19,7 @@
 #   make hccl-tables   build, then bench/hccl_tables.lua: HCCL's task plans against their formulas, written into doc/hccl.md
 #   make chain-fidelity   build, then bench/chain_fidelity.lua: bare chains against chunked ones at 1000 ns, written into doc/chain.md
 #   make hier-table   build, then bench/hier_table.lua: each op's efficiency at 16 MiB a PE, 16-128 PEs, written into doc/hier.md
+#   make tables     every virtual-time table and output block at once (after a change that moves virtual time)
 #   make validation   the shipping MoE kernels against their published figures (minutes)
 #   make validation-readme   the same, written into doc/validation.md's block
 #   make usage-readme   the usage block of the docs rewritten with the generated --help
@@ -108,7 +109,7 @@ ASAN_ENV      = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 .PHONY: all module help deps run test lint ctest spec test-asan bench bench-peers bench-peers-scale scale chain fidelity \
-        fidelity-readme hccl-tables chain-fidelity hier-table validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
+        fidelity-readme hccl-tables chain-fidelity hier-table tables validation validation-readme usage-readme outputs-readme op-outputs install uninstall install-check luarocks-check exports-check \
         rockspec-check clean
 
 all: $(MODULE)
@@ -263,6 +264,11 @@ chain-fidelity: all
 # (a few minutes: the 128-PE cells); spec/hier_table_spec.lua fails on a stale row.
 hier-table: all
 	$(RUN_ENV) $(LUA) bench/hier_table.lua --readme $(DOCS)
+
+# Every table and output block of virtual time (the same on any machine), each
+# rewritten by its own target: after a change that moves virtual time, this is what
+# to run (about half an hour on 2 cores, most of it validation and the 1024-PE chain).
+tables: fidelity hccl-tables chain-fidelity hier-table validation-readme outputs-readme
 
 # Operator-level validation (never calibration): the shipping MoE kernels' ports
 # against DeepEP-Ascend's published figures; -readme writes doc/validation.md's block.
