@@ -72,6 +72,7 @@ build = {
     ["shmemlab.check"] = "lua/shmemlab/check.lua",
     ["shmemlab.cli"] = "lua/shmemlab/cli.lua",
     ["shmemlab.deepep"] = "lua/shmemlab/deepep.lua",
+    ["shmemlab.doc_table"] = "lua/shmemlab/doc_table.lua",
     ["shmemlab.fidelity"] = "lua/shmemlab/fidelity.lua",
     ["shmemlab.validation"] = "lua/shmemlab/validation.lua",
     ["shmemlab.frames"] = "lua/shmemlab/frames.lua",

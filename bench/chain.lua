@@ -16,6 +16,7 @@
 -- allgather (1024 int32 a PE x 16 blocks) at 256, and DeepEP main's dispatch
 -- (ops/deepep/dispatch_hccl.lua) at EP16 on Ascend910_93.
 local runner = require("shmemlab.runner")
+local group = require("shmemlab.doc_table").thousands
 
 local WINDOWS = { 0, 1000 }
 local CASES = { { "flat", 64 }, { "flat", 128 }, { "flat", 256 },
@@ -58,12 +59,6 @@ local function run(algo, pes, window, chain_flow, run_ahead)
   return launch("allgather", { pes = pes, block_dim = 48, timing_only = true, count = 262144,
                                algo = algo == "relay" and "hier" or "flat", settle_ns = window,
                                chain_flow = chain_flow }, run_ahead)
-end
-
--- "a -> b" of two integers with thousands separators
-local function group(n)
-  local s = string.format("%d", n)
-  return (s:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", ""))
 end
 
 -- the virtual-time cell: the same, or chunked -> one flow and the difference

@@ -8,7 +8,7 @@
 -- chain-fidelity`) also rewrites the block of the doc that holds its markers
 -- (doc/chain.md); spec/chain_fidelity_spec.lua fails when a row there is stale.
 local C = require("shmemlab.chain_cases")
-local write_readme = require("scripts.readme_block")
+local write_table = require("scripts.table_block")
 
 local rows, t0 = {}, os.clock()
 for _, c in ipairs(C.CASES) do
@@ -16,10 +16,4 @@ for _, c in ipairs(C.CASES) do
   rows[#rows + 1] = C.row(c, C.run(c))
   io.stderr:write(string.format("%s, %.2f s CPU\n", rows[#rows], os.clock() - c0))
 end
-local block = C.block(rows)
-print(block)
-io.stderr:write(string.format("%.1f s CPU in all\n", os.clock() - t0))
-if arg[1] == "--readme" then      -- the docs to look in: README.md doc/*.md
-  assert(arg[2], "--readme FILE...")
-  write_readme(table.move(arg, 2, #arg, 1, {}), C.TABLE.first, C.TABLE.last, block, C.TABLE.name)
-end
+write_table(C.TABLE, rows, arg, t0)

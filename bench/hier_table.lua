@@ -8,7 +8,7 @@
 -- rewrites the block of the doc that holds its markers (doc/hier.md);
 -- spec/hier_table_spec.lua fails when a row there is not the one its cases compute.
 local H = require("shmemlab.hier_cases")
-local write_readme = require("scripts.readme_block")
+local write_table = require("scripts.table_block")
 
 local rows, t0 = {}, os.clock()
 for _, case in ipairs(H.ROWS) do
@@ -22,10 +22,4 @@ for _, case in ipairs(H.ROWS) do
   end
   rows[#rows + 1] = H.row(case, cells)
 end
-local block = H.block(rows)
-print(block)
-io.stderr:write(string.format("%.1f s CPU in all\n", os.clock() - t0))
-if arg[1] == "--readme" then      -- the docs to look in: README.md doc/*.md
-  assert(arg[2], "--readme FILE...")
-  write_readme(table.move(arg, 2, #arg, 1, {}), H.TABLE.first, H.TABLE.last, block, H.TABLE.name)
-end
+write_table(H.TABLE, rows, arg, t0)

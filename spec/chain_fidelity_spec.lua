@@ -13,18 +13,8 @@ local docs = require("spec.helpers.docs")
 -- the rows a spec run recomputes (see the header)
 local RECOMPUTE_MAX_PES = 128
 
--- the doc that holds the block, and its rows
-local function shown()
-  local texts, files = docs.texts()
-  for _, path in ipairs(files) do
-    local rows = C.rows(texts[path])
-    if rows then return path, rows end
-  end
-  error("no doc holds the " .. C.TABLE.name .. " block: run make chain-fidelity")
-end
-
 describe("doc/chain.md's bare chains against the chunked chain (make chain-fidelity)", function()
-  local path, rows = shown()
+  local path, rows = docs.table_rows(C.TABLE)
 
   it("has one row a case, each of the table's form with per cents that recompute", function()
     assert.are.equal(#C.CASES, #rows, path .. ": rows of the chain-fidelity block")

@@ -121,16 +121,6 @@ describe("HCCL plan selection (cann-hccl SelectAlg)", function()
   end)
 end)
 
--- the doc that holds block b of shmemlab.hccl_cases (doc/hccl.md), and its rows
-local function shown(b)
-  local texts, files = docs.texts()
-  for _, path in ipairs(files) do
-    local rows = H.rows(b, texts[path])
-    if rows then return path, rows, texts[path] end
-  end
-  error("no doc holds the " .. b.name .. " block: run make hccl-tables")
-end
-
 -- nil when row i of block b's rows is row, else why not
 local function stale(b, path, rows, i, row)
   if rows[i] == row then return nil end
@@ -139,8 +129,8 @@ local function stale(b, path, rows, i, row)
 end
 
 describe("HCCL task plans against cann-hccl's alpha-beta formulas", function()
-  local plans_path, plans_rows = shown(H.PLANS)
-  local gap_path, gap_rows = shown(H.GAP)
+  local plans_path, plans_rows = docs.table_rows(H.PLANS)
+  local gap_path, gap_rows = docs.table_rows(H.GAP)
   local cases = H.cases()
   local plan_i, gap_i, gaps, by_op, order = {}, {}, 0, {}, {}
   for i, c in ipairs(cases) do      -- each case's row in each table, the cases by SoC and op

@@ -11,18 +11,8 @@ local docs = require("spec.helpers.docs")
 -- the PE counts whose cells a spec run recomputes (see the header)
 local RECOMPUTE = { [16] = true, [32] = true }
 
--- the doc that holds the block, and its rows
-local function shown()
-  local texts, files = docs.texts()
-  for _, path in ipairs(files) do
-    local rows = H.rows(texts[path])
-    if rows then return path, rows end
-  end
-  error("no doc holds the " .. H.TABLE.name .. " block: run make hier-table")
-end
-
 describe("doc/hier.md's efficiency table at 16 MiB a PE (make hier-table)", function()
-  local path, rows = shown()
+  local path, rows = docs.table_rows(H.TABLE)
 
   it("has one row a case, each cell's per cent recomputing from its figures", function()
     assert.are.equal(#H.ROWS, #rows, path .. ": rows of the hier-table block")

@@ -9,6 +9,7 @@
 -- (window 0, the default form), then at 1000 ns chunked (chain_flow = false) and as
 -- one flow. Virtual time (m:now()): the same figures on any machine.
 local runner = require("shmemlab.runner")
+local T = require("shmemlab.doc_table")
 
 local M = {}
 
@@ -26,12 +27,10 @@ M.CASES = {
   { algo = "flat", pes = 256, count = 262144 },
 }
 
--- the table's block in the doc: its name, header and marker lines
-M.TABLE = { name = "chain-fidelity",
-            header = "| run | exact | chunked, 1000 ns | one flow, 1000 ns | ghosts left |\n"
-              .. "| --- | --- | --- | --- | --- |" }
-M.TABLE.first = "<!-- chain-fidelity:begin (make chain-fidelity writes this block) -->"
-M.TABLE.last = "<!-- chain-fidelity:end -->"
+-- the table in the doc (shmemlab.doc_table): its name, target and header
+M.TABLE = T.new("chain-fidelity", "chain-fidelity",
+                "| run | exact | chunked, 1000 ns | one flow, 1000 ns | ghosts left |\n"
+                  .. "| --- | --- | --- | --- | --- |")
 
 -- one launch of case c at window ns, as one flow a chain or chunked: its virtual
 -- time (us) and the ghosts its one-flow chains ran
@@ -63,12 +62,6 @@ function M.name(c)
   return s
 end
 
--- an integer with thousands separators
-local function group(n)
-  local s = string.format("%d", n)
-  return (s:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", ""))
-end
-
 -- a windowed time against the exact one, both as printed: "358.461851 us (+1.21%)"
 local function against(t, exact)
   local a, e = string.format("%.6f", t), string.format("%.6f", exact)
@@ -82,7 +75,7 @@ function M.row(c, r)
   local one = string.format("%.6f", r.one) == string.format("%.6f", r.chunked) and "the same"
               or against(r.one, r.exact)
   return string.format("| %s | %.6f us | %s | %s | %s of %s |", M.name(c), r.exact, chunked, one,
-                       group(r.left), group(r.ghosts))
+                       T.thousands(r.left), T.thousands(r.ghosts))
 end
 
 -- nil when a row's text is well formed for case c and its per cents recompute from
@@ -104,22 +97,8 @@ function M.row_error(c, line)
   return nil
 end
 
--- a block of doc text: its markers around its header and rows
-function M.block(rows)
-  return table.concat({ M.TABLE.first, M.TABLE.header, table.concat(rows, "\n"),
-                        M.TABLE.last }, "\n")
-end
-
--- the rows of the block in text (nil when the markers are missing), in order
-function M.rows(text)
-  local a = text:find(M.TABLE.first, 1, true)
-  if not a then return nil end
-  local z = assert(text:find(M.TABLE.last, a, true), "chain-fidelity block has no end marker")
-  local out = {}
-  for line in text:sub(a, z - 1):gmatch("[^\n]+") do
-    if line:find("^| ") and not M.TABLE.header:find(line, 1, true) then out[#out + 1] = line end
-  end
-  return out
-end
+-- the table's block of doc text, and its rows in text (nil without its markers)
+function M.block(rows) return T.block(M.TABLE, rows) end
+function M.rows(text) return T.rows(M.TABLE, text) end
 
 return M

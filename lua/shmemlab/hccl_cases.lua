@@ -8,6 +8,7 @@ local lab = require("shmemlab")
 local runner = require("shmemlab.runner")
 local A = require("shmemlab.hccl_algo")
 local op_mod = require("shmemlab.op")
+local T = require("shmemlab.doc_table")
 
 local M = {}
 
@@ -20,16 +21,12 @@ M.ONE_SERVER = { Ascend910B = 8, Ascend910_93 = 16 }
 
 -- the two blocks of doc/hccl.md: each its name, its table's header, and the marker
 -- lines around it (first, last)
-M.GAP = { name = "hccl-gap",
-          header = "| SoC, PEs | op | size | AIV kernels (`hccl`) | task plan (`hccl-sdma`) "
-            .. "| task / AIV |\n| --- | --- | --- | --- | --- | --- |" }
-M.PLANS = { name = "hccl-plans",
-            header = "| SoC | op | PEs | size | emulated us | formula us | deviation | plan |\n"
-              .. "| --- | --- | --- | --- | --- | --- | --- | --- |" }
-for _, b in ipairs({ M.GAP, M.PLANS }) do
-  b.first = "<!-- " .. b.name .. ":begin (make hccl-tables writes this block) -->"
-  b.last = "<!-- " .. b.name .. ":end -->"
-end
+M.GAP = T.new("hccl-gap", "hccl-tables",
+              "| SoC, PEs | op | size | AIV kernels (`hccl`) | task plan (`hccl-sdma`) "
+                .. "| task / AIV |\n| --- | --- | --- | --- | --- | --- |")
+M.PLANS = T.new("hccl-plans", "hccl-tables",
+                "| SoC | op | PEs | size | emulated us | formula us | deviation | plan |\n"
+                  .. "| --- | --- | --- | --- | --- | --- | --- | --- |")
 
 -- emulated kernel time (max over PEs, us) and the plan of one baseline run; a
 -- plan of several CCL-buffer loops runs one (its loops are identical launches:
@@ -104,21 +101,7 @@ function M.aiv(r)
   return (M.emulate(r.soc, r.name, r.pes, r.bytes, "hccl"))
 end
 
--- a block of doc text: its markers around its header and rows
-function M.block(b, rows)
-  return table.concat({ b.first, b.header, table.concat(rows, "\n"), b.last }, "\n")
-end
-
--- the rows of block b in text (nil when the markers are missing), in order
-function M.rows(b, text)
-  local a = text:find(b.first, 1, true)
-  if not a then return nil end
-  local z = assert(text:find(b.last, a, true), b.name .. " block has no end marker")
-  local out = {}
-  for line in text:sub(a, z - 1):gmatch("[^\n]+") do
-    if line:find("^| ") and not b.header:find(line, 1, true) then out[#out + 1] = line end
-  end
-  return out
-end
+-- a block of doc text (doc_table.block), and the rows of block b in text
+M.block, M.rows = T.block, T.rows
 
 return M

@@ -8,6 +8,7 @@
 -- --timing-only -w 0 -n 1 --prof-pe -1 --baseline none`. Virtual time: the same
 -- figures on any machine.
 local runner = require("shmemlab.runner")
+local T = require("shmemlab.doc_table")
 
 local M = {}
 
@@ -28,12 +29,10 @@ M.ROWS = {
   { "alltoall", "Ascend910_93", "one step; 16 MiB a pair (below)" },
 }
 
--- the table's block in the doc: its name, header and marker lines
-M.TABLE = { name = "hier-table",
-            header = "| op | SoC | 16 | 32 | 64 | 128 | design beyond one server or card |\n"
-              .. "| --- | --- | --- | --- | --- | --- | --- |" }
-M.TABLE.first = "<!-- hier-table:begin (make hier-table writes this block) -->"
-M.TABLE.last = "<!-- hier-table:end -->"
+-- the table in the doc (shmemlab.doc_table): its name, target and header
+M.TABLE = T.new("hier-table", "hier-table",
+                "| op | SoC | 16 | 32 | 64 | 128 | design beyond one server or card |\n"
+                  .. "| --- | --- | --- | --- | --- | --- | --- |")
 
 -- one cell's run: {bound, kernel} in us (the kernel time is the max over PEs)
 function M.run(op, soc, pes)
@@ -77,22 +76,8 @@ function M.split(line)
   return parts[1], parts[2], cells, parts[3 + #M.PES]
 end
 
--- a block of doc text: its markers around its header and rows
-function M.block(rows)
-  return table.concat({ M.TABLE.first, M.TABLE.header, table.concat(rows, "\n"),
-                        M.TABLE.last }, "\n")
-end
-
--- the rows of the block in text (nil when the markers are missing), in order
-function M.rows(text)
-  local a = text:find(M.TABLE.first, 1, true)
-  if not a then return nil end
-  local z = assert(text:find(M.TABLE.last, a, true), "hier-table block has no end marker")
-  local out = {}
-  for line in text:sub(a, z - 1):gmatch("[^\n]+") do
-    if line:find("^| ") and not M.TABLE.header:find(line, 1, true) then out[#out + 1] = line end
-  end
-  return out
-end
+-- the table's block of doc text, and its rows in text (nil without its markers)
+function M.block(rows) return T.block(M.TABLE, rows) end
+function M.rows(text) return T.rows(M.TABLE, text) end
 
 return M
