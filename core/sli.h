@@ -702,6 +702,7 @@ static inline void sli_guard_access(sl_machine *m, int blk, const int64_t *f, si
   sl_block *b = &m->blocks[blk];
   uint64_t h = 1469598103934665603u;
   size_t i;
+#pragma GCC unroll 16   /* n is a constant at each call: a chain of xor-multiplies */
   for (i = 0; i < n; i++) h = (h ^ (uint64_t)f[i]) * 1099511628211u;
   if (b->gsig[0] == h || b->gsig[1] == h || b->gsig[2] == h || b->gsig[3] == h) return;
   b->gsig[b->gsig_i] = h;
