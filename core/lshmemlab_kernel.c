@@ -434,9 +434,12 @@ static int checkevent(lua_State *L, lmach *lm, int i) {
 ** integer first (the copies' and engines' calls pass one), and only one that
 ** is not an integer is asked whether it is nil: no lua_type call on the way */
 static int checkid(lua_State *L, int i) {
-  int top = lua_gettop(L), isint = 0;
-  lua_Integer id = i > top ? 0 : lua_tointegerx(L, i, &isint);
-  if (!isint && i <= top) id = lua_isnil(L, i) ? 0 : luaL_checkinteger(L, i);
+  lua_Integer id = 0;
+  if (i <= lua_gettop(L)) {
+    int isint;
+    id = lua_tointegerx(L, i, &isint);
+    if (!isint) id = lua_isnil(L, i) ? 0 : luaL_checkinteger(L, i);
+  }
   luaL_argcheck(L, id >= 0 && id < SL_NEVENT_IDS, i, "event id must be in 0..7");
   return (int)id;
 }

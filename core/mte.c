@@ -872,14 +872,15 @@ int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
 int sl_scalar_ahead_at(const sl_machine *m, int blk, const sl_loc *ub, int64_t i) {
   const sl_block *b = &m->blocks[blk];
   int64_t esz = (int64_t)sl_dtype_size((sl_dtype)ub->dtype), lo, hi, d;
+  uint32_t set;
   int k;
   if (b->pover > 0 || ub->buf >= 0 || i < 0 || esz <= 0) return 0;
   d = sl_nbytes(i, esz);
   if (d == INT64_MAX || ub->off > INT64_MAX / 2 - d) return 0;
   lo = ub->base + ub->off + d;
   hi = lo + esz;
-  for (k = 0; k < b->npub; k++)
-    if (b->pub[k].lo < hi && lo < b->pub[k].hi) return 0;
+  for (k = 0, set = b->pubset; set != 0; k++, set >>= 1)
+    if ((set & 1) && b->pub[k].lo < hi && lo < b->pub[k].hi) return 0;
   return 1;
 }
 

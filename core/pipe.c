@@ -92,24 +92,47 @@ static void tok_free(sl_machine *m, int32_t tok) {
 
 static void kick_at(sl_machine *m, int blk, int pipe, sl_time t, int hold);
 
+_Static_assert(SL_NPUB <= 32, "pubset has a bit for each entry of pub");
+
+/* the lowest entry of the pub table not in use (some is) */
+static int pub_free(uint32_t set) {
+#if defined(__GNUC__)
+  return __builtin_ctz(~set);
+#else
+  int i = 0;
+  for (; set & 1; set >>= 1) i++;
+  return i;
+#endif
+}
+
 /* a pending XFER / VEC of the block with landing record ev: its UB bytes go
-** in the table (beyond it, counted in pover) */
+** in the table (beyond it, counted in pover); the record names the entry,
+** so its landing finds it without a search (ops of two pipes land out of
+** the order they were issued in: a search went through half the table) */
 static void pub_add(sl_machine *m, sl_block *b, int32_t ev) {
   int64_t lo, hi;
+  int i;
   if (!sli_ub_span(&m->evs[ev], &lo, &hi)) return;
-  if (b->npub == SL_NPUB || lo < 0 || hi > INT32_MAX) { b->pover++; return; }
-  b->pub[b->npub].ev = ev;
-  b->pub[b->npub].lo = (int32_t)lo;
-  b->pub[b->npub].hi = (int32_t)hi;
-  b->npub++;
+  if (b->pubset == (uint32_t)(((uint64_t)1 << SL_NPUB) - 1) || lo < 0 || hi > INT32_MAX) {
+    b->pover++;
+    return;
+  }
+  i = pub_free(b->pubset);
+  b->pubset |= (uint32_t)1 << i;
+  b->pub[i].ev = ev;
+  b->pub[i].lo = (int32_t)lo;
+  b->pub[i].hi = (int32_t)hi;
+  m->evs[ev].pubi = i;
 }
 
 /* the pending op of record ev landed: its UB bytes leave the table */
 static void pub_drop(sl_machine *m, sl_block *b, int32_t ev) {
   int64_t lo, hi;
-  int i;
-  for (i = 0; i < b->npub; i++)
-    if (b->pub[i].ev == ev) { b->pub[i] = b->pub[--b->npub]; return; }
+  int i = m->evs[ev].pubi;
+  if (i >= 0 && i < SL_NPUB && (b->pubset >> i & 1) && b->pub[i].ev == ev) {
+    b->pubset &= ~((uint32_t)1 << i);
+    return;
+  }
   if (sli_ub_span(&m->evs[ev], &lo, &hi)) b->pover--;
 }
 
@@ -325,8 +348,9 @@ static int step(sl_machine *m, int blk, int pipe, sl_time now) {
   }
 }
 
-/* advance one pipe; a block waiting for its pipes to drain may go on */
-static void advance(sl_machine *m, int blk, int pipe, sl_time now) {
+/* advance one pipe; a block waiting for its pipes to drain may go on
+** (inline: its one caller runs it for each pipe kicked) */
+static inline void advance(sl_machine *m, int blk, int pipe, sl_time now) {
   sl_block *b = &m->blocks[blk];
   int q = QI(pipe);
   sl_time t;
@@ -340,10 +364,11 @@ static void advance(sl_machine *m, int blk, int pipe, sl_time now) {
 void sli_pipe_kick(sl_machine *m, int blk, int pipe, sl_time now) {
   if (!m->kbusy) {                      /* the queue is empty: this pipe first */
     m->kbusy = 1;
-    advance(m, blk, pipe, now);
-    while (m->kqh < m->nkq) {
-      int32_t k = m->kq[m->kqh++];
-      advance(m, k / 4, k % 4, now);
+    for (;;) {                          /* (one call of advance: inlined once) */
+      advance(m, blk, pipe, now);
+      if (m->kqh >= m->nkq) break;
+      blk = m->kq[m->kqh] / 4;
+      pipe = m->kq[m->kqh++] % 4;
     }
     m->kqh = m->nkq = 0;
     m->kbusy = 0;

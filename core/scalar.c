@@ -40,7 +40,7 @@ static void sview_open(sl_machine *m, int blk, const sl_loc *ub, sview *v) {
   v->esz = (int64_t)sl_dtype_size(v->dt);
   sli_addr(ub, &v->a);
   v->fast = (m->p.check & SL_CHECK_INIT) == 0 && m->race == NULL && m->nlzb == 0
-            && b->npub == 0 && b->pover == 0 && ub->buf < 0 && ub->pe == b->pe
+            && b->pubset == 0 && b->pover == 0 && ub->buf < 0 && ub->pe == b->pe
             && ub->core == b->b && v->esz > 0 && !sl_dtype_isfloat(v->dt)
             && ub->off >= 0 && ub->cap >= ub->off;
   v->hi = v->fast ? (ub->cap - ub->off - v->esz) / v->esz : -1;

@@ -167,11 +167,15 @@ sl_event *sli_newev(sl_machine *m, int32_t *id) {
 }
 
 /* a new zeroed event of kind for block blk at the running primitive's Lua
-** line, not yet scheduled; NULL when out of memory */
+** line, not yet scheduled; NULL when out of memory. Zeroed by a copy of a
+** zero record: GCC makes memset of 128 bytes a rep stos, whose start-up costs
+** more than the eight vector stores of the copy (every copy, signal and
+** vector op makes one) */
 sl_event *sli_event_new(sl_machine *m, int kind, int blk, int32_t *id) {
+  static const sl_event zero;
   sl_event *e = sli_newev(m, id);
   if (e == NULL) return NULL;
-  memset(e, 0, sizeof(*e));
+  *e = zero;
   e->kind = kind;
   e->blk = blk;
   e->site = m->site;
@@ -485,16 +489,20 @@ static inline const sl_key *peek_raw(const sl_machine *m) {
   return ev_less(h, f) ? h : f;
 }
 
-/* the earliest pending key, or NULL, once the flows' changes due before it
-** are settled (settling may schedule the next EV_FLOW) */
-static const sl_key *peek(sl_machine *m) {
-  const sl_key *k;
-  if (m->hold) sli_hold_flush(m);
-  k = peek_raw(m);
-  if (m->ndirty == 0) return k;
+/* peek with flows changed: they are settled up to the earliest key first */
+static SLOW_PATH const sl_key *peek_settle(sl_machine *m) {
+  const sl_key *k = peek_raw(m);
   m->kseq = 0;                          /* flow ends come first */
   sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? k->kind == EV_FLOW : 1);
   return peek_raw(m);
+}
+
+/* the earliest pending key, or NULL, once the flows' changes due before it
+** are settled (settling may schedule the next EV_FLOW); inline, the settle
+** out of line: the step loops ask before every key */
+static inline const sl_key *peek(sl_machine *m) {
+  if (m->hold) sli_hold_flush(m);
+  return m->ndirty == 0 ? peek_raw(m) : peek_settle(m);
 }
 
 /* inlined into its callers before GCC's analysis of side effects: a function
@@ -522,8 +530,9 @@ static PREFETCH_FN void prefetch_key(const sl_machine *m, const sl_key *k) {
 }
 
 /* remove key k, the earliest pending one (peek_raw's answer); what the key
-** after it reads starts loading */
-static sl_key take(sl_machine *m, const sl_key *k) {
+** after it reads starts loading. Inlined into the step loops (PREFETCH_FN
+** forces it): it runs once a key, and the call's frame was a tenth of it */
+static PREFETCH_FN sl_key take(sl_machine *m, const sl_key *k) {
   sl_key x;
   const sl_key *next;
   m->nevents++;

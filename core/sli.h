@@ -62,7 +62,11 @@ typedef struct sl_event {
                             ** its landing (pipe.c: kick_at), QI + 1 in 2 bits each,
                             ** first in the low bits */
   };
-  int32_t next_free;
+  union {
+    int32_t next_free;      /* a DMA descriptor: the next of its queue (engine.c) */
+    int32_t pubi;           /* a pipe's copy or vector op: its entry in its block's
+                            ** table of pending UB bytes (pub), -1 none (pipe.c) */
+  };
   double s;                 /* vector scalar */
   union {
     sl_addr src2;           /* vector op: the second source */
@@ -344,10 +348,12 @@ typedef struct sl_block {
   uint64_t gsig[4];
   int32_t gsig_i;
   /* the UB bytes [lo, hi) each pending XFER / VEC (issued, not landed) reads
-  ** or writes, by its landing record ev (npub of them), and how many more
-  ** pending ones touch UB than the table holds (pover): a scalar access of
-  ** bytes none of them touches may run ahead (sl_scalar_ahead_at) */
-  int32_t npub, pover;
+  ** or writes, by its landing record ev, in the entries of pubset (a bit
+  ** each; the record names its entry: pubi), and how many more pending ones
+  ** touch UB than the table holds (pover): a scalar access of bytes none of
+  ** them touches may run ahead (sl_scalar_ahead_at) */
+  uint32_t pubset;
+  int32_t pover;
   struct { int32_t ev, lo, hi; } pub[SL_NPUB];
   /* B_FLAG parked by a wait_flag of S while ahead (wahead): its clock then
   ** (wat) and the tie of the wake-up its catch-up would have yielded with
@@ -702,6 +708,7 @@ static inline void sli_guard_access(sl_machine *m, int blk, const int64_t *f, si
   sl_block *b = &m->blocks[blk];
   uint64_t h = 1469598103934665603u;
   size_t i;
+#pragma GCC unroll 16   /* n is a constant at each call: a chain of xor-multiplies */
   for (i = 0; i < n; i++) h = (h ^ (uint64_t)f[i]) * 1099511628211u;
   if (b->gsig[0] == h || b->gsig[1] == h || b->gsig[2] == h || b->gsig[3] == h) return;
   b->gsig[b->gsig_i] = h;
