@@ -99,14 +99,27 @@ local function cam_init(k, a)
   return { ds = ds, data = ds * a.cwin_half, status = ds * a.E * SLOT }
 end
 
--- one row into the own window (xQueue: GM -> UB, FillTriple, UB -> window)
-local function share_row(k, a, q, src, dst, token, kk)
+-- a TQue's buffers (alloc_tensor gives each buffer's one tensor) to a view of
+-- each made once a launch: fn(buffer), kept by the block's table so that a
+-- row asks no C function for a window it took before (v:reinterpret and v:sub
+-- give the view they keep for that window: the same object)
+local function per_buffer(fn)
+  return setmetatable({}, { __index = function(t, row)
+    local v = fn(row)
+    t[row] = v
+    return v
+  end })
+end
+
+-- one row into the own window (xQueue: GM -> UB, FillTriple, UB -> window);
+-- i32: the row tensors as int32 (per_buffer)
+local function share_row(k, a, q, i32, src, dst, token, kk)
   local R = a.row
   local row = alloc_tensor(q)
   data_copy_pad(k, row, src, a.hidden)
   en_que(q, row); row = de_que(q)
   sync(k, "MTE3_S")                                            -- FillTriple
-  local t = reinterpret(row, "int32")
+  local t = i32[row]
   set_value(k, t, R.idx, k.pe); set_value(k, t, R.idx + 1, token); set_value(k, t, R.idx + 2, kk)
   sync(k, "S_MTE3")
   data_copy_pad(k, dst, row, R.len)                            -- hScaleIdxSize bytes
@@ -127,13 +140,15 @@ local function input_to_share(k, a, w)
   k:data_copy_pad(ids, a.expert_ids:sub(first, cnt), cnt)
   k:data_copy_pad(idx, a.send_token_idx:sub(first, cnt), cnt)
   sync(k, "MTE2_S")
+  local i32 = per_buffer(function(row) return reinterpret(row, "int32") end)
+  local token, src = -1, nil                 -- a token's K rows read one window of input
   for i = 0, cnt - 1 do
     local e = get_value(k, ids, i)
     if e >= 0 and e < E then
       local slot = get_value(k, off, e) + get_value(k, idx, i)
       local t = first + i
-      share_row(k, a, q, sub(a.input, t // K * a.hidden, a.hidden),
-                sub(a.cwin, w.data + slot * R.gm, R.len), t // K, t % K)
+      if t // K ~= token then token = t // K; src = sub(a.input, token * a.hidden, a.hidden) end
+      share_row(k, a, q, i32, src, sub(a.cwin, w.data + slot * R.gm, R.len), token, t % K)
     end
   end
   q:free_all_event()
@@ -190,13 +205,14 @@ local function wait_status(k, a, w, cnt, first)
   return u
 end
 
--- one row from its source's window to expand_x and its triple to expand_idx
-local function output_row(k, a, q, src, slot)
+-- one row from its source's window to expand_x and its triple to expand_idx;
+-- tri: the row tensors' triples (per_buffer)
+local function output_row(k, a, q, tri, src, slot)
   local R = a.row
   local row = alloc_tensor(q)
   data_copy_pad(k, row, src, R.len)
   en_que(q, row); row = de_que(q)
-  data_copy_pad(k, sub(a.expand_idx, slot * 3, 3), sub(reinterpret(row, "int32"), R.idx, 3), 3)
+  data_copy_pad(k, sub(a.expand_idx, slot * 3, 3), tri[row], 3)
   data_copy_pad(k, sub(a.recv, slot * a.wire.row, a.hidden), row, a.hidden)
   free_tensor(q, row)
 end
@@ -214,6 +230,8 @@ local function share_to_output(k, a, w, u, cnt, first)
   k:data_copy_pad(rin, a.r_in_srcrank_offset, E)               -- E GetValue + SetValue
   sync(k, "S_MTE2")
   sync(k, "MTE2_S")
+  local idx = a.row.idx
+  local tri = per_buffer(function(row) return sub(reinterpret(row, "int32"), idx, 3) end)
   for i = first, first + cnt - 1 do
     local pre = i > 0 and k:get_value(u.cnt, i - 1) or 0
     local from, l = i % n, i // n
@@ -223,7 +241,7 @@ local function share_to_output(k, a, w, u, cnt, first)
     if from ~= k.pe then k:g(a.hctx:sub(1, 1), k.pe) end
     local win = k:ptr(a.cwin, from)
     for r = 0, rows - 1 do
-      output_row(k, a, u.q, sub(win, w.data + (off + r) * a.row.gm, a.row.len), at + r)
+      output_row(k, a, u.q, tri, sub(win, w.data + (off + r) * a.row.gm, a.row.len), at + r)
     end
   end
   u.q:free_all_event()
