@@ -99,20 +99,15 @@ local function cam_init(k, a)
   return { ds = ds, data = ds * a.cwin_half, status = ds * a.E * SLOT }
 end
 
--- a TQue's buffers (alloc_tensor gives each buffer's one tensor) to a view of
--- each made once a launch: fn(buffer), kept by the block's table so that a
--- row asks no C function for a window it took before (v:reinterpret and v:sub
--- give the view they keep for that window: the same object)
-local function per_buffer(fn)
-  return setmetatable({}, { __index = function(t, row)
-    local v = fn(row)
-    t[row] = v
-    return v
-  end })
-end
+-- a row's views of its TQue buffer (the int32 view, its triple) are kept in a
+-- table of the block's by the buffer (alloc_tensor gives each buffer's one
+-- tensor), made on the buffer's first row: v:reinterpret and v:sub give back
+-- the view they keep for that window, the same object, at a C call's cost.
+-- Made inline, not by an __index function: a Lua call deeper than the row's
+-- would grow every block's coroutine stack (6144 of them at EP128)
 
 -- one row into the own window (xQueue: GM -> UB, FillTriple, UB -> window);
--- i32: the row tensors as int32 (per_buffer)
+-- i32: the row tensors as int32, by tensor
 local function share_row(k, a, q, i32, src, dst, token, kk)
   local R = a.row
   local row = alloc_tensor(q)
@@ -120,6 +115,7 @@ local function share_row(k, a, q, i32, src, dst, token, kk)
   en_que(q, row); row = de_que(q)
   sync(k, "MTE3_S")                                            -- FillTriple
   local t = i32[row]
+  if t == nil then t = reinterpret(row, "int32"); i32[row] = t end
   set_value(k, t, R.idx, k.pe); set_value(k, t, R.idx + 1, token); set_value(k, t, R.idx + 2, kk)
   sync(k, "S_MTE3")
   data_copy_pad(k, dst, row, R.len)                            -- hScaleIdxSize bytes
@@ -140,7 +136,7 @@ local function input_to_share(k, a, w)
   k:data_copy_pad(ids, a.expert_ids:sub(first, cnt), cnt)
   k:data_copy_pad(idx, a.send_token_idx:sub(first, cnt), cnt)
   sync(k, "MTE2_S")
-  local i32 = per_buffer(function(row) return reinterpret(row, "int32") end)
+  local i32 = {}
   local token, src = -1, nil                 -- a token's K rows read one window of input
   for i = 0, cnt - 1 do
     local e = get_value(k, ids, i)
@@ -206,13 +202,15 @@ local function wait_status(k, a, w, cnt, first)
 end
 
 -- one row from its source's window to expand_x and its triple to expand_idx;
--- tri: the row tensors' triples (per_buffer)
+-- tri: the row tensors' triples, by tensor
 local function output_row(k, a, q, tri, src, slot)
   local R = a.row
   local row = alloc_tensor(q)
   data_copy_pad(k, row, src, R.len)
   en_que(q, row); row = de_que(q)
-  data_copy_pad(k, sub(a.expand_idx, slot * 3, 3), tri[row], 3)
+  local t = tri[row]
+  if t == nil then t = sub(reinterpret(row, "int32"), R.idx, 3); tri[row] = t end
+  data_copy_pad(k, sub(a.expand_idx, slot * 3, 3), t, 3)
   data_copy_pad(k, sub(a.recv, slot * a.wire.row, a.hidden), row, a.hidden)
   free_tensor(q, row)
 end
@@ -230,8 +228,7 @@ local function share_to_output(k, a, w, u, cnt, first)
   k:data_copy_pad(rin, a.r_in_srcrank_offset, E)               -- E GetValue + SetValue
   sync(k, "S_MTE2")
   sync(k, "MTE2_S")
-  local idx = a.row.idx
-  local tri = per_buffer(function(row) return sub(reinterpret(row, "int32"), idx, 3) end)
+  local tri = {}
   for i = first, first + cnt - 1 do
     local pre = i > 0 and k:get_value(u.cnt, i - 1) or 0
     local from, l = i % n, i // n
