@@ -143,7 +143,11 @@ local function input_to_share(k, a, w)
     if e >= 0 and e < E then
       local slot = get_value(k, off, e) + get_value(k, idx, i)
       local t = first + i
-      if t // K ~= token then token = t // K; src = sub(a.input, token * a.hidden, a.hidden) end
+      if t // K ~= token then
+        token = t // K
+        src = a.kept_in[token]                                  -- the token's window (run)
+        if src == nil then src = sub(a.input, token * a.hidden, a.hidden); a.kept_in[token] = src end
+      end
       local at = w.data + slot * R.gm
       local dst = a.kept_win[at]                                -- the row's window (run)
       if dst == nil then dst = sub(a.cwin, at, R.len); a.kept_win[at] = dst end
@@ -338,12 +342,12 @@ return op.define {
   end,
 
   run = function(m, _, s)
-    -- every PE's blocks take the same windows of the own-PE buffers (a window
-    -- row of cwin, a slot of expand_x and expand_idx): kept for the launch, by
-    -- element offset, one view each for all PEs. v:sub would give back the same
-    -- view while it lived (its root keeps it weakly), but at 4 windows a row
-    -- most were collected first and made again (EP128: 128 times each)
-    s.kept_win, s.kept_x, s.kept_idx = {}, {}, {}
+    -- every PE's blocks take the same windows of the own-PE buffers (a token of
+    -- input, a window row of cwin, a slot of expand_x and expand_idx): kept for
+    -- the launch, by element offset, one view each for all PEs. v:sub would give
+    -- back the same view while it lived (its root keeps it weakly), but at 4
+    -- windows a row most were collected first and made again (EP128: 128 times each)
+    s.kept_in, s.kept_win, s.kept_x, s.kept_idx = {}, {}, {}, {}
     return { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
              m:launch({ name = "cam_moe_dispatch_normal", kernel = cam_kernel }, s.blocks, s) }
   end,
