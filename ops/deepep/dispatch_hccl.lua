@@ -348,8 +348,10 @@ return op.define {
     -- back the same view while it lived (its root keeps it weakly), but at 4
     -- windows a row most were collected first and made again (EP128: 128 times each)
     s.kept_in, s.kept_win, s.kept_x, s.kept_idx = {}, {}, {}, {}
-    return { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
-             m:launch({ name = "cam_moe_dispatch_normal", kernel = cam_kernel }, s.blocks, s) }
+    local r = { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
+                m:launch({ name = "cam_moe_dispatch_normal", kernel = cam_kernel }, s.blocks, s) }
+    s.kept_in, s.kept_win, s.kept_x, s.kept_idx = nil, nil, nil, nil   -- not past the launch
+    return r
   end,
 
   check = function(m, c, s)
