@@ -266,6 +266,7 @@ int sl_launch_begin(sl_machine *m, int block_dim) {
   m->quiet_land = m->nland;                   /* zeroed above) */
   if ((e0 = sli_race_begin(m)) != SL_OK) return e0;   /* before any event exists */
   m->t0 = m->now + sli_ps(m->p.launch_us * 1000.0);
+  m->tlimit = sli_time_limit(m, m->t0);
   for (i = 0; i < n; i++) {
     sl_block *b = &m->blocks[i];
     int e;

@@ -653,13 +653,17 @@ static inline void apply_key(sl_machine *m, const sl_key *k) {
   }
 }
 
-/* the virtual-time limit of the running launch */
-static sl_time time_limit(const sl_machine *m) {
+/* the virtual-time limit of a launch that starts at t0 (kept in m->tlimit:
+** sl_must_yield reads it after every primitive) */
+sl_time sli_time_limit(const sl_machine *m, sl_time t0) {
   int64_t us = m->p.time_limit_us, ps;
   if (us <= 0 || us > INT64_MAX / 1000000) return INT64_MAX;   /* none, or past int64 ps */
   ps = us * (int64_t)1000000;
-  return ps > INT64_MAX - m->t0 ? INT64_MAX : m->t0 + ps;
+  return ps > INT64_MAX - t0 ? INT64_MAX : t0 + ps;
 }
+
+/* the virtual-time limit of the running launch */
+static sl_time time_limit(const sl_machine *m) { return m->tlimit; }
 
 /* 1 when the held-back wake-up of the block waiting inline is the key the
 ** step loop takes next: no key comes before it, once peek has settled the

@@ -580,6 +580,7 @@ struct sl_machine {
   int32_t *sync_count;
   sl_time *sync_tmax;
   sl_time t0;
+  sl_time tlimit;           /* the launch's virtual-time limit (sli_time_limit at t0) */
   uint32_t gen;             /* launch generation (UB views expire) */
   /* profiling */
   int64_t *prof_cycles, *prof_count;       /* [64][1024] */
@@ -629,6 +630,7 @@ const sl_key *sli_next_key(sl_machine *m);
 int sli_schedule_flow(sl_machine *m, sl_time t);
 void sli_kheap_free(sl_kheap *hp);
 void sli_wake(sl_machine *m, int blk, sl_time t);
+sl_time sli_time_limit(const sl_machine *m, sl_time t0);
 /* sync.c: the flag a parked wait_flag of S waits for fired */
 void sli_flag_woken(sl_machine *m, int blk, sl_time t, sl_time now);
 int sli_flag_ahead_step(sl_machine *m, int blk, sl_time t, int other_wake);

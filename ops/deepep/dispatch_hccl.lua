@@ -99,14 +99,23 @@ local function cam_init(k, a)
   return { ds = ds, data = ds * a.cwin_half, status = ds * a.E * SLOT }
 end
 
--- one row into the own window (xQueue: GM -> UB, FillTriple, UB -> window)
-local function share_row(k, a, q, src, dst, token, kk)
+-- a row's views of its TQue buffer (the int32 view, its triple) are kept in a
+-- table of the block's by the buffer (alloc_tensor gives each buffer's one
+-- tensor), made on the buffer's first row: v:reinterpret and v:sub give back
+-- the view they keep for that window, the same object, at a C call's cost.
+-- Made inline, not by an __index function: a Lua call deeper than the row's
+-- would grow every block's coroutine stack (6144 of them at EP128)
+
+-- one row into the own window (xQueue: GM -> UB, FillTriple, UB -> window);
+-- i32: the row tensors as int32, by tensor
+local function share_row(k, a, q, i32, src, dst, token, kk)
   local R = a.row
   local row = alloc_tensor(q)
   data_copy_pad(k, row, src, a.hidden)
   en_que(q, row); row = de_que(q)
   sync(k, "MTE3_S")                                            -- FillTriple
-  local t = reinterpret(row, "int32")
+  local t = i32[row]
+  if t == nil then t = reinterpret(row, "int32"); i32[row] = t end
   set_value(k, t, R.idx, k.pe); set_value(k, t, R.idx + 1, token); set_value(k, t, R.idx + 2, kk)
   sync(k, "S_MTE3")
   data_copy_pad(k, dst, row, R.len)                            -- hScaleIdxSize bytes
@@ -127,13 +136,22 @@ local function input_to_share(k, a, w)
   k:data_copy_pad(ids, a.expert_ids:sub(first, cnt), cnt)
   k:data_copy_pad(idx, a.send_token_idx:sub(first, cnt), cnt)
   sync(k, "MTE2_S")
+  local i32 = {}
+  local token, src = -1, nil                 -- a token's K rows read one window of input
   for i = 0, cnt - 1 do
     local e = get_value(k, ids, i)
     if e >= 0 and e < E then
       local slot = get_value(k, off, e) + get_value(k, idx, i)
       local t = first + i
-      share_row(k, a, q, sub(a.input, t // K * a.hidden, a.hidden),
-                sub(a.cwin, w.data + slot * R.gm, R.len), t // K, t % K)
+      if t // K ~= token then
+        token = t // K
+        src = a.kept_in[token]                                  -- the token's window (run)
+        if src == nil then src = sub(a.input, token * a.hidden, a.hidden); a.kept_in[token] = src end
+      end
+      local at = w.data + slot * R.gm
+      local dst = a.kept_win[at]                                -- the row's window (run)
+      if dst == nil then dst = sub(a.cwin, at, R.len); a.kept_win[at] = dst end
+      share_row(k, a, q, i32, src, dst, token, t % K)
     end
   end
   q:free_all_event()
@@ -190,14 +208,22 @@ local function wait_status(k, a, w, cnt, first)
   return u
 end
 
--- one row from its source's window to expand_x and its triple to expand_idx
-local function output_row(k, a, q, src, slot)
+-- one row from its source's window to expand_x and its triple to expand_idx;
+-- tri: the row tensors' triples, by tensor
+local function output_row(k, a, q, tri, src, slot)
   local R = a.row
   local row = alloc_tensor(q)
   data_copy_pad(k, row, src, R.len)
   en_que(q, row); row = de_que(q)
-  data_copy_pad(k, sub(a.expand_idx, slot * 3, 3), sub(reinterpret(row, "int32"), R.idx, 3), 3)
-  data_copy_pad(k, sub(a.recv, slot * a.wire.row, a.hidden), row, a.hidden)
+  local t = tri[row]
+  if t == nil then t = sub(reinterpret(row, "int32"), R.idx, 3); tri[row] = t end
+  local ix, x = a.kept_idx[slot], a.kept_x[slot]         -- the slot's windows (run)
+  if ix == nil then
+    ix, x = sub(a.expand_idx, slot * 3, 3), sub(a.recv, slot * a.wire.row, a.hidden)
+    a.kept_idx[slot], a.kept_x[slot] = ix, x
+  end
+  data_copy_pad(k, ix, t, 3)
+  data_copy_pad(k, x, row, a.hidden)
   free_tensor(q, row)
 end
 
@@ -214,6 +240,7 @@ local function share_to_output(k, a, w, u, cnt, first)
   k:data_copy_pad(rin, a.r_in_srcrank_offset, E)               -- E GetValue + SetValue
   sync(k, "S_MTE2")
   sync(k, "MTE2_S")
+  local tri = {}
   for i = first, first + cnt - 1 do
     local pre = i > 0 and k:get_value(u.cnt, i - 1) or 0
     local from, l = i % n, i // n
@@ -223,7 +250,7 @@ local function share_to_output(k, a, w, u, cnt, first)
     if from ~= k.pe then k:g(a.hctx:sub(1, 1), k.pe) end
     local win = k:ptr(a.cwin, from)
     for r = 0, rows - 1 do
-      output_row(k, a, u.q, sub(win, w.data + (off + r) * a.row.gm, a.row.len), at + r)
+      output_row(k, a, u.q, tri, sub(win, w.data + (off + r) * a.row.gm, a.row.len), at + r)
     end
   end
   u.q:free_all_event()
@@ -315,8 +342,16 @@ return op.define {
   end,
 
   run = function(m, _, s)
-    return { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
-             m:launch({ name = "cam_moe_dispatch_normal", kernel = cam_kernel }, s.blocks, s) }
+    -- every PE's blocks take the same windows of the own-PE buffers (a token of
+    -- input, a window row of cwin, a slot of expand_x and expand_idx): kept for
+    -- the launch, by element offset, one view each for all PEs. v:sub would give
+    -- back the same view while it lived (its root keeps it weakly), but at 4
+    -- windows a row most were collected first and made again (EP128: 128 times each)
+    s.kept_in, s.kept_win, s.kept_x, s.kept_idx = {}, {}, {}, {}
+    local r = { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
+                m:launch({ name = "cam_moe_dispatch_normal", kernel = cam_kernel }, s.blocks, s) }
+    s.kept_in, s.kept_win, s.kept_x, s.kept_idx = nil, nil, nil, nil   -- not past the launch
+    return r
   end,
 
   check = function(m, c, s)
