@@ -81,6 +81,7 @@ typedef struct lmach {
   lsite *sites;             /* checked runs: NSITES resolved lines, or NULL */
   wdslot wd;                /* the runaway watchdog's view (instruction_budget) */
   struct lrun *run;         /* the running launch's blocks (NULL outside one) */
+  int32_t keep_n;           /* views kept for the running launch (lsl_launch_keep) */
   const void *ev_s[EV_SEEN];  /* hard event names seen last (their string objects, */
   int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
 } lmach;
@@ -143,6 +144,7 @@ LSL_FUNC void lsl_add_launch_tasks(lua_State *L, int mi, int ni, int npes, doubl
 
 /* lshmemlab_launch.c */
 LSL_FUNC void lsl_wd_list_remove(lmach *lm);
+LSL_FUNC void lsl_launch_keep(lua_State *L, lmach *lm, int mi);
 LSL_FUNC int lsl_wd_shutdown(lua_State *L);
 LSL_FUNC int lsl_k_newindex(lua_State *L);
 LSL_FUNC void lsl_wd_disarm(lmach *lm, lua_State *co);

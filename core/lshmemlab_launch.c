@@ -274,8 +274,42 @@ static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
   }
 }
 
+/* views the running launch keeps: a table in the machine's user value 4 at
+** KEEP_KEY, at most KEEP_MAX views (about 100 bytes each) */
+#define KEEP_KEY (-1)
+#define KEEP_MAX (1 << 18)
+
+/* keep the view at the top of L's stack for the running launch (none: not
+** kept), the machine at index mi: a window of a buffer's own-PE view, which
+** every PE's blocks take alike. Its root keeps it weakly, and a collection
+** between two PEs' asks would make it again (DeepEP's dispatch at EP128 made
+** each row's windows 128 times) */
+void lsl_launch_keep(lua_State *L, lmach *lm, int mi) {
+  if (lm->run == NULL || lm->keep_n >= KEEP_MAX) return;
+  lua_getiuservalue(L, mi, 4);
+  if (lua_rawgeti(L, -1, KEEP_KEY) == LUA_TTABLE) {
+    lua_pushvalue(L, -3);
+    lua_rawseti(L, -2, ++lm->keep_n);
+  }
+  lua_pop(L, 2);
+}
+
+/* the launch's table of kept views, made at its start (pool: user value 4) */
+static void keep_begin(lua_State *L, lmach *lm, lrun *run) {
+  lua_newtable(L);
+  lua_rawseti(L, run->pool, KEEP_KEY);
+  lm->keep_n = 0;
+}
+
+/* the kept views go when the launch ends or fails */
+static void keep_end(lua_State *L, lrun *run) {
+  lua_pushnil(L);
+  lua_rawseti(L, run->pool, KEEP_KEY);
+}
+
 /* raise a launch failure after cleaning up */
 static int launch_fail(lua_State *L, lmach *lm, const char *msg) {
+  if (lm->run != NULL) keep_end(L, lm->run);
   sl_launch_abort(lm->m);
   lm->cur = -1;
   lm->run = NULL;
@@ -711,6 +745,7 @@ static int m_launch(lua_State *L) {
     return lsl_engine_error(L, m, st, 1);
   run.nblk = sl_block_dim(m) * sl_machine_params(m)->n_pes;
   launch_blocks(L, &run);
+  keep_begin(L, lm, &run);
   run.kt = k_kept(L);
   lm->run = &run;
   for (;;) {
@@ -731,6 +766,7 @@ static int m_launch(lua_State *L) {
       return launch_fail(L, lm, "too many kernel arguments");
     launch_resume(L, lm, &run, blk, co, nres);
   }
+  keep_end(L, &run);
   lm->run = NULL;
   return launch_result(L, lm, ni);
 }

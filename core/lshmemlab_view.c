@@ -103,6 +103,8 @@ static int v_sub(lua_State *L) {
     nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
     lua_pushvalue(L, -1);
     lua_rawseti(L, t, key);
+    if (root->l.pe < 0 && root->l.buf >= 0 && !root->host)   /* every PE's window */
+      lsl_launch_keep(L, v->lm, t + 1);
   }
   nv->gen = v->gen;
   nv->l.off += (int64_t)off * lsl_esize(v);

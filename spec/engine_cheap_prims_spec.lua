@@ -86,6 +86,32 @@ describe("sub-views", function()
     m:close()
   end)
 
+  it("a launch keeps the windows of a buffer's own-PE view through collections, not past it", function()
+    local m = lab.machine{ pes = 2 }
+    local buf = m:malloc("int32", 64, "buf")
+    local seen = setmetatable({}, { __mode = "v" })      -- what a collection leaves
+    local function kernel(k)
+      if k.pe ~= 0 then return end
+      seen.own = buf:sub(8, 4)                           -- every PE's window: kept
+      seen.remote = k:ptr(buf, 1):sub(8, 4)              -- one PE's: not kept
+      collectgarbage(); collectgarbage()
+      seen.after = seen.own ~= nil and seen.remote == nil
+      assert.is_true(rawequal(seen.own, buf:sub(8, 4)))
+    end
+    m:launch(kernel, 1)
+    assert.is_true(seen.after)
+    collectgarbage(); collectgarbage()
+    assert.is_nil(seen.own)                              -- the launch's end let it go
+    local ok = pcall(m.launch, m, function(k)
+      seen.own = buf:sub(16, 4)
+      error("fault")
+    end, 1)
+    assert.is_false(ok)
+    collectgarbage(); collectgarbage()
+    assert.is_nil(seen.own)                              -- a failed launch's too
+    m:close()
+  end)
+
   it("a kept sub-view of an earlier launch's UB tensor is still of that launch", function()
     local m = lab.machine{ pes = 1 }
     local old

@@ -143,15 +143,8 @@ local function input_to_share(k, a, w)
     if e >= 0 and e < E then
       local slot = get_value(k, off, e) + get_value(k, idx, i)
       local t = first + i
-      if t // K ~= token then
-        token = t // K
-        src = a.kept_in[token]                                  -- the token's window (run)
-        if src == nil then src = sub(a.input, token * a.hidden, a.hidden); a.kept_in[token] = src end
-      end
-      local at = w.data + slot * R.gm
-      local dst = a.kept_win[at]                                -- the row's window (run)
-      if dst == nil then dst = sub(a.cwin, at, R.len); a.kept_win[at] = dst end
-      share_row(k, a, q, i32, src, dst, token, t % K)
+      if t // K ~= token then token = t // K; src = sub(a.input, token * a.hidden, a.hidden) end
+      share_row(k, a, q, i32, src, sub(a.cwin, w.data + slot * R.gm, R.len), token, t % K)
     end
   end
   q:free_all_event()
@@ -217,13 +210,8 @@ local function output_row(k, a, q, tri, src, slot)
   en_que(q, row); row = de_que(q)
   local t = tri[row]
   if t == nil then t = sub(reinterpret(row, "int32"), R.idx, 3); tri[row] = t end
-  local ix, x = a.kept_idx[slot], a.kept_x[slot]         -- the slot's windows (run)
-  if ix == nil then
-    ix, x = sub(a.expand_idx, slot * 3, 3), sub(a.recv, slot * a.wire.row, a.hidden)
-    a.kept_idx[slot], a.kept_x[slot] = ix, x
-  end
-  data_copy_pad(k, ix, t, 3)
-  data_copy_pad(k, x, row, a.hidden)
+  data_copy_pad(k, sub(a.expand_idx, slot * 3, 3), t, 3)
+  data_copy_pad(k, sub(a.recv, slot * a.wire.row, a.hidden), row, a.hidden)
   free_tensor(q, row)
 end
 
@@ -342,16 +330,8 @@ return op.define {
   end,
 
   run = function(m, _, s)
-    -- every PE's blocks take the same windows of the own-PE buffers (a token of
-    -- input, a window row of cwin, a slot of expand_x and expand_idx): kept for
-    -- the launch, by element offset, one view each for all PEs. v:sub would give
-    -- back the same view while it lived (its root keeps it weakly), but at 4
-    -- windows a row most were collected first and made again (EP128: 128 times each)
-    s.kept_in, s.kept_win, s.kept_x, s.kept_idx = {}, {}, {}, {}
-    local r = { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
-                m:launch({ name = "cam_moe_dispatch_normal", kernel = cam_kernel }, s.blocks, s) }
-    s.kept_in, s.kept_win, s.kept_x, s.kept_idx = nil, nil, nil, nil   -- not past the launch
-    return r
+    return { m:launch({ name = "notify_dispatch", kernel = N.kernel }, s.blocks, s),
+             m:launch({ name = "cam_moe_dispatch_normal", kernel = cam_kernel }, s.blocks, s) }
   end,
 
   check = function(m, c, s)
