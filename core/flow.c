@@ -154,14 +154,27 @@ static void heap_fix(sl_heap *hp, int32_t i) {
   else heap_down(hp, i);
 }
 
-/* take id x out of heap hp (nothing when it is not in it) */
+/* take id x out of heap hp (nothing when it is not in it). The hole it
+** leaves goes down to a leaf, the lesser child moving up (one compare a
+** level), and the last entry fills it from there up: that entry, from the
+** bottom, mostly stays near the bottom, so this costs about half of putting
+** it at the hole and moving it down (two compares a level). The order the
+** heap gives is the same: its keys with ties are all distinct */
 static void heap_remove(sl_heap *hp, int32_t x) {
-  int32_t i = hp->pos[x];
+  sl_hent *h = hp->h;
+  int32_t i = hp->pos[x], n, c;
   if (i < 0) return;
   hp->pos[x] = -1;
-  if (i == --hp->n) return;
-  hp->h[i] = hp->h[hp->n];
-  heap_fix(hp, i);
+  n = --hp->n;
+  if (i == n) return;
+  while ((c = 2 * i + 1) < n) {
+    if (c + 1 < n && h_less(&h[c + 1], &h[c])) c++;
+    h[i] = h[c];
+    hp->pos[h[i].id] = i;
+    i = c;
+  }
+  h[i] = h[n];
+  heap_up(hp, i);
 }
 
 /* add id to heap hp (room for it assumed) as its last entry, key k and tie
