@@ -136,8 +136,9 @@ static void heap_down(sl_heap *hp, int32_t i) {
   hp->pos[x.id] = i;
 }
 
-/* move entry i of heap hp up into place */
-static void heap_up(sl_heap *hp, int32_t i) {
+/* move entry i of heap hp up into place (inlined: a new flow's end and a
+** removal's refill call it once each, and mostly it moves one level or none) */
+static HOT_INLINE void heap_up(sl_heap *hp, int32_t i) {
   sl_hent *h = hp->h, x = h[i];
   while (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
     h[i] = h[(i - 1) / 2];
