@@ -388,7 +388,7 @@ static HOT_INLINE int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, i
 #define FLOW_NEVER (INT64_MAX / 8 * 7)
 
 /* ceil(x), inline: without SSE4.1 gcc calls libm's, once per flow end
-** computed (about 40 instructions a small put). Below 2^52 in magnitude the
+** computed (about 12 instructions a small put). Below 2^52 in magnitude the
 ** truncation to int64 is exact and one step up rounds it up; the rest (whole
 ** already, infinite or NaN) goes to libm. Only the sign of a zero differs
 ** (-0.5 gives +0, not -0), and end_at treats both alike */
