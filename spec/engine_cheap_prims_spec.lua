@@ -102,7 +102,7 @@ describe("sub-views", function()
     assert.is_true(seen.after)
     collectgarbage(); collectgarbage()
     assert.is_nil(seen.own)                              -- the launch's end let it go
-    local ok = pcall(m.launch, m, function(k)
+    local ok = pcall(m.launch, m, function()
       seen.own = buf:sub(16, 4)
       error("fault")
     end, 1)
