@@ -65,7 +65,9 @@ typedef struct sl_event {
   union {
     int32_t next_free;      /* a DMA descriptor: the next of its queue (engine.c) */
     int32_t pubi;           /* a pipe's copy or vector op: its entry in its block's
-                            ** table of pending UB bytes (pub), -1 none (pipe.c) */
+                            ** table of pending UB bytes (pub), when it has one:
+                            ** trusted only while that entry's bit is set and the
+                            ** entry names this record (pipe.c: pub_drop) */
   };
   double s;                 /* vector scalar */
   union {
