@@ -1216,7 +1216,7 @@ void sl_quant_int8 (sl_dtype st, const void *src, size_t n, int8_t *q,
   for (i = 0; i < n; i++) absmax = maxf(absmax, fabsf(getf(st, src, i)));
   inv = 127.0f / absmax;
   for (i = 0; i < n; i++)
-    q[i] = (int8_t)rintsat(getf(st, src, i) * inv, -127.0, 127.0);
+    q[i] = (int8_t)rintsat((double)(getf(st, src, i) * inv), -127.0, 127.0);
   *scale = 1.0f / inv;
 }
 
@@ -1730,8 +1730,8 @@ YARDTWICE(YARDLOOPS)
 void sl_yardstick_add (sl_dtype t, void *dst, const void *src, size_t n) {
 #if SL_F16C
   static int v3 = -1;
-  if (v3 < 0) v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                   __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
+  if (v3 < 0) v3 = x_ok() && __builtin_cpu_supports("fma") &&
+                   __builtin_cpu_supports("bmi2");
 #define YARD(name)  (v3 ? v3##name : name)
 #else
 #define YARD(name)  name

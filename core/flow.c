@@ -666,14 +666,14 @@ static int caps_add(const sl_machine *m, const int32_t *F, int32_t i0, int32_t n
   return n;
 }
 
-/* the smallest cap above level among the unfrozen flows (INFINITY if none) */
+/* the smallest cap above level among the unfrozen flows (HUGE_VAL if none) */
 static double next_cap(const sl_machine *m, const int32_t *F, int32_t nf,
                        const double *caps, int ncaps, double level) {
   int32_t i;
   int j;
-  double best = INFINITY;
+  double best = HUGE_VAL;
   for (j = 0; j < ncaps; j++) if (caps[j] > level * (1 + 1e-12)) return caps[j];
-  if (ncaps > 0) return INFINITY;
+  if (ncaps > 0) return HUGE_VAL;
   for (i = 0; i < nf; i++) {            /* many distinct caps: scan */
     const sl_flow *fl = &m->flows[F[i]];
     if (!fl->frozen && fl->cap < best) best = fl->cap;
@@ -846,7 +846,7 @@ static HOT_INLINE int32_t fill_top(const sl_machine *m, sl_rset *s) {
 static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
   int32_t j, stamp = m->stamp, n = r->nfl, k = *at;
   const sl_slot *fl = r->fl;
-  double wmark = 0, out = 0, outmax = 0, outmin = INFINITY;   /* in registers: the */
+  double wmark = 0, out = 0, outmax = 0, outmin = HUGE_VAL;   /* in registers: the */
   r->fbeg = k;                          /* same sums in the same order, no store between */
   for (j = 0; j < n; j++) {
     const sl_slot *sl = &fl[j];
@@ -894,7 +894,7 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     r->wfree = r->wmark;
     r->base = 0;
     r->in = r->inmax = 0;               /* summed as the flows freeze */
-    r->inmin = INFINITY;
+    r->inmin = HUGE_VAL;
     r->left = r->out < r->C ? r->C - r->out : 0;
     s->pos[R[i]] = -1;
     if (r->wfree <= EPS) continue;      /* nothing of it to fill */
@@ -920,7 +920,7 @@ static void fill(sl_machine *m, const int32_t *F, int32_t nf, const int32_t *R, 
   top = fill_top(m, &m->rs);            /* kept up to date as flows freeze */
   while (nfree > 0) {
     double cap = next_cap(m, F, nf, caps, ncaps, level);
-    double full = top >= 0 ? m->allres[top].key : (double)INFINITY;
+    double full = top >= 0 ? m->allres[top].key : HUGE_VAL;
     double next = cap < full ? cap : full;
     if (next > level) level = next;
     if (cap <= level * (1 + 1e-12)) {   /* flows that reached their cap */
@@ -1021,7 +1021,7 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
     sl_res *r = &m->allres[R[i]];
     double top = r->inmax > r->outmax ? r->inmax : r->outmax;
     r->lo = r->in + r->out >= r->C * (1 - SL_FAIR_TOL) ? top / (1 + SL_FAIR_TOL)
-                                                      : (double)INFINITY;
+                                                      : HUGE_VAL;
     r->hi = r->inmin * (1 + SL_FAIR_TOL);
   }
   for (i = 0; i < n; i++) {
