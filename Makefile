@@ -17,8 +17,8 @@
 #   make bench-peers-scale   the same at 256 and 512 ranks, timing-only (bench/peers/scale.lua), into doc/performance.md
 #   make fidelity-readme   the same as make fidelity
 #   make hccl-tables   build, then bench/hccl_tables.lua: HCCL's task plans against their formulas, written into doc/hccl.md
-#   make chain-fidelity   build, then bench/chain_fidelity.lua: bare chains against chunked ones at 1000 ns, written into doc/chain.md
-#   make hier-table   build, then bench/hier_table.lua: each op's efficiency at 16 MiB a PE, 16-128 PEs, written into doc/hier.md
+#   make chain-fidelity   build, then bench/chain_fidelity.lua: bare chains against chunked ones at 1000 ns, written into doc/chain.md (bench/chain_fidelity.lua --max-pes N: the rows up to N, printed)
+#   make hier-table   build, then bench/hier_table.lua: each op's efficiency at 16 MiB a PE, 16-128 PEs, and its HCCL baseline's time, written into doc/hier.md
 #   make tables     every virtual-time table and output block at once (after a change that moves virtual time)
 #   make validation   the shipping MoE kernels against their published figures (minutes)
 #   make validation-readme   the same, written into doc/validation.md's block

@@ -34,13 +34,31 @@ M.TABLE = T.new("hier-table", "hier-table",
                 "| op | SoC | 16 | 32 | 64 | 128 | design beyond one server or card |\n"
                   .. "| --- | --- | --- | --- | --- | --- | --- |")
 
+-- the table of the same cases' HCCL baselines (ops/hccl/), in the doc below the first
+M.BASE_TABLE = T.new("hier-baselines", "hier-table",
+                     "| op | SoC | 16 | 32 | 64 | 128 |\n| --- | --- | --- | --- | --- | --- |")
+
+-- the options of one cell's run (the header's command line)
+local function opts(soc, pes)
+  return { soc = soc, pes = pes, count = M.COUNT, timing_only = true, warmup = 0, iters = 1,
+           prof_pe = -1, baseline = "none" }
+end
+
 -- one cell's run: {bound, kernel} in us (the kernel time is the max over PEs)
 function M.run(op, soc, pes)
-  local r = runner.run(op, { soc = soc, pes = pes, count = M.COUNT, timing_only = true,
-                             warmup = 0, iters = 1, prof_pe = -1, baseline = "none" }, true)
-  local s = r.metrics.summary
+  local s = runner.run(op, opts(soc, pes), true).metrics.summary
   return { bound = s.bound_us, kernel = s.latency_us }
 end
+
+-- the kernel time (us) of op's HCCL baseline in one cell: the operator the op's own
+-- runs measure beside it (`--baseline hccl`), run alone
+function M.run_baseline(op, soc, pes)
+  local path = runner.baseline_path(runner.load_op(op), "hccl")
+  return runner.run(path, opts(soc, pes), true).metrics.summary.latency_us
+end
+
+-- a baseline cell's text: its kernel time in us, as the efficiency cells print theirs
+function M.base_cell(kernel) return string.format("%.3f", kernel) end
 
 -- a cell's text from its bound and kernel time: "86.9 (10068.330 / 11581.285)", the
 -- efficiency in per cent computed from the two figures as printed, so a reader (and
@@ -60,10 +78,11 @@ function M.cell_error(text)
   return nil
 end
 
--- a row's text from its case (M.ROWS[i]) and its cells' texts (one a PE count)
-function M.row(case, cells)
-  return string.format("| %s | %s | %s | %s |", case[1], case[2], table.concat(cells, " | "),
-                       case[3])
+-- a row's text from its case (M.ROWS[i]) and its cells' texts (one a PE count);
+-- base: a row of the baselines' table (no design column)
+function M.row(case, cells, base)
+  local row = string.format("| %s | %s | %s |", case[1], case[2], table.concat(cells, " | "))
+  return base and row or string.format("%s %s |", row, case[3])
 end
 
 -- the cells of a row's text: op, SoC, the cells (one a PE count) and the design
@@ -76,8 +95,5 @@ function M.split(line)
   return parts[1], parts[2], cells, parts[3 + #M.PES]
 end
 
--- the table's block of doc text, and its rows in text (nil without its markers)
-function M.block(rows) return T.block(M.TABLE, rows) end
-function M.rows(text) return T.rows(M.TABLE, text) end
 
 return M
