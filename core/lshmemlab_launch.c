@@ -165,23 +165,23 @@ void lsl_wd_disarm(lmach *lm, lua_State *co) {
 ** The context tables k. A machine keeps each block's k for its later
 ** launches (user value 5: kt[blk + 1]; kt[-1 .. -K_FIELDS] the field names,
 ** kt[0] the metatable, so refilling one hashes no C string). A kept k is
-** used again only when it is exactly what a new one would be: its metatable
-** is the block metatable, its six fields hold what k_fill writes, and it
-** has no other key. The six are read at each reuse; a key added to k goes
-** through the block metatable's __newindex (lsl_k_newindex: every key but
-** the six is absent from a kept k), which drops k from kt, so no launch
-** iterates k (rawset, which bypasses __newindex, is the one way past it).
+** used again only when it is exactly what a new one would be once its four
+** fields are written again: its metatable is the block metatable, k[1] and
+** k[2] still name its block and machine, and it has no other key. A key
+** added to k goes through the block metatable's __newindex
+** (lsl_k_newindex: every key but the six is absent from a kept k), which
+** drops k from kt, so no launch iterates k (rawset, which bypasses
+** __newindex, is the one way past it). The four fields are written at each
+** reuse rather than read back and compared: half the Lua API calls.
 */
 #define K_FIELDS 4
 #define K_KEPT_MAX 65536          /* blocks whose k a machine keeps */
 static const char *const k_names[K_FIELDS] = { "pe", "block", "n_pes", "block_num" };
 
-/* write the fields of k (on top) for block blk; kt at index kt, the field
-** names at kt + 2 .. (k_kept) */
-static void k_fill(lua_State *L, int kt, int blk, const lua_Integer *f) {
+/* write the four fields of k (on top); kt at index kt, the field names at
+** kt + 2 .. (k_kept) */
+static void k_fields(lua_State *L, int kt, const lua_Integer *f) {
   int i;
-  lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
-  lua_pushvalue(L, 1); lua_rawseti(L, -2, 2);
   for (i = 0; i < K_FIELDS; i++) {
     lua_pushvalue(L, kt + 2 + i);
     lua_pushinteger(L, f[i]);
@@ -215,20 +215,14 @@ int lsl_k_newindex(lua_State *L) {
   return 0;
 }
 
-/* 1 when the kept k on top holds what k_fill would write for block blk (its
-** other keys: lsl_k_newindex); the stack as it was */
-static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
-  int i, ok, top = lua_gettop(L);
+/* 1 when the kept k on top may serve block blk again (k_fields rewrites its
+** fields; its other keys: lsl_k_newindex); the stack as it was */
+static int k_reusable(lua_State *L, int kt, int blk) {
+  int ok, top = lua_gettop(L);
   if (!lua_getmetatable(L, top)) return 0;
-  ok = lua_rawequal(L, -1, kt + 1);
-  lua_rawgeti(L, top, 1);
-  lua_rawgeti(L, top, 2);
-  ok = ok && is_int(L, top + 2, blk) && lua_rawequal(L, top + 3, 1);
-  for (i = 0; ok && i < K_FIELDS; i++) {
-    lua_pushvalue(L, kt + 2 + i);         /* the names, above the metatable */
-    lua_rawget(L, top);
-    ok = is_int(L, -1, f[i]);
-  }
+  ok = lua_rawequal(L, -1, kt + 1) && lua_rawgeti(L, top, 1) == LUA_TNUMBER &&
+       is_int(L, top + 2, blk) && lua_rawgeti(L, top, 2) == LUA_TUSERDATA &&
+       lua_rawequal(L, top + 3, 1);
   lua_settop(L, top);
   return ok;
 }
@@ -261,11 +255,15 @@ static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
   lua_Integer f[K_FIELDS];
   sl_block_where(m, blk, &pe, &b);
   f[0] = pe; f[1] = b; f[2] = sl_machine_params(m)->n_pes; f[3] = sl_block_dim(m);
-  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk, f))
+  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk)) {
+    k_fields(L, kt, f);
     return;
+  }
   lua_pop(L, 1);
   lua_createtable(L, 2, K_FIELDS);
-  k_fill(L, kt, blk, f);
+  lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, 1); lua_rawseti(L, -2, 2);
+  k_fields(L, kt, f);
   lua_pushvalue(L, kt + 1);
   lua_setmetatable(L, -2);
   if (blk < K_KEPT_MAX) {
@@ -572,9 +570,9 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
   push_k(L, blk, lm->m, run);
   run->b[blk].co = co;
   run->b[blk].k = lua_topointer(L, -1);
-  lua_pushvalue(L, -1);                      /* the anchor, out of the kernel's reach */
   lua_pushvalue(L, 2);
-  lua_rotate(L, -2, 1);                      /* k, kernel, k */
+  lua_pushvalue(L, -2);                      /* k (the anchor, out of the kernel's
+                                                reach), kernel, k */
   for (i = 0; i < run->nargs; i++) lua_pushvalue(L, 4 + i);
   lua_xmove(L, co, 3 + run->nargs);
   *nres = 1 + run->nargs;
