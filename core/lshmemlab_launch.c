@@ -35,11 +35,17 @@ static void budget_hook(lua_State *co, lua_Debug *ar) {
 ** handler calls lua_sethook on the coroutine it is running. lua_sethook may
 ** be called from a signal handler of the running thread (lua.c does so); it
 ** may not be called from another thread, which would walk the coroutine's
-** call chain while it changes. The next primitive disarms the hook. The lock
-** is taken by the watchdog for each look, and by the Lua side only to list a
-** machine (or a new launching thread), to unlist it, and when a coroutine
-** ends (so that no look still uses it). SIGURG is ignored by default, so a
-** late signal after the handler is gone does nothing.
+** call chain while it changes. The next primitive disarms the hook. The
+** slot names the launching state for the whole launch, not each block's
+** coroutine for each resume: the two stores a resume made were seq_cst (an
+** xchg each on x86, a full barrier; 6% of a short launch's CPU), and a
+** relaxed store is a race to helgrind (spec/engine_runaway_spec.lua). So a
+** block that ends without a primitive is no progress to the watchdog: it may
+** arm the next block early, which then still runs its whole budget. The
+** handler arms the block its own thread runs (lm->cur_co). The lock is
+** taken by the watchdog for each look, and by the Lua side only to list a
+** machine (or a new launching thread) and to unlist it. SIGURG is ignored
+** by default, so a late signal after the handler is gone does nothing.
 */
 #define WD_SIGNAL SIGURG
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -56,7 +62,7 @@ static void wd_on_signal(int sig) {
   lua_State *co;
   (void)sig;
   if (w == NULL || !atomic_exchange(&w->want, 0)) return;
-  if ((co = atomic_load(&w->co)) == NULL) return;
+  if (lsl_here.lm == NULL || (co = lsl_here.lm->cur_co) == NULL) return;
   atomic_store(&w->armed, 1);
   lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
 }
@@ -65,13 +71,13 @@ static void wd_on_signal(int sig) {
 static void wd_look(void) {
   wdslot *w;
   for (w = wd_list; w != NULL; w = w->next) {
-    lua_State *co = atomic_load(&w->co);
+    lua_State *l = atomic_load(&w->launcher);
     unsigned prog = atomic_load_explicit(&w->prog, memory_order_relaxed);
-    if (co != NULL && co == w->seen_co && prog == w->seen_prog && !atomic_load(&w->armed)) {
+    if (l != NULL && l == w->seen_launcher && prog == w->seen_prog && !atomic_load(&w->armed)) {
       atomic_store(&w->want, 1);
       pthread_kill(w->owner, WD_SIGNAL);
     }
-    w->seen_co = co;
+    w->seen_launcher = l;
     w->seen_prog = prog;
   }
 }
@@ -307,6 +313,7 @@ static void keep_end(lua_State *L, lrun *run) {
 
 /* raise a launch failure after cleaning up */
 static int launch_fail(lua_State *L, lmach *lm, const char *msg) {
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
   if (lm->run != NULL) keep_end(L, lm->run);
   sl_launch_abort(lm->m);
   lm->cur = -1;
@@ -649,23 +656,14 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
   lm->cur_k = run->b[blk].k;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = lm->budget;
-  if (lm->wd.listed) { here->wd = &lm->wd; atomic_store(&lm->wd.co, co); }
+  if (lm->wd.listed) here->wd = &lm->wd;
   here->lm = lm;
   st = lua_resume(co, L, nres, &nout);
   *here = outer;
   lm->cur = -1;
   lm->cur_co = NULL;
   lm->cur_k = NULL;
-  if (lm->wd.listed) {
-    atomic_store(&lm->wd.co, NULL);
-    if (st != LUA_YIELD && (st != LUA_OK || blk >= POOL_MAX)) {
-      /* co may go (an ended block's is kept only below POOL_MAX):
-      ** no look may still use it */
-      pthread_mutex_lock(&wd_mu);
-      pthread_mutex_unlock(&wd_mu);
-    }
-    if (atomic_load(&lm->wd.armed)) lsl_wd_disarm(lm, co);
-  }
+  if (lm->wd.listed && atomic_load(&lm->wd.armed)) lsl_wd_disarm(lm, co);
   if (st == LUA_OK) {
     launch_block_done(L, lm, run, blk);
   } else if (st == LUA_YIELD) {
@@ -746,6 +744,7 @@ static int m_launch(lua_State *L) {
   keep_begin(L, lm, &run);
   run.kt = k_kept(L);
   lm->run = &run;
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, L);
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
     lua_State *co;
@@ -764,6 +763,7 @@ static int m_launch(lua_State *L) {
       return launch_fail(L, lm, "too many kernel arguments");
     launch_resume(L, lm, &run, blk, co, nres);
   }
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
   keep_end(L, &run);
   lm->run = NULL;
   return launch_result(L, lm, ni);
