@@ -48,13 +48,13 @@ typedef struct lsite {
   int32_t id;
 } lsite;
 #define NSITES 256          /* set_site's cache, direct-mapped */
-/* the watchdog's view of one machine: the coroutine inside lua_resume
-** (NULL outside), a count of the primitives it called, what the watchdog
+/* the watchdog's view of one machine: the state inside its m:launch (NULL
+** outside), a count of the primitives its blocks called, what the watchdog
 ** saw last, and whether it armed the count hook */
 typedef struct wdslot {
-  _Atomic(lua_State *) co;
+  _Atomic(lua_State *) launcher;
   atomic_uint prog;
-  lua_State *seen_co;
+  lua_State *seen_launcher;
   unsigned seen_prog;
   atomic_int armed;
   atomic_int want;          /* the watchdog asks the owner thread to arm */

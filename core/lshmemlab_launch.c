@@ -35,11 +35,17 @@ static void budget_hook(lua_State *co, lua_Debug *ar) {
 ** handler calls lua_sethook on the coroutine it is running. lua_sethook may
 ** be called from a signal handler of the running thread (lua.c does so); it
 ** may not be called from another thread, which would walk the coroutine's
-** call chain while it changes. The next primitive disarms the hook. The lock
-** is taken by the watchdog for each look, and by the Lua side only to list a
-** machine (or a new launching thread), to unlist it, and when a coroutine
-** ends (so that no look still uses it). SIGURG is ignored by default, so a
-** late signal after the handler is gone does nothing.
+** call chain while it changes. The next primitive disarms the hook. The
+** slot names the launching state for the whole launch, not each block's
+** coroutine for each resume: the two stores a resume made were seq_cst (an
+** xchg each on x86, a full barrier; 6% of a short launch's CPU), and a
+** relaxed store is a race to helgrind (spec/engine_runaway_spec.lua). So a
+** block that ends without a primitive is no progress to the watchdog: it may
+** arm the next block early, which then still runs its whole budget. The
+** handler arms the block its own thread runs (lm->cur_co). The lock is
+** taken by the watchdog for each look, and by the Lua side only to list a
+** machine (or a new launching thread) and to unlist it. SIGURG is ignored
+** by default, so a late signal after the handler is gone does nothing.
 */
 #define WD_SIGNAL SIGURG
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -56,7 +62,7 @@ static void wd_on_signal(int sig) {
   lua_State *co;
   (void)sig;
   if (w == NULL || !atomic_exchange(&w->want, 0)) return;
-  if ((co = atomic_load(&w->co)) == NULL) return;
+  if (lsl_here.lm == NULL || (co = lsl_here.lm->cur_co) == NULL) return;
   atomic_store(&w->armed, 1);
   lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
 }
@@ -65,13 +71,13 @@ static void wd_on_signal(int sig) {
 static void wd_look(void) {
   wdslot *w;
   for (w = wd_list; w != NULL; w = w->next) {
-    lua_State *co = atomic_load(&w->co);
+    lua_State *l = atomic_load(&w->launcher);
     unsigned prog = atomic_load_explicit(&w->prog, memory_order_relaxed);
-    if (co != NULL && co == w->seen_co && prog == w->seen_prog && !atomic_load(&w->armed)) {
+    if (l != NULL && l == w->seen_launcher && prog == w->seen_prog && !atomic_load(&w->armed)) {
       atomic_store(&w->want, 1);
       pthread_kill(w->owner, WD_SIGNAL);
     }
-    w->seen_co = co;
+    w->seen_launcher = l;
     w->seen_prog = prog;
   }
 }
@@ -165,23 +171,23 @@ void lsl_wd_disarm(lmach *lm, lua_State *co) {
 ** The context tables k. A machine keeps each block's k for its later
 ** launches (user value 5: kt[blk + 1]; kt[-1 .. -K_FIELDS] the field names,
 ** kt[0] the metatable, so refilling one hashes no C string). A kept k is
-** used again only when it is exactly what a new one would be: its metatable
-** is the block metatable, its six fields hold what k_fill writes, and it
-** has no other key. The six are read at each reuse; a key added to k goes
-** through the block metatable's __newindex (lsl_k_newindex: every key but
-** the six is absent from a kept k), which drops k from kt, so no launch
-** iterates k (rawset, which bypasses __newindex, is the one way past it).
+** used again only when it is exactly what a new one would be once its four
+** fields are written again: its metatable is the block metatable, k[1] and
+** k[2] still name its block and machine, and it has no other key. A key
+** added to k goes through the block metatable's __newindex
+** (lsl_k_newindex: every key but the six is absent from a kept k), which
+** drops k from kt, so no launch iterates k (rawset, which bypasses
+** __newindex, is the one way past it). The four fields are written at each
+** reuse rather than read back and compared: half the Lua API calls.
 */
 #define K_FIELDS 4
 #define K_KEPT_MAX 65536          /* blocks whose k a machine keeps */
 static const char *const k_names[K_FIELDS] = { "pe", "block", "n_pes", "block_num" };
 
-/* write the fields of k (on top) for block blk; kt at index kt, the field
-** names at kt + 2 .. (k_kept) */
-static void k_fill(lua_State *L, int kt, int blk, const lua_Integer *f) {
+/* write the four fields of k (on top); kt at index kt, the field names at
+** kt + 2 .. (k_kept) */
+static void k_fields(lua_State *L, int kt, const lua_Integer *f) {
   int i;
-  lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
-  lua_pushvalue(L, 1); lua_rawseti(L, -2, 2);
   for (i = 0; i < K_FIELDS; i++) {
     lua_pushvalue(L, kt + 2 + i);
     lua_pushinteger(L, f[i]);
@@ -215,20 +221,14 @@ int lsl_k_newindex(lua_State *L) {
   return 0;
 }
 
-/* 1 when the kept k on top holds what k_fill would write for block blk (its
-** other keys: lsl_k_newindex); the stack as it was */
-static int k_reusable(lua_State *L, int kt, int blk, const lua_Integer *f) {
-  int i, ok, top = lua_gettop(L);
+/* 1 when the kept k on top may serve block blk again (k_fields rewrites its
+** fields; its other keys: lsl_k_newindex); the stack as it was */
+static int k_reusable(lua_State *L, int kt, int blk) {
+  int ok, top = lua_gettop(L);
   if (!lua_getmetatable(L, top)) return 0;
-  ok = lua_rawequal(L, -1, kt + 1);
-  lua_rawgeti(L, top, 1);
-  lua_rawgeti(L, top, 2);
-  ok = ok && is_int(L, top + 2, blk) && lua_rawequal(L, top + 3, 1);
-  for (i = 0; ok && i < K_FIELDS; i++) {
-    lua_pushvalue(L, kt + 2 + i);         /* the names, above the metatable */
-    lua_rawget(L, top);
-    ok = is_int(L, -1, f[i]);
-  }
+  ok = lua_rawequal(L, -1, kt + 1) && lua_rawgeti(L, top, 1) == LUA_TNUMBER &&
+       is_int(L, top + 2, blk) && lua_rawgeti(L, top, 2) == LUA_TUSERDATA &&
+       lua_rawequal(L, top + 3, 1);
   lua_settop(L, top);
   return ok;
 }
@@ -261,11 +261,15 @@ static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
   lua_Integer f[K_FIELDS];
   sl_block_where(m, blk, &pe, &b);
   f[0] = pe; f[1] = b; f[2] = sl_machine_params(m)->n_pes; f[3] = sl_block_dim(m);
-  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk, f))
+  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk)) {
+    k_fields(L, kt, f);
     return;
+  }
   lua_pop(L, 1);
   lua_createtable(L, 2, K_FIELDS);
-  k_fill(L, kt, blk, f);
+  lua_pushinteger(L, blk); lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, 1); lua_rawseti(L, -2, 2);
+  k_fields(L, kt, f);
   lua_pushvalue(L, kt + 1);
   lua_setmetatable(L, -2);
   if (blk < K_KEPT_MAX) {
@@ -309,6 +313,7 @@ static void keep_end(lua_State *L, lrun *run) {
 
 /* raise a launch failure after cleaning up */
 static int launch_fail(lua_State *L, lmach *lm, const char *msg) {
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
   if (lm->run != NULL) keep_end(L, lm->run);
   sl_launch_abort(lm->m);
   lm->cur = -1;
@@ -572,9 +577,9 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
   push_k(L, blk, lm->m, run);
   run->b[blk].co = co;
   run->b[blk].k = lua_topointer(L, -1);
-  lua_pushvalue(L, -1);                      /* the anchor, out of the kernel's reach */
   lua_pushvalue(L, 2);
-  lua_rotate(L, -2, 1);                      /* k, kernel, k */
+  lua_pushvalue(L, -2);                      /* k (the anchor, out of the kernel's
+                                                reach), kernel, k */
   for (i = 0; i < run->nargs; i++) lua_pushvalue(L, 4 + i);
   lua_xmove(L, co, 3 + run->nargs);
   *nres = 1 + run->nargs;
@@ -651,23 +656,14 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
   lm->cur_k = run->b[blk].k;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = lm->budget;
-  if (lm->wd.listed) { here->wd = &lm->wd; atomic_store(&lm->wd.co, co); }
+  if (lm->wd.listed) here->wd = &lm->wd;
   here->lm = lm;
   st = lua_resume(co, L, nres, &nout);
   *here = outer;
   lm->cur = -1;
   lm->cur_co = NULL;
   lm->cur_k = NULL;
-  if (lm->wd.listed) {
-    atomic_store(&lm->wd.co, NULL);
-    if (st != LUA_YIELD && (st != LUA_OK || blk >= POOL_MAX)) {
-      /* co may go (an ended block's is kept only below POOL_MAX):
-      ** no look may still use it */
-      pthread_mutex_lock(&wd_mu);
-      pthread_mutex_unlock(&wd_mu);
-    }
-    if (atomic_load(&lm->wd.armed)) lsl_wd_disarm(lm, co);
-  }
+  if (lm->wd.listed && atomic_load(&lm->wd.armed)) lsl_wd_disarm(lm, co);
   if (st == LUA_OK) {
     launch_block_done(L, lm, run, blk);
   } else if (st == LUA_YIELD) {
@@ -748,6 +744,7 @@ static int m_launch(lua_State *L) {
   keep_begin(L, lm, &run);
   run.kt = k_kept(L);
   lm->run = &run;
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, L);
   for (;;) {
     int blk, nres, r = sl_step(m, &blk);
     lua_State *co;
@@ -766,6 +763,7 @@ static int m_launch(lua_State *L) {
       return launch_fail(L, lm, "too many kernel arguments");
     launch_resume(L, lm, &run, blk, co, nres);
   }
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
   keep_end(L, &run);
   lm->run = NULL;
   return launch_result(L, lm, ni);

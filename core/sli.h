@@ -304,8 +304,7 @@ typedef struct sl_block {
   int32_t nlz;              /* staged records (lz) */
   int32_t fdepth;           /* frames open (fr) */
   sl_time xstart[SL_NQ];    /* when the running transfer began streaming (trace) */
-  /* line 4 on: the frames open, the innermost four in line 4 */
-  struct { int32_t id, site; sl_time start; } fr[SL_FSTACK];  /* site: of prof_start */
+  /* line 4 */
   sl_time kick[SL_NQ];      /* an EV_PIPE is due then (-1 none) */
   uint64_t nkey;            /* keys scheduled for it: the last part of their order */
   /* the landing (EV_COPY / EV_VEC) its pipes scheduled last: its time, record,
@@ -319,9 +318,6 @@ typedef struct sl_block {
   int32_t ahead;            /* it ran ahead of a wake-up due before its clock (sim.c) */
   int32_t mtail[SL_NQ];     /* the last shadow read waiting in each queue */
   uint16_t flagset[SL_NEVENTS];           /* set in program order, not waited */
-  sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet */
-  int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token */
-  int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* the set_flag's line (synccheck) */
   /* what it waits for */
   sl_addr w;
   int32_t wcmp, wnext;
@@ -329,7 +325,6 @@ typedef struct sl_block {
   int64_t wval;
   int64_t wlen;             /* bytes from w whose writes wake it (one element, or a set) */
   int32_t wset;             /* 1: it waits on the set ws (a p2p_sync wait) */
-  sl_wset ws;
   int64_t wcur;             /* SL_WS_ALL: the element it waits on (the library waits in order) */
   int32_t wteam, wsync;     /* B_TEAM: its team, its SL_TEAM_* kind */
   sl_addr wub;              /* polling wait: UB that receives the flag */
@@ -356,7 +351,6 @@ typedef struct sl_block {
   ** them touches may run ahead (sl_scalar_ahead_at) */
   uint32_t pubset;
   int32_t pover;
-  struct { int32_t ev, lo, hi; } pub[SL_NPUB];
   /* B_FLAG parked by a wait_flag of S while ahead (wahead): its clock then
   ** (wat) and the tie of the wake-up its catch-up would have yielded with
   ** (wtie; 0 while wait_inline has not yet come to where the catch-up would
@@ -366,6 +360,19 @@ typedef struct sl_block {
   int32_t wahead, wfired;
   sl_time wat, wclock;
   uint64_t wtie;
+  /* the rest, most of a block's bytes, is not cleared when a launch begins
+  ** (machine.c blocks_clear: up to flagsite, and flagsite too in synccheck
+  ** runs, the one place that reads it): each part is read only below a count
+  ** or under a flag of the part above, which start at zero, so only where
+  ** this launch wrote it */
+  int32_t flagsite[SL_NEVENTS][SL_NEVENT_IDS]; /* the set_flag's line, under flagset */
+  int32_t tok[SL_NEVENTS][SL_NEVENT_IDS];  /* the pending set_flag's token, under flagset
+                                              or a set op queued (chain.c mte3_clear) */
+  struct { int32_t id, site; sl_time start; } fr[SL_FSTACK];  /* frames open (fdepth);
+                                                                 site: of prof_start */
+  sl_lazy lz[SL_NLAZY];     /* staged chunks whose bytes did not move yet (nlz) */
+  sl_wset ws;               /* the set it waits on (wset) */
+  struct { int32_t ev, lo, hi; } pub[SL_NPUB];  /* pending UB ranges (pubset) */
   /* merged kicks (pipe.c merge; mg above says which queues), read only while
   ** one is open: the earliest place not yet passed (mgmt, mgmtie, its queue
   ** mgmq); per queue the replaced key's time and tie, the merged key's tie,
