@@ -374,9 +374,9 @@ _Static_assert(SL_NDTYPES <= 64, "reinterpret_key packs a dtype in 6 bits");
 
 /* the dtype at index 2 of v:reinterpret on a view of machine lm: a name
 ** the machine saw last (lm->dt_s, by lua_tolstring's address: only a string
-** has one, and each name seen is kept alive in the function's upvalue, so an
-** address names one string while it is there) compares no strings and looks
-** nothing up */
+** has one, a number being made one in place as luaL_checkstring would; each
+** name seen is kept alive in the function's upvalue, so an address names one
+** string while it is there) compares no strings and looks nothing up */
 static int reinterpret_dtype(lua_State *L, lmach *lm) {
   const char *s = lua_tolstring(L, 2, NULL);
   int h = (int)(((uintptr_t)s >> 4) % DT_SEEN), dt;
