@@ -61,13 +61,13 @@ int lsl_engine_error(lua_State *L, sl_machine *m, int st, int argbase) {
   return luaL_error(L, "%s", sl_machine_err(m));
 }
 
-/* push a new view; keeps: a root view, which keeps the sub-views made from it
-** (user value 2: their table); else a sub-view (user value 2: its root, which
-** v:sub sets) */
-lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l,
-                      int64_t n, int keeps) {
-  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), 2);
-  v->subs = keeps != 0;
+/* push a new root view, which keeps the sub-views made from it (user value
+** 2: their table; 3: the one made last, see v:sub; sub-views are made by
+** v:sub) */
+lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l, int64_t n) {
+  lview *v = (lview *)lua_newuserdatauv(L, sizeof(lview), 3);
+  v->subs = 1;
+  v->last_key = LAST_NONE;
   v->magic = VIEW_MAGIC;
   v->lm = lm;
   v->l = *l;

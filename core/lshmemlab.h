@@ -65,6 +65,8 @@ typedef struct wdslot {
 
 /* hard event names a machine remembers (set_flag / wait_flag) */
 #define EV_SEEN 4
+/* dtype names a machine remembers (v:reinterpret) */
+#define DT_SEEN 8
 
 /* a machine as Lua sees it */
 typedef struct lmach {
@@ -84,6 +86,8 @@ typedef struct lmach {
   int32_t keep_n;           /* views kept for the running launch (lsl_launch_keep) */
   const void *ev_s[EV_SEEN];  /* hard event names seen last (their string objects, */
   int ev_n[EV_SEEN];          /* kept alive in user value 3) and their numbers */
+  const char *dt_s[DT_SEEN];  /* v:reinterpret's dtype names seen last (their */
+  int dt_n[DT_SEEN];          /* strings, kept alive by it) and their dtypes */
 } lmach;
 
 /* what a launch keeps of each block: its coroutine (NULL before its first
@@ -120,11 +124,18 @@ typedef struct lview {
   sl_loc l;                 /* l.pe = -1: every PE (host) / own PE (kernel) */
   int64_t n;                /* elements in the window */
   int32_t host;             /* a host buffer's (a buffer's space never changes) */
-  int32_t subs;             /* 1: a root view, which keeps the sub-views made
-                               from it and from them (user value 2, made when
-                               first needed); 0: a sub-view (user value 2: its
-                               root; no chain of views) */
+  int32_t subs;             /* 1: a root view (user value 1: its machine),
+                               which keeps the sub-views made from it and from
+                               them (user value 2, made when first needed);
+                               0: a sub-view (its one user value: its root,
+                               which keeps the machine; no chain of views) */
+  int64_t last_key;         /* a root of UB: the key in its table of sub-views */
+                            /* of the view it holds in user value 3, the one it */
+                            /* made last (LAST_NONE: none) */
 } lview;
+
+/* lview.last_key of a root that holds no view in user value 3 (no key is) */
+#define LAST_NONE INT64_MIN
 
 /* lshmemlab.c */
 LSL_FUNC lmach *lsl_checkmach(lua_State *L, int i);
@@ -133,7 +144,7 @@ LSL_FUNC lview *lsl_checkanyview(lua_State *L, int i);
 LSL_FUNC lview *lsl_checkview(lua_State *L, int i);
 LSL_FUNC int lsl_checkmode(lua_State *L, int i);
 LSL_FUNC int lsl_engine_error(lua_State *L, sl_machine *m, int st, int argbase);
-LSL_FUNC lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l, int64_t n, int keeps);
+LSL_FUNC lview *lsl_newview(lua_State *L, int machine_idx, lmach *lm, const sl_loc *l, int64_t n);
 
 /* lshmemlab_machine.c */
 LSL_FUNC char *lsl_copy_str(const char *s);

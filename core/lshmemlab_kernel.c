@@ -359,7 +359,7 @@ static int k_ub(lua_State *L) {
   push_kmach(L, lm);
   st = sl_ub_alloc(lm->m, blk, dt, (int64_t)n, flags, &l);
   if (st != SL_OK) return lsl_engine_error(L, lm->m, st, 1);
-  v = lsl_newview(L, -1, lm, &l, (int64_t)n, 1);
+  v = lsl_newview(L, -1, lm, &l, (int64_t)n);
   v->gen = sl_machine_gen(lm->m);
   lua_remove(L, -2);
   return lsl_kdone(L, lm, blk, SL_OK, 1);
@@ -1014,7 +1014,7 @@ static int k_tque(lua_State *L) {
     sl_loc lh = l;
     lview *v;
     lh.off += (int64_t)h * pitch;
-    v = lsl_newview(L, 5, lm, &lh, (int64_t)len, 1);
+    v = lsl_newview(L, 5, lm, &lh, (int64_t)len);
     v->gen = q->gen;
     q->buf[h] = v;
     q->id[h] = tque_take_id(lm, blk);

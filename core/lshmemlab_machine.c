@@ -109,6 +109,7 @@ int lsl_new(lua_State *L) {
   luaL_getmetatable(L, VIEW_MT);         /* its views' metatable, at hand for lsl_newview */
   lua_setiuservalue(L, -2, 2);
   memset(lm->ev_s, 0, sizeof(lm->ev_s));
+  memset(lm->dt_s, 0, sizeof(lm->dt_s));
   lua_createtable(L, EV_SEEN, 0);        /* the event names of ev_s */
   lua_setiuservalue(L, -2, 3);
   lua_newtable(L);                       /* the blocks' coroutines (lshmemlab_launch.c) */
@@ -179,7 +180,7 @@ static int alloc_at(lua_State *L, int space, int a, int64_t align, int zeroed) {
   l.pe = -1;
   l.dtype = dt;
   l.cap = b->bytes;
-  lsl_newview(L, 1, lm, &l, b->n, 1);
+  lsl_newview(L, 1, lm, &l, b->n);
   return 1;
 }
 

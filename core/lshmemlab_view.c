@@ -50,18 +50,52 @@ static void push_subs(lua_State *L, int i) {
   }
 }
 
+/* the view at the top, just made in the table of sub-views of the root at
+** index ri under key (a sub-view's key of n < 2^23, or the root's own
+** reinterpretation's: either names the view), also held by that root in user
+** value 3 when it is of UB: a UB root (a TQue buffer, a UB tensor, its
+** reinterpretation) is asked for the same window row after row, which then
+** costs no table look-up; a GM root's windows mostly move with the row */
+static void keep_last(lua_State *L, int ri, lview *root, lua_Integer key) {
+  if (root->l.buf >= 0) return;
+  lua_pushvalue(L, -1);
+  lua_setiuservalue(L, ri, 3);
+  root->last_key = key;
+}
+
+/* push a new sub-view of the root at index ri: the window of n elements off
+** elements into v (the view v:sub was called on); its one user value is the
+** root (which keeps the machine alive), its metatable the root's */
+static void new_sub(lua_State *L, int ri, const lview *v, int64_t off, int64_t n) {
+  lview *nv = (lview *)lua_newuserdatauv(L, sizeof(lview), 1);
+  nv->magic = VIEW_MAGIC;
+  nv->gen = v->gen;
+  nv->lm = v->lm;
+  nv->l = v->l;
+  nv->l.off += off * lsl_esize(v);
+  nv->n = n;
+  nv->host = v->host;
+  nv->subs = 0;
+  nv->last_key = LAST_NONE;
+  lua_getmetatable(L, ri);
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, ri);
+  lua_setiuservalue(L, -2, 1);
+}
+
 /* v:sub(offset [, n]): a window offset elements further. A root view (a
 ** buffer, a UB tensor, v:on, k:ptr, v:reinterpret) keeps every sub-view made from
 ** it or from its sub-views, directly or not, in a table of weak values (user
-** value 2; a sub-view's user value 2 is its root): a window asked for again
+** value 2; a sub-view's user value 1 is its root): a window asked for again
 ** (every PE's blocks take the same windows of a buffer, a loop the same UB
 ** halves, a chunk loop the same chunks of a sub-view) is the same view, made
-** once while it lives. Views never change, and a kept one has the fields a
-** fresh one would have, so which of the two a call gets cannot be told */
+** once while it lives; a root of UB holds the one it made last (keep_last).
+** Views never change, and a kept one has the fields a fresh one would have,
+** so which of the two a call gets cannot be told */
 static int v_sub(lua_State *L) {
-  lview *v = lsl_toview(L, 1), *root, *nv;
-  lua_Integer off, n, at;
-  int isint, t, ri = 1;                   /* ri: the root's index */
+  lview *v = lsl_toview(L, 1), *root;
+  lua_Integer off, n, at, key;
+  int isint, t, ri = 1, mi = 0;           /* ri: the root's index; mi: the machine's */
   if (v == NULL || v->lm->m == NULL) v = lsl_checkview(L, 1);   /* raises */
   root = v;
   off = lua_tointegerx(L, 2, &isint);     /* integers read without luaL's extra calls */
@@ -77,7 +111,7 @@ static int v_sub(lua_State *L) {
   }
   at = off;                               /* the arguments stay: what is pushed returns */
   if (!v->subs) {                         /* a sub-view: the window in its root, which */
-    if (lua_getiuservalue(L, 1, 2) != LUA_TUSERDATA)   /* takes the offset's place (v */
+    if (lua_getiuservalue(L, 1, 1) != LUA_TUSERDATA)   /* takes the offset's place (v */
       return luaL_error(L, "sub-view without its root");   /* stays: its fields are read) */
     lua_replace(L, 2);
     ri = 2;
@@ -89,27 +123,29 @@ static int v_sub(lua_State *L) {
     }
   }
   if (at >= ((lua_Integer)1 << 40)) {     /* past the packed key: made, not kept */
-    lua_getiuservalue(L, ri, 1);
-    nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
-  } else {                                /* a key of n < 2^23 names n, else it is checked */
-    lua_Integer key = sub_key(at, n);
-    push_subs(L, ri);
-    if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA &&
-        (key >= 0 || ((lview *)lua_touserdata(L, -1))->n == n))
-      return 1;
-    lua_pop(L, 1);
-    t = lua_gettop(L);
-    lua_getiuservalue(L, ri, 1);
-    nv = lsl_newview(L, -1, v->lm, &v->l, (int64_t)n, 0);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, t, key);
-    if (root->l.pe < 0 && root->l.buf >= 0 && !root->host)   /* every PE's window */
-      lsl_launch_keep(L, v->lm, t + 1);
+    new_sub(L, ri, v, off, n);
+    return 1;
   }
-  nv->gen = v->gen;
-  nv->l.off += (int64_t)off * lsl_esize(v);
-  lua_pushvalue(L, ri);                   /* the root, kept by the sub-view */
-  lua_setiuservalue(L, -2, 2);
+  key = sub_key(at, n);                   /* a key of n < 2^23 names n, else it is checked */
+  if (key == root->last_key) {            /* a UB root's last window */
+    lua_getiuservalue(L, ri, 3);
+    return 1;
+  }
+  push_subs(L, ri);
+  if (lua_rawgeti(L, -1, key) == LUA_TUSERDATA &&
+      (key >= 0 || ((lview *)lua_touserdata(L, -1))->n == n))
+    return 1;
+  lua_pop(L, 1);
+  t = lua_gettop(L);
+  if (root->l.pe < 0 && root->l.buf >= 0 && !root->host) {   /* every PE's window: */
+    lua_getiuservalue(L, ri, 1);          /* the launch keeps it (the machine's table) */
+    mi = t + 1;
+  }
+  new_sub(L, ri, v, off, n);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, t, key);
+  if (mi > 0) lsl_launch_keep(L, v->lm, mi);
+  else if (key >= 0) keep_last(L, ri, root, key);
   return 1;
 }
 
@@ -128,9 +164,13 @@ void lsl_push_pe_view(lua_State *L, int i, lview *v, int pe) {
       return;
     }
     lua_pop(L, 1);
+    lua_getiuservalue(L, i, 1);           /* the machine */
+  } else {                                /* a sub-view: its root's machine */
+    lua_getiuservalue(L, i, 1);
+    lua_getiuservalue(L, -1, 1);
+    lua_remove(L, -2);
   }
-  lua_getiuservalue(L, i, 1);
-  nv = lsl_newview(L, -1, v->lm, &v->l, v->n, 1);
+  nv = lsl_newview(L, -1, v->lm, &v->l, v->n);
   nv->l.pe = (int32_t)pe;
   lua_remove(L, -2);                      /* the machine */
   if (v->subs) {
@@ -332,23 +372,22 @@ static lua_Integer reinterpret_key(int64_t at, int dt) {
 }
 _Static_assert(SL_NDTYPES <= 64, "reinterpret_key packs a dtype in 6 bits");
 
-/* the dtype at index 2 of v:reinterpret: the names seen before are looked up
-** in the function's upvalue (name -> number, filled as lsl_checkdtype accepts
-** them), so a loop's reinterpret of one name compares no strings */
-static int reinterpret_dtype(lua_State *L) {
-  int dt;
-  lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER) {
-    dt = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    return dt;
-  }
-  lua_pop(L, 1);
+/* the dtype at index 2 of v:reinterpret on a view of machine lm: a name
+** the machine saw last (lm->dt_s, by lua_tolstring's address: only a string
+** has one, a number being made one in place as luaL_checkstring would; each
+** name seen is kept alive in the function's upvalue, so an address names one
+** string while it is there) compares no strings and looks nothing up */
+static int reinterpret_dtype(lua_State *L, lmach *lm) {
+  const char *s = lua_tolstring(L, 2, NULL);
+  int h = (int)(((uintptr_t)s >> 4) % DT_SEEN), dt;
+  if (s != NULL && lm->dt_s[h] == s) return lm->dt_n[h];
   dt = lsl_checkdtype(L, 2);              /* raises on a bad one, as before */
   if (lua_type(L, 2) == LUA_TSTRING) {
     lua_pushvalue(L, 2);
-    lua_pushinteger(L, dt);
+    lua_pushboolean(L, 1);
     lua_rawset(L, lua_upvalueindex(1));
+    lm->dt_s[h] = s;
+    lm->dt_n[h] = dt;
   }
   return dt;
 }
@@ -356,21 +395,34 @@ static int reinterpret_dtype(lua_State *L) {
 /* v:reinterpret(dtype): ReinterpretCast, the same bytes as another dtype
 ** (whole elements of it; the window must start on one). The view is a root
 ** of its own (it keeps its sub-views), kept weakly by v's root like a
-** sub-view: a loop that reinterprets the same UB row (a TQue buffer's
-** triple, a row's scale) gets the same view, and its sub-views, each time */
+** sub-view (and by a UB root as its last, keep_last): a loop that
+** reinterprets the same UB row (a TQue buffer's triple, a row's scale) gets
+** the same view, and its sub-views, each time */
 static int v_reinterpret(lua_State *L) {
-  lview *v = lsl_checkview(L, 1), *root = v, *nv;
-  int dt = reinterpret_dtype(L);
-  int64_t ns = (int64_t)sl_dtype_size((sl_dtype)dt), n = v->n * lsl_esize(v) / ns;
-  sl_loc l = v->l;                        /* v may go once its root replaces it below */
-  lmach *lm = v->lm;
-  uint32_t gen = v->gen;
+  lview *v = lsl_toview(L, 1), *root, *nv;
+  int dt;
+  int64_t ns, n;
+  sl_loc l;
+  lmach *lm;
+  uint32_t gen;
   lua_Integer key;
+  if (v == NULL || v->lm->m == NULL) v = lsl_checkview(L, 1);   /* raises */
+  dt = reinterpret_dtype(L, v->lm);
+  ns = (int64_t)sl_dtype_size((sl_dtype)dt);
+  n = v->n * lsl_esize(v) / ns;
   if (v->l.off % ns != 0)
     return luaL_argerror(L, 1, "window does not start on a whole element of the new dtype");
+  if (v->subs && reinterpret_key(0, dt) == v->last_key) {
+    lua_getiuservalue(L, 1, 3);           /* a UB root's last: this one */
+    return 1;
+  }
+  l = v->l;                               /* v may go once its root replaces it below */
+  lm = v->lm;
+  gen = v->gen;
+  root = v;
   lua_settop(L, 1);
   if (!v->subs) {                         /* a sub-view: kept by its root */
-    if (lua_getiuservalue(L, 1, 2) != LUA_TUSERDATA)
+    if (lua_getiuservalue(L, 1, 1) != LUA_TUSERDATA)
       return luaL_error(L, "sub-view without its root");
     root = (lview *)lua_touserdata(L, 2);
     lua_replace(L, 1);
@@ -383,11 +435,12 @@ static int v_reinterpret(lua_State *L) {
   }
   lua_pop(L, 1);
   lua_getiuservalue(L, 1, 1);
-  nv = lsl_newview(L, -1, lm, &l, n, 1);
+  nv = lsl_newview(L, -1, lm, &l, n);
   nv->gen = gen;
   nv->l.dtype = dt;
   lua_pushvalue(L, -1);
   lua_rawseti(L, 2, key);
+  if (root == v) keep_last(L, 1, root, key);   /* its own: the key names n */
   return 1;
 }
 
@@ -498,7 +551,7 @@ void lsl_open_view(lua_State *L) {
   int i;
   luaL_newmetatable(L, VIEW_MT);
   luaL_newlib(L, view_methods);
-  lua_newtable(L);                        /* reinterpret's names seen: name -> dtype */
+  lua_newtable(L);                        /* reinterpret's names seen, kept */
   lua_pushcclosure(L, v_reinterpret, 1);
   lua_setfield(L, -2, "reinterpret");
   lua_pushvalue(L, -1);
