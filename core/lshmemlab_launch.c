@@ -281,6 +281,7 @@ static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
 /* views the running launch keeps: a table in the machine's user value 4 at
 ** KEEP_KEY, at most KEEP_MAX views (about 100 bytes each) */
 #define KEEP_KEY (-1)
+#define GUARD_KEY (-2)          /* the launch's guard (launch_guard) */
 #define KEEP_MAX (1 << 18)
 
 /* keep the view at the top of L's stack for the running launch (none: not
@@ -726,6 +727,46 @@ static void launch_blocks(lua_State *L, lrun *run) {
   }
 }
 
+/* __close of a launch's guard (at m:launch's return, or when an error that
+** no launch_fail raised leaves it: a full stack, a memory error): a launch
+** still under way is abandoned as launch_fail abandons it, so that the
+** machine can launch again; after an end or a launch_fail it does nothing.
+** The guard's user value 1 is the pool (user value 4): the frame of
+** m:launch, its lrun included, is gone when an error closes the guard */
+static int guard_close(lua_State *L) {
+  lmach *lm = *(lmach **)lua_touserdata(L, 1);
+  if (!sl_running(lm->m)) return 0;
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
+  lua_getiuservalue(L, 1, 1);
+  lua_pushnil(L);
+  lua_rawseti(L, -2, KEEP_KEY);
+  sl_launch_abort(lm->m);
+  lm->cur = -1;
+  lm->run = NULL;
+  return 0;
+}
+
+/* push the machine's launch guard (kept in the pool at GUARD_KEY, made on
+** the first launch) and mark it to be closed when m:launch returns or fails */
+static void launch_guard(lua_State *L, lmach *lm) {
+  lua_getiuservalue(L, 1, 4);
+  if (lua_rawgeti(L, -1, GUARD_KEY) != LUA_TUSERDATA) {
+    lua_pop(L, 1);
+    *(lmach **)lua_newuserdatauv(L, sizeof(lmach *), 1) = lm;
+    lua_pushvalue(L, -2);
+    lua_setiuservalue(L, -2, 1);
+    if (luaL_newmetatable(L, "shmemlab.launch_guard")) {
+      lua_pushcfunction(L, guard_close);
+      lua_setfield(L, -2, "__close");
+    }
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, GUARD_KEY);
+  }
+  lua_remove(L, -2);
+  lua_toclose(L, -1);
+}
+
 /* m:launch(kernel, block_dim, ...): run kernel on every (PE, block); kernel
 ** is a function or {name =, kernel = fn, type = "AIV"} (the msprof task) */
 static int m_launch(lua_State *L) {
@@ -737,6 +778,7 @@ static int m_launch(lua_State *L) {
   if (sl_running(m)) return luaL_error(L, "launch inside a running launch");
   if (lm->budget > 0 && !wd_list_add(lm))
     return luaL_error(L, "cannot start the runaway watchdog thread (instruction_budget)");
+  launch_guard(L, lm);
   if ((st = sl_launch_begin(m, block_dim)) != SL_OK)
     return lsl_engine_error(L, m, st, 1);
   run.nblk = sl_block_dim(m) * sl_machine_params(m)->n_pes;

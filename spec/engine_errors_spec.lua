@@ -522,5 +522,21 @@ describe("engine errors", function()
         assert.equals(0, sig:on(0):read(0))
       end
     end)
+
+    it("so is it after an error no kernel raised: a stack too full for the arguments", function()
+      local fresh = lab.machine{ pes = 2 }
+      local t_fresh = good(fresh, fresh:alloc("int32", 64):fill("iota"), fresh:alloc("int32", 64))
+      local m = lab.machine{ pes = 2 }
+      local g = m:alloc("int32", 64, "g"):fill("iota")
+      local args = {}
+      for i = 1, 999000 do args[i] = i end    -- fits the call, not the blocks' copies of it
+      local ok, err = pcall(m.launch, m, function() end, 2, table.unpack(args))
+      args = nil
+      assert.is_false(ok)
+      assert.matches("too many kernel arguments", err, 1, true)
+      local out = m:alloc("int32", 64)
+      assert.near(t_fresh, good(m, g, out), 1e-9)       -- it launches, as a fresh machine
+      assert.same({ 0 }, { out:compare(g) })
+    end)
   end)
 end)
