@@ -531,7 +531,6 @@ describe("engine errors", function()
       local args = {}
       for i = 1, 999000 do args[i] = i end    -- fits the call, not the blocks' copies of it
       local ok, err = pcall(m.launch, m, function() end, 2, table.unpack(args))
-      args = nil
       assert.is_false(ok)
       assert.matches("too many kernel arguments", err, 1, true)
       local out = m:alloc("int32", 64)
