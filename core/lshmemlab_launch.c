@@ -42,7 +42,10 @@ static void budget_hook(lua_State *co, lua_Debug *ar) {
 ** relaxed store is a race to helgrind (spec/engine_runaway_spec.lua). So a
 ** block that ends without a primitive is no progress to the watchdog: it may
 ** arm the next block early, which then still runs its whole budget. The
-** handler arms the block its own thread runs (lm->cur_co). The lock is
+** handler arms the block its own thread runs (lm->cur_co), and only for
+** that block's machine: a launch inside a block of another machine names
+** its own slot (or none) in lsl_here, so the outer machine's watchdog never
+** arms the inner machine's block (whose budget may be 0: none). The lock is
 ** taken by the watchdog for each look, and by the Lua side only to list a
 ** machine (or a new launching thread) and to unlist it. SIGURG is ignored
 ** by default, so a late signal after the handler is gone does nothing.
@@ -656,7 +659,7 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
   lm->cur_k = run->b[blk].k;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = lm->budget;
-  if (lm->wd.listed) here->wd = &lm->wd;
+  here->wd = lm->wd.listed ? &lm->wd : NULL;   /* never an outer machine's (wd_on_signal) */
   here->lm = lm;
   st = lua_resume(co, L, nres, &nout);
   *here = outer;
