@@ -42,7 +42,11 @@ static void budget_hook(lua_State *co, lua_Debug *ar) {
 ** relaxed store is a race to helgrind (spec/engine_runaway_spec.lua). So a
 ** block that ends without a primitive is no progress to the watchdog: it may
 ** arm the next block early, which then still runs its whole budget. The
-** handler arms the block its own thread runs (lm->cur_co). The lock is
+** handler arms the block its own thread runs (lm->cur_co), and only for
+** that block's machine: in a launch inside a block of another machine,
+** lsl_here names the inner machine and its own slot (or none), and the
+** outer machine's request waits until its own block runs again (else the
+** inner block, whose budget may be 0: none, was stopped). The lock is
 ** taken by the watchdog for each look, and by the Lua side only to list a
 ** machine (or a new launching thread) and to unlist it. SIGURG is ignored
 ** by default, so a late signal after the handler is gone does nothing.
@@ -59,10 +63,12 @@ static struct sigaction wd_oldact;      /* WD_SIGNAL's action before ours */
 ** if the watchdog asked for it (async-signal-safe: atomics and lua_sethook) */
 static void wd_on_signal(int sig) {
   wdslot *w = lsl_here.wd;
+  lmach *lm = lsl_here.lm;
   lua_State *co;
   (void)sig;
-  if (w == NULL || !atomic_exchange(&w->want, 0)) return;
-  if (lsl_here.lm == NULL || (co = lsl_here.lm->cur_co) == NULL) return;
+  if (w == NULL || lm == NULL || w != &lm->wd) return;   /* another machine's block
+                                                           (or lsl_here half written) */
+  if (!atomic_exchange(&w->want, 0) || (co = lm->cur_co) == NULL) return;
   atomic_store(&w->armed, 1);
   lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
 }
@@ -657,7 +663,7 @@ static void launch_resume(lua_State *L, lmach *lm, lrun *run, int blk, lua_State
   lm->cur_k = run->b[blk].k;
   sl_block_where(m, blk, &lm->cur_pe, &b);
   lm->budget_left = lm->budget;
-  if (lm->wd.listed) here->wd = &lm->wd;
+  here->wd = lm->wd.listed ? &lm->wd : NULL;   /* never an outer machine's (wd_on_signal) */
   here->lm = lm;
   st = lua_resume(co, L, nres, &nout);
   *here = outer;

@@ -153,6 +153,23 @@ describe("runaway kernels", function()
     assert.truthy(sum > 0)
   end)
 
+  -- a launch inside a block of another machine: the outer machine's watchdog
+  -- saw no primitive of its own and asked to arm; the signal armed the inner
+  -- machine's block, which has no budget (0) and was stopped at once
+  it("a machine without a budget, launched inside a block of one with a budget, is never stopped",
+     function()
+    local outer = lab.machine{ pes = 1, instruction_budget = 200000000 }
+    local inner = lab.machine{ pes = 1, instruction_budget = 0 }
+    local sum = 0
+    outer:launch(function()
+      inner:launch(function()
+        local t0 = os.clock()
+        while os.clock() - t0 < 0.15 do sum = sum + 1 end   -- several watchdog looks
+      end, 1)
+    end, 1)
+    assert.truthy(sum > 0)
+  end)
+
   -- the watchdog thread arms the hook through a signal to the launching thread:
   -- lua_sethook from the watchdog's own thread raced with the block (it walks the
   -- coroutine's call chain while that changes; helgrind saw 14 racing contexts)
