@@ -13,13 +13,19 @@
 local C = require("shmemlab.chain_cases")
 local write_table = require("scripts.table_block")
 
-local args, max_pes = arg, math.huge
-if arg[1] == "--max-pes" then
-  max_pes = math.tointeger(tonumber(arg[2]))
-  assert(max_pes and max_pes > 0, "--max-pes N: N a positive integer")
-  args = table.move(arg, 3, #arg, 1, {})
-  assert(args[1] ~= "--readme", "--max-pes cannot write the doc: its table has every row")
+local args, max_pes = {}, math.huge
+local i = 1
+while arg[i] do
+  if arg[i] == "--max-pes" then
+    max_pes = math.tointeger(tonumber(arg[i + 1]))
+    assert(max_pes and max_pes > 0, "--max-pes N: N a positive integer")
+    i = i + 2
+  else
+    args[#args + 1], i = arg[i], i + 1
+  end
 end
+assert(max_pes == math.huge or args[1] ~= "--readme",
+       "--max-pes cannot write the doc: its table has every row")
 
 local rows, t0 = {}, os.clock()
 for _, c in ipairs(C.CASES) do
