@@ -27,22 +27,28 @@ local function recomputes(path, rows, i, now_of)
   end
 end
 
+-- assert that a table (path, rows) has one row a case of H.ROWS, in order, naming it
+-- (op, SoC and, with_design, its design), and that cell_error finds no fault in a cell
+local function well_formed(path, rows, name, with_design, cell_error)
+  assert.are.equal(#H.ROWS, #rows, path .. ": rows of the " .. name .. " block")
+  for i, case in ipairs(H.ROWS) do
+    local op, soc, cells, design = H.split(rows[i])
+    assert.are.same({ case[1], case[2], with_design and case[3] or nil }, { op, soc, design },
+                    string.format("%s: row %d names another case", path, i))
+    assert.are.equal(#H.PES, #cells, string.format("%s: row %d's cells", path, i))
+    for j, cell in ipairs(cells) do
+      local why = cell_error(cell)
+      assert.is_nil(why, string.format("%s: row %d (%s %s), %d PEs: %s", path, i, op, soc,
+                                       H.PES[j], tostring(why)))
+    end
+  end
+end
+
 describe("doc/hier.md's efficiency table at 16 MiB a PE (make hier-table)", function()
   local path, rows = docs.table_rows(H.TABLE)
 
   it("has one row a case, each cell's per cent recomputing from its figures", function()
-    assert.are.equal(#H.ROWS, #rows, path .. ": rows of the hier-table block")
-    for i, case in ipairs(H.ROWS) do
-      local op, soc, cells, design = H.split(rows[i])
-      assert.are.same({ case[1], case[2], case[3] }, { op, soc, design },
-                      string.format("%s: row %d names another case", path, i))
-      assert.are.equal(#H.PES, #cells, string.format("%s: row %d's cells", path, i))
-      for j, cell in ipairs(cells) do
-        local why = H.cell_error(cell)
-        assert.is_nil(why, string.format("%s: row %d (%s %s), %d PEs: %s", path, i, op, soc,
-                                         H.PES[j], tostring(why)))
-      end
-    end
+    well_formed(path, rows, "hier-table", true, H.cell_error)
   end)
 
   for i, case in ipairs(H.ROWS) do
@@ -60,17 +66,7 @@ describe("doc/hier.md's table of the same cases' HCCL baselines (make hier-table
   local path, rows = docs.table_rows(H.BASE_TABLE)
 
   it("has one row a case, each cell a kernel time in us", function()
-    assert.are.equal(#H.ROWS, #rows, path .. ": rows of the hier-baselines block")
-    for i, case in ipairs(H.ROWS) do
-      local op, soc, cells, extra = H.split(rows[i])
-      assert.are.same({ case[1], case[2] }, { op, soc },
-                      string.format("%s: row %d names another case", path, i))
-      assert.is_nil(extra, string.format("%s: row %d has a column too many", path, i))
-      for j, cell in ipairs(cells) do
-        assert.truthy(cell:match("^%d+%.%d%d%d$"), string.format(
-          "%s: row %d, %d PEs: not a time in us: %s", path, i, H.PES[j], cell))
-      end
-    end
+    well_formed(path, rows, "hier-baselines", false, H.base_cell_error)
   end)
 
   for i, case in ipairs(H.ROWS) do

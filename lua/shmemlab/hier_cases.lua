@@ -60,6 +60,12 @@ end
 -- a baseline cell's text: its kernel time in us, as the efficiency cells print theirs
 function M.base_cell(kernel) return string.format("%.3f", kernel) end
 
+-- nil when a baseline cell's text is a kernel time in us, else why not
+function M.base_cell_error(text)
+  if text:match("^%d+%.%d%d%d$") then return nil end
+  return "not a time in us: " .. text
+end
+
 -- a cell's text from its bound and kernel time: "86.9 (10068.330 / 11581.285)", the
 -- efficiency in per cent computed from the two figures as printed, so a reader (and
 -- the spec) recomputes it from the cell
