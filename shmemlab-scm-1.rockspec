@@ -75,6 +75,7 @@ build = {
     ["shmemlab.doc_table"] = "lua/shmemlab/doc_table.lua",
     ["shmemlab.fidelity"] = "lua/shmemlab/fidelity.lua",
     ["shmemlab.validation"] = "lua/shmemlab/validation.lua",
+    ["shmemlab.scale_fit"] = "lua/shmemlab/scale_fit.lua",
     ["shmemlab.frames"] = "lua/shmemlab/frames.lua",
     ["shmemlab.hccl"] = "lua/shmemlab/hccl.lua",
     ["shmemlab.hccl_algo"] = "lua/shmemlab/hccl_algo.lua",
