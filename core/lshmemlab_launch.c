@@ -313,18 +313,25 @@ static void keep_begin(lua_State *L, lmach *lm, lrun *run) {
 }
 
 /* the kept views go when the launch ends or fails */
-static void keep_end(lua_State *L, lrun *run) {
+static void keep_end(lua_State *L, int pool) {
   lua_pushnil(L);
-  lua_rawseti(L, run->pool, KEEP_KEY);
+  lua_rawseti(L, pool, KEEP_KEY);
+}
+
+/* abandon the launch under way (launch_fail; guard_close): the watchdog
+** told, the kept views dropped (pool: the index of the pool table, 0 when
+** none was fetched yet), the engine's launch aborted */
+static void launch_abandon(lua_State *L, lmach *lm, int pool) {
+  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
+  if (pool != 0) keep_end(L, pool);
+  sl_launch_abort(lm->m);
+  lm->cur = -1;
+  lm->run = NULL;
 }
 
 /* raise a launch failure after cleaning up */
 static int launch_fail(lua_State *L, lmach *lm, const char *msg) {
-  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
-  if (lm->run != NULL) keep_end(L, lm->run);
-  sl_launch_abort(lm->m);
-  lm->cur = -1;
-  lm->run = NULL;
+  launch_abandon(L, lm, lm->run != NULL ? lm->run->pool : 0);
   return luaL_error(L, "%s", msg);
 }
 
@@ -735,20 +742,15 @@ static void launch_blocks(lua_State *L, lrun *run) {
 
 /* __close of a launch's guard (at m:launch's return, or when an error that
 ** no launch_fail raised leaves it: a full stack, a memory error): a launch
-** still under way is abandoned as launch_fail abandons it, so that the
-** machine can launch again; after an end or a launch_fail it does nothing.
-** The guard's user value 1 is the pool (user value 4): the frame of
-** m:launch, its lrun included, is gone when an error closes the guard */
+** still under way is abandoned as launch_fail abandons it (launch_abandon),
+** so that the machine can launch again; after an end or a launch_fail it
+** does nothing. The guard's user value 1 is the pool (user value 4): the
+** frame of m:launch, its lrun included, is gone when an error closes it */
 static int guard_close(lua_State *L) {
   lmach *lm = *(lmach **)lua_touserdata(L, 1);
   if (!sl_running(lm->m)) return 0;
-  if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
   lua_getiuservalue(L, 1, 1);
-  lua_pushnil(L);
-  lua_rawseti(L, -2, KEEP_KEY);
-  sl_launch_abort(lm->m);
-  lm->cur = -1;
-  lm->run = NULL;
+  launch_abandon(L, lm, lua_gettop(L));
   return 0;
 }
 
@@ -812,7 +814,7 @@ static int m_launch(lua_State *L) {
     launch_resume(L, lm, &run, blk, co, nres);
   }
   if (lm->wd.listed) atomic_store(&lm->wd.launcher, NULL);
-  keep_end(L, &run);
+  keep_end(L, run.pool);
   lm->run = NULL;
   return launch_result(L, lm, ni);
 }
