@@ -124,8 +124,8 @@ end
 -- seconds apart (system time is mostly first touches: compare builds on user time)
 local function row(name, r)
   local n = math.max(r.settles, 1)
-  print(string.format("%-34s %11d %12.0f %9.2f %9.2f %9.2f %9.0f %9d %6.1f %9d %8.1f %7.2f %7.2f",
-                      name, r.events, r.events / math.max(r.wall, 1e-3), r.wall, r.cpu,
+  print(string.format("%-34s %11d %12s %9.2f %9.2f %9.2f %9.0f %9d %6.1f %9d %8.1f %7.2f %7.2f",
+                      name, r.events, fit.rate(r.events, r.wall), r.wall, r.cpu,
                       r.setup, r.rss / 2 ^ 20, r.starts, 100 * r.continued / math.max(r.starts, 1),
                       r.settles, r.rerated / n, r.fills / n, r.filled / math.max(r.rerated, 1)))
   local kinds = {}

@@ -1,7 +1,7 @@
 -- shmemlab.scale_fit: the growth exponent of time over events that bench/scale.lua
--- prints under its data-mode rows (`make scale`, doc/performance.md), computed from
--- the times as the table prints them, so spec/scale_table_spec.lua (and a reader)
--- recomputes it from the rows above it.
+-- prints under its data-mode rows (`make scale`, doc/performance.md), and each row's
+-- events per second, computed from the times as the table prints them, so
+-- spec/scale_table_spec.lua (and a reader) recomputes them from the rows.
 local M = {}
 
 -- the goal of issue 24: time near linear in events
@@ -10,6 +10,12 @@ M.GOAL = 1.15
 -- a time (s) as the table prints it (two decimals), 0.00 read as 0.01
 function M.printed(s)
   return math.max(tonumber(string.format("%.2f", s)), 0.01)
+end
+
+-- a row's events per second, from its wall time as printed ("-" when that is 0.00)
+function M.rate(events, wall)
+  local w = tonumber(string.format("%.2f", wall))
+  return w > 0 and string.format("%.0f", events / w) or "-"
 end
 
 -- the least-squares slope of log ys over log xs
