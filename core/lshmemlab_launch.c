@@ -573,7 +573,8 @@ static lua_State *block_co(lua_State *L, lrun *run, int blk) {
 
 /* the coroutine of block blk, made on its first run (k below the kernel as
 ** its anchor for the launch, then the kernel, k and the arguments), with the
-** number of values it resumes with in *nres */
+** number of values it resumes with in *nres; L's stack has room for them
+** (m_launch checks once: each turn of its loop leaves L's top as it found it) */
 static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nres) {
   lua_State *co = run->b[blk].co;
   int i;
@@ -587,7 +588,6 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
     }
     return co;
   }
-  luaL_checkstack(L, run->nargs + 4, "too many kernel arguments");
   co = block_co(L, run, blk);
   if (!lua_checkstack(co, run->nargs + 5)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
@@ -798,6 +798,7 @@ static int m_launch(lua_State *L) {
   keep_begin(L, lm, &run);
   run.kt = k_kept(L);
   run.kmt = lua_topointer(L, run.kt + 1);
+  luaL_checkstack(L, run.nargs + 4, "too many kernel arguments");   /* launch_co's */
   lm->run = &run;
   if (lm->wd.listed) atomic_store(&lm->wd.launcher, L);
   for (;;) {
