@@ -348,40 +348,34 @@ static int m_path(lua_State *L) {
 }
 
 /*
-** Task rows. state.tasks[pe] holds a PE's rows flat, TASK_W values a row in
-** the order of task_cols (name, type, stream_id, task_id, start_us,
-** stop_us); m:tasks (init.lua) makes the row tables when asked. A launch
-** adds a row per PE, and a table per row was a tenth of what an empty 2 x 16
-** launch cost (its allocation, six setfields, and the collector traversing
-** up to 512 live rows per PE).
+** Task rows. state.tasks[pe] holds a PE's rows flat, TASK_W values a row
+** (name, type, stream_id, task_id, start_us, stop_us), and at [0] how many
+** rows it was given; m:tasks (init.lua) makes the row tables when asked. A
+** machine that keeps task_rows = cap > 0 rows a PE writes row r (from 1)
+** over row r - cap: a ring, so a long loop of launches keeps a bounded heap
+** and nothing is ever moved; cap 0 keeps all. A launch adds a row per PE,
+** and a table per row was a tenth of what an empty 2 x 16 launch cost (its
+** allocation, six setfields, and the collector traversing up to 512 live
+** rows per PE).
 */
 #define TASK_W 6
 
-/* the rows of one PE (on top) at twice cap rows: the oldest half goes
-** (m:tasks returns the last cap; 0 keeps all) */
-static void rows_trim(lua_State *L, lua_Integer cap) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, -1), keep = cap * TASK_W, i;
-  if (cap <= 0 || n < 2 * keep) return;
-  for (i = 1; i <= keep; i++) {
-    lua_rawgeti(L, -1, n - keep + i);
-    lua_rawseti(L, -2, i);
-  }
-  for (i = n; i > keep; i--) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, i);
-  }
-}
-
-/* append a row to the flat rows on top: the name and type at ni and
-** ni + 1, then stream 1, task id, start and stop */
-static void row_add(lua_State *L, int ni, lua_Integer id, double start, double stop) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
-  lua_pushvalue(L, ni); lua_rawseti(L, -2, n + 1);
-  lua_pushvalue(L, ni + 1); lua_rawseti(L, -2, n + 2);
-  lua_pushinteger(L, 1); lua_rawseti(L, -2, n + 3);
-  lua_pushinteger(L, id); lua_rawseti(L, -2, n + 4);
-  lua_pushnumber(L, (lua_Number)start); lua_rawseti(L, -2, n + 5);
-  lua_pushnumber(L, (lua_Number)stop); lua_rawseti(L, -2, n + 6);
+/* add a row to the rows on top (a ring of cap rows, 0: no bound): the name
+** and type at ni and ni + 1, then stream 1, task id, start and stop */
+static void row_add(lua_State *L, int ni, lua_Integer cap, lua_Integer id, double start,
+                    double stop) {
+  lua_Integer n, at;
+  lua_rawgeti(L, -1, 0);
+  n = lua_tointeger(L, -1);               /* nil (a new PE's): 0 */
+  lua_pop(L, 1);
+  at = (cap > 0 ? n % cap : n) * TASK_W;
+  lua_pushvalue(L, ni); lua_rawseti(L, -2, at + 1);
+  lua_pushvalue(L, ni + 1); lua_rawseti(L, -2, at + 2);
+  lua_pushinteger(L, 1); lua_rawseti(L, -2, at + 3);
+  lua_pushinteger(L, id); lua_rawseti(L, -2, at + 4);
+  lua_pushnumber(L, (lua_Number)start); lua_rawseti(L, -2, at + 5);
+  lua_pushnumber(L, (lua_Number)stop); lua_rawseti(L, -2, at + 6);
+  lua_pushinteger(L, n + 1); lua_rawseti(L, -2, 0);
 }
 
 /* m:reach(a, b): PE a's topo_list entry for PE b, the SL_DOP_* bits of the
@@ -426,8 +420,7 @@ void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, pe);
   }
-  row_add(L, top + 1, id, start, stop);
-  rows_trim(L, cap);
+  row_add(L, top + 1, cap, id, start, stop);
   lua_settop(L, top);
 }
 
@@ -460,8 +453,7 @@ void lsl_add_launch_tasks(lua_State *L, int mi, int ni, int npes, double start,
       lua_pushvalue(L, -1);
       lua_rawseti(L, tasks, pe);
     }
-    row_add(L, ni, ++id, start, start + kus[pe]);
-    rows_trim(L, cap);
+    row_add(L, ni, cap, ++id, start, start + kus[pe]);
     lua_pop(L, 1);
   }
   lua_pushinteger(L, id);
