@@ -12,10 +12,19 @@ lmach *lsl_checkmach(lua_State *L, int i) {
   return lm;
 }
 
+/* the dtype lsl_checkdtype found last: only a hint, tried first and checked
+** by one strcmp (sl_dtype_find's scan of the table is ~160 instructions for
+** "int32", and a kernel names one dtype in k:ub and its views again and
+** again); relaxed, as any thread's value is as good a guess */
+static _Atomic int dtype_hint;
+
 /* a dtype name at index i (an unknown one names every dtype of the table) */
 int lsl_checkdtype(lua_State *L, int i) {
   const char *name = luaL_checkstring(L, i);
-  int t = sl_dtype_find(name);
+  int t = atomic_load_explicit(&dtype_hint, memory_order_relaxed);
+  if (strcmp(name, sl_dtype_name((sl_dtype)t)) == 0) return t;
+  t = sl_dtype_find(name);
+  if (t >= 0) atomic_store_explicit(&dtype_hint, t, memory_order_relaxed);
   if (t < 0) {
     luaL_Buffer b;
     luaL_buffinit(L, &b);

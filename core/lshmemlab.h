@@ -105,6 +105,7 @@ typedef struct lrun {
   int cos, nblk, nargs;
   int kt;                   /* the machine's kept k tables (then the block metatable, */
                             /* and k's field names) */
+  const void *kmt;          /* the block metatable's address (k_reusable) */
 } lrun;
 
 /* what this thread is resuming: the machine of the innermost launch and the

@@ -228,13 +228,16 @@ int lsl_k_newindex(lua_State *L) {
 }
 
 /* 1 when the kept k on top may serve block blk again (k_fields rewrites its
-** fields; its other keys: lsl_k_newindex); the stack as it was */
-static int k_reusable(lua_State *L, int kt, int blk) {
+** fields; its other keys: lsl_k_newindex); the stack as it was. Its
+** metatable and k[2] are told by their addresses (the block metatable's,
+** run->kmt, and the machine's userdata, lm): the identities lua_rawequal
+** compares, at a third of its cost, twice a block */
+static int k_reusable(lua_State *L, const lrun *run, const lmach *lm, int blk) {
   int ok, top = lua_gettop(L);
   if (!lua_getmetatable(L, top)) return 0;
-  ok = lua_rawequal(L, -1, kt + 1) && lua_rawgeti(L, top, 1) == LUA_TNUMBER &&
+  ok = lua_topointer(L, -1) == run->kmt && lua_rawgeti(L, top, 1) == LUA_TNUMBER &&
        is_int(L, top + 2, blk) && lua_rawgeti(L, top, 2) == LUA_TUSERDATA &&
-       lua_rawequal(L, top + 3, 1);
+       lua_touserdata(L, top + 3) == (const void *)lm;
   lua_settop(L, top);
   return ok;
 }
@@ -260,14 +263,15 @@ static int k_kept(lua_State *L) {
   return kt;
 }
 
-/* push the context table k of block blk (the machine at index 1; the
+/* push the context table k of block blk (the machine lm at index 1; the
 ** kept-k table at run->kt, the block metatable above it) */
-static void push_k(lua_State *L, int blk, sl_machine *m, const lrun *run) {
+static void push_k(lua_State *L, int blk, const lmach *lm, const lrun *run) {
   int pe, b, kt = run->kt;
+  sl_machine *m = lm->m;
   lua_Integer f[K_FIELDS];
   sl_block_where(m, blk, &pe, &b);
   f[0] = pe; f[1] = b; f[2] = sl_machine_params(m)->n_pes; f[3] = sl_block_dim(m);
-  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, kt, blk)) {
+  if (lua_rawgeti(L, kt, blk + 1) == LUA_TTABLE && k_reusable(L, run, lm, blk)) {
     k_fields(L, kt, f);
     return;
   }
@@ -569,7 +573,8 @@ static lua_State *block_co(lua_State *L, lrun *run, int blk) {
 
 /* the coroutine of block blk, made on its first run (k below the kernel as
 ** its anchor for the launch, then the kernel, k and the arguments), with the
-** number of values it resumes with in *nres */
+** number of values it resumes with in *nres; L's stack has room for them
+** (m_launch checks once: each turn of its loop leaves L's top as it found it) */
 static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nres) {
   lua_State *co = run->b[blk].co;
   int i;
@@ -583,12 +588,11 @@ static lua_State *launch_co(lua_State *L, lmach *lm, lrun *run, int blk, int *nr
     }
     return co;
   }
-  luaL_checkstack(L, run->nargs + 4, "too many kernel arguments");
   co = block_co(L, run, blk);
   if (!lua_checkstack(co, run->nargs + 5)) return NULL;
   *(lmach **)lua_getextraspace(co) = lm;   /* the primitives find their machine */
   lua_sethook(co, NULL, 0, 0);               /* not the creator's (an armed hook) */
-  push_k(L, blk, lm->m, run);
+  push_k(L, blk, lm, run);
   run->b[blk].co = co;
   run->b[blk].k = lua_topointer(L, -1);
   lua_pushvalue(L, 2);
@@ -793,6 +797,8 @@ static int m_launch(lua_State *L) {
   launch_blocks(L, &run);
   keep_begin(L, lm, &run);
   run.kt = k_kept(L);
+  run.kmt = lua_topointer(L, run.kt + 1);
+  luaL_checkstack(L, run.nargs + 4, "too many kernel arguments");   /* launch_co's */
   lm->run = &run;
   if (lm->wd.listed) atomic_store(&lm->wd.launcher, L);
   for (;;) {

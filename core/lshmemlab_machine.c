@@ -347,29 +347,35 @@ static int m_path(lua_State *L) {
   return 1;
 }
 
-/* the rows of one PE (on top, the machine's state below its tasks table) at
-** twice the state's task_rows: the oldest half goes (m:tasks returns the
-** last task_rows; 0 keeps all) */
-static void rows_trim(lua_State *L, lua_Integer cap) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, -1), i;
-  if (cap <= 0 || n < 2 * cap) return;
-  for (i = 1; i <= cap; i++) {
-    lua_rawgeti(L, -1, n - cap + i);
-    lua_rawseti(L, -2, i);
-  }
-  for (i = n; i > cap; i--) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, i);
-  }
-}
+/*
+** Task rows. state.tasks[pe] holds a PE's rows flat, TASK_W values a row
+** (name, type, stream_id, task_id, start_us, stop_us), and at [0] how many
+** rows it was given; m:tasks (init.lua) makes the row tables when asked. A
+** machine that keeps task_rows = cap > 0 rows a PE writes row r (from 1)
+** over row r - cap: a ring, so a long loop of launches keeps a bounded heap
+** and nothing is ever moved; cap 0 keeps all. A launch adds a row per PE,
+** and a table per row was a tenth of what an empty 2 x 16 launch cost (its
+** allocation, six setfields, and the collector traversing up to 512 live
+** rows per PE).
+*/
+#define TASK_W 6
 
-/* task_rows of the state table at index -3, for the rows on top */
-static void task_trim(lua_State *L) {
-  lua_Integer cap;
-  lua_getfield(L, -3, "task_rows");
-  cap = lua_tointeger(L, -1);
+/* add a row to the rows on top (a ring of cap rows, 0: no bound): the name
+** and type at ni and ni + 1, then stream 1, task id, start and stop */
+static void row_add(lua_State *L, int ni, lua_Integer cap, lua_Integer id, double start,
+                    double stop) {
+  lua_Integer n, at;
+  lua_rawgeti(L, -1, 0);
+  n = lua_tointeger(L, -1);               /* nil (a new PE's): 0 */
   lua_pop(L, 1);
-  rows_trim(L, cap);
+  at = (cap > 0 ? n % cap : n) * TASK_W;
+  lua_pushvalue(L, ni); lua_rawseti(L, -2, at + 1);
+  lua_pushvalue(L, ni + 1); lua_rawseti(L, -2, at + 2);
+  lua_pushinteger(L, 1); lua_rawseti(L, -2, at + 3);
+  lua_pushinteger(L, id); lua_rawseti(L, -2, at + 4);
+  lua_pushnumber(L, (lua_Number)start); lua_rawseti(L, -2, at + 5);
+  lua_pushnumber(L, (lua_Number)stop); lua_rawseti(L, -2, at + 6);
+  lua_pushinteger(L, n + 1); lua_rawseti(L, -2, 0);
 }
 
 /* m:reach(a, b): PE a's topo_list entry for PE b, the SL_DOP_* bits of the
@@ -389,13 +395,19 @@ static int m_reach(lua_State *L) {
 ** state.tasks[pe] of the machine at index mi (msprof's task_time rows) */
 void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
                      const char *type, double start, double stop) {
-  lua_Integer id;
+  lua_Integer id, cap;
+  int top = lua_gettop(L);
+  lua_pushstring(L, name);
+  lua_pushstring(L, type);
   lua_getiuservalue(L, mi, 1);
   lua_getfield(L, -1, "task_id");
   id = lua_tointeger(L, -1) + 1;
   lua_pop(L, 1);
   lua_pushinteger(L, id);
   lua_setfield(L, -2, "task_id");
+  lua_getfield(L, -1, "task_rows");
+  cap = lua_tointeger(L, -1);
+  lua_pop(L, 1);
   if (lua_getfield(L, -1, "tasks") != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_newtable(L);
@@ -408,16 +420,8 @@ void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, pe);
   }
-  lua_createtable(L, 0, 6);
-  lua_pushstring(L, name); lua_setfield(L, -2, "name");
-  lua_pushstring(L, type); lua_setfield(L, -2, "type");
-  lua_pushinteger(L, 1); lua_setfield(L, -2, "stream_id");
-  lua_pushinteger(L, id); lua_setfield(L, -2, "task_id");
-  lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
-  lua_pushnumber(L, (lua_Number)stop); lua_setfield(L, -2, "stop_us");
-  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-  task_trim(L);
-  lua_pop(L, 3);
+  row_add(L, top + 1, cap, id, start, stop);
+  lua_settop(L, top);
 }
 
 /* the rows of a launch that started at start: lsl_add_task's row for each PE
@@ -449,15 +453,7 @@ void lsl_add_launch_tasks(lua_State *L, int mi, int ni, int npes, double start,
       lua_pushvalue(L, -1);
       lua_rawseti(L, tasks, pe);
     }
-    lua_createtable(L, 0, 6);
-    lua_pushvalue(L, ni); lua_setfield(L, -2, "name");
-    lua_pushvalue(L, ni + 1); lua_setfield(L, -2, "type");
-    lua_pushinteger(L, 1); lua_setfield(L, -2, "stream_id");
-    lua_pushinteger(L, ++id); lua_setfield(L, -2, "task_id");
-    lua_pushnumber(L, (lua_Number)start); lua_setfield(L, -2, "start_us");
-    lua_pushnumber(L, (lua_Number)(start + kus[pe])); lua_setfield(L, -2, "stop_us");
-    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-    rows_trim(L, cap);
+    row_add(L, ni, cap, ++id, start, start + kus[pe]);
     lua_pop(L, 1);
   }
   lua_pushinteger(L, id);

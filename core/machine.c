@@ -233,6 +233,22 @@ int64_t sl_path_bytes(const sl_machine *m, int path) {
   return (path >= 0 && path < SL_NPATHS) ? m->path_bytes[path] : 0;
 }
 
+/* out of line, and opaque to gcc's interprocedural passes, which would see
+** the size's two values and expand the memset again (below) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NOT_INLINE __attribute__((noipa))
+#elif defined(__GNUC__)
+#define NOT_INLINE __attribute__((noinline))
+#else
+#define NOT_INLINE
+#endif
+
+/* zero n bytes at p through the C library's memset: a memset of a size the
+** compiler knows (blocks_clear's is one of two constants) is expanded inline
+** as rep stosq, whose start-up for about 1 KiB cost more than the library's
+** vector stores (an empty 2 x 16 launch 5.7 -> 5.3 us, alternated runs) */
+static NOT_INLINE void bytes_zero(void *p, size_t n) { memset(p, 0, n); }
+
 /* zero what a launch reads of its n blocks before writing it: each block up
 ** to flagsite (flagsite too in synccheck runs), not the arrays after it
 ** (sli.h), most of a block's bytes; one memset of the whole array was most
@@ -241,7 +257,7 @@ static void blocks_clear(sl_machine *m, int n) {
   size_t clear = (m->p.check & SL_CHECK_SYNC) ? offsetof(sl_block, tok)
                                               : offsetof(sl_block, flagsite);
   int i;
-  for (i = 0; i < n; i++) memset(&m->blocks[i], 0, clear);
+  for (i = 0; i < n; i++) bytes_zero(&m->blocks[i], clear);
 }
 
 /* start a launch of block_dim blocks on every PE */

@@ -264,15 +264,24 @@ end
 local M = core.machine_methods
 -- m:launch and m:memcpy (C) record their msprof task rows in m:state().tasks
 
--- m:tasks(pe): the task rows of one PE in launch order: the last task_rows of
--- them (lab.machine{task_rows = N}, lab.TASK_ROWS by default; 0 keeps every row).
--- The store holds at most twice that many and drops the oldest half when full,
--- so a machine looped over thousands of launches keeps a bounded heap
+-- m:tasks(pe): the task rows of one PE in launch order, each {name, type,
+-- stream_id, task_id, start_us, stop_us}: the last task_rows of them
+-- (lab.machine{task_rows = N}, lab.TASK_ROWS by default; 0 keeps every row).
+-- The store (state.tasks[pe], core/lshmemlab_machine.c) keeps a row as 6
+-- values in a row, in that order, and at [0] how many rows it was given;
+-- with task_rows = N it is a ring of N rows (row r goes over row r - N), so a
+-- machine looped over thousands of launches keeps a bounded heap
+local TASK_W = 6
 function M.tasks(m, pe)
   local st = m:state()
-  local rows, cap = st.tasks[pe] or {}, st.task_rows
-  if cap == 0 or #rows <= cap then return rows end
-  return table.move(rows, #rows - cap + 1, #rows, 1, {})
+  local flat, cap, rows = st.tasks[pe] or {}, st.task_rows, {}
+  local n = flat[0] or 0
+  for r = (cap == 0 or n <= cap) and 1 or n - cap + 1, n do
+    local i = (cap == 0 and r - 1 or (r - 1) % cap) * TASK_W
+    rows[#rows + 1] = { name = flat[i + 1], type = flat[i + 2], stream_id = flat[i + 3],
+                        task_id = flat[i + 4], start_us = flat[i + 5], stop_us = flat[i + 6] }
+  end
+  return rows
 end
 
 -- m:open_frames(): the frames blocks left open when their kernel returned (a
