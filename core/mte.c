@@ -306,10 +306,31 @@ void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes) {
   }
 }
 
+/* a staged chunk lands on exactly the UB range of the block's last record,
+** from GM of the same PE (a put that stages through one UB buffer, again and
+** again): that record becomes the chunk's in place. The records being
+** disjoint, lazy_add would drop it alone (bytes not moved) and append the new
+** one at the same index; only its entry in the PE's list keeps its place,
+** an order nothing depends on. 1 when it did */
+static int lazy_again(sl_machine *m, sl_block *b, const sl_event *e) {
+  sl_lazy *z;
+  if (b->nlz == 0) return 0;
+  z = &b->lz[b->nlz - 1];
+  if (z->ub.off != e->dst.off || z->n != e->n || e->n <= 0 || z->gm.pe != e->src.pe)
+    return 0;
+  m->bufs[z->gm.buf].lazy_src--;
+  z->ub = e->dst;
+  z->gm = e->src;
+  z->whole = -e->whole;
+  m->bufs[e->src.buf].lazy_src++;
+  return 1;
+}
+
 /* record a staged chunk landing on the UB at e->dst; 0 when it must copy */
 static int lazy_add(sl_machine *m, const sl_event *e) {
   sl_block *b = ub_block(m, &e->dst);
   sl_lazy *z;
+  if (lazy_again(m, b, e)) return 1;
   lazy_ub(m, &e->dst, e->n, 1);
   if (b->nlz == SL_NLAZY) lazy_drop(m, b, 0, 1);
   if (!lzp_room(m, e->src.pe)) return 0;  /* no record: the copy moves its bytes */
