@@ -16,12 +16,18 @@
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* the landing event of a copy, allocated now and scheduled by its pipe (or
-** its DMA engine); |whole| bytes are the transfer it is part of, a put/get
-** chunk's staging when whole < 0 */
-int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
-                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
-                   int32_t *id) {
+/* inlined into transfer: a small put makes two copies, and the call's nine
+** arguments cost more than what it does besides sli_event_new */
+#if defined(__GNUC__)
+#define COPY_INLINE inline __attribute__((always_inline))
+#else
+#define COPY_INLINE inline
+#endif
+
+/* the landing event of a copy (sli_copy_event) */
+static COPY_INLINE int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                                  const sl_loc *src, int64_t bytes, int op, int64_t whole,
+                                  int32_t *id) {
   sl_event *e = sli_event_new(m, EV_COPY, blk, id);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   e->op = op;
@@ -31,6 +37,15 @@ int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
   sli_addr(dst, &e->dst);
   sli_addr(src, &e->src);
   return SL_OK;
+}
+
+/* the landing event of a copy, allocated now and scheduled by its pipe (or
+** its DMA engine); |whole| bytes are the transfer it is part of, a put/get
+** chunk's staging when whole < 0 */
+int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
+                   int32_t *id) {
+  return copy_event(m, blk, pipe, dst, src, bytes, op, whole, id);
 }
 
 /* queue one transfer of bytes on an MTE pipe of block blk between its UB
@@ -46,7 +61,7 @@ static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *d
   if (op != SL_OP_NONE && dst->dtype == SL_FP64)
     return sli_err(m, SL_EARG, 1, "fp64: the MTE atomic unit has no double accumulate "
                    "(set_atomic_none before this copy)");
-  st = sli_copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
+  st = copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
