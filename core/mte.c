@@ -689,7 +689,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
            int64_t elems, int pe, int id) {
   sl_block *b = &m->blocks[blk];
   const char *fn = get ? "mte_get_nbi" : "mte_put_nbi";
-  sl_loc rdst = *dst, rsrc = *src, cub;
+  sl_loc rdst = *dst, rsrc = *src;
   int64_t esz, chunk, done = 0;
   int st;
   if (pe < 0 || pe >= m->p.n_pes)
@@ -729,22 +729,22 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   if ((st = sli_bounds(m, &rdst, sl_nbytes(elems, esz), 1, fn, 1, b->pe, b->b)) != SL_OK)
     return st;
   chunk = ub_bytes / esz;
-  cub = *ub;
   while (done < elems) {     /* the library's loop: in, flag, out, flag */
     int64_t n = elems - done < chunk ? elems - done : chunk;
-    sl_loc s = loc_at(&rsrc, done), d = loc_at(&rdst, done);
-    race_copy(m, blk, SL_PIPE_MTE2, &cub, &s, n * esz, SL_OP_NONE);
-    if ((st = transfer(m, blk, SL_PIPE_MTE2, s.pe, &cub, &s, n * esz, SL_OP_NONE,
+    race_copy(m, blk, SL_PIPE_MTE2, ub, &rsrc, n * esz, SL_OP_NONE);
+    if ((st = transfer(m, blk, SL_PIPE_MTE2, rsrc.pe, ub, &rsrc, n * esz, SL_OP_NONE,
                        -elems * esz)) ||
         (st = chain_flag(m, b, SL_EV_MTE2_MTE3, id)))
       return st;
-    race_copy(m, blk, SL_PIPE_MTE3, &d, &cub, n * esz, b->atomic);
-    if ((st = transfer(m, blk, SL_PIPE_MTE3, d.pe, &d, &cub, n * esz, b->atomic,
+    race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, n * esz, b->atomic);
+    if ((st = transfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, ub, n * esz, b->atomic,
                        elems * esz)))
       return st;
     done += n;
-    if (done < elems && (st = chain_flag(m, b, SL_EV_MTE3_MTE2, id)))
-      return st;             /* the last MTE3 stays in flight */
+    if (done == elems) break;             /* the last MTE3 stays in flight */
+    rsrc.off += n * esz;                  /* the next chunk: inside the ranges */
+    rdst.off += n * esz;                  /* checked above, so no overflow */
+    if ((st = chain_flag(m, b, SL_EV_MTE3_MTE2, id))) return st;
   }
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
