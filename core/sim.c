@@ -410,6 +410,11 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
 int sli_schedule_flow(sl_machine *m, sl_time t) {
   sl_key k;
   k.t = t; k.seq = key_tie(m, EV_FLOW, -1); k.ev = -1; k.kind = EV_FLOW;
+  if (m->fheap.n == 0 && m->fheap.cap > 0) {   /* mostly none is pending: the top */
+    m->fheap.h[m->fheap.n++] = k;
+    heap_min(m);
+    return SL_OK;
+  }
   return heap_push(m, &m->fheap, &k);
 }
 
@@ -561,6 +566,10 @@ static PREFETCH_FN sl_key take(sl_machine *m, const sl_key *k) {
       m->lmask &= ~(1 << m->lminq);
     }
     lane_min(m);
+    heap_min(m);
+  } else if (m->fheap.n == 1 && k == m->fheap.h) {   /* the flows' lone key */
+    x = *k;
+    m->fheap.n = 0;
     heap_min(m);
   } else {
     x = heap_pop(m->fheap.n > 0 && k == m->fheap.h ? &m->fheap : &m->heap);
