@@ -265,16 +265,22 @@ static int res_dirty(sl_machine *m, int32_t r) {
   return dirty_push(m, r);
 }
 
-/* join flow f to resource r with weight w; 0 when out of memory */
-static int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
+/* room for one more flow on resource r; 0 when out of memory */
+static SLOW_FN int res_grow(sl_res *r) {
+  int32_t cap = r->capfl ? 2 * r->capfl : 8;
+  sl_slot *n = realloc(r->fl, (size_t)cap * sizeof(*n));
+  if (n == NULL) return 0;
+  r->fl = n;
+  r->capfl = cap;
+  return 1;
+}
+
+/* join flow f to resource r with weight w; 0 when out of memory (inline, its
+** growth out of line: a small put's flow joins its HBM, and the call cost a
+** third of the join) */
+static HOT_INLINE int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   sl_flow *fl = &m->flows[f];
-  if (r->nfl == r->capfl) {
-    int32_t cap = r->capfl ? 2 * r->capfl : 8;
-    sl_slot *n = realloc(r->fl, (size_t)cap * sizeof(*n));
-    if (n == NULL) return 0;
-    r->fl = n;
-    r->capfl = cap;
-  }
+  if (r->nfl == r->capfl && !res_grow(r)) return 0;
   fl->at[fl->nres].res = (int32_t)(r - m->allres);
   fl->at[fl->nres].w = w;
   fl->at[fl->nres++].pos = r->nfl;
