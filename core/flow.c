@@ -343,7 +343,7 @@ static void flow_free(sl_machine *m, int32_t f) {
 static void flow_gone(sl_machine *m) {
   int32_t f = m->ended;
   m->ended = -1;
-  res_leave(m, f);
+  if (m->flows[f].nres > 0) res_leave(m, f);   /* (an L2 read may cross nothing) */
   flow_free(m, f);
 }
 
