@@ -872,18 +872,11 @@ int sl_scalar_ahead(const sl_machine *m, int blk) {
   return 1;
 }
 
-/* the UB bytes [*lo, *hi) the copy or vector op of record e reads or writes
-** (a vector op: from the lowest to the highest of its operands); 0 when it
-** touches no UB */
-int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
+/* the UB bytes [*lo, *hi) the vector op of record e reads or writes, from
+** the lowest to the highest of its operands (sli_ub_span, which tells a
+** copy's itself) */
+int sli_vec_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
   int64_t es, ds, n;
-  if (e->kind == EV_COPY) {
-    const sl_addr *u = e->dst.buf < 0 ? &e->dst : e->src.buf < 0 ? &e->src : NULL;
-    if (u == NULL) return 0;
-    *lo = u->off;
-    *hi = u->off + e->n;
-    return 1;
-  }
   es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
   ds = (int64_t)sl_dtype_size((sl_dtype)e->dst.dtype);
   if (es <= 0) es = 1;

@@ -850,8 +850,18 @@ static inline int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, 
 }
 void sli_landed(sl_machine *m, int blk, int pipe, int vec, int32_t ev, sl_time t);
 /* the UB bytes [*lo, *hi) the copy or vector op of record e reads or writes
-** (0: none) */
-int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi);
+** (0: none): a copy's inline (each pending copy is added and dropped by its
+** pipe's table, two a small put), a vector op's in mte.c */
+int sli_vec_ub_span(const sl_event *e, int64_t *lo, int64_t *hi);
+static inline int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
+  const sl_addr *u;
+  if (e->kind != EV_COPY) return sli_vec_ub_span(e, lo, hi);
+  u = e->dst.buf < 0 ? &e->dst : e->src.buf < 0 ? &e->src : NULL;
+  if (u == NULL) return 0;
+  *lo = u->off;
+  *hi = u->off + e->n;
+  return 1;
+}
 int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t);
 int sli_drain(sl_machine *m, int blk, int mask, int act);
 void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred);
