@@ -243,16 +243,11 @@ static inline void heap_min(sl_machine *m) {
   m->hmin = m->lmin == NULL || (h != NULL && ev_less(h, m->lmin)) ? h : m->lmin;
 }
 
-/* the earliest head of the lanes (lmin, lminq), after one changed; most of
-** the time one lane alone holds keys */
-static void lane_min(sl_machine *m) {
+/* lane_min when more than one lane holds keys, or none */
+static void lanes_min(sl_machine *m) {
   const sl_key *best = NULL;
   int32_t mask = m->lmask;
   int p;
-  if (mask == (1 << m->lminq)) {
-    m->lmin = &m->lq[m->lminq].k[m->lq[m->lminq].head];
-    return;
-  }
   for (p = 0; (mask >> p) != 0; p++) {
     const sl_kfifo *q = &m->lq[p];
     if (((mask >> p) & 1) && (best == NULL || ev_less(&q->k[q->head], best))) {
@@ -261,6 +256,13 @@ static void lane_min(sl_machine *m) {
     }
   }
   m->lmin = best;
+}
+
+/* the earliest head of the lanes (lmin, lminq), after one changed; most of
+** the time one lane alone holds keys (inline: take asks after each landing) */
+static inline void lane_min(sl_machine *m) {
+  if (m->lmask == (1 << m->lminq)) m->lmin = &m->lq[m->lminq].k[m->lq[m->lminq].head];
+  else lanes_min(m);
 }
 
 /* append k to lane p when it comes after the lane's last key: 1 done, 0 out
