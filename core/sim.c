@@ -13,6 +13,13 @@
 
 #include "sli.h"
 
+/* out of line: the inline paths stay short (no registers to save) */
+#if defined(__GNUC__)
+#define SLOW_PATH __attribute__((noinline))
+#else
+#define SLOW_PATH
+#endif
+
 /* message of a status code */
 const char *sl_strerror(int code) {
   switch (code) {
@@ -163,12 +170,17 @@ static int ev_grow(sl_machine *m) {
 /* are records loaded ahead in this launch? */
 static inline int prefetching(const sl_machine *m) { return m->nb >= PREFETCH_BLOCKS; }
 
+/* a free event slot past the pool's end (grown when full); NULL when out
+** of memory */
+static SLOW_PATH sl_event *ev_append(sl_machine *m, int32_t *id) {
+  if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
+  *id = m->nevs++;
+  return &m->evs[*id];
+}
+
 /* take a free event slot; NULL when out of memory */
 sl_event *sli_newev(sl_machine *m, int32_t *id) {
-  if ((*id = sli_free_take(&m->fev)) < 0) {
-    if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
-    *id = m->nevs++;
-  }
+  if ((*id = sli_free_take(&m->fev)) < 0) return ev_append(m, id);
   if (prefetching(m)) {
     sli_free_prefetch(&m->fev, m->evs, sizeof(*m->evs));
     sli_free_prefetch(&m->fev, (const char *)m->evs + 64, sizeof(*m->evs));
@@ -322,12 +334,6 @@ static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
 /* a key at the end of an in-order queue that has room */
 static inline void fifo_put(sl_key *q, const sl_key *k) { *q = *k; }
 
-/* out of line: the inline push paths stay short (no registers to save) */
-#if defined(__GNUC__)
-#define SLOW_PATH __attribute__((noinline))
-#else
-#define SLOW_PATH
-#endif
 
 /* a key at time t for a full in-order queue, or the heap (heap: 1) */
 static SLOW_PATH int push_slow(sl_machine *m, const sl_key *k, int which) {
