@@ -734,9 +734,11 @@ static inline void sli_guard_read(sl_machine *m, int blk, const sl_loc *ub, int6
 }
 void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes);
 /* bytes at a are written or (UB) read: the staging records that see them
-** move their bytes before (the test for no record inline: every landing asks) */
+** move their bytes before (the tests for no record inline: every landing
+** asks, and a put's GM destination is seldom a staging source) */
 static inline void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes) {
-  if (m->nlzb > 0) sli_lazy_touch_any(m, a, bytes);
+  if (m->nlzb > 0 && (a->buf < 0 || m->bufs[a->buf].lazy_src != 0))
+    sli_lazy_touch_any(m, a, bytes);
 }
 void sli_lazy_reset(sl_machine *m);
 /* the bytes of GM at a change (any write: a copy knows its bytes are there
