@@ -162,14 +162,6 @@ static int ev_grow(sl_machine *m) {
   return 1;
 }
 
-/* a launch of fewer blocks than this keeps the records its keys name in
-** cache: loading them ahead (take, sli_newev) only costs instructions, about
-** 140 a small put at one block; the loads pay from thousands of blocks on */
-#define PREFETCH_BLOCKS 16
-
-/* are records loaded ahead in this launch? */
-static inline int prefetching(const sl_machine *m) { return m->nb >= PREFETCH_BLOCKS; }
-
 /* a free event slot past the pool's end (grown when full); NULL when out
 ** of memory */
 static SLOW_PATH sl_event *ev_append(sl_machine *m, int32_t *id) {
@@ -181,7 +173,7 @@ static SLOW_PATH sl_event *ev_append(sl_machine *m, int32_t *id) {
 /* take a free event slot; NULL when out of memory */
 sl_event *sli_newev(sl_machine *m, int32_t *id) {
   if ((*id = sli_free_take(&m->fev)) < 0) return ev_append(m, id);
-  if (prefetching(m)) {
+  if (sli_prefetching(m)) {
     sli_free_prefetch(&m->fev, m->evs, sizeof(*m->evs));
     sli_free_prefetch(&m->fev, (const char *)m->evs + 64, sizeof(*m->evs));
   }
@@ -586,7 +578,7 @@ static PREFETCH_FN sl_key take(sl_machine *m, const sl_key *k) {
   m->kt = x.t;
   m->kseq = x.seq;
   if (key_less(m->mt, m->mseq, x.t, x.seq)) { m->mt = x.t; m->mseq = x.seq; }
-  if (prefetching(m) && (next = peek_raw(m)) != NULL) prefetch_key(m, next);
+  if (sli_prefetching(m) && (next = peek_raw(m)) != NULL) prefetch_key(m, next);
   return x;
 }
 
