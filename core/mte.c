@@ -16,12 +16,20 @@
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* the landing event of a copy, allocated now and scheduled by its pipe (or
-** its DMA engine); |whole| bytes are the transfer it is part of, a put/get
-** chunk's staging when whole < 0 */
-int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
-                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
-                   int32_t *id) {
+/* forced inline (copy_event into transfer, transfer into its callers): a
+** small put makes two transfers, and the calls' nine arguments each cost
+** more than the stores of copy_event or transfer's own work (about 145
+** instructions a put at 1x1) */
+#if defined(__GNUC__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
+/* the landing event of a copy (sli_copy_event) */
+static HOT_INLINE int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                                  const sl_loc *src, int64_t bytes, int op, int64_t whole,
+                                  int32_t *id) {
   sl_event *e = sli_event_new(m, EV_COPY, blk, id);
   if (e == NULL) return sli_err(m, SL_ENOMEM, 0, "not enough memory for an event");
   e->op = op;
@@ -33,12 +41,22 @@ int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
   return SL_OK;
 }
 
+/* the landing event of a copy, allocated now and scheduled by its pipe (or
+** its DMA engine); |whole| bytes are the transfer it is part of, a put/get
+** chunk's staging when whole < 0 */
+int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
+                   int32_t *id) {
+  return copy_event(m, blk, pipe, dst, src, bytes, op, whole, id);
+}
+
 /* queue one transfer of bytes on an MTE pipe of block blk between its UB
 ** and GM of gm_pe: src lands on dst when it has streamed through; it is
 ** part of a transfer of |whole| bytes, a put/get chunk's staging when
 ** whole < 0 */
-static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *dst,
-                    const sl_loc *src, int64_t bytes, int op, int64_t whole) {
+static HOT_INLINE int transfer(sl_machine *m, int blk, int pipe, int gm_pe,
+                               const sl_loc *dst, const sl_loc *src, int64_t bytes, int op,
+                               int64_t whole) {
   sl_block *b = &m->blocks[blk];
   sl_ins *o;
   int32_t ev, id;
@@ -46,7 +64,7 @@ static int transfer(sl_machine *m, int blk, int pipe, int gm_pe, const sl_loc *d
   if (op != SL_OP_NONE && dst->dtype == SL_FP64)
     return sli_err(m, SL_EARG, 1, "fp64: the MTE atomic unit has no double accumulate "
                    "(set_atomic_none before this copy)");
-  st = sli_copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
+  st = copy_event(m, blk, pipe, dst, src, bytes, op, whole, &ev);
   if (st != SL_OK) return st;
   if ((id = sli_op_new(m, OP_XFER, &o)) < 0)
     return sli_err(m, SL_ENOMEM, 0, "not enough memory for an instruction");
@@ -306,10 +324,31 @@ void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes) {
   }
 }
 
+/* a staged chunk lands on exactly the UB range of the block's last record,
+** from GM of the same PE (a put that stages through one UB buffer, again and
+** again): that record becomes the chunk's in place. The records being
+** disjoint, lazy_add would drop it alone (bytes not moved) and append the new
+** one at the same index; only its entry in the PE's list keeps its place,
+** an order nothing depends on. 1 when it did */
+static int lazy_again(sl_machine *m, sl_block *b, const sl_event *e) {
+  sl_lazy *z;
+  if (b->nlz == 0) return 0;
+  z = &b->lz[b->nlz - 1];
+  if (z->ub.off != e->dst.off || z->n != e->n || e->n <= 0 || z->gm.pe != e->src.pe)
+    return 0;
+  m->bufs[z->gm.buf].lazy_src--;
+  z->ub = e->dst;
+  z->gm = e->src;
+  z->whole = -e->whole;
+  m->bufs[e->src.buf].lazy_src++;
+  return 1;
+}
+
 /* record a staged chunk landing on the UB at e->dst; 0 when it must copy */
 static int lazy_add(sl_machine *m, const sl_event *e) {
   sl_block *b = ub_block(m, &e->dst);
   sl_lazy *z;
+  if (lazy_again(m, b, e)) return 1;
   lazy_ub(m, &e->dst, e->n, 1);
   if (b->nlz == SL_NLAZY) lazy_drop(m, b, 0, 1);
   if (!lzp_room(m, e->src.pe)) return 0;  /* no record: the copy moves its bytes */
@@ -653,7 +692,7 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
            int64_t elems, int pe, int id) {
   sl_block *b = &m->blocks[blk];
   const char *fn = get ? "mte_get_nbi" : "mte_put_nbi";
-  sl_loc rdst = *dst, rsrc = *src, cub;
+  sl_loc rdst = *dst, rsrc = *src;
   int64_t esz, chunk, done = 0;
   int st;
   if (pe < 0 || pe >= m->p.n_pes)
@@ -693,22 +732,22 @@ int sl_mte(sl_machine *m, int blk, int get, const sl_loc *dst,
   if ((st = sli_bounds(m, &rdst, sl_nbytes(elems, esz), 1, fn, 1, b->pe, b->b)) != SL_OK)
     return st;
   chunk = ub_bytes / esz;
-  cub = *ub;
   while (done < elems) {     /* the library's loop: in, flag, out, flag */
     int64_t n = elems - done < chunk ? elems - done : chunk;
-    sl_loc s = loc_at(&rsrc, done), d = loc_at(&rdst, done);
-    race_copy(m, blk, SL_PIPE_MTE2, &cub, &s, n * esz, SL_OP_NONE);
-    if ((st = transfer(m, blk, SL_PIPE_MTE2, s.pe, &cub, &s, n * esz, SL_OP_NONE,
+    race_copy(m, blk, SL_PIPE_MTE2, ub, &rsrc, n * esz, SL_OP_NONE);
+    if ((st = transfer(m, blk, SL_PIPE_MTE2, rsrc.pe, ub, &rsrc, n * esz, SL_OP_NONE,
                        -elems * esz)) ||
         (st = chain_flag(m, b, SL_EV_MTE2_MTE3, id)))
       return st;
-    race_copy(m, blk, SL_PIPE_MTE3, &d, &cub, n * esz, b->atomic);
-    if ((st = transfer(m, blk, SL_PIPE_MTE3, d.pe, &d, &cub, n * esz, b->atomic,
+    race_copy(m, blk, SL_PIPE_MTE3, &rdst, ub, n * esz, b->atomic);
+    if ((st = transfer(m, blk, SL_PIPE_MTE3, rdst.pe, &rdst, ub, n * esz, b->atomic,
                        elems * esz)))
       return st;
     done += n;
-    if (done < elems && (st = chain_flag(m, b, SL_EV_MTE3_MTE2, id)))
-      return st;             /* the last MTE3 stays in flight */
+    if (done == elems) break;             /* the last MTE3 stays in flight */
+    rsrc.off += n * esz;                  /* the next chunk: inside the ranges */
+    rdst.off += n * esz;                  /* checked above, so no overflow */
+    if ((st = chain_flag(m, b, SL_EV_MTE3_MTE2, id))) return st;
   }
   b->t += m->ps.issue;
   sli_queue_park(m, blk);
@@ -833,18 +872,11 @@ int sl_scalar_ahead(const sl_machine *m, int blk) {
   return 1;
 }
 
-/* the UB bytes [*lo, *hi) the copy or vector op of record e reads or writes
-** (a vector op: from the lowest to the highest of its operands); 0 when it
-** touches no UB */
-int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
+/* the UB bytes [*lo, *hi) the vector op of record e reads or writes, from
+** the lowest to the highest of its operands (sli_ub_span, which tells a
+** copy's itself) */
+int sli_vec_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
   int64_t es, ds, n;
-  if (e->kind == EV_COPY) {
-    const sl_addr *u = e->dst.buf < 0 ? &e->dst : e->src.buf < 0 ? &e->src : NULL;
-    if (u == NULL) return 0;
-    *lo = u->off;
-    *hi = u->off + e->n;
-    return 1;
-  }
   es = (int64_t)sl_dtype_size((sl_dtype)e->src.dtype);
   ds = (int64_t)sl_dtype_size((sl_dtype)e->dst.dtype);
   if (es <= 0) es = 1;

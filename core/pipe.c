@@ -55,7 +55,7 @@ int sli_op_new(sl_machine *m, int kind, sl_ins **o) {
     }
     i = m->nops++;
   }
-  sli_free_prefetch(&m->fop, m->ops, sizeof(*m->ops));
+  if (sli_prefetching(m)) sli_free_prefetch(&m->fop, m->ops, sizeof(*m->ops));
   *o = &m->ops[i];
   memset(*o, 0, sizeof(**o));
   (*o)->kind = kind;
@@ -77,7 +77,7 @@ int sli_tok_new(sl_machine *m, int32_t *tok) {
     }
     i = m->ntoks++;
   }
-  sli_free_prefetch(&m->ftok, m->toks, sizeof(*m->toks));
+  if (sli_prefetching(m)) sli_free_prefetch(&m->ftok, m->toks, sizeof(*m->toks));
   m->toks[i].fired = 0;
   m->toks[i].wblk = m->toks[i].wpipe = -1;
   m->toks[i].t = 0;

@@ -13,6 +13,13 @@
 
 #include "sli.h"
 
+/* out of line: the inline paths stay short (no registers to save) */
+#if defined(__GNUC__)
+#define SLOW_PATH __attribute__((noinline))
+#else
+#define SLOW_PATH
+#endif
+
 /* message of a status code */
 const char *sl_strerror(int code) {
   switch (code) {
@@ -155,14 +162,21 @@ static int ev_grow(sl_machine *m) {
   return 1;
 }
 
+/* a free event slot past the pool's end (grown when full); NULL when out
+** of memory */
+static SLOW_PATH sl_event *ev_append(sl_machine *m, int32_t *id) {
+  if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
+  *id = m->nevs++;
+  return &m->evs[*id];
+}
+
 /* take a free event slot; NULL when out of memory */
 sl_event *sli_newev(sl_machine *m, int32_t *id) {
-  if ((*id = sli_free_take(&m->fev)) < 0) {
-    if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
-    *id = m->nevs++;
+  if ((*id = sli_free_take(&m->fev)) < 0) return ev_append(m, id);
+  if (sli_prefetching(m)) {
+    sli_free_prefetch(&m->fev, m->evs, sizeof(*m->evs));
+    sli_free_prefetch(&m->fev, (const char *)m->evs + 64, sizeof(*m->evs));
   }
-  sli_free_prefetch(&m->fev, m->evs, sizeof(*m->evs));
-  sli_free_prefetch(&m->fev, (const char *)m->evs + 64, sizeof(*m->evs));
   return &m->evs[*id];
 }
 
@@ -233,16 +247,11 @@ static inline void heap_min(sl_machine *m) {
   m->hmin = m->lmin == NULL || (h != NULL && ev_less(h, m->lmin)) ? h : m->lmin;
 }
 
-/* the earliest head of the lanes (lmin, lminq), after one changed; most of
-** the time one lane alone holds keys */
-static void lane_min(sl_machine *m) {
+/* lane_min when more than one lane holds keys, or none */
+static void lanes_min(sl_machine *m) {
   const sl_key *best = NULL;
   int32_t mask = m->lmask;
   int p;
-  if (mask == (1 << m->lminq)) {
-    m->lmin = &m->lq[m->lminq].k[m->lq[m->lminq].head];
-    return;
-  }
   for (p = 0; (mask >> p) != 0; p++) {
     const sl_kfifo *q = &m->lq[p];
     if (((mask >> p) & 1) && (best == NULL || ev_less(&q->k[q->head], best))) {
@@ -251,6 +260,13 @@ static void lane_min(sl_machine *m) {
     }
   }
   m->lmin = best;
+}
+
+/* the earliest head of the lanes (lmin, lminq), after one changed; most of
+** the time one lane alone holds keys (inline: take asks after each landing) */
+static inline void lane_min(sl_machine *m) {
+  if (m->lmask == (1 << m->lminq)) m->lmin = &m->lq[m->lminq].k[m->lq[m->lminq].head];
+  else lanes_min(m);
 }
 
 /* append k to lane p when it comes after the lane's last key: 1 done, 0 out
@@ -310,12 +326,6 @@ static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
 /* a key at the end of an in-order queue that has room */
 static inline void fifo_put(sl_key *q, const sl_key *k) { *q = *k; }
 
-/* out of line: the inline push paths stay short (no registers to save) */
-#if defined(__GNUC__)
-#define SLOW_PATH __attribute__((noinline))
-#else
-#define SLOW_PATH
-#endif
 
 /* a key at time t for a full in-order queue, or the heap (heap: 1) */
 static SLOW_PATH int push_slow(sl_machine *m, const sl_key *k, int which) {
@@ -400,6 +410,11 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
 int sli_schedule_flow(sl_machine *m, sl_time t) {
   sl_key k;
   k.t = t; k.seq = key_tie(m, EV_FLOW, -1); k.ev = -1; k.kind = EV_FLOW;
+  if (m->fheap.n == 0 && m->fheap.cap > 0) {   /* mostly none is pending: the top */
+    m->fheap.h[m->fheap.n++] = k;
+    heap_min(m);
+    return SL_OK;
+  }
   return heap_push(m, &m->fheap, &k);
 }
 
@@ -552,6 +567,10 @@ static PREFETCH_FN sl_key take(sl_machine *m, const sl_key *k) {
     }
     lane_min(m);
     heap_min(m);
+  } else if (m->fheap.n == 1 && k == m->fheap.h) {   /* the flows' lone key */
+    x = *k;
+    m->fheap.n = 0;
+    heap_min(m);
   } else {
     x = heap_pop(m->fheap.n > 0 && k == m->fheap.h ? &m->fheap : &m->heap);
     heap_min(m);
@@ -559,7 +578,7 @@ static PREFETCH_FN sl_key take(sl_machine *m, const sl_key *k) {
   m->kt = x.t;
   m->kseq = x.seq;
   if (key_less(m->mt, m->mseq, x.t, x.seq)) { m->mt = x.t; m->mseq = x.seq; }
-  if ((next = peek_raw(m)) != NULL) prefetch_key(m, next);
+  if (sli_prefetching(m) && (next = peek_raw(m)) != NULL) prefetch_key(m, next);
   return x;
 }
 

@@ -607,6 +607,14 @@ struct sl_machine {
   size_t ntrace, captrace, maxtrace;
 };
 
+/* a launch of fewer blocks than this keeps the records its keys and pipes
+** name in cache: loading them ahead (sim.c take, the pools' free lists) only
+** costs instructions, about 170 a small put at one block; the loads pay from
+** thousands of blocks on */
+#define SLI_PREFETCH_BLOCKS 16
+/* are records loaded ahead in this launch? */
+static inline int sli_prefetching(const sl_machine *m) { return m->nb >= SLI_PREFETCH_BLOCKS; }
+
 /* machine.c */
 int sli_domain(const sl_params *p);
 
@@ -734,9 +742,11 @@ static inline void sli_guard_read(sl_machine *m, int blk, const sl_loc *ub, int6
 }
 void sli_lazy_touch_any(sl_machine *m, const sl_addr *a, int64_t bytes);
 /* bytes at a are written or (UB) read: the staging records that see them
-** move their bytes before (the test for no record inline: every landing asks) */
+** move their bytes before (the tests for no record inline: every landing
+** asks, and a put's GM destination is seldom a staging source) */
 static inline void sli_lazy_touch(sl_machine *m, const sl_addr *a, int64_t bytes) {
-  if (m->nlzb > 0) sli_lazy_touch_any(m, a, bytes);
+  if (m->nlzb > 0 && (a->buf < 0 || m->bufs[a->buf].lazy_src != 0))
+    sli_lazy_touch_any(m, a, bytes);
 }
 void sli_lazy_reset(sl_machine *m);
 /* the bytes of GM at a change (any write: a copy knows its bytes are there
@@ -850,8 +860,18 @@ static inline int sli_own_ub(sl_machine *m, const sl_block *b, const sl_loc *l, 
 }
 void sli_landed(sl_machine *m, int blk, int pipe, int vec, int32_t ev, sl_time t);
 /* the UB bytes [*lo, *hi) the copy or vector op of record e reads or writes
-** (0: none) */
-int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi);
+** (0: none): a copy's inline (each pending copy is added and dropped by its
+** pipe's table, two a small put), a vector op's in mte.c */
+int sli_vec_ub_span(const sl_event *e, int64_t *lo, int64_t *hi);
+static inline int sli_ub_span(const sl_event *e, int64_t *lo, int64_t *hi) {
+  const sl_addr *u;
+  if (e->kind != EV_COPY) return sli_vec_ub_span(e, lo, hi);
+  u = e->dst.buf < 0 ? &e->dst : e->src.buf < 0 ? &e->src : NULL;
+  if (u == NULL) return 0;
+  *lo = u->off;
+  *hi = u->off + e->n;
+  return 1;
+}
 int sli_drained(const sl_machine *m, const sl_block *b, int mask, sl_time *t);
 int sli_drain(sl_machine *m, int blk, int mask, int act);
 void sli_drain_done(sl_machine *m, int blk, sl_time t, int deferred);

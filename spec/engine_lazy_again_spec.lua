@@ -1,0 +1,74 @@
+-- A put that stages through the same UB range again and again (the small put
+-- of a loop) replaces its block's staging record in place (mte.c lazy_again)
+-- instead of dropping it and making a new one. These pin what the UB and the
+-- destinations hold when the sources alternate between buffers and are
+-- written after the puts: the record follows the last source only.
+
+local H = require("spec.helpers.engine")
+local lab = H.lab
+
+-- the UB as a Lua list (n elements from 0)
+local function ub_values(k, ub, n)
+  local t = {}
+  for i = 0, n - 1 do t[#t + 1] = k:get_value(ub, i) end
+  return t
+end
+
+describe("a staging record replaced in place", function()
+  it("follows the last source: the UB holds its bytes, an earlier source's writes do not reach it", function()
+    local m = lab.machine{ pes = 2 }
+    local n = 8
+    local a = m:malloc("int32", n, "a"):fill("iota")
+    local b = m:malloc("int32", n, "b"):fill("const", 5)
+    local da = m:malloc("int32", n, "da")
+    local db = m:malloc("int32", n, "db")
+    local other = m:alloc("int32", n, "other"):fill("const", -3)
+    local seen
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local ub = k:ub("int32", n)
+      local tmp = k:ub("int32", n)
+      for _ = 1, 3 do
+        k:mte_put_nbi(da, a, ub, n * 4, n, 1, 0)
+        k:quiet()                              -- (else the next staging may overtake it)
+        k:mte_put_nbi(db, b, ub, n * 4, n, 1, 0)
+        k:quiet()
+      end
+      k:data_copy(tmp, other, n)               -- overwrite the first source
+      H.sync(k, "MTE2_MTE3")
+      k:data_copy(a, tmp, n)
+      k:pipe_barrier()
+      seen = ub_values(k, ub, n)
+    end, 1)
+    assert.same({ 5, 5, 5, 5, 5, 5, 5, 5 }, seen)
+    assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, da:on(1):read(0, n))
+    assert.same({ 5, 5, 5, 5, 5, 5, 5, 5 }, db:on(1):read(0, n))
+  end)
+
+  it("turns into bytes when its source is written after the puts", function()
+    local m = lab.machine{ pes = 2 }
+    local n = 8
+    local a = m:malloc("int32", n, "a"):fill("iota")
+    local b = m:malloc("int32", n, "b"):fill("const", 5)
+    local da = m:malloc("int32", n, "da")
+    local other = m:alloc("int32", n, "other"):fill("const", -3)
+    local seen
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local ub = k:ub("int32", n)
+      local tmp = k:ub("int32", n)
+      k:mte_put_nbi(da, b, ub, n * 4, n, 1, 0)
+      k:quiet()
+      k:mte_put_nbi(da, a, ub, n * 4, n, 1, 0)
+      k:quiet()
+      k:data_copy(tmp, other, n)               -- overwrite the last source
+      H.sync(k, "MTE2_MTE3")
+      k:data_copy(a, tmp, n)
+      k:pipe_barrier()
+      seen = ub_values(k, ub, n)
+    end, 1)
+    assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, seen)
+    assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, da:on(1):read(0, n))
+    assert.same({ -3, -3 }, a:on(0):read(0, 2))
+  end)
+end)
