@@ -416,8 +416,9 @@ static int m_reach(lua_State *L) {
   return 1;
 }
 
-/* append a task row {name, type, stream_id, task_id, start_us, stop_us} to
-** state.tasks[pe] of the machine at index mi (msprof's task_time rows) */
+/* add a task row (name, type, stream_id, task_id, start_us, stop_us) to
+** state.tasks[pe] of the machine at index mi (msprof's task_time rows; the
+** ring row_add keeps) */
 void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
                      const char *type, double start, double stop) {
   lua_Integer id, cap;
