@@ -24,7 +24,6 @@ int lsl_checkdtype(lua_State *L, int i) {
   int t = atomic_load_explicit(&dtype_hint, memory_order_relaxed);
   if (strcmp(name, sl_dtype_name((sl_dtype)t)) == 0) return t;
   t = sl_dtype_find(name);
-  if (t >= 0) atomic_store_explicit(&dtype_hint, t, memory_order_relaxed);
   if (t < 0) {
     luaL_Buffer b;
     luaL_buffinit(L, &b);
@@ -38,6 +37,7 @@ int lsl_checkdtype(lua_State *L, int i) {
     luaL_pushresult(&b);
     luaL_argerror(L, i, lua_tostring(L, -1));
   }
+  atomic_store_explicit(&dtype_hint, t, memory_order_relaxed);
   return t;
 }
 

@@ -349,25 +349,50 @@ static int m_path(lua_State *L) {
 
 /*
 ** Task rows. state.tasks[pe] holds a PE's rows flat, TASK_W values a row
-** (name, type, stream_id, task_id, start_us, stop_us), and at [0] how many
-** rows it was given; m:tasks (init.lua) makes the row tables when asked. A
-** machine that keeps task_rows = cap > 0 rows a PE writes row r (from 1)
-** over row r - cap: a ring, so a long loop of launches keeps a bounded heap
-** and nothing is ever moved; cap 0 keeps all. A launch adds a row per PE,
-** and a table per row was a tenth of what an empty 2 x 16 launch cost (its
-** allocation, six setfields, and the collector traversing up to 512 live
-** rows per PE).
+** (name, type, stream_id, task_id, start_us, stop_us), at [0] how many rows
+** it was given and at [-1] the task_rows it is laid for; m:tasks (init.lua)
+** makes the row tables when asked. A store laid for task_rows = cap > 0
+** writes row r (from 1) over row r - cap: a ring, so a long loop of launches
+** keeps a bounded heap and nothing is moved; cap 0 keeps all. A launch adds
+** a row per PE, and a table per row was a tenth of what an empty 2 x 16
+** launch cost (its allocation, six setfields, and the collector traversing
+** up to 512 live rows per PE).
 */
 #define TASK_W 6
+
+/* the n rows given to the store on top, laid for was, laid again for cap
+** (state.task_rows changed: m:state() is open to a script): the last rows
+** it holds, at most cap, from row 1 on, the rest cleared; how many it kept */
+static lua_Integer rows_relay(lua_State *L, lua_Integer n, lua_Integer was, lua_Integer cap) {
+  lua_Integer held = (was > 0 && n > was) ? was : n;
+  lua_Integer keep = (cap > 0 && held > cap) ? cap : held, r, j;
+  lua_createtable(L, (int)(keep * TASK_W), 0);
+  for (r = n - keep; r < n; r++)                   /* row r + 1, oldest first */
+    for (j = 1; j <= TASK_W; j++) {
+      lua_rawgeti(L, -2, (was > 0 ? r % was : r) * TASK_W + j);
+      lua_rawseti(L, -2, (r - n + keep) * TASK_W + j);
+    }
+  for (j = 1; j <= held * TASK_W; j++) {           /* back, nil past keep */
+    lua_rawgeti(L, -1, j);
+    lua_rawseti(L, -3, j);
+  }
+  lua_pop(L, 1);
+  lua_pushinteger(L, cap);
+  lua_rawseti(L, -2, -1);
+  return keep;
+}
 
 /* add a row to the rows on top (a ring of cap rows, 0: no bound): the name
 ** and type at ni and ni + 1, then stream 1, task id, start and stop */
 static void row_add(lua_State *L, int ni, lua_Integer cap, lua_Integer id, double start,
                     double stop) {
-  lua_Integer n, at;
+  lua_Integer n, was, at;
   lua_rawgeti(L, -1, 0);
   n = lua_tointeger(L, -1);               /* nil (a new PE's): 0 */
-  lua_pop(L, 1);
+  lua_rawgeti(L, -2, -1);
+  was = lua_tointeger(L, -1);
+  lua_pop(L, 2);
+  if (was != cap) n = rows_relay(L, n, was, cap);
   at = (cap > 0 ? n % cap : n) * TASK_W;
   lua_pushvalue(L, ni); lua_rawseti(L, -2, at + 1);
   lua_pushvalue(L, ni + 1); lua_rawseti(L, -2, at + 2);
@@ -391,8 +416,9 @@ static int m_reach(lua_State *L) {
   return 1;
 }
 
-/* append a task row {name, type, stream_id, task_id, start_us, stop_us} to
-** state.tasks[pe] of the machine at index mi (msprof's task_time rows) */
+/* add a task row (name, type, stream_id, task_id, start_us, stop_us) to
+** state.tasks[pe] of the machine at index mi (msprof's task_time rows; the
+** ring row_add keeps) */
 void lsl_add_task(lua_State *L, int mi, int pe, const char *name,
                      const char *type, double start, double stop) {
   lua_Integer id, cap;

@@ -133,6 +133,19 @@ describe("m:launch's k tables, kept for the machine's later launches", function(
     m:launch(function(k) k[2] = {} end, 1)
     assert.are.same({ 0 }, { m:launch(function(k) got = k:my_pe() end, 1) and got })
   end)
+
+  -- k_reusable tells k[2] by the address of a full userdata (lua_touserdata):
+  -- another machine's, or any other userdata, is not this machine's
+  it("another userdata a kernel put at k[2], another machine's too, does not stay", function()
+    local m, other = lab.machine{ pes = 1 }, lab.machine{ pes = 1 }
+    for _, u in ipairs({ other, io.stdout }) do
+      local kept, seen
+      m:launch(function(k) kept = k; k[2] = u end, 1)
+      m:launch(function(k) seen = { same = rawequal(k, kept), m = rawequal(k[2], m), pe = k:my_pe() } end, 1)
+      assert.are.same({ same = false, m = true, pe = 0 }, seen)
+    end
+    m:close(); other:close()
+  end)
 end)
 
 describe("a launch after launches that used every part of a block", function()

@@ -51,4 +51,73 @@ describe("task rows", function()
       assert.truthy(tostring(e):find("task_rows must be an integer >= 0", 1, true), tostring(e))
     end
   end)
+  -- the store is a ring of task_rows rows (core/lshmemlab_machine.c): each
+  -- bound below wraps it several times, memcpy rows among the launch rows
+  it("the ring keeps the last N rows in order for N = 0, 1 and 4, memcpy rows among them",
+     function()
+    for _, cap in ipairs({ 0, 1, 4 }) do
+      local m = lab.machine{ pes = 2, task_rows = cap }
+      local h = m:host("int32", 4)
+      local g = m:alloc("int32", 4)
+      local want = {}
+      for i = 1, 11 do
+        m:launch(noop, 1)
+        want[#want + 1] = "kernel"
+        if i % 3 == 0 then m:memcpy(g:on(0), h); want[#want + 1] = "aclrtMemcpy" end
+      end
+      if cap > 0 then want = table.move(want, #want - cap + 1, #want, 1, {}) end
+      local rows, names = m:tasks(0), {}
+      for i, r in ipairs(rows) do
+        names[i] = r.name
+        assert.equal(1, r.stream_id)
+        assert.truthy(r.stop_us >= r.start_us)
+        if i > 1 then
+          assert.truthy(r.task_id > rows[i - 1].task_id)
+          assert.truthy(r.start_us >= rows[i - 1].start_us)
+        end
+      end
+      assert.same(want, names, "task_rows = " .. cap)
+      assert.equal(cap > 0 and cap or #want, #rows)
+      assert.equal(m:state().task_id - 1, rows[#rows].task_id)  -- PE 0's row of the last launch
+      m:close()
+    end
+  end)
+
+  -- m:state() is the facade's table, open to a script: a task_rows written
+  -- there after rows exist takes effect, as the trimmed store's did
+  it("a task_rows changed after rows exist bounds the rows after it, in order", function()
+    for _, c in ipairs({ { 4, 8 }, { 8, 3 }, { 0, 3 }, { 3, 0 }, { 3, 1 } }) do
+      local m = lab.machine{ pes = 1, task_rows = c[1] }
+      for _ = 1, 10 do m:launch(noop, 1) end
+      m:state().task_rows = c[2]
+      local function ids()
+        local t = {}
+        for i, r in ipairs(m:tasks(0)) do t[i] = r.task_id end
+        return t
+      end
+      local kept = c[1] == 0 and 10 or c[1]
+      local now = c[2] == 0 and kept or math.min(kept, c[2])
+      local want = {}
+      for id = 11 - now, 10 do want[#want + 1] = id end
+      assert.same(want, ids(), c[1] .. " -> " .. c[2] .. " before its next row")
+      for _ = 1, 12 do m:launch(noop, 1) end
+      local after = {}
+      for id = math.max(1, 22 - (c[2] == 0 and 22 - 10 + kept or c[2]) + 1), 22 do
+        after[#after + 1] = id
+      end
+      assert.same(after, ids(), c[1] .. " -> " .. c[2] .. " after 12 rows")
+      if c[2] > 0 then assert.truthy(#m:state().tasks[0] <= c[2] * 6) end
+      m:close()
+    end
+  end)
+
+  it("a failed launch adds no row and the ring goes on after it", function()
+    local m = lab.machine{ pes = 2, task_rows = 3 }
+    for _ = 1, 4 do m:launch(noop, 1) end
+    assert.is_false(pcall(m.launch, m, function() error("boom") end, 1))
+    for _ = 1, 2 do m:launch(noop, 1) end
+    local ids = {}
+    for i, r in ipairs(m:tasks(1)) do ids[i] = r.task_id; assert.equal("kernel", r.name) end
+    assert.same({ 8, 10, 12 }, ids)
+  end)
 end)

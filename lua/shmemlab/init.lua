@@ -268,16 +268,20 @@ local M = core.machine_methods
 -- stream_id, task_id, start_us, stop_us}: the last task_rows of them
 -- (lab.machine{task_rows = N}, lab.TASK_ROWS by default; 0 keeps every row).
 -- The store (state.tasks[pe], core/lshmemlab_machine.c) keeps a row as 6
--- values in a row, in that order, and at [0] how many rows it was given;
--- with task_rows = N it is a ring of N rows (row r goes over row r - N), so a
--- machine looped over thousands of launches keeps a bounded heap
+-- values in a row, in that order, at [0] how many rows it was given and at
+-- [-1] the task_rows it is laid for; with N it is a ring of N rows (row r
+-- goes over row r - N), so a machine looped over thousands of launches keeps
+-- a bounded heap. A task_rows changed since (m:state()) lays it again at its
+-- next row; until then it bounds the rows returned
 local TASK_W = 6
 function M.tasks(m, pe)
   local st = m:state()
-  local flat, cap, rows = st.tasks[pe] or {}, st.task_rows, {}
-  local n = flat[0] or 0
-  for r = (cap == 0 or n <= cap) and 1 or n - cap + 1, n do
-    local i = (cap == 0 and r - 1 or (r - 1) % cap) * TASK_W
+  local flat, rows, want = st.tasks[pe] or {}, {}, st.task_rows
+  local n, laid = flat[0] or 0, flat[-1] or 0
+  local held = (laid > 0 and n > laid) and laid or n
+  if math.type(want) == "integer" and want > 0 and want < held then held = want end
+  for r = n - held + 1, n do
+    local i = (laid > 0 and (r - 1) % laid or r - 1) * TASK_W
     rows[#rows + 1] = { name = flat[i + 1], type = flat[i + 2], stream_id = flat[i + 3],
                         task_id = flat[i + 4], start_us = flat[i + 5], stop_us = flat[i + 6] }
   end
