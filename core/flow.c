@@ -53,13 +53,15 @@ static void rs_free(sl_rset *s);
 ** fill; set_rate, end_at in rate_all), inlined where it is called: gcc -O2
 ** left them calls, whose register saves and reloads were about a fifth of a
 ** freeze's instructions (callgrind, alltoall 1 KiB a pair x 48 blocks: all
-** five inlined take 3.6% fewer instructions at 128 PEs and 5.8% at 256) */
+** five inlined take 3.6% fewer instructions at 128 PEs and 5.8% at 256).
+** SLOW_PATH (as in sim.c): the growth of a pool, kept out of an inlined path
+** so that the path stays short */
 #if defined(__GNUC__)
 #define HOT_INLINE inline __attribute__((always_inline))
-#define SLOW_FN __attribute__((noinline))
+#define SLOW_PATH __attribute__((noinline))
 #else
 #define HOT_INLINE inline
-#define SLOW_FN
+#define SLOW_PATH
 #endif
 
 /* capacity in bytes per picosecond of GBps */
@@ -220,7 +222,7 @@ static HOT_INLINE void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t
 static int may_be_full(const sl_res *r) { return r->use >= r->C * (1 - DRIFT); }
 
 /* a flow slot past the pool's end (grown when full), -1 when out of memory */
-static SLOW_FN int32_t flow_append(sl_machine *m) {
+static SLOW_PATH int32_t flow_append(sl_machine *m) {
   if (m->nflows == m->capflows) {
     int32_t cap = m->capflows ? 2 * m->capflows : 256;
     sl_flow *nf = sli_realloc(m->flows, (size_t)cap * sizeof(*nf));
@@ -266,7 +268,7 @@ static int res_dirty(sl_machine *m, int32_t r) {
 }
 
 /* room for one more flow on resource r; 0 when out of memory */
-static SLOW_FN int res_grow(sl_res *r) {
+static SLOW_PATH int res_grow(sl_res *r) {
   int32_t cap = r->capfl ? 2 * r->capfl : 8;
   sl_slot *n = realloc(r->fl, (size_t)cap * sizeof(*n));
   if (n == NULL) return 0;

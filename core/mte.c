@@ -416,7 +416,6 @@ void sli_lazy_free(sl_machine *m) {
   m->lzp = NULL;
 }
 
-/* a copy lands: the one place where a transfer's bytes move */
 /* the runaway guard: a copy that lands is progress unless it repeats one of
 ** its block's last accesses (sli_guard_access) */
 static void guard_copy(sl_machine *m, const sl_event *e) {
@@ -425,6 +424,7 @@ static void guard_copy(sl_machine *m, const sl_event *e) {
   sli_guard_access(m, e->blk, f, sizeof(f) / sizeof(f[0]));
 }
 
+/* a copy lands: the one place where a transfer's bytes move */
 static void land_copy(sl_machine *m, const sl_event *e, int32_t id, sl_time t) {
   const uint8_t *s;
   uint8_t *d;

@@ -86,6 +86,8 @@ static inline uint64_t block_tie(sl_machine *m, int32_t blk) {
 /* block blk's next tie (block_tie, for the other files of the core) */
 uint64_t sli_block_tie(sl_machine *m, int32_t blk) { return block_tie(m, blk); }
 
+/* the tie of a key of kind for record ev: its block's next (block_tie), the
+** machine's own count for an EV_FLOW, which has no block */
 static uint64_t key_tie(sl_machine *m, int kind, int32_t ev) {
   int32_t blk;
   if (kind == EV_FLOW) return m->nkey++;

@@ -71,4 +71,61 @@ describe("a staging record replaced in place", function()
     assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, da:on(1):read(0, n))
     assert.same({ -3, -3 }, a:on(0):read(0, 2))
   end)
+
+  -- the puts of the first test, their sources as they were (the UB, da, db)
+  local function alternate(k, a, b, da, db, n)
+    local ub = k:ub("int32", n)
+    for _ = 1, 3 do
+      k:mte_put_nbi(da, a, ub, n * 4, n, 1, 0)
+      k:quiet()
+      k:mte_put_nbi(db, b, ub, n * 4, n, 1, 0)
+      k:quiet()
+    end
+    return ub
+  end
+
+  it("is the same under check = 'all' and after a launch that failed with records held", function()
+    local m = lab.machine{ pes = 2, check = "all" }
+    local n = 8
+    local a = m:malloc("int32", n, "a"):fill("iota")
+    local b = m:malloc("int32", n, "b"):fill("const", 5)
+    local da = m:malloc("int32", n, "da")
+    local db = m:malloc("int32", n, "db")
+    local ok, err = pcall(m.launch, m, function(k)
+      if k.pe ~= 0 then return end
+      alternate(k, a, b, da, db, n)
+      error("boom")                            -- records held: the launch is abandoned
+    end, 1)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("boom", 1, true))
+    a:fill("const", 9)                         -- the host writes a source between launches
+    local seen
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local ub = alternate(k, b, a, db, da, n)   -- the last source is now a
+      k:pipe_barrier()
+      seen = ub_values(k, ub, n)
+    end, 1)
+    assert.same({ 9, 9, 9, 9, 9, 9, 9, 9 }, seen)
+    assert.same({ 9, 9, 9, 9, 9, 9, 9, 9 }, da:on(1):read(0, n))
+    assert.same({ 5, 5, 5, 5, 5, 5, 5, 5 }, db:on(1):read(0, n))
+  end)
+
+  it("follows a put of several chunks: each chunk's record takes the last one's place", function()
+    local m = lab.machine{ pes = 2 }
+    local n = 8
+    local a = m:malloc("int32", n, "a"):fill("iota")
+    local da = m:malloc("int32", n, "da")
+    local seen
+    m:launch(function(k)
+      if k.pe ~= 0 then return end
+      local ub = k:ub("int32", 3)
+      k:mte_put_nbi(da, a, ub, 12, n, 1, 0)  -- chunks of 3, 3, 2 elements
+      k:quiet()
+      k:pipe_barrier()
+      seen = ub_values(k, ub, 3)
+    end, 1)
+    assert.same({ 6, 7, 5 }, seen)           -- the last chunk, then the one before's tail
+    assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, da:on(1):read(0, n))
+  end)
 end)
