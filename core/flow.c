@@ -49,20 +49,12 @@
 
 static void rs_free(sl_rset *s);
 
-/* a function of the solver's inner loops (freeze, fill_top, rs_remove in a
-** fill; set_rate, end_at in rate_all), inlined where it is called: gcc -O2
+/* SLI_HOT_INLINE (sli.h) on the functions of the solver's inner loops
+** (freeze, fill_top, rs_remove in a fill; set_rate, end_at in rate_all): gcc -O2
 ** left them calls, whose register saves and reloads were about a fifth of a
 ** freeze's instructions (callgrind, alltoall 1 KiB a pair x 48 blocks: all
-** five inlined take 3.6% fewer instructions at 128 PEs and 5.8% at 256).
-** SLOW_PATH (as in sim.c): the growth of a pool, kept out of an inlined path
-** so that the path stays short */
-#if defined(__GNUC__)
-#define HOT_INLINE inline __attribute__((always_inline))
-#define SLOW_PATH __attribute__((noinline))
-#else
-#define HOT_INLINE inline
-#define SLOW_PATH
-#endif
+** five inlined take 3.6% fewer instructions at 128 PEs and 5.8% at 256);
+** SLI_SLOW_PATH on the growth of a pool, kept out of an inlined path */
 
 /* capacity in bytes per picosecond of GBps */
 static double bpps(double GBps) { return GBps / 1000.0; }
@@ -142,7 +134,7 @@ static void heap_down(sl_heap *hp, int32_t i) {
 
 /* move entry i of heap hp up into place (inlined: a new flow's end and a
 ** removal's refill call it once each, and mostly it moves one level or none) */
-static HOT_INLINE void heap_up(sl_heap *hp, int32_t i) {
+static SLI_HOT_INLINE void heap_up(sl_heap *hp, int32_t i) {
   sl_hent *h = hp->h, x = h[i];
   while (i > 0 && h_less(&x, &h[(i - 1) / 2])) {
     h[i] = h[(i - 1) / 2];
@@ -202,7 +194,7 @@ static void set_binds(sl_res *r) { r->bind = r->capsum > r->C * (1 + 1e-9); }
 static void flow_event(sl_machine *m);
 
 /* flow fl runs at rate, held back by resource bneck (-1: its cap) */
-static HOT_INLINE void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
+static SLI_HOT_INLINE void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t bneck) {
   int k;
   fl->rate = rate;
   fl->bneck = bneck;
@@ -222,7 +214,7 @@ static HOT_INLINE void set_rate(sl_machine *m, sl_flow *fl, double rate, int32_t
 static int may_be_full(const sl_res *r) { return r->use >= r->C * (1 - DRIFT); }
 
 /* a flow slot past the pool's end (grown when full), -1 when out of memory */
-static SLOW_PATH int32_t flow_append(sl_machine *m) {
+static SLI_SLOW_PATH int32_t flow_append(sl_machine *m) {
   if (m->nflows == m->capflows) {
     int32_t cap = m->capflows ? 2 * m->capflows : 256;
     sl_flow *nf = sli_realloc(m->flows, (size_t)cap * sizeof(*nf));
@@ -239,7 +231,7 @@ static SLOW_PATH int32_t flow_append(sl_machine *m) {
 
 /* a free flow slot, -1 when out of memory (inline: a small put opens two
 ** flows, and the call's frame cost about as much as taking the slot) */
-static HOT_INLINE int32_t flow_new(sl_machine *m) {
+static SLI_HOT_INLINE int32_t flow_new(sl_machine *m) {
   int32_t f = m->free_flow;
   if (f < 0) return flow_append(m);
   m->free_flow = m->flows[f].next_free;
@@ -268,7 +260,7 @@ static int res_dirty(sl_machine *m, int32_t r) {
 }
 
 /* room for one more flow on resource r; 0 when out of memory */
-static SLOW_PATH int res_grow(sl_res *r) {
+static SLI_SLOW_PATH int res_grow(sl_res *r) {
   int32_t cap = r->capfl ? 2 * r->capfl : 8;
   sl_slot *n = realloc(r->fl, (size_t)cap * sizeof(*n));
   if (n == NULL) return 0;
@@ -280,7 +272,7 @@ static SLOW_PATH int res_grow(sl_res *r) {
 /* join flow f to resource r with weight w; 0 when out of memory (inline, its
 ** growth out of line: a small put's flow joins its HBM, and the call cost a
 ** third of the join) */
-static HOT_INLINE int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
+static SLI_HOT_INLINE int res_join(sl_machine *m, int32_t f, sl_res *r, double w) {
   sl_flow *fl = &m->flows[f];
   if (r->nfl == r->capfl && !res_grow(r)) return 0;
   fl->at[fl->nres].res = (int32_t)(r - m->allres);
@@ -362,7 +354,7 @@ static sl_time settle_at(const sl_machine *m) {
 ** capped at cap bytes per ps, from now; -1 when out of memory. Inlined in its
 ** three callers, as flow_commit is: a small put starts two flows, and the
 ** calls' saves and reloads were about 65 instructions each (callgrind) */
-static HOT_INLINE int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t bytes,
+static SLI_HOT_INLINE int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, int64_t bytes,
                                     double cap, sl_time now) {
   int32_t f;
   sl_flow *fl;
@@ -405,7 +397,7 @@ static HOT_INLINE int32_t flow_open(sl_machine *m, int blk, int pipe, int eng, i
 ** truncation to int64 is exact and one step up rounds it up; the rest (whole
 ** already, infinite or NaN) goes to libm. Only the sign of a zero differs
 ** (-0.5 gives +0, not -0), and end_at treats both alike */
-static HOT_INLINE double ceil_exact(double x) {
+static SLI_HOT_INLINE double ceil_exact(double x) {
   double t;
   if (!(x > -4503599627370496.0 && x < 4503599627370496.0)) return ceil(x);
   t = (double)(int64_t)x;
@@ -414,7 +406,7 @@ static HOT_INLINE double ceil_exact(double x) {
 
 /* when flow fl, at its rate from now, moves its last byte (FLOW_NEVER when
 ** that is past int64 picoseconds: converting a larger double is undefined) */
-static HOT_INLINE sl_time end_at(const sl_flow *fl, sl_time now) {
+static SLI_HOT_INLINE sl_time end_at(const sl_flow *fl, sl_time now) {
   double d = fl->rate > 0 ? ceil_exact(fl->rem / fl->rate - 1e-9) : 0;
   if (fl->csize > 0) d = sli_chain_rest(fl, d > 0 ? d : 0);   /* a chain's chunks, ghosts */
   if (!(d < (double)FLOW_NEVER - (double)now)) return now < FLOW_NEVER ? FLOW_NEVER : now;
@@ -445,7 +437,7 @@ static int fits(const sl_res *r, double more) {
 /* flow f has joined its resources (ok) or ran out of memory doing so: its
 ** cap counts on them; into the end heap, at once at its cap when it has room
 ** there everywhere, else to be rated at the next settle */
-static HOT_INLINE int flow_commit(sl_machine *m, int32_t f, int ok) {
+static SLI_HOT_INLINE int flow_commit(sl_machine *m, int32_t f, int ok) {
   sl_flow *fl = &m->flows[f];
   int j, room = 1;
   if (!ok) {
@@ -774,7 +766,7 @@ static void rs_up(sl_rset *s, int32_t i) {
 
 /* take resource x out of the set s (it is in it): the last entry takes its
 ** place (and in a heap moves into place) */
-static HOT_INLINE void rs_remove(sl_rset *s, int32_t x) {
+static SLI_HOT_INLINE void rs_remove(sl_rset *s, int32_t x) {
   int32_t i = s->pos[x], y;
   s->pos[x] = -1;
   if (i == --s->n) return;
@@ -792,7 +784,7 @@ static HOT_INLINE void rs_remove(sl_rset *s, int32_t x) {
 ** read the slots of the flows outside only. The fill's resources among those
 ** it crosses are those that can bind (fl->fillk: every one of them joined
 ** the fill when it did), so the others are not read */
-static HOT_INLINE void freeze(sl_machine *m, sl_flow *fl, double rate, double level,
+static SLI_HOT_INLINE void freeze(sl_machine *m, sl_flow *fl, double rate, double level,
                               int32_t bneck) {
   int k;
   int64_t kk;
@@ -829,7 +821,7 @@ static HOT_INLINE void freeze(sl_machine *m, sl_flow *fl, double rate, double le
 ** (freeze lowers a key that falls, and leaves one that rises), so the top,
 ** once its key is brought up to date (a key that rose goes down into place,
 ** one with nothing left to fill leaves), is the least */
-static HOT_INLINE int32_t fill_top(const sl_machine *m, sl_rset *s) {
+static SLI_HOT_INLINE int32_t fill_top(const sl_machine *m, sl_rset *s) {
   if (!s->heap) {
     int32_t i, n = s->n, best;
     int64_t k;
@@ -1148,7 +1140,7 @@ static int ends_by(const sl_machine *m, sl_time t, int32_t *ids) {
 ** landing record. Each is a miss on a record made long before; asked for
 ** across the flows of the instant together they overlap, where one flow's
 ** chain alone waits for each in turn. Loads only: nothing changes */
-static HOT_INLINE void prefetch_ends(const sl_machine *m, sl_time t) {
+static SLI_HOT_INLINE void prefetch_ends(const sl_machine *m, sl_time t) {
   int32_t ids[NPRE], op[NPRE];
   int n, i;
   if ((m->fh.n < 2 || m->fh.h[1].k > t) && (m->fh.n < 3 || m->fh.h[2].k > t))

@@ -16,18 +16,13 @@
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* forced inline (copy_event into transfer, transfer into its callers): a
+/* SLI_HOT_INLINE (sli.h: copy_event into transfer, transfer into its callers): a
 ** small put makes two transfers, and the calls' nine arguments each cost
 ** more than the stores of copy_event or transfer's own work (about 145
 ** instructions a put at 1x1) */
-#if defined(__GNUC__)
-#define HOT_INLINE inline __attribute__((always_inline))
-#else
-#define HOT_INLINE inline
-#endif
 
 /* the landing event of a copy (sli_copy_event) */
-static HOT_INLINE int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
+static SLI_HOT_INLINE int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
                                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
                                   int32_t *id) {
   sl_event *e = sli_event_new(m, EV_COPY, blk, id);
@@ -54,7 +49,7 @@ int sli_copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
 ** and GM of gm_pe: src lands on dst when it has streamed through; it is
 ** part of a transfer of |whole| bytes, a put/get chunk's staging when
 ** whole < 0 */
-static HOT_INLINE int transfer(sl_machine *m, int blk, int pipe, int gm_pe,
+static SLI_HOT_INLINE int transfer(sl_machine *m, int blk, int pipe, int gm_pe,
                                const sl_loc *dst, const sl_loc *src, int64_t bytes, int op,
                                int64_t whole) {
   sl_block *b = &m->blocks[blk];

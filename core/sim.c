@@ -13,13 +13,6 @@
 
 #include "sli.h"
 
-/* out of line: the inline paths stay short (no registers to save) */
-#if defined(__GNUC__)
-#define SLOW_PATH __attribute__((noinline))
-#else
-#define SLOW_PATH
-#endif
-
 /* message of a status code */
 const char *sl_strerror(int code) {
   switch (code) {
@@ -166,7 +159,7 @@ static int ev_grow(sl_machine *m) {
 
 /* a free event slot past the pool's end (grown when full); NULL when out
 ** of memory */
-static SLOW_PATH sl_event *ev_append(sl_machine *m, int32_t *id) {
+static SLI_SLOW_PATH sl_event *ev_append(sl_machine *m, int32_t *id) {
   if (m->nevs == m->capevs && !ev_grow(m)) return NULL;
   *id = m->nevs++;
   return &m->evs[*id];
@@ -330,7 +323,7 @@ static inline void fifo_put(sl_key *q, const sl_key *k) { *q = *k; }
 
 
 /* a key at time t for a full in-order queue, or the heap (heap: 1) */
-static SLOW_PATH int push_slow(sl_machine *m, const sl_key *k, int which) {
+static SLI_SLOW_PATH int push_slow(sl_machine *m, const sl_key *k, int which) {
   if (which == 0) return fifo_push_slow(m, &m->fifo, &m->fhead, &m->fn, &m->fcap, k);
   if (which == 1) return heap_push(m, &m->heap, k);
   return fifo_push_slow(m, &m->wfifo, &m->wfhead, &m->wfn, &m->wfcap, k);
@@ -507,7 +500,7 @@ static inline const sl_key *peek_raw(const sl_machine *m) {
 }
 
 /* peek with flows changed: they are settled up to the earliest key first */
-static SLOW_PATH const sl_key *peek_settle(sl_machine *m) {
+static SLI_SLOW_PATH const sl_key *peek_settle(sl_machine *m) {
   const sl_key *k = peek_raw(m);
   m->kseq = 0;                          /* flow ends come first */
   sli_flow_settle_due(m, k ? k->t : INT64_MAX, k ? k->kind == EV_FLOW : 1);
@@ -784,7 +777,7 @@ static int wait_inline(sl_machine *m, int blk, sl_time limit) {
 ** way (a full queue or a flag not yet fired parks it, and it resumes at its
 ** clock or later). A primitive that reads or writes what other blocks see
 ** first catches up (sl_block_ahead: the binding yields before it runs) */
-static SLOW_PATH int must_yield(sl_machine *m, int blk) {
+static SLI_SLOW_PATH int must_yield(sl_machine *m, int blk) {
   sl_block *b = &m->blocks[blk];
   const sl_key *top;
   sl_time limit;

@@ -442,6 +442,18 @@ typedef struct sl_freelist { int32_t *id, n, cap; } sl_freelist;
 #define SLI_PREFETCH(p) ((void)(p))
 #define SLI_PREFETCH_W(p) ((void)(p))
 #endif
+/* SLI_HOT_INLINE: a function of a hot path inlined where it is called (a
+** small put's transfers and flows, the solver's inner loops: each call's
+** argument passing and register saves cost about as much as its work);
+** SLI_SLOW_PATH: kept out of line (a pool's growth, a rare branch), so the
+** inlined path around it stays short */
+#if defined(__GNUC__)
+#define SLI_HOT_INLINE inline __attribute__((always_inline))
+#define SLI_SLOW_PATH __attribute__((noinline))
+#else
+#define SLI_HOT_INLINE inline
+#define SLI_SLOW_PATH
+#endif
 /* the record last given back, -1 none */
 static inline int32_t sli_free_take(sl_freelist *f) { return f->n > 0 ? f->id[--f->n] : -1; }
 static inline void sli_free_give(sl_freelist *f, int32_t i) { f->id[f->n++] = i; }
