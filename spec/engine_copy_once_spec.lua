@@ -9,13 +9,6 @@
 local H = require("spec.helpers.engine")
 local lab = H.lab
 
--- the UB of the put as a Lua list (n elements from 0)
-local function ub_values(k, ub, n)
-  local t = {}
-  for i = 0, n - 1 do t[#t + 1] = k:get_value(ub, i) end
-  return t
-end
-
 describe("bytes moved once", function()
   it("the UB holds the last chunk of a put, also after its source was overwritten", function()
     local m = lab.machine{ pes = 2 }
@@ -30,11 +23,8 @@ describe("bytes moved once", function()
       local tmp = k:ub("int32", n)
       k:mte_put_nbi(dst, src, ub, chunk * 4, n, 1, 0)
       k:quiet()
-      k:data_copy(tmp, other, n)               -- then overwrite the put's source
-      H.sync(k, "MTE2_MTE3")
-      k:data_copy(src, tmp, n)
-      k:pipe_barrier()
-      seen = ub_values(k, ub, chunk)
+      H.overwrite(k, src, tmp, other, n)       -- then overwrite the put's source
+      seen = H.ub_values(k, ub, chunk)
     end, 1)
     assert.same({ 32, 33, 34, 35, 36, 37, 38, 39, 24, 25, 26, 27, 28, 29, 30, 31 }, seen)
     local want = {}
@@ -107,7 +97,7 @@ describe("bytes moved once", function()
       k:data_copy(out, ub, chunk)              -- UB -> GM of the staged bytes
       k:add(two, ub, ub, chunk)                -- V reads them too
       k:pipe_barrier()
-      sums = ub_values(k, two, chunk)
+      sums = H.ub_values(k, two, chunk)
     end, 1)
     assert.same({ 16, 17, 18, 19, 20, 21, 22, 23 }, out:on(0):read(0, chunk))
     assert.same({ 32, 34, 36, 38, 40, 42, 44, 46 }, sums)
@@ -126,7 +116,7 @@ describe("bytes moved once", function()
       k:quiet()
       k:signal_op(src, 99, lab.SIGNAL_SET, 0)
       k:signal_wait_until(src, lab.CMP_EQ, 99)
-      seen = ub_values(k, ub, 2)
+      seen = H.ub_values(k, ub, 2)
     end, 1)
     assert.same({ 0, 1 }, seen)
     assert.same({ 99, 1 }, src:on(0):read(0, 2))

@@ -7,22 +7,18 @@
 local H = require("spec.helpers.engine")
 local lab = H.lab
 
--- the UB as a Lua list (n elements from 0)
-local function ub_values(k, ub, n)
-  local t = {}
-  for i = 0, n - 1 do t[#t + 1] = k:get_value(ub, i) end
-  return t
+-- a machine of 2 PEs and its buffers of 8 int32: sources a (0..7) and b (5s),
+-- destinations da and db, and other (-3s) to overwrite a source with
+local function two_sources()
+  local m, n = lab.machine{ pes = 2 }, 8
+  return m, n, m:malloc("int32", n, "a"):fill("iota"), m:malloc("int32", n, "b"):fill("const", 5),
+         m:malloc("int32", n, "da"), m:malloc("int32", n, "db"),
+         m:alloc("int32", n, "other"):fill("const", -3)
 end
 
 describe("a staging record replaced in place", function()
   it("follows the last source: the UB holds its bytes, an earlier source's writes do not reach it", function()
-    local m = lab.machine{ pes = 2 }
-    local n = 8
-    local a = m:malloc("int32", n, "a"):fill("iota")
-    local b = m:malloc("int32", n, "b"):fill("const", 5)
-    local da = m:malloc("int32", n, "da")
-    local db = m:malloc("int32", n, "db")
-    local other = m:alloc("int32", n, "other"):fill("const", -3)
+    local m, n, a, b, da, db, other = two_sources()
     local seen
     m:launch(function(k)
       if k.pe ~= 0 then return end
@@ -34,11 +30,8 @@ describe("a staging record replaced in place", function()
         k:mte_put_nbi(db, b, ub, n * 4, n, 1, 0)
         k:quiet()
       end
-      k:data_copy(tmp, other, n)               -- overwrite the first source
-      H.sync(k, "MTE2_MTE3")
-      k:data_copy(a, tmp, n)
-      k:pipe_barrier()
-      seen = ub_values(k, ub, n)
+      H.overwrite(k, a, tmp, other, n)         -- overwrite the first source
+      seen = H.ub_values(k, ub, n)
     end, 1)
     assert.same({ 5, 5, 5, 5, 5, 5, 5, 5 }, seen)
     assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, da:on(1):read(0, n))
@@ -46,12 +39,7 @@ describe("a staging record replaced in place", function()
   end)
 
   it("turns into bytes when its source is written after the puts", function()
-    local m = lab.machine{ pes = 2 }
-    local n = 8
-    local a = m:malloc("int32", n, "a"):fill("iota")
-    local b = m:malloc("int32", n, "b"):fill("const", 5)
-    local da = m:malloc("int32", n, "da")
-    local other = m:alloc("int32", n, "other"):fill("const", -3)
+    local m, n, a, b, da, _, other = two_sources()
     local seen
     m:launch(function(k)
       if k.pe ~= 0 then return end
@@ -61,11 +49,8 @@ describe("a staging record replaced in place", function()
       k:quiet()
       k:mte_put_nbi(da, a, ub, n * 4, n, 1, 0)
       k:quiet()
-      k:data_copy(tmp, other, n)               -- overwrite the last source
-      H.sync(k, "MTE2_MTE3")
-      k:data_copy(a, tmp, n)
-      k:pipe_barrier()
-      seen = ub_values(k, ub, n)
+      H.overwrite(k, a, tmp, other, n)         -- overwrite the last source
+      seen = H.ub_values(k, ub, n)
     end, 1)
     assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, seen)
     assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, da:on(1):read(0, n))
@@ -104,7 +89,7 @@ describe("a staging record replaced in place", function()
       if k.pe ~= 0 then return end
       local ub = alternate(k, b, a, db, da, n)   -- the last source is now a
       k:pipe_barrier()
-      seen = ub_values(k, ub, n)
+      seen = H.ub_values(k, ub, n)
     end, 1)
     assert.same({ 9, 9, 9, 9, 9, 9, 9, 9 }, seen)
     assert.same({ 9, 9, 9, 9, 9, 9, 9, 9 }, da:on(1):read(0, n))
@@ -123,7 +108,7 @@ describe("a staging record replaced in place", function()
       k:mte_put_nbi(da, a, ub, 12, n, 1, 0)  -- chunks of 3, 3, 2 elements
       k:quiet()
       k:pipe_barrier()
-      seen = ub_values(k, ub, 3)
+      seen = H.ub_values(k, ub, 3)
     end, 1)
     assert.same({ 6, 7, 5 }, seen)           -- the last chunk, then the one before's tail
     assert.same({ 0, 1, 2, 3, 4, 5, 6, 7 }, da:on(1):read(0, n))

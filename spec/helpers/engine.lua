@@ -50,6 +50,23 @@ function H.sync(k, ev, id)
   k:wait_flag(ev, id or 0)
 end
 
+-- a UB view's first n elements as a Lua list (read from the kernel)
+function H.ub_values(k, ub, n)
+  local t = {}
+  for i = 0, n - 1 do t[#t + 1] = k:get_value(ub, i) end
+  return t
+end
+
+-- a kernel writes GM dst with from's n elements through the UB tmp (MTE2,
+-- then MTE3 after the flag pair), and lets its pipes drain: a source written
+-- after the puts that staged it
+function H.overwrite(k, dst, tmp, from, n)
+  k:data_copy(tmp, from, n)
+  H.sync(k, "MTE2_MTE3")
+  k:data_copy(dst, tmp, n)
+  k:pipe_barrier()
+end
+
 -- time to move bytes at GBps, in ns (1 GB/s = 1 byte per ns)
 -- the row loop of DeepEP's cam_moe_dispatch_normal port on 2 PEs x 4 blocks of
 -- unequal row counts (their clocks interleave): each row's slot by a scalar read
