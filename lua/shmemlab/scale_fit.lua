@@ -7,14 +7,15 @@ local M = {}
 -- the goal of issue 24: time near linear in events
 M.GOAL = 1.15
 
--- a time (s) as the table prints it (two decimals), 0.00 read as 0.01
-function M.printed(s)
-  return math.max(tonumber(string.format("%.2f", s)), 0.01)
-end
+-- a time (s) as the table shows it: two decimals
+local function shown(s) return tonumber(string.format("%.2f", s)) end
+
+-- a time (s) as the table prints it, 0.00 read as 0.01
+function M.printed(s) return math.max(shown(s), 0.01) end
 
 -- a row's events per second, from its wall time as printed ("-" when that is 0.00)
 function M.rate(events, wall)
-  local w = tonumber(string.format("%.2f", wall))
+  local w = shown(wall)
   return w > 0 and string.format("%.0f", events / w) or "-"
 end
 
