@@ -16,12 +16,10 @@
 /* latency of a path */
 sl_time sli_alpha(const sl_machine *m, int path) { return m->ps.alpha[path]; }
 
-/* SLI_HOT_INLINE (sli.h: copy_event into transfer, transfer into its callers): a
-** small put makes two transfers, and the calls' nine arguments each cost
-** more than the stores of copy_event or transfer's own work (about 145
+/* the landing event of a copy (sli_copy_event); SLI_HOT_INLINE, as transfer
+** below: a small put makes two transfers, and the calls' nine arguments each
+** cost more than the stores of copy_event or transfer's own work (about 145
 ** instructions a put at 1x1) */
-
-/* the landing event of a copy (sli_copy_event) */
 static SLI_HOT_INLINE int copy_event(sl_machine *m, int blk, int pipe, const sl_loc *dst,
                                   const sl_loc *src, int64_t bytes, int op, int64_t whole,
                                   int32_t *id) {
@@ -334,7 +332,6 @@ static int lazy_again(sl_machine *m, sl_block *b, const sl_event *e) {
   m->bufs[z->gm.buf].lazy_src--;
   z->ub = e->dst;
   z->gm = e->src;
-  z->whole = -e->whole;
   m->bufs[e->src.buf].lazy_src++;
   return 1;
 }
@@ -362,7 +359,6 @@ static int lazy_add(sl_machine *m, const sl_event *e) {
   z->ub = e->dst;
   z->gm = e->src;
   z->n = e->n;
-  z->whole = -e->whole;
   lzp_add(m, (int32_t)(b - m->blocks), b->nlz - 1);
   m->bufs[e->src.buf].lazy_src++;
   return 1;

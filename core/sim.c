@@ -295,8 +295,8 @@ void sli_kheap_free(sl_kheap *hp) {
   hp->n = hp->cap = 0;
 }
 
-/* put k on heap hp */
-static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
+/* put k on heap hp (n > 0, or no room yet): k rises from the bottom */
+static int heap_rise(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   int32_t i;
   if (hp->n == hp->cap) {
     int32_t cap = hp->cap ? hp->cap * 2 : 256;
@@ -315,6 +315,16 @@ static int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
   }
   hp->h[i] = *k;
   if (i == 0) heap_min(m);
+  return SL_OK;
+}
+
+/* put k on heap hp; an empty heap with room takes it as its top in place
+** (inline: the flows' heap holds none or one key most of the time, and a
+** flow's end is pushed and taken once a transfer) */
+static inline int heap_push(sl_machine *m, sl_kheap *hp, const sl_key *k) {
+  if (hp->n > 0 || hp->cap == 0) return heap_rise(m, hp, k);
+  hp->h[hp->n++] = *k;
+  heap_min(m);
   return SL_OK;
 }
 
@@ -405,11 +415,6 @@ int sli_schedule(sl_machine *m, sl_time t, int32_t id) {
 int sli_schedule_flow(sl_machine *m, sl_time t) {
   sl_key k;
   k.t = t; k.seq = key_tie(m, EV_FLOW, -1); k.ev = -1; k.kind = EV_FLOW;
-  if (m->fheap.n == 0 && m->fheap.cap > 0) {   /* mostly none is pending: the top */
-    m->fheap.h[m->fheap.n++] = k;
-    heap_min(m);
-    return SL_OK;
-  }
   return heap_push(m, &m->fheap, &k);
 }
 
@@ -466,12 +471,11 @@ static inline int32_t least_child(const sl_key *h, int32_t c, int32_t nc) {
 ** along the earliest child to the bottom, then the last key, which came from
 ** the bottom, rises from there (seldom far). Keys are unique (their ties),
 ** so any heap of them pops in the same order */
-static sl_key heap_pop(sl_kheap *hp) {
+static sl_key heap_sift(sl_kheap *hp) {
   sl_key *h = hp->h;
   sl_key top = h[0];
   sl_key last = h[--hp->n];
   int32_t i = 0, n = hp->n, c;
-  if (n == 0) return top;
   while ((c = HEAP_D * i + 1) < n) {
     int32_t nc = n - c < HEAP_D ? n - c : HEAP_D;
     c = least_child(h, c, nc);
@@ -486,6 +490,14 @@ static sl_key heap_pop(sl_kheap *hp) {
   }
   h[i] = last;
   return top;
+}
+
+/* remove the earliest key of heap hp (n > 0); a lone key leaves in place
+** (inline, as heap_push: the flows' heap) */
+static inline sl_key heap_pop(sl_kheap *hp) {
+  if (hp->n > 1) return heap_sift(hp);
+  hp->n = 0;
+  return hp->h[0];
 }
 
 /* the earliest pending key, or NULL (without settling flows) */
@@ -561,10 +573,6 @@ static PREFETCH_FN sl_key take(sl_machine *m, const sl_key *k) {
       m->lmask &= ~(1 << m->lminq);
     }
     lane_min(m);
-    heap_min(m);
-  } else if (m->fheap.n == 1 && k == m->fheap.h) {   /* the flows' lone key */
-    x = *k;
-    m->fheap.n = 0;
     heap_min(m);
   } else {
     x = heap_pop(m->fheap.n > 0 && k == m->fheap.h ? &m->fheap : &m->heap);

@@ -83,7 +83,7 @@ typedef struct sl_event {
 ** range holds the GM range's bytes as they were when it landed (mte.c) */
 typedef struct sl_lazy {
   sl_addr ub, gm;
-  int64_t n, whole;
+  int64_t n;
   int32_t pos;              /* its entry in the list of gm's PE (sl_lzlist) */
 } sl_lazy;
 /* the staged records whose GM range is on one PE: entries blk * SL_NLAZY + i
