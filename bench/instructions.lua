@@ -7,9 +7,23 @@
 --   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 --     lua5.4 bench/instructions.lua data_copy 20000
 -- (with the Makefile's LUA_PATH_5_4 / LUA_CPATH_5_4). Prints nothing.
+-- WHAT get: N launches of the allgather operator (1024 int32 per PE, PES PEs,
+-- 64 by default): divide by N x PES x PES, its gets (bench/engine.lua's gets).
 local lab = require("shmemlab")
 local what, n = arg[1], math.tointeger(tonumber(arg[2]))
-local pes, blocks = math.tointeger(tonumber(arg[3] or 1)), math.tointeger(tonumber(arg[4] or 1))
+local pes = math.tointeger(tonumber(arg[3] or (what == "get" and 64 or 1)))
+local blocks = math.tointeger(tonumber(arg[4] or 1))
+
+if what == "get" and n and pes then
+  local runner = require("shmemlab.runner")
+  local op = runner.load_op("allgather")
+  local c = runner.config(op, { pes = pes, count = 1024, warmup = 0, iters = 1, baseline = "none" })
+  local m = lab.machine{ profile = c.profile, pes = c.pes }
+  local s = op.setup(m, c)
+  for _ = 1, n do op.run(m, c, s) end
+  m:close()
+  return
+end
 local m = lab.machine{ pes = pes, spin_limit = 0 }
 local s = { sig = m:malloc("int32", 8, "sig"), small = m:alloc("int32", 8, "small"),
             rdst = m:malloc("int32", 8, "rdst"), reps = n }
@@ -31,6 +45,6 @@ local bodies = {
 }
 assert(bodies[what] and n and pes and blocks,
        "usage: lua5.4 bench/instructions.lua WHAT N [PES BLOCKS] (WHAT: empty, my_pe, "
-       .. "signal_op, data_copy, wait, flag, put)")
+       .. "signal_op, data_copy, wait, flag, put, get)")
 m:launch(bodies[what], blocks)
 m:close()
