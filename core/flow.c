@@ -880,7 +880,7 @@ static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
     double rate = sl->rate;
     if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl_slot_f(sl); continue; }
     out += sl->w * rate;
-    outmax = rate > outmax ? rate : outmax;
+    outmax = outmax > rate ? outmax : rate;   /* (one maxsd, in place) */
     if (sl_slot_bn(sl) && rate < outmin) outmin = rate;
   }
   r->wmark = wmark;
