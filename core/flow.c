@@ -59,13 +59,17 @@ static void rs_free(sl_rset *s);
 /* capacity in bytes per picosecond of GBps */
 static double bpps(double GBps) { return GBps / 1000.0; }
 
-#define RS_HEAP 256             /* m->rs_heap: a fill of more resources keeps them in a heap */
+/* m->rs_tree: a fill of more resources keeps them in a tree (callgrind, DeepEP's
+** dispatch at EP128 x 64 tokens, against a walk up to 256 and a heap above: 64
+** -2.8%, 128 -3.1%, 256 -1.6% of all instructions; EP16 x 256 the same at 128) */
+#define RS_TREE 128
+#define RS_GONE INT64_MAX       /* the key of a tree's leaf taken out: after every level's */
 
-/* set every resource's capacity (and the solver's choice of a heap) */
+/* set every resource's capacity (and the solver's choice of a tree) */
 void sli_res_init(sl_machine *m) {
   const sl_params *p = &m->p;
   size_t i, n = (size_t)p->n_pes;
-  m->rs_heap = RS_HEAP;
+  m->rs_tree = RS_TREE;
   for (i = 0; i < n; i++) {
     m->hbm[i].C = bpps(p->hbm_GBps);
     m->sio[i].C = bpps(p->sio_GBps);
@@ -695,13 +699,15 @@ static int64_t level_key(double level) {
   return k;
 }
 
-/* room in m->rs for every resource; 0 when out of memory */
+/* room in m->rs for every resource, as a tree's leaves and inner nodes; 0
+** when out of memory */
 static int rs_alloc(sl_machine *m) {
   sl_rset *s = &m->rs;
-  s->k = malloc((m->nres + 1) * sizeof(*s->k));
-  s->id = malloc((m->nres + 1) * sizeof(*s->id));
+  s->k = malloc(2 * (m->nres + 1) * sizeof(*s->k));
+  s->id = malloc(2 * (m->nres + 1) * sizeof(*s->id));
   s->pos = malloc((m->nres + 1) * sizeof(*s->pos));
-  if (s->k == NULL || s->id == NULL || s->pos == NULL) {
+  s->gone = malloc((m->nres + 1) * sizeof(*s->gone));
+  if (s->k == NULL || s->id == NULL || s->pos == NULL || s->gone == NULL) {
     rs_free(s);
     return 0;
   }
@@ -710,9 +716,9 @@ static int rs_alloc(sl_machine *m) {
 
 /* release the set's arrays (none: rs_alloc makes them at the next fill) */
 static void rs_free(sl_rset *s) {
-  free(s->k); free(s->id); free(s->pos);
+  free(s->k); free(s->id); free(s->pos); free(s->gone);
   s->k = NULL;
-  s->id = s->pos = NULL;
+  s->id = s->pos = s->gone = NULL;
   s->n = 0;
 }
 
@@ -721,61 +727,69 @@ static int rs_before(int64_t ka, int32_t a, int64_t kb, int32_t b) {
   return ka < kb || (ka == kb && a < b);
 }
 
-/* does entry i of the set s come before entry j? */
-static int rs_less(const sl_rset *s, int32_t i, int32_t j) {
-  return rs_before(s->k[i], s->id[i], s->k[j], s->id[j]);
-}
-
-/* entry i of the set s becomes key k with id */
-static void rs_put(sl_rset *s, int32_t i, int64_t k, int32_t id) {
-  s->k[i] = k;
-  s->id[i] = id;
-  s->pos[id] = i;
-}
-
-/* move entry i of the set s down into place. Each child it passes moves up
-** into the hole it leaves, and it is written once where it stops: the heap
-** that a swap at each level leaves, with fewer loads and stores (a lazy heap
-** sinks its top after most freezes: the swaps were 4.5% of the instructions
-** of DeepEP's dispatch at EP128 x 64) */
-static void rs_down(sl_rset *s, int32_t i) {
-  int64_t k = s->k[i];
-  int32_t id = s->id[i];
-  for (;;) {
-    int32_t c = 2 * i + 1;
-    if (c >= s->n) break;
-    if (c + 1 < s->n && rs_less(s, c + 1, c)) c++;
-    if (!rs_before(s->k[c], s->id[c], k, id)) break;
-    rs_put(s, i, s->k[c], s->id[c]);
-    i = c;
+/* the set s's entries 0..n become the leaves n..2n of a tournament tree,
+** each node j below n holding the one of its children 2j and 2j + 1 that
+** comes first: node 1 holds the least (every leaf is below it) */
+static void rs_build(sl_rset *s) {
+  int32_t i, n = s->n;
+  s->ngone = 0;
+  for (i = n - 1; i >= 0; i--) {
+    s->k[n + i] = s->k[i];
+    s->id[n + i] = s->id[i];
+    s->pos[s->id[i]] = n + i;
   }
-  rs_put(s, i, k, id);
-}
-
-/* move entry i of the set s up into place (each parent it passes moves down
-** into its hole, as in rs_down) */
-static void rs_up(sl_rset *s, int32_t i) {
-  int64_t k = s->k[i];
-  int32_t id = s->id[i];
-  while (i > 0 && rs_before(k, id, s->k[(i - 1) / 2], s->id[(i - 1) / 2])) {
-    rs_put(s, i, s->k[(i - 1) / 2], s->id[(i - 1) / 2]);
-    i = (i - 1) / 2;
+  for (i = n - 1; i >= 1; i--) {
+    int32_t c = rs_before(s->k[2 * i + 1], s->id[2 * i + 1], s->k[2 * i], s->id[2 * i])
+                ? 2 * i + 1 : 2 * i;
+    s->k[i] = s->k[c];
+    s->id[i] = s->id[c];
   }
-  rs_put(s, i, k, id);
 }
 
-/* take resource x out of the set s (it is in it): the last entry takes its
-** place (and in a heap moves into place) */
+/* node j of the set s's tree changed: the nodes above it take the child
+** that comes first again, up to the first that stays as it was (the one
+** that comes first below each is carried up) */
+static void rs_fix(sl_rset *s, int32_t j) {
+  int64_t k = s->k[j];
+  int32_t id = s->id[j];
+  for (; j > 1; j /= 2) {
+    if (rs_before(s->k[j ^ 1], s->id[j ^ 1], k, id)) { k = s->k[j ^ 1]; id = s->id[j ^ 1]; }
+    if (s->k[j / 2] == k && s->id[j / 2] == id) return;
+    s->k[j / 2] = k;
+    s->id[j / 2] = id;
+  }
+}
+
+/* the key of leaf j of the set s's tree changed, and the top is its entry:
+** every node above it changes, so each takes the child that comes first
+** with no test of whether it stays as it was (rs_fix's; a fourth fewer
+** instructions a level) */
+static void rs_lift(sl_rset *s, int32_t j) {
+  int64_t k = s->k[j];
+  int32_t id = s->id[j];
+  for (; j > 1; j /= 2) {
+    if (rs_before(s->k[j ^ 1], s->id[j ^ 1], k, id)) { k = s->k[j ^ 1]; id = s->id[j ^ 1]; }
+    s->k[j / 2] = k;
+    s->id[j / 2] = id;
+  }
+}
+
+/* take resource x out of the set s (it is in it): unordered, the last entry
+** takes its place; in a tree its leaf's key becomes RS_GONE, and the nodes
+** above it are found again before the top is next read (tree_top: freeze's
+** loop, where this is inlined, makes no call) */
 static SLI_HOT_INLINE void rs_remove(sl_rset *s, int32_t x) {
   int32_t i = s->pos[x], y;
   s->pos[x] = -1;
+  if (s->tree) {
+    s->k[i] = RS_GONE;
+    s->gone[s->ngone++] = i;
+    return;
+  }
   if (i == --s->n) return;
   y = s->id[i] = s->id[s->n];
   s->k[i] = s->k[s->n];
   s->pos[y] = i;
-  if (!s->heap) return;
-  rs_up(s, i);
-  rs_down(s, s->pos[y]);
 }
 
 /* flow fl freezes at rate (the level now), held there by resource bneck
@@ -802,47 +816,55 @@ static SLI_HOT_INLINE void freeze(sl_machine *m, sl_flow *fl, double rate, doubl
     r->left -= (level - r->base) * r->wfree;   /* of it left to fill: bring it to this level */
     r->base = level;
     r->wfree -= fl->at[k].w;
-    if (r->wfree <= EPS) {              /* nothing of it left to fill (a heap's */
-      if (!m->rs.heap) rs_remove(&m->rs, ri);   /* top drops it) */
+    if (r->wfree <= EPS) {              /* nothing of it left to fill */
+      rs_remove(&m->rs, ri);
       continue;
     }
     r->key = level + (r->left > 0 ? r->left : 0) / r->wfree;
-    kk = level_key(r->key);             /* in a heap, a key that rose waits for the top */
-    if (!m->rs.heap) m->rs.k[m->rs.pos[ri]] = kk;
+    kk = level_key(r->key);
+    if (!m->rs.tree) m->rs.k[m->rs.pos[ri]] = kk;
     else if (kk < m->rs.k[m->rs.pos[ri]]) {   /* fell (rounding): into place now */
       m->rs.k[m->rs.pos[ri]] = kk;
-      rs_up(&m->rs, m->rs.pos[ri]);
-    }
+      rs_fix(&m->rs, m->rs.pos[ri]);
+    }                                   /* (in a tree, a key that rose waits for the top) */
   }
 }
 
-/* the resource that fills first, the least index among equals (-1: none).
-** A small set is walked; in a heap every key is at most its resource's level
-** (freeze lowers a key that falls, and leaves one that rises), so the top,
-** once its key is brought up to date (a key that rose goes down into place,
-** one with nothing left to fill leaves), is the least */
-static SLI_HOT_INLINE int32_t fill_top(const sl_machine *m, sl_rset *s) {
-  if (!s->heap) {
-    int32_t i, n = s->n, best;
-    int64_t k;
-    if (n == 0) return -1;
-    k = s->k[0];
-    best = s->id[0];
-    for (i = 1; i < n; i++)
-      if (s->k[i] < k || (s->k[i] == k && s->id[i] < best)) { k = s->k[i]; best = s->id[i]; }
-    return best;
+/* the top of the set s's tree once it is up to date (-1: none): the leaves
+** taken out since the last top are taken out above too, then a top whose key
+** rose since it was put in (the keys of those not read lag) is put in again
+** at its key, until the top's key is its level. Every key in the tree is at
+** most its resource's level, so that top is the least, as a walk finds it */
+static int32_t tree_top(const sl_machine *m, sl_rset *s) {
+  while (s->ngone > 0) {
+    int32_t j = s->gone[--s->ngone];
+    if (s->id[j] == s->id[1]) rs_lift(s, j);
+    else rs_fix(s, j);
   }
-  while (s->n > 0) {
-    int32_t x = s->id[0];
-    const sl_res *r = &m->allres[x];
+  while (s->k[1] != RS_GONE) {
+    const sl_res *r = &m->allres[s->id[1]];
+    int32_t x = s->pos[s->id[1]];
     int64_t k;
-    if (r->wfree <= EPS) { rs_remove(s, x); continue; }
     k = level_key(r->key);
-    if (k == s->k[0]) return x;
-    s->k[0] = k;
-    rs_down(s, 0);
+    if (k == s->k[1]) return s->id[1];
+    s->k[x] = k;
+    rs_lift(s, x);
   }
   return -1;
+}
+
+/* the resource that fills first, the least index among equals (-1: none):
+** a small set is walked (its compares predict well), a tree's top is kept */
+static SLI_HOT_INLINE int32_t fill_top(const sl_machine *m, sl_rset *s) {
+  int32_t i, n = s->n, best;
+  int64_t k;
+  if (s->tree) return tree_top(m, s);
+  if (n == 0) return -1;
+  k = s->k[0];
+  best = s->id[0];
+  for (i = 1; i < n; i++)
+    if (s->k[i] < k || (s->k[i] == k && s->id[i] < best)) { k = s->k[i]; best = s->id[i]; }
+  return best;
 }
 
 /* list r's re-rated (marked) flows, by id in slot order, at slots[*at..] and sum
@@ -858,7 +880,7 @@ static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
     double rate = sl->rate;
     if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl_slot_f(sl); continue; }
     out += sl->w * rate;
-    outmax = rate > outmax ? rate : outmax;
+    outmax = outmax > rate ? outmax : rate;   /* (one maxsd, in place) */
     if (sl_slot_bn(sl) && rate < outmin) outmin = rate;
   }
   r->wmark = wmark;
@@ -908,8 +930,8 @@ static int fill_start(sl_machine *m, const int32_t *F, int32_t nf, const int32_t
     s->id[s->n] = R[i];
     s->pos[R[i]] = s->n++;
   }
-  s->heap = s->n > m->rs_heap;
-  if (s->heap) for (i = s->n / 2 - 1; i >= 0; i--) rs_down(s, i);
+  s->tree = s->n > m->rs_tree;
+  if (s->tree) rs_build(s);
   return 1;
 }
 

@@ -188,17 +188,19 @@ typedef struct sl_heap {
 
 /* during a fill, its resources not yet full: the key of the level each fills
 ** at (the bits of a non-negative double), its id, and the place of each id
-** (-1: not in it). A fill of up to m->rs_heap (tens to a few hundred: about 45
+** (-1: not in it). A fill of up to m->rs_tree (tens to a few hundred: about 45
 ** a fill at 256 PEs x 48 blocks exact) keeps them unordered, and a walk finds
-** the least (its compares predict well); a larger fill (thousands with a
-** settle window at 512 PEs and up) keeps a heap whose keys may lag below their
-** levels: each freeze moves several, and the top is brought up to date only
-** when it is read (measured: a heap is slower on the small fills) */
+** the least (its compares predict well); a larger fill keeps a tournament
+** tree of them (the leaves n..2n, node j < n holding a copy of the entry of
+** its children 2j, 2j + 1 that comes first), whose keys may lag below their
+** levels: a freeze raises the keys of several, and only the top is brought up
+** to date when it is read (measured: a tree is slower on the small fills) */
 typedef struct sl_rset {
   int64_t *k;
   int32_t *id, *pos;
+  int32_t *gone, ngone;     /* a tree's leaves taken out since its top was read */
   int32_t n;
-  int32_t heap;             /* a heap by (key, id) (a fill of many), else unordered */
+  int32_t tree;             /* a tree by (key, id) (a fill of many), else unordered */
 } sl_rset;
 
 /* a pending event: its time, its tie break (sl_key_tie: the block it
@@ -523,7 +525,7 @@ struct sl_machine {
   int32_t *dirty, ndirty, capdirty;   /* resources whose flows changed */
   int32_t *scr, capscr;     /* solver scratch: flows, resources, slots per resource */
   sl_rset rs;               /* solver scratch: the fill's resources not yet full */
-  int32_t rs_heap;          /* a fill of more resources than this keeps them in a heap */
+  int32_t rs_tree;          /* a fill of more resources than this keeps them in a tree */
   int32_t nslots;           /* solver scratch: slot entries listed in this settle */
   int32_t stamp;
   sl_time flow_ev_t;        /* time of the scheduled EV_FLOW (INT64_MAX none) */

@@ -17,8 +17,9 @@
 **     where a change connects to hundreds of flows; there too, the test of
 **     whether the keys due at an instant are chains' alone reads what a walk of
 **     the whole end heap finds;
-**   - those 16 x 16 programs with every fill's resources in a heap and with
-**     none (m->rs_heap): times, trace and solver counters identical.
+**   - those 16 x 16 programs with every fill's resources in a tree, with the
+**     fills of more than 4 in one, and with none (m->rs_tree): times, trace
+**     and solver counters identical.
 ** Last line printed: "N passed, N failed"; exit status 1 on any failure.
 */
 #define _GNU_SOURCE
@@ -463,11 +464,13 @@ static void test_random_big(void) {
   printf("random 16 x 16: 4 seeds, %d failed\n", fails);
 }
 
-/* the 16 x 16 random programs with every fill's resources in a heap and with
-** none: the same times, trace, counters and solver work (the heap's top,
-** brought up to date when read, is the least resource the walk finds) */
-static void test_fill_heap(void) {
-  int seed;
+/* the 16 x 16 random programs with every fill's resources in a tree, with
+** those of more than 4 (trees and walks in turn on one machine) and with none:
+** the same times, trace, counters and solver work (the tree's top, kept up to
+** date as keys change, is the least resource the walk finds) */
+static void test_fill_tree(void) {
+  static const int32_t at[2] = { 0, 4 };
+  int seed, t;
   uint64_t x = 0x9E3779B97F4A7C15ull;
   for (seed = 1; seed <= 2; seed++) {
     sl_params p = params();
@@ -477,24 +480,28 @@ static void test_fill_heap(void) {
     p.pes_per_server = 8;
     p.hccs_switch = seed > 1;
     p.queue_depth = 1 + (int)(rnd(&x) % 4);
-    w1 = world_of(&p);
     w2 = world_of(&p);
-    w1.bdim = w2.bdim = MAXBDIM;
-    w1.m->rs_heap = 0;                  /* every fill a heap */
-    w2.m->rs_heap = INT32_MAX;          /* none */
-    run_with(&w1, &ref, rstep, (uint64_t)seed + 2000);
+    w2.bdim = MAXBDIM;
+    w2.m->rs_tree = INT32_MAX;          /* none */
     run_with(&w2, &got, rstep, (uint64_t)seed + 2000);
-    sl_machine_flow_stats(w1.m, &s1);
     sl_machine_flow_stats(w2.m, &s2);
-    CHECK(ref.status == SL_OK, "fill heap seed %d: status %d", seed, ref.status);
-    CHECK(same(&ref, &got, 1), "fill heap seed %d: times differ from the walk's", seed);
-    CHECK(memcmp(&s1, &s2, sizeof(s1)) == 0 && s1.fills > 100,
-          "fill heap seed %d: solver counters differ (fills %lld / %lld)", seed,
-          (long long)s1.fills, (long long)s2.fills);
-    sl_machine_free(w1.m);
+    for (t = 0; t < 2; t++) {
+      w1 = world_of(&p);
+      w1.bdim = MAXBDIM;
+      w1.m->rs_tree = at[t];
+      run_with(&w1, &ref, rstep, (uint64_t)seed + 2000);
+      sl_machine_flow_stats(w1.m, &s1);
+      CHECK(ref.status == SL_OK, "fill tree %d seed %d: status %d", at[t], seed, ref.status);
+      CHECK(same(&ref, &got, 1), "fill tree %d seed %d: times differ from the walk's", at[t],
+            seed);
+      CHECK(memcmp(&s1, &s2, sizeof(s1)) == 0 && s1.fills > 100,
+            "fill tree %d seed %d: solver counters differ (fills %lld / %lld)", at[t], seed,
+            (long long)s1.fills, (long long)s2.fills);
+      sl_machine_free(w1.m);
+    }
     sl_machine_free(w2.m);
   }
-  printf("fill heap: 2 seeds on 16 x 16\n");
+  printf("fill tree: 2 seeds on 16 x 16, trees from 0 and 4 resources\n");
 }
 
 /* main */
@@ -503,7 +510,7 @@ int main(void) {
   test_oom();
   test_random();
   test_random_big();
-  test_fill_heap();
+  test_fill_tree();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
