@@ -4,13 +4,16 @@
 -- blocks), no bytes moved on either side. Per rank count and shmemlab settle
 -- window: both simulated times and their difference, both processes' CPU seconds
 -- (user + system, the shell's `times`) and their ratio. Each side is one process,
--- one after the other (SMPI at 512 ranks takes about a minute; shmemlab exact at
--- 512 longer, so exact runs up to --exact-max ranks). `make bench-peers-scale`
+-- one after the other, --rounds times in turn (SMPI, then shmemlab under each
+-- window): the table gives each side's least CPU and the lines under it every
+-- run's, as a 2-core shared machine moves both by up to 2x from one minute to
+-- the next (SMPI at 512 ranks takes about half a minute; shmemlab exact at 512
+-- minutes, so exact runs up to --exact-max ranks). `make bench-peers-scale`
 -- writes its output into doc/performance.md.
 --
 --   lua5.4 bench/peers/scale.lua [--pes 256,512] [--bytes 1M] [--window 48]
 --       [--algo flat|hier] [--settle-ns 1000,0] [--exact-max 256] [--dir build/peers]
---       [--side both|shmemlab|smpi]
+--       [--rounds 3] [--side both|shmemlab|smpi]
 --
 -- shmemlab runs `bench/scale.lua --one allgather` (LUA_PATH_5_4 / LUA_CPATH_5_4 as
 -- for the other benches: `make` prints them as RUN_ENV) with --algo flat by
@@ -89,16 +92,19 @@ local function windows_of(text)
 end
 
 local o = { pes = "256,512", bytes = "1M", window = "48", dir = ROOT .. "/build/peers",
-            side = "both", algo = "flat", ["settle-ns"] = "1000,0", ["exact-max"] = "256" }
+            side = "both", algo = "flat", ["settle-ns"] = "1000,0", ["exact-max"] = "256",
+            rounds = "3" }
 for i = 1, #arg, 2 do
   local k = arg[i]:match("^%-%-(.+)$")
   assert(k and o[k] ~= nil and arg[i + 1], "usage: scale.lua [--pes L] [--bytes B] [--window W] "
-         .. "[--algo flat|hier] [--settle-ns N[,N]] [--exact-max P] [--dir D] "
+         .. "[--algo flat|hier] [--settle-ns N[,N]] [--exact-max P] [--rounds R] [--dir D] "
          .. "[--side both|shmemlab|smpi]")
   o[k] = arg[i + 1]
 end
 local bytes, window = bytes_of(o.bytes), assert(tonumber(o.window), "--window N")
 local settles, exact_max = windows_of(o["settle-ns"]), assert(tonumber(o["exact-max"]), "--exact-max P")
+local rounds_n = assert(math.tointeger(tonumber(o.rounds)), "--rounds R")
+assert(rounds_n >= 1, "--rounds R: at least 1")
 assert(o.algo == "flat" or o.algo == "hier", "--algo flat|hier")
 if o.side ~= "shmemlab" then
   assert(os.execute(string.format("mkdir -p %s && smpicc -O2 -o %s %s", q(o.dir),
@@ -107,29 +113,63 @@ if o.side ~= "shmemlab" then
 end
 print(string.format("timing-only allgather, %s per rank, %d in flight per rank (%s, shmemlab "
                     .. "--algo %s) against SMPI on the same shape: simulated us of each, their "
-                    .. "difference, CPU seconds of each whole process (run cpu: shmemlab's launch "
-                    .. "alone) and their ratio (goal <= 0.25x); exact (window 0) up to %d ranks",
-                    o.bytes, window, SOC, o.algo, exact_max))
+                    .. "difference, CPU seconds of each whole process, the least of %d alternated runs "
+                    .. "(run cpu: shmemlab's launch alone) and their ratio (goal <= 0.25x); exact "
+                    .. "(window 0) up to %d ranks", o.bytes, window, SOC, o.algo, rounds_n, exact_max))
 print(string.format("%6s %7s | %12s %10s %8s %8s | %12s %8s | %7s %7s", "ranks", "window",
                     "shmemlab us", "events", "run cpu", "cpu", "SMPI us", "cpu", "us diff", "cpu x"))
+-- the least of a list of numbers, and the list as text
+local function least(xs)
+  local t = {}
+  for i, x in ipairs(xs) do t[i] = string.format("%.2f", x) end
+  return math.min(table.unpack(xs)), table.concat(t, " ")
+end
+
+-- n ranks: --rounds rounds, each SMPI's run then shmemlab's under every window
+-- in turn, so that both sides meet the machine's slow and fast minutes alike;
+-- returns SMPI's us and CPUs, and each window's us, events, run CPUs and CPUs
+local function rounds(n)
+  local sus, scpu, runs = 0, {}, {}
+  if o.side ~= "shmemlab" then platform(o.dir, n) end
+  for _ = 1, rounds_n do
+    if o.side ~= "shmemlab" then
+      local us, cpu = smpi(o.dir, n, bytes, window)
+      sus, scpu[#scpu + 1] = us, cpu
+    end
+    for i, w in ipairs(settles) do
+      if o.side ~= "smpi" and (w > 0 or n <= exact_max) then
+        local r = runs[i] or { run = {}, cpu = {} }
+        local us, ev, run, cpu = shmemlab(n, bytes, window, o.algo, w)
+        assert(r.us == nil or (r.us == us and r.ev == ev), "shmemlab's runs differ")
+        r.us, r.ev, r.run[#r.run + 1], r.cpu[#r.cpu + 1] = us, ev, run, cpu
+        runs[i] = r
+      end
+    end
+  end
+  return sus, scpu, runs
+end
+
+local notes = {}
 for s in o.pes:gmatch("[^,]+") do
   local n = assert(math.tointeger(tonumber(s)), "--pes: integers")
-  local sus, scpu = 0, 0
-  if o.side ~= "shmemlab" then
-    platform(o.dir, n)
-    sus, scpu = smpi(o.dir, n, bytes, window)
-  end
-  for _, w in ipairs(settles) do
-    local us, ev, run, cpu = 0, 0, 0, 0
-    if o.side ~= "smpi" and (w > 0 or n <= exact_max) then
-      us, ev, run, cpu = shmemlab(n, bytes, window, o.algo, w)
-    end
-    if us > 0 or o.side == "smpi" then
+  local sus, scpus, runs = rounds(n)
+  local scpu, slist = 0, "-"
+  if #scpus > 0 then scpu, slist = least(scpus) end
+  for i, w in ipairs(settles) do
+    local r = runs[i] or { us = 0, ev = 0, run = { 0 }, cpu = { 0 } }
+    if r.us > 0 or o.side == "smpi" then
+      local run, cpu, clist = least(r.run), least(r.cpu)
+      local label = w > 0 and w .. " ns" or "exact"
       print(string.format("%6d %7s | %12.3f %10d %8.2f %8.2f | %12.3f %8.2f | %6.2f%% %6.2fx", n,
-                          w > 0 and w .. " ns" or "exact", us, ev, run, cpu, sus, scpu,
-                          sus > 0 and us > 0 and 100 * (us - sus) / sus or 0,
+                          label, r.us, r.ev, run, cpu, sus, scpu,
+                          sus > 0 and r.us > 0 and 100 * (r.us - sus) / sus or 0,
                           scpu > 0 and cpu / scpu or 0))
       io.stdout:flush()
+      notes[#notes + 1] = string.format("%6d %7s   shmemlab cpu %s   SMPI cpu %s", n, label,
+                                        r.us > 0 and clist or "-", slist)
     end
   end
 end
+print(string.format("each side's CPU in its %d runs, alternated (the table gives the least):",
+                    rounds_n))
+for _, line in ipairs(notes) do print(line) end
