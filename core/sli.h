@@ -440,6 +440,7 @@ typedef struct sl_freelist { int32_t *id, n, cap; } sl_freelist;
 ** length when it is a mapping of its own (from SLI_HUGE_PAGE bytes on, where
 ** the system can move one: sli_pool_free64 unmaps it), else 0 (malloc'd) */
 typedef struct sl_poolmem { void *base; size_t mapped; } sl_poolmem;
+
 /* start loading the line at p, to read (SLI_PREFETCH) or to write (SLI_PREFETCH_W): a
 ** load only, so a hint that is wrong costs a load and changes nothing */
 #if defined(__GNUC__)
