@@ -166,10 +166,10 @@ void sl_machine_free(sl_machine *m) {
   sli_team_free(m);
   if (m->allres) sli_res_clear(m, 1);
   free(m->allres);
-  free(m->evs_mem); free(m->fifo); free(m->wfifo); free(m->blocks_mem);
+  sli_pool_free64(&m->evs_mem); free(m->fifo); free(m->wfifo); sli_pool_free64(&m->blocks_mem);
   sli_kheap_free(&m->heap); sli_kheap_free(&m->fheap);
   for (i = 0; i < SL_NLANES; i++) free(m->lq[i].k);
-  free(m->ops_mem); free(m->toks_mem); free(m->marks_mem);
+  sli_pool_free64(&m->ops_mem); sli_pool_free64(&m->toks_mem); sli_pool_free64(&m->marks_mem);
   free(m->fev.id); free(m->fop.id); free(m->ftok.id); free(m->fmark.id);
   free(m->kq); free(m->lzb);
   sli_lazy_free(m);

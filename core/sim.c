@@ -2,7 +2,7 @@
 ** sim.c -- the virtual clock: event pool, (time, sequence) heap, the step
 ** loop that hands the next block to resume, error text and the trace.
 */
-#define _DEFAULT_SOURCE         /* madvise beside _POSIX_C_SOURCE */
+#define _GNU_SOURCE             /* madvise, and Linux's mremap, beside _POSIX_C_SOURCE */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -98,42 +98,115 @@ _Static_assert(sizeof(sl_event) == 128, "sl_event is 128 bytes");
 ** (transparent huge pages on request): the pools of a machine of thousands
 ** of blocks hold tens to hundreds of MiB read at random, one record an event,
 ** and in 4 KiB pages nearly every such read also misses the TLB; their
-** first touch costs one page fault per 2 MiB instead of per 4 KiB. Here:
-** bytes of memory aligned to SLI_HUGE_PAGE in huge pages where there are, NULL
-** when out of memory */
+** first touch costs one page fault per 2 MiB instead of per 4 KiB. */
+#if defined(MAP_ANONYMOUS) && defined(MREMAP_MAYMOVE) && defined(MREMAP_FIXED)
+/* Where the system can move a mapping (Linux's mremap), a large pool is a
+** mapping of its own that a doubling grows in place or moves whole to a new
+** 2 MiB-aligned range: the kernel moves the page tables (a huge page's whole
+** at a time), so no record is copied and no page is touched again. Copying
+** into a new block each doubling touched every generation (at 256 ranks x
+** 48 cores the pools' blocks added up to twice what they held at the end),
+** and a first touch is costly. */
+#define POOL_REMAP 1
+#endif
+
+/* bytes rounded up to a whole number of huge pages */
+static size_t huge_round(size_t bytes) {
+  return (bytes + SLI_HUGE_PAGE - 1) / SLI_HUGE_PAGE * SLI_HUGE_PAGE;
+}
+
+#ifdef POOL_REMAP
+/* a private anonymous mapping of size bytes (whole huge pages) that starts on
+** a huge page, with protection prot (advised in huge pages unless PROT_NONE,
+** a reservation); NULL when out of memory */
+static uint8_t *huge_map(size_t size, int prot) {
+  size_t len = size + SLI_HUGE_PAGE, lead;
+  uint8_t *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  lead = (SLI_HUGE_PAGE - ((uintptr_t)p & (SLI_HUGE_PAGE - 1))) & (SLI_HUGE_PAGE - 1);
+  if (lead > 0) munmap(p, lead);
+  munmap(p + lead + size, len - lead - size);   /* len - lead >= size + 1 page */
+  p += lead;
+#ifdef MADV_HUGEPAGE
+  /* a hint (without it, 4 KiB pages) given before any touch; mremap keeps
+  ** it when it grows or moves the mapping */
+  if (prot != PROT_NONE) (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+/* grow pm's block to bytes (whole huge pages), keeping its first keep bytes
+** (at items); 0 when out of memory */
+static int pool_remap(sl_poolmem *pm, const void *items, size_t keep, size_t bytes) {
+  uint8_t *p, *to;
+  if (pm->mapped == 0) {         /* from a malloc'd block under a huge page: copied once */
+    if ((p = huge_map(bytes, PROT_READ | PROT_WRITE)) == NULL) return 0;
+    if (keep > 0) memcpy(p, items, keep);
+    free(pm->base);
+  } else if ((p = mremap(pm->base, pm->mapped, bytes, 0)) == MAP_FAILED) {
+    /* the range after it is taken: moved whole to a range reserved on a huge page */
+    if ((to = huge_map(bytes, PROT_NONE)) == NULL) return 0;
+    p = mremap(pm->base, pm->mapped, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+    if (p == MAP_FAILED) { munmap(to, bytes); return 0; }
+  }
+  pm->base = p;
+  pm->mapped = bytes;
+  return 1;
+}
+#else
+/* bytes of memory aligned to SLI_HUGE_PAGE in huge pages where there are,
+** NULL when out of memory */
 static void *huge_alloc(size_t bytes) {
   void *p;
-  bytes = (bytes + SLI_HUGE_PAGE - 1) / SLI_HUGE_PAGE * SLI_HUGE_PAGE;
+  bytes = huge_round(bytes);
   if (posix_memalign(&p, SLI_HUGE_PAGE, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
   (void)madvise(p, bytes, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
 #endif
   return p;
 }
+#endif
 
 /* grow a 64-byte aligned pool to cap items of size sz, keeping its first n:
-** *mem is the block, *items its aligned start. Small pools grow by realloc
-** (which moves no bytes where the C library remaps the pages of a large
-** block; when the start's offset in the block changed, the items move to
-** the new aligned start); from SLI_HUGE_PAGE bytes on, into a new block of huge
-** pages and the items copied (once per doubling) */
-int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz) {
-  size_t old = *mem != NULL ? (size_t)((uint8_t *)*items - (uint8_t *)*mem) : 0, off;
+** pm holds the block, *items is its aligned start. Small pools grow by
+** realloc (which moves no bytes where the C library remaps the pages of a
+** large block; when the start's offset in the block changed, the items move
+** to the new aligned start); from SLI_HUGE_PAGE bytes on, by pool_remap
+** where there is one, else into a new block of huge pages and the items
+** copied (once per doubling) */
+int sli_pool_grow64(sl_poolmem *pm, void **items, int32_t n, int32_t cap, size_t sz) {
+  size_t old = pm->base != NULL ? (size_t)((uint8_t *)*items - (uint8_t *)pm->base) : 0, off;
   uint8_t *nm;
-  if ((size_t)cap * sz >= SLI_HUGE_PAGE) {
+  if ((size_t)cap * sz >= SLI_HUGE_PAGE || pm->mapped > 0) {
+#ifdef POOL_REMAP
+    if (!pool_remap(pm, *items, (size_t)n * sz, huge_round((size_t)cap * sz))) return 0;
+#else
     if ((nm = huge_alloc((size_t)cap * sz)) == NULL) return 0;
     if (n > 0) memcpy(nm, *items, (size_t)n * sz);
-    free(*mem);
-    *mem = *items = nm;
+    free(pm->base);
+    pm->base = nm;
+#endif
+    *items = pm->base;
     return 1;
   }
-  nm = realloc(*mem, (size_t)cap * sz + 63);
+  nm = realloc(pm->base, (size_t)cap * sz + 63);
   if (nm == NULL) return 0;
   off = (size_t)(-(uintptr_t)nm & 63);
   if (off != old && n > 0) memmove(nm + off, nm + old, (size_t)n * sz);
-  *mem = nm;
+  pm->base = nm;
   *items = nm + off;
   return 1;
+}
+
+/* give back a pool's block (unmapped when it is a mapping of its own) */
+void sli_pool_free64(sl_poolmem *pm) {
+#ifdef POOL_REMAP
+  if (pm->mapped > 0) munmap(pm->base, pm->mapped);
+  else
+#endif
+    free(pm->base);
+  pm->base = NULL;
+  pm->mapped = 0;
 }
 
 /* room in f for cap records (a pool grew to cap); 0 when out of memory */

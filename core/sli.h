@@ -435,6 +435,12 @@ typedef struct sl_seg { int64_t off, size; } sl_seg;
 ** store that misses does not hold the core up as a load does). Room for the
 ** pool's every record (sli_free_room when it grows), so a push never fails */
 typedef struct sl_freelist { int32_t *id, n, cap; } sl_freelist;
+
+/* the block a 64-byte aligned pool lives in (sli_pool_grow64): mapped is its
+** length when it is a mapping of its own (from SLI_HUGE_PAGE bytes on, where
+** the system can move one: sli_pool_free64 unmaps it), else 0 (malloc'd) */
+typedef struct sl_poolmem { void *base; size_t mapped; } sl_poolmem;
+
 /* start loading the line at p, to read (SLI_PREFETCH) or to write (SLI_PREFETCH_W): a
 ** load only, so a hint that is wrong costs a load and changes nothing */
 #if defined(__GNUC__)
@@ -535,15 +541,15 @@ struct sl_machine {
   int32_t ended;            /* a flow that ended, still on its resources while its
                                pipe may start the same transfer again (-1: none) */
   sl_ins *ops;               /* 64-byte aligned in ops_mem (sli_pool_grow64) */
-  void *ops_mem;
+  sl_poolmem ops_mem;
   int32_t nops, capops;
   sl_freelist fop;          /* instructions given back */
   sl_tok *toks;              /* 64-byte aligned in toks_mem (sli_pool_grow64) */
-  void *toks_mem;
+  sl_poolmem toks_mem;
   int32_t ntoks, captoks;
   sl_freelist ftok;
   sl_mark *marks;            /* 64-byte aligned in marks_mem: a mark is one cache line */
-  void *marks_mem;
+  sl_poolmem marks_mem;
   int32_t nmarks, capmarks;
   sl_freelist fmark;
   int32_t *kq, kqh, nkq, capkq, kbusy;   /* pipes to advance (block * 4 + pipe) */
@@ -553,7 +559,7 @@ struct sl_machine {
   struct sl_same *same;     /* copies known to have landed unchanged bytes (mte.c; NULL: none) */
   /* events */
   sl_event *evs;             /* 64-byte aligned in evs_mem (sli_pool_grow64) */
-  void *evs_mem;
+  sl_poolmem evs_mem;
   int32_t nevs, capevs;
   sl_freelist fev;
   sl_kheap heap;             /* keys out of order (sim.c) */
@@ -596,7 +602,7 @@ struct sl_machine {
   int capblocks;            /* blocks kept from earlier launches */
   int cur;                  /* the block resumed last */
   sl_block *blocks;          /* 64-byte aligned in blocks_mem (sli_pool_grow64) */
-  void *blocks_mem;
+  sl_poolmem blocks_mem;
   int32_t bar_count;
   int32_t bar_noquiet;       /* a block arrived by shmem_sync_all (no quiet) */
   sl_time bar_tmax;
@@ -635,7 +641,8 @@ static inline int sli_prefetching(const sl_machine *m) { return m->nb >= SLI_PRE
 int sli_domain(const sl_params *p);
 
 /* sim.c */
-int sli_pool_grow64(void **mem, void **items, int32_t n, int32_t cap, size_t sz);
+int sli_pool_grow64(sl_poolmem *pm, void **items, int32_t n, int32_t cap, size_t sz);
+void sli_pool_free64(sl_poolmem *pm);
 void *sli_realloc(void *p, size_t n);
 /* the size of a huge page (a transparent huge page of x86-64 and arm64 with
 ** 4 KiB base pages): what the engine's large blocks, pools and buffers are
