@@ -628,8 +628,9 @@ static int component(sl_machine *m, int32_t *nf, int32_t *nr) {
   int32_t i, j, k, stamp = ++m->stamp, qf = 0, nres = 0, ndirty = m->ndirty, ids[BATCH];
   int32_t *rq;
   int nb = 0;
-  /* every flow and resource appears at most once, a flow's slots after them */
-  if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 1)) return 0;
+  /* every flow and resource appears at most once, a flow's slots after them
+  ** (and one more slot: scan_res stores an id one past its last) */
+  if (!scratch(m, m->nflows * (SL_FLOW_RES + 1) + (int32_t)m->nres + 2)) return 0;
   rq = m->scr + m->nflows;
   for (i = 0; i < ndirty; i++) {
     sl_res *r;
@@ -869,19 +870,34 @@ static SLI_HOT_INLINE int32_t fill_top(const sl_machine *m, sl_rset *s) {
 
 /* list r's re-rated (marked) flows, by id in slot order, at slots[*at..] and sum
 ** what the others use of it: their use stays theirs; widening reads the most
-** any of them has there, and the least one it holds back (its bottleneck) has */
+** any of them has there, and the least one it holds back (its bottleneck) has.
+** No branch on the mark: in the large settles of an all-to-all (DeepEP's
+** dispatch at EP128, a settle re-rating half the flows) whether a slot is
+** marked is a coin toss, and its branch mispredicted. Every slot adds a term,
+** x (1: marked) or y = 1 - x times it, so a term that is not the slot's is +0,
+** and the sums and the maximum of terms >= 0 are the same to the bit (s + 0
+** is s); its id is stored at slots[k] and kept by k moving on (the scratch
+** has a slot of room past the last, component). Callgrind, dispatch_data
+** EP64 x 64: 18% more instructions, 22% fewer mispredicted branches; CPU
+** time 6-15% less (A/B pairs, EP64 x 64 and EP128 x 64) */
 static void scan_res(sl_machine *m, sl_res *r, int32_t *slots, int32_t *at) {
   int32_t j, stamp = m->stamp, n = r->nfl, k = *at;
   const sl_slot *fl = r->fl;
   double wmark = 0, out = 0, outmax = 0, outmin = HUGE_VAL;   /* in registers: the */
+  double pick[2] = { HUGE_VAL, 0 };     /* (outmin's term: HUGE_VAL or the rate) */
   r->fbeg = k;                          /* same sums in the same order, no store between */
   for (j = 0; j < n; j++) {
     const sl_slot *sl = &fl[j];
-    double rate = sl->rate;
-    if (sl->mark == stamp) { wmark += sl->w; slots[k++] = sl_slot_f(sl); continue; }
-    out += sl->w * rate;
-    outmax = outmax > rate ? outmax : rate;   /* (one maxsd, in place) */
-    if (sl_slot_bn(sl) && rate < outmin) outmin = rate;
+    int in = sl->mark == stamp;
+    double rate = sl->rate, x = (double)in, y = 1 - x;
+    slots[k] = sl_slot_f(sl);
+    k += in;
+    wmark += sl->w * x;
+    out += sl->w * rate * y;
+    outmax = outmax > rate * y ? outmax : rate * y;   /* (one maxsd, in place) */
+    pick[1] = rate;
+    rate = pick[sl_slot_bn(sl) & !in];  /* held back here, and outside */
+    outmin = rate < outmin ? rate : outmin;
   }
   r->wmark = wmark;
   r->out = out;
@@ -1053,10 +1069,12 @@ static void widen(sl_machine *m, int32_t *nf, int32_t *nr) {
   }
   for (i = 0; i < n; i++) {
     const sl_res *r = &m->allres[R[i]];
-    if (!(r->outmin < r->lo) && !(r->outmax > r->hi)) continue;
-    for (j = 0; j < r->nfl; j++) {     /* the flows that break the condition */
-      const sl_slot *sl = &r->fl[j];
-      if (sl->mark != stamp && ((sl_slot_bn(sl) && sl->rate < r->lo) || sl->rate > r->hi)) {
+    double lo = r->lo, hi = r->hi;
+    if (!(r->outmin < lo) && !(r->outmax > hi)) continue;
+    for (j = 0; j < r->nfl; j++) {     /* the flows that break the condition: */
+      const sl_slot *sl = &r->fl[j];   /* one test of the whole (&, |: no branch on the
+                                          mark, a coin toss at scale), mostly false */
+      if ((sl->mark != stamp) & ((sl_slot_bn(sl) & (sl->rate < lo)) | (sl->rate > hi))) {
         ids[nb] = sl_slot_f(sl);
         ask_flow(m, ids[nb]);
         if (++nb == BATCH) { enlist_all(m, ids, nb, nf, nr); nb = 0; }
