@@ -177,6 +177,31 @@ static uint8_t *buf_data_calloc(int64_t copies, int64_t bytes, int32_t *lead) {
   return p + *lead;
 }
 
+/* a private anonymous mapping of size bytes that starts on a huge page
+** (mapped with a huge page more, its lead and tail given back), readable and
+** writable and advised in huge pages when rw (a hint: refused, 4 KiB pages),
+** else a reservation that no access may touch; NULL when out of memory or
+** where there is no anonymous mapping */
+void *sli_huge_map(size_t size, int rw) {
+#ifdef MAP_ANONYMOUS
+  size_t len = size + SLI_HUGE_PAGE, lead;
+  uint8_t *p = mmap(NULL, len, rw ? PROT_READ | PROT_WRITE : PROT_NONE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  lead = (SLI_HUGE_PAGE - ((uintptr_t)p & HUGE_MASK)) & HUGE_MASK;
+  if (lead > 0) munmap(p, lead);
+  munmap(p + lead + size, len - lead - size);   /* len - lead >= size + 1 page */
+  p += lead;
+#ifdef MADV_HUGEPAGE
+  if (rw) (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+  return p;
+#else
+  (void)size; (void)rw;
+  return NULL;
+#endif
+}
+
 /* zeroed bytes of copies x bytes for buffer b: b->mapped is their size when
 ** they are a mapping of their own (sli_buf_data_free unmaps them), else 0
 ** and b->lead their offset in their calloc */
@@ -185,14 +210,9 @@ static uint8_t *buf_data_new(int64_t copies, int64_t bytes, sl_buf *b) {
   *mapped = 0;
 #if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
   if (bytes >= SL_HUGE_COPY && copies <= INT64_MAX / bytes && copies * bytes >= SL_HUGE_WHOLE) {
-    size_t size = (size_t)copies * (size_t)bytes, len = size + SLI_HUGE_PAGE, lead;
-    uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {               /* trimmed to start on a huge page */
-      lead = (SLI_HUGE_PAGE - ((uintptr_t)p & HUGE_MASK)) & HUGE_MASK;
-      if (lead > 0) munmap(p, lead);
-      if (len - lead > size) munmap(p + lead + size, len - lead - size);
-      p += lead;
-      (void)madvise(p, size, MADV_HUGEPAGE);   /* refused: 4 KiB pages, as before */
+    size_t size = (size_t)copies * (size_t)bytes;
+    uint8_t *p = sli_huge_map(size, 1);
+    if (p != NULL) {
       *mapped = size;
       return p;
     }

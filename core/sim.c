@@ -116,36 +116,17 @@ static size_t huge_round(size_t bytes) {
 }
 
 #ifdef POOL_REMAP
-/* a private anonymous mapping of size bytes (whole huge pages) that starts on
-** a huge page, with protection prot (advised in huge pages unless PROT_NONE,
-** a reservation); NULL when out of memory */
-static uint8_t *huge_map(size_t size, int prot) {
-  size_t len = size + SLI_HUGE_PAGE, lead;
-  uint8_t *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  lead = (SLI_HUGE_PAGE - ((uintptr_t)p & (SLI_HUGE_PAGE - 1))) & (SLI_HUGE_PAGE - 1);
-  if (lead > 0) munmap(p, lead);
-  munmap(p + lead + size, len - lead - size);   /* len - lead >= size + 1 page */
-  p += lead;
-#ifdef MADV_HUGEPAGE
-  /* a hint (without it, 4 KiB pages) given before any touch; mremap keeps
-  ** it when it grows or moves the mapping */
-  if (prot != PROT_NONE) (void)madvise(p, size, MADV_HUGEPAGE);
-#endif
-  return p;
-}
-
 /* grow pm's block to bytes (whole huge pages), keeping its first keep bytes
 ** (at items); 0 when out of memory */
 static int pool_remap(sl_poolmem *pm, const void *items, size_t keep, size_t bytes) {
   uint8_t *p, *to;
   if (pm->mapped == 0) {         /* from a malloc'd block under a huge page: copied once */
-    if ((p = huge_map(bytes, PROT_READ | PROT_WRITE)) == NULL) return 0;
+    if ((p = sli_huge_map(bytes, 1)) == NULL) return 0;
     if (keep > 0) memcpy(p, items, keep);
     free(pm->base);
   } else if ((p = mremap(pm->base, pm->mapped, bytes, 0)) == MAP_FAILED) {
     /* the range after it is taken: moved whole to a range reserved on a huge page */
-    if ((to = huge_map(bytes, PROT_NONE)) == NULL) return 0;
+    if ((to = sli_huge_map(bytes, 0)) == NULL) return 0;
     p = mremap(pm->base, pm->mapped, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, to);
     if (p == MAP_FAILED) { munmap(to, bytes); return 0; }
   }

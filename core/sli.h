@@ -643,6 +643,7 @@ int sli_domain(const sl_params *p);
 /* sim.c */
 int sli_pool_grow64(sl_poolmem *pm, void **items, int32_t n, int32_t cap, size_t sz);
 void sli_pool_free64(sl_poolmem *pm);
+void *sli_huge_map(size_t size, int rw);
 void *sli_realloc(void *p, size_t n);
 /* the size of a huge page (a transparent huge page of x86-64 and arm64 with
 ** 4 KiB base pages): what the engine's large blocks, pools and buffers are
